@@ -1,0 +1,623 @@
+/* The public C API (cvml.h): argument checks and ownership around the core. */
+#include "cvml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "graph/verify.h"
+#include "module/context.h"
+#include "module/device.h"
+#include "module/graph_handle.h"
+#include "module/registry.h"
+#include "module/scheduler.h"
+#include "module/serializer.h"
+#include "operator/op_def.h"
+#include "utility/error.h"
+
+#if CVML_WITH_THREADS
+#include <pthread.h>
+static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
+#define INIT_LOCK() pthread_mutex_lock(&g_init_lock)
+#define INIT_UNLOCK() pthread_mutex_unlock(&g_init_lock)
+#else
+#define INIT_LOCK() ((void)0)
+#define INIT_UNLOCK() ((void)0)
+#endif
+
+#define REQUIRE(cond, what)                                                      \
+    do {                                                                         \
+        if (!(cond)) return cvml_fail(CVML_ERR_LOGIC, "%s: %s", __func__, what); \
+    } while (0)
+
+static int g_init_count;
+
+static int require_init(const char* fn) {
+    if (g_init_count > 0) return CVML_OK;
+    return cvml_fail(CVML_ERR_RUNTIME, "%s: cvml_init() has not been called", fn);
+}
+
+/* ---- library ------------------------------------------------------------------------ */
+
+int cvml_init(void) {
+    INIT_LOCK();
+    int rc = CVML_OK;
+    if (g_init_count == 0) rc = registry_register_all();
+    if (rc == CVML_OK) {
+        ++g_init_count;
+        cvml_clear_error();
+    }
+    INIT_UNLOCK();
+    return rc;
+}
+
+int cvml_release(void) {
+    INIT_LOCK();
+    int rc = CVML_OK;
+    if (g_init_count == 0) {
+        rc = cvml_fail(CVML_ERR_LOGIC, "cvml_release: the library is not initialised");
+    } else if (--g_init_count == 0) {
+        registry_unregister_all();
+    }
+    INIT_UNLOCK();
+    return rc;
+}
+
+const char* cvml_version(void) {
+    return CVML_VERSION_STRING;
+}
+
+const char* cvml_last_error(void) {
+    return cvml_error_message();
+}
+
+int cvml_registry_counts(int* operators, int* serializers, int* devices) {
+    REQUIRE(operators && serializers && devices, "NULL argument");
+    *operators = op_registry_count();
+    *serializers = serializer_registry_count();
+    *devices = device_registry_count();
+    return CVML_OK;
+}
+
+/* ---- context ------------------------------------------------------------------------ */
+
+static int32_t threads_from_environment(void) {
+    const char* env = getenv("CVML_NUM_THREADS");
+    if (!env) return 1;
+    long v = strtol(env, nullptr, 10);
+    return v >= 1 && v <= 256 ? static_cast<int32_t>(v) : 1;
+}
+
+int cvml_context_create(cvml_context** out) {
+    REQUIRE(out, "NULL output");
+    *out = nullptr;
+    cvml_context* ctx = static_cast<cvml_context*>(calloc(1, sizeof(cvml_context)));
+    if (!ctx) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    ctx->threads = threads_from_environment();
+    *out = ctx;
+    return CVML_OK;
+}
+
+int cvml_context_release(cvml_context* ctx) {
+    REQUIRE(ctx, "NULL context");
+    free(ctx);
+    return CVML_OK;
+}
+
+int cvml_context_set_threads(cvml_context* ctx, int threads) {
+    REQUIRE(ctx, "NULL context");
+    REQUIRE(threads >= 1 && threads <= 256, "threads must be in 1..256");
+    ctx->threads = threads;
+    return CVML_OK;
+}
+
+int cvml_context_get_threads(const cvml_context* ctx, int* threads) {
+    REQUIRE(ctx && threads, "NULL argument");
+    *threads = ctx->threads;
+    return CVML_OK;
+}
+
+int cvml_context_set_devices(cvml_context* ctx, const char* const* names, int count) {
+    REQUIRE(ctx, "NULL context");
+    REQUIRE(count >= 0 && count <= CVML_CONTEXT_MAX_DEVICES, "device count out of range");
+    REQUIRE(count == 0 || names, "NULL names");
+    int rc = require_init(__func__);
+    if (rc) return rc;
+    for (int i = 0; i < count; ++i) {
+        REQUIRE(names[i], "NULL device name");
+        if (!device_registry_find(names[i]))
+            return cvml_fail(CVML_ERR_LOGIC, "device '%s' is not registered", names[i]);
+        if (strlen(names[i]) >= sizeof ctx->device_names[0])
+            return cvml_fail(CVML_ERR_LOGIC, "device name '%s' too long", names[i]);
+    }
+    for (int i = 0; i < count; ++i)
+        cvml_strlcpy(ctx->device_names[i], names[i], sizeof ctx->device_names[i]);
+    ctx->device_name_count = count;
+    return CVML_OK;
+}
+
+/* ---- graphs ------------------------------------------------------------------------- */
+
+static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
+    cvml_graph* g = static_cast<cvml_graph*>(calloc(1, sizeof(cvml_graph)));
+    if (!g) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    g->ir = ir;
+    g->context = *ctx;
+    *out = g;
+    return CVML_OK;
+}
+
+int cvml_graph_load_memory(cvml_context* ctx, const char* serializer, const void* graph_data,
+                           size_t graph_size, const void* params_data, size_t params_size,
+                           cvml_graph** out) {
+    REQUIRE(out, "NULL output");
+    *out = nullptr;
+    REQUIRE(ctx && serializer && graph_data, "NULL argument");
+    int rc = require_init(__func__);
+    if (rc) return rc;
+    const cvml_serializer* s = serializer_registry_find(serializer);
+    if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
+    ir_graph* ir = ir_graph_create();
+    if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    rc = s->load(graph_data, graph_size, params_data, params_size, ir);
+    if (!rc) rc = new_handle(ctx, ir, out);
+    if (rc) ir_graph_release(ir);
+    return rc;
+}
+
+int graph_read_file(const char* path, uint8_t** data, size_t* size) {
+    *data = nullptr;
+    *size = 0;
+    FILE* f = fopen(path, "rb");
+    if (!f) return cvml_fail(CVML_ERR_LOGIC, "cannot open '%s'", path);
+    size_t cap = 0;
+    int rc = CVML_OK;
+    for (;;) {
+        if (*size == cap) {
+            size_t next = cap ? cap * 2 : 65536;
+            uint8_t* p = static_cast<uint8_t*>(realloc(*data, next));
+            if (!p) {
+                rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory reading '%s'", path);
+                break;
+            }
+            *data = p;
+            cap = next;
+        }
+        size_t got = fread(*data + *size, 1, cap - *size, f);
+        *size += got;
+        if (got == 0) {
+            if (ferror(f)) rc = cvml_fail(CVML_ERR_RUNTIME, "cannot read '%s'", path);
+            break;
+        }
+    }
+    fclose(f);
+    if (rc) {
+        free(*data);
+        *data = nullptr;
+        *size = 0;
+    }
+    return rc;
+}
+
+int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* graph_path,
+                         const char* params_path, cvml_graph** out) {
+    REQUIRE(out, "NULL output");
+    *out = nullptr;
+    REQUIRE(ctx && serializer && graph_path, "NULL argument");
+    uint8_t* graph_data = nullptr;
+    uint8_t* params_data = nullptr;
+    size_t graph_size = 0, params_size = 0;
+    int rc = graph_read_file(graph_path, &graph_data, &graph_size);
+    if (!rc && params_path) rc = graph_read_file(params_path, &params_data, &params_size);
+    // An empty file is still a buffer: the serializer decides what an empty blob means.
+    static const uint8_t empty = 0;
+    if (!rc)
+        rc = cvml_graph_load_memory(ctx, serializer, graph_data ? graph_data : &empty, graph_size,
+                                    params_path ? (params_data ? params_data : &empty) : nullptr,
+                                    params_size, out);
+    free(graph_data);
+    free(params_data);
+    return rc;
+}
+
+int cvml_graph_release(cvml_graph* g) {
+    REQUIRE(g, "NULL graph");
+    scheduler_postrun(g->ir);
+    ir_graph_release(g->ir);
+    free(g);
+    return CVML_OK;
+}
+
+/* ---- builder ------------------------------------------------------------------------ */
+
+int cvml_graph_create(cvml_context* ctx, cvml_graph** out) {
+    REQUIRE(out, "NULL output");
+    *out = nullptr;
+    REQUIRE(ctx, "NULL context");
+    int rc = require_init(__func__);
+    if (rc) return rc;
+    ir_graph* ir = ir_graph_create();
+    if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    rc = new_handle(ctx, ir, out);
+    if (rc) ir_graph_release(ir);
+    return rc;
+}
+
+static int require_building(const cvml_graph* g) {
+    if (g->ir->verified || g->ir->subgraph_count)
+        return cvml_fail(CVML_ERR_LOGIC, "the graph is verified and can no longer change");
+    return CVML_OK;
+}
+
+static int check_name(const ir_graph* ir, const char* name) {
+    if (!name[0]) return cvml_fail(CVML_ERR_LOGIC, "empty name");
+    if (ir_graph_find_node(ir, name))
+        return cvml_fail(CVML_ERR_LOGIC, "the name '%s' is taken", name);
+    return CVML_OK;
+}
+
+/* Adds a variable node with one output tensor of the given shape and precision. */
+static int add_variable(cvml_graph* g, const char* name, int ndim, const int32_t* dims,
+                        int precision, uint8_t kind, ir_tensor** out) {
+    ir_graph* ir = g->ir;
+    int rc = require_building(g);
+    if (!rc) rc = check_name(ir, name);
+    if (rc) return rc;
+    if (ndim < 1 || ndim > CVML_MAX_DIMS)
+        return cvml_fail(CVML_ERR_LOGIC, "'%s': ndim %d outside 1..6", name, ndim);
+    if (precision < 1 || precision > 32)
+        return cvml_fail(CVML_ERR_LOGIC, "'%s': precision %d outside 1..32", name, precision);
+    int64_t size = 1;
+    for (int i = 0; i < ndim; ++i) {
+        if (dims[i] < 1 || dims[i] > (1 << 24))
+            return cvml_fail(CVML_ERR_LOGIC, "'%s': dim %d is %d, outside 1..2^24", name, i,
+                             dims[i]);
+        size *= dims[i];
+        if (size > (int64_t{1} << 30))
+            return cvml_fail(CVML_ERR_LOGIC, "'%s': more than 2^30 elements", name);
+    }
+    int32_t ni = ir_graph_add_node(ir, name);
+    if (ni < 0) return CVML_ERR_RUNTIME;
+    int32_t ti = ir_graph_add_tensor(ir, name);
+    if (ti < 0) return CVML_ERR_RUNTIME;
+    ir_tensor* t = ir->tensors[ti];
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; ++i) t->dims[i] = dims[i];
+    t->precision = precision;
+    t->kind = kind;
+    rc = ir_node_add_output(ir, ir->nodes[ni], ti);
+    if (rc) return rc;
+    *out = t;
+    return CVML_OK;
+}
+
+int cvml_graph_add_input(cvml_graph* g, const char* name, int ndim, const int32_t* dims,
+                         int precision, cvml_tensor** out) {
+    REQUIRE(g && name && dims && out, "NULL argument");
+    ir_tensor* t = nullptr;
+    int rc = add_variable(g, name, ndim, dims, precision, TENSOR_INPUT, &t);
+    if (rc) return rc;
+    int32_t* p = static_cast<int32_t*>(
+        realloc(g->ir->inputs, sizeof(int32_t) * static_cast<size_t>(g->ir->input_count + 1)));
+    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    g->ir->inputs = p;
+    p[g->ir->input_count++] = t->index;
+    *out = reinterpret_cast<cvml_tensor*>(t);
+    return CVML_OK;
+}
+
+int cvml_graph_add_const(cvml_graph* g, const char* name, int ndim, const int32_t* dims,
+                         int precision, const int32_t* values, cvml_tensor** out) {
+    REQUIRE(g && name && dims && values && out, "NULL argument");
+    ir_tensor* t = nullptr;
+    int rc = add_variable(g, name, ndim, dims, precision, TENSOR_CONST, &t);
+    if (rc) return rc;
+    int64_t n = ir_tensor_element_count(t);
+    int32_t bound = ir_precision_bound(precision);
+    for (int64_t i = 0; i < n; ++i)
+        if (values[i] < -bound || values[i] > bound)
+            return cvml_fail(CVML_ERR_LOGIC, "'%s': value %d at index %lld exceeds precision %d",
+                             name, values[i], static_cast<long long>(i), precision);
+    t->const_data = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(n)));
+    if (!t->const_data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    memcpy(t->const_data, values, sizeof(int32_t) * static_cast<size_t>(n));
+    t->file_bits = precision <= 8 ? 8 : 32;
+    int32_t* p = static_cast<int32_t*>(realloc(
+        g->ir->param_order, sizeof(int32_t) * static_cast<size_t>(g->ir->param_order_count + 1)));
+    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    g->ir->param_order = p;
+    p[g->ir->param_order_count++] = t->index;
+    *out = reinterpret_cast<cvml_tensor*>(t);
+    return CVML_OK;
+}
+
+static bool belongs_to(const ir_graph* ir, const cvml_tensor* t) {
+    const ir_tensor* it = reinterpret_cast<const ir_tensor*>(t);
+    for (int32_t i = 0; i < ir->tensor_count; ++i)
+        if (ir->tensors[i] == it) return true;
+    return false;
+}
+
+int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
+                        const char* const* attr_keys, const char* const* attr_values,
+                        int attr_count, cvml_tensor* const* inputs, int input_count,
+                        cvml_tensor** outputs, int output_capacity) {
+    REQUIRE(g && op && name, "NULL argument");
+    REQUIRE(attr_count >= 0 && (attr_count == 0 || (attr_keys && attr_values)), "bad attributes");
+    REQUIRE(input_count >= 0 && (input_count == 0 || inputs), "bad inputs");
+    REQUIRE(output_capacity >= 0 && (output_capacity == 0 || outputs), "bad outputs");
+    ir_graph* ir = g->ir;
+    int rc = require_building(g);
+    if (!rc) rc = check_name(ir, name);
+    if (rc) return rc;
+    for (int i = 0; i < input_count; ++i)
+        if (!inputs[i] || !belongs_to(ir, inputs[i]))
+            return cvml_fail(CVML_ERR_LOGIC, "node '%s': input %d is not a tensor of this graph",
+                             name, i);
+    for (int i = 0; i < attr_count; ++i)
+        if (!attr_keys[i] || !attr_values[i])
+            return cvml_fail(CVML_ERR_LOGIC, "node '%s': attribute %d is NULL", name, i);
+
+    int32_t ni = ir_graph_add_node(ir, name);
+    if (ni < 0) return CVML_ERR_RUNTIME;
+    ir_node* node = ir->nodes[ni];
+    node->op_name = ir_strdup(op);
+    if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < attr_count && !rc; ++i)
+        rc = ir_node_add_attr(node, attr_keys[i], attr_values[i]);
+    int32_t in_idx[64];
+    int32_t* in =
+        input_count <= 64
+            ? in_idx
+            : static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(input_count)));
+    if (!in) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < input_count && !rc; ++i)
+        in[i] = reinterpret_cast<ir_tensor*>(inputs[i])->index;
+    if (!rc) rc = ir_node_set_inputs(node, in, input_count);
+    if (in != in_idx) free(in);
+    if (!rc) rc = graph_prepare_node(ir, node);
+    if (!rc && node->op->num_outputs > output_capacity)
+        rc = cvml_fail(CVML_ERR_LOGIC, "node '%s': operator %s has %d outputs, room for %d", name,
+                       node->op->name, node->op->num_outputs, output_capacity);
+    for (int32_t k = 0; k < (rc ? 0 : node->op->num_outputs); ++k) {
+        char tname[160];
+        if (k == 0)
+            cvml_strlcpy(tname, name, sizeof tname);
+        else
+            snprintf(tname, sizeof tname, "%s:%d", name, k);
+        int32_t ti = ir_graph_add_tensor(ir, tname);
+        if (ti < 0) rc = CVML_ERR_RUNTIME;
+        if (!rc) rc = ir_node_add_output(ir, node, ti);
+        if (!rc) outputs[k] = reinterpret_cast<cvml_tensor*>(ir->tensors[ti]);
+    }
+    if (rc) {
+        // Leave the graph as it was: drop the half-made node (it is the last one) and
+        // the tensors it created.
+        while (ir->tensor_count > 0 && ir->tensors[ir->tensor_count - 1]->producer == ni) {
+            ir_tensor* t = ir->tensors[--ir->tensor_count];
+            free(t->name);
+            free(t);
+        }
+        if (node->op && node->op->release_param && node->param)
+            node->op->release_param(node->param);
+        free(node->param);
+        for (int32_t i = 0; i < node->attr_count; ++i) {
+            free(node->attrs[i].key);
+            free(node->attrs[i].value);
+        }
+        free(node->attrs);
+        free(node->inputs);
+        free(node->outputs);
+        free(node->op_name);
+        free(node->name);
+        free(node);
+        --ir->node_count;
+    }
+    return rc;
+}
+
+int cvml_graph_set_outputs(cvml_graph* g, cvml_tensor* const* outputs, int count) {
+    REQUIRE(g && outputs, "NULL argument");
+    REQUIRE(count >= 1, "a graph needs at least one output");
+    int rc = require_building(g);
+    if (rc) return rc;
+    for (int i = 0; i < count; ++i)
+        if (!outputs[i] || !belongs_to(g->ir, outputs[i]))
+            return cvml_fail(CVML_ERR_LOGIC, "output %d is not a tensor of this graph", i);
+    int32_t* p = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(count)));
+    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < count; ++i) p[i] = reinterpret_cast<ir_tensor*>(outputs[i])->index;
+    free(g->ir->outputs);
+    g->ir->outputs = p;
+    g->ir->output_count = count;
+    return CVML_OK;
+}
+
+int cvml_graph_verify(cvml_graph* g) {
+    REQUIRE(g, "NULL graph");
+    if (g->ir->verified) return CVML_OK;
+    return graph_verify_built(g->ir);
+}
+
+/* ---- running ------------------------------------------------------------------------ */
+
+int cvml_graph_prerun(cvml_graph* g) {
+    REQUIRE(g, "NULL graph");
+    int rc = require_init(__func__);
+    if (!rc && !g->ir->verified) rc = graph_verify_built(g->ir);
+    if (!rc) rc = scheduler_prerun(g->ir, &g->context);
+    return rc;
+}
+
+int cvml_graph_run(cvml_graph* g) {
+    REQUIRE(g, "NULL graph");
+    int rc = cvml_graph_prerun(g);
+    if (rc) return rc;
+    for (int32_t i = 0; i < g->ir->input_count; ++i) {
+        const ir_tensor* t = g->ir->tensors[g->ir->inputs[i]];
+        if (!t->data) return cvml_fail(CVML_ERR_LOGIC, "input '%s' has no data", t->name);
+    }
+    rc = scheduler_run(g->ir);
+    if (!rc) g->ir->ran = 1;
+    return rc;
+}
+
+int cvml_graph_gas(const cvml_graph* g, uint64_t* gas) {
+    REQUIRE(g && gas, "NULL argument");
+    if (!g->ir->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
+    *gas = g->ir->gas;
+    return CVML_OK;
+}
+
+/* ---- tensors ------------------------------------------------------------------------ */
+
+int cvml_graph_input_count(const cvml_graph* g, int* count) {
+    REQUIRE(g && count, "NULL argument");
+    *count = g->ir->input_count;
+    return CVML_OK;
+}
+
+int cvml_graph_output_count(const cvml_graph* g, int* count) {
+    REQUIRE(g && count, "NULL argument");
+    *count = g->ir->output_count;
+    return CVML_OK;
+}
+
+int cvml_graph_get_input(cvml_graph* g, int index, cvml_tensor** out) {
+    REQUIRE(g && out, "NULL argument");
+    if (index < 0 || index >= g->ir->input_count)
+        return cvml_fail(CVML_ERR_LOGIC, "input index %d outside 0..%d", index,
+                         g->ir->input_count - 1);
+    *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->inputs[index]]);
+    return CVML_OK;
+}
+
+int cvml_graph_get_output(cvml_graph* g, int index, cvml_tensor** out) {
+    REQUIRE(g && out, "NULL argument");
+    if (index < 0 || index >= g->ir->output_count)
+        return cvml_fail(CVML_ERR_LOGIC, "output index %d outside 0..%d", index,
+                         g->ir->output_count - 1);
+    *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->outputs[index]]);
+    return CVML_OK;
+}
+
+int cvml_graph_find_tensor(cvml_graph* g, const char* name, cvml_tensor** out) {
+    REQUIRE(g && name && out, "NULL argument");
+    ir_tensor* t = ir_graph_find_tensor(g->ir, name);
+    if (!t) return cvml_fail(CVML_ERR_LOGIC, "no tensor named '%s'", name);
+    *out = reinterpret_cast<cvml_tensor*>(t);
+    return CVML_OK;
+}
+
+static const ir_tensor* as_ir(const cvml_tensor* t) {
+    return reinterpret_cast<const ir_tensor*>(t);
+}
+
+int cvml_tensor_name(const cvml_tensor* t, const char** name) {
+    REQUIRE(t && name, "NULL argument");
+    *name = as_ir(t)->name;
+    return CVML_OK;
+}
+
+int cvml_tensor_shape(const cvml_tensor* t, int* ndim, int32_t* dims) {
+    REQUIRE(t && ndim && dims, "NULL argument");
+    const ir_tensor* it = as_ir(t);
+    *ndim = it->ndim;
+    for (int32_t i = 0; i < it->ndim; ++i) dims[i] = static_cast<int32_t>(it->dims[i]);
+    return CVML_OK;
+}
+
+int cvml_tensor_element_count(const cvml_tensor* t, size_t* count) {
+    REQUIRE(t && count, "NULL argument");
+    *count = static_cast<size_t>(ir_tensor_element_count(as_ir(t)));
+    return CVML_OK;
+}
+
+int cvml_tensor_precision(const cvml_tensor* t, int* precision) {
+    REQUIRE(t && precision, "NULL argument");
+    if (as_ir(t)->precision < 1)
+        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' is not verified", as_ir(t)->name);
+    *precision = as_ir(t)->precision;
+    return CVML_OK;
+}
+
+int cvml_tensor_dtype(const cvml_tensor* t, cvml_dtype* dtype) {
+    REQUIRE(t && dtype, "NULL argument");
+    if (as_ir(t)->precision < 1)
+        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' is not verified", as_ir(t)->name);
+    *dtype = as_ir(t)->precision <= 8 ? CVML_DTYPE_INT8 : CVML_DTYPE_INT32;
+    return CVML_OK;
+}
+
+static int writable_input(cvml_tensor* t, size_t count, int32_t** dst) {
+    ir_tensor* it = reinterpret_cast<ir_tensor*>(t);
+    if (it->kind != TENSOR_INPUT)
+        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' is not a graph input", it->name);
+    size_t n = static_cast<size_t>(ir_tensor_element_count(it));
+    if (count != n)
+        return cvml_fail(CVML_ERR_LOGIC, "input '%s' has %zu elements, %zu given", it->name, n,
+                         count);
+    if (!it->data) {
+        it->data = malloc(sizeof(int32_t) * (n ? n : 1));
+        if (!it->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    *dst = static_cast<int32_t*>(it->data);
+    return CVML_OK;
+}
+
+/* Upstream's SetInput clips to the input's precision without complaint. */
+static int32_t clip_to(int32_t v, int32_t bound) {
+    return v < -bound ? -bound : v > bound ? bound : v;
+}
+
+int cvml_tensor_set_i32(cvml_tensor* t, const int32_t* values, size_t count) {
+    REQUIRE(t && values, "NULL argument");
+    int32_t* dst = nullptr;
+    int rc = writable_input(t, count, &dst);
+    if (rc) return rc;
+    int32_t bound = ir_precision_bound(as_ir(t)->precision);
+    for (size_t i = 0; i < count; ++i) dst[i] = clip_to(values[i], bound);
+    return CVML_OK;
+}
+
+int cvml_tensor_set_i8(cvml_tensor* t, const int8_t* values, size_t count) {
+    REQUIRE(t && values, "NULL argument");
+    int32_t* dst = nullptr;
+    int rc = writable_input(t, count, &dst);
+    if (rc) return rc;
+    int32_t bound = ir_precision_bound(as_ir(t)->precision);
+    for (size_t i = 0; i < count; ++i) dst[i] = clip_to(values[i], bound);
+    return CVML_OK;
+}
+
+static int readable(const cvml_tensor* t, size_t count, const int32_t** src) {
+    const ir_tensor* it = as_ir(t);
+    size_t n = static_cast<size_t>(ir_tensor_element_count(it));
+    if (count != n)
+        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' has %zu elements, %zu asked", it->name, n,
+                         count);
+    if (!it->data)
+        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' holds no data (run the graph first)",
+                         it->name);
+    *src = static_cast<const int32_t*>(it->data);
+    return CVML_OK;
+}
+
+int cvml_tensor_get_i32(const cvml_tensor* t, int32_t* values, size_t count) {
+    REQUIRE(t && values, "NULL argument");
+    const int32_t* src = nullptr;
+    int rc = readable(t, count, &src);
+    if (rc) return rc;
+    memcpy(values, src, sizeof(int32_t) * count);
+    return CVML_OK;
+}
+
+int cvml_tensor_get_i8(const cvml_tensor* t, int8_t* values, size_t count) {
+    REQUIRE(t && values, "NULL argument");
+    const int32_t* src = nullptr;
+    int rc = readable(t, count, &src);
+    if (rc) return rc;
+    for (size_t i = 0; i < count; ++i) values[i] = static_cast<int8_t>(src[i]);
+    return CVML_OK;
+}

@@ -1,0 +1,155 @@
+/**
+ * @file cvml.h
+ * @brief The public C API of cvm-lite: library, context, graph, tensor, run, gas, errors.
+ *
+ * Every function returns a status: ::CVML_OK, ::CVML_ERR_LOGIC (the model or the
+ * caller's input is at fault) or ::CVML_ERR_RUNTIME (the system or the runtime is at
+ * fault). The numbers are upstream CVM's SUCCEED / ERROR_LOGIC / ERROR_RUNTIME. On
+ * failure, cvml_last_error() returns a message for the calling thread. NULL arguments
+ * are errors, never crashes.
+ *
+ * Ownership: the library never frees or keeps a caller's buffer. Objects it returns
+ * (contexts, graphs) are released with their matching release function. Tensor handles
+ * belong to their graph and stay valid until the graph is released.
+ *
+ * This header compiles as C99 and as C++.
+ */
+#ifndef CVML_H
+#define CVML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define CVML_API __declspec(dllexport)
+#else
+#define CVML_API __attribute__((visibility("default")))
+#endif
+
+/** Status codes (upstream CVM's numbers). */
+enum {
+    CVML_OK = 0,         /**< success */
+    CVML_ERR_LOGIC = 1,  /**< the model or the caller's input is invalid */
+    CVML_ERR_RUNTIME = 2 /**< the runtime or the system failed */
+};
+
+/** Largest number of dimensions of a tensor. */
+#define CVML_MAX_DIMS 6
+
+/** Element types at the API boundary (upstream speaks int8 and int32). */
+typedef enum cvml_dtype { CVML_DTYPE_INT8 = 1, CVML_DTYPE_INT32 = 4 } cvml_dtype;
+
+typedef struct cvml_context cvml_context; /**< devices, their priority, thread count */
+typedef struct cvml_graph cvml_graph;     /**< a loaded or built model */
+typedef struct cvml_tensor cvml_tensor;   /**< a tensor of a graph (owned by the graph) */
+
+/* ---- library ---------------------------------------------------------------------- */
+
+/** Initialises the library (registries of serializers, operators, devices). Calls are
+ * reference counted: each successful cvml_init() needs one cvml_release(). */
+CVML_API int cvml_init(void);
+/** Releases what cvml_init() set up once the last reference is gone. */
+CVML_API int cvml_release(void);
+/** The library version, "MAJOR.MINOR.PATCH"; a static string. */
+CVML_API const char* cvml_version(void);
+/** The calling thread's message for the last failure ("" if none). */
+CVML_API const char* cvml_last_error(void);
+/** Number of registered operators (definitions), serializers and devices. */
+CVML_API int cvml_registry_counts(int* operators, int* serializers, int* devices);
+
+/* ---- context ---------------------------------------------------------------------- */
+
+/** Creates a context: by default every registered device in priority order (loaded
+ * plugin devices first, the CPU last) and the thread count from CVML_NUM_THREADS or 1. */
+CVML_API int cvml_context_create(cvml_context** out);
+CVML_API int cvml_context_release(cvml_context* ctx);
+/** Sets the number of CPU threads (>= 1). */
+CVML_API int cvml_context_set_threads(cvml_context* ctx, int threads);
+CVML_API int cvml_context_get_threads(const cvml_context* ctx, int* threads);
+/** Names the devices a graph may use, in priority order ("cpu" is always appended as
+ * the fallback if absent). Unknown names are a logic error. */
+CVML_API int cvml_context_set_devices(cvml_context* ctx, const char* const* names, int count);
+
+/* ---- loading ---------------------------------------------------------------------- */
+
+/** Loads a graph with the serializer `serializer` ("cvm") from a graph file and a
+ * params file (`params_path` may be NULL for serializers that do not need one). */
+CVML_API int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* graph_path,
+                                  const char* params_path, cvml_graph** out);
+/** Same as cvml_graph_load_file() from memory; the buffers are only read during the
+ * call. */
+CVML_API int cvml_graph_load_memory(cvml_context* ctx, const char* serializer,
+                                    const void* graph_data, size_t graph_size,
+                                    const void* params_data, size_t params_size, cvml_graph** out);
+CVML_API int cvml_graph_release(cvml_graph* graph);
+
+/* ---- building --------------------------------------------------------------------- */
+
+/** Creates an empty graph to be filled with the builder calls below. */
+CVML_API int cvml_graph_create(cvml_context* ctx, cvml_graph** out);
+/** Adds the graph input (a variable; CVM models have one, named "data"). */
+CVML_API int cvml_graph_add_input(cvml_graph* g, const char* name, int ndim, const int32_t* dims,
+                                  int precision, cvml_tensor** out);
+/** Adds a constant (parameter); `values` (prod(dims) int32) is copied. */
+CVML_API int cvml_graph_add_const(cvml_graph* g, const char* name, int ndim, const int32_t* dims,
+                                  int precision, const int32_t* values, cvml_tensor** out);
+/** Adds an operator node. Attributes are given as upstream's strings, e.g.
+ * keys {"channels","kernel_size"} values {"8","(3, 3)"}. `outputs` receives the
+ * node's output tensors (capacity `output_capacity`, most operators have one). */
+CVML_API int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
+                                 const char* const* attr_keys, const char* const* attr_values,
+                                 int attr_count, cvml_tensor* const* inputs, int input_count,
+                                 cvml_tensor** outputs, int output_capacity);
+/** Declares the graph outputs, in order. */
+CVML_API int cvml_graph_set_outputs(cvml_graph* g, cvml_tensor* const* outputs, int count);
+/** Verifies a built graph: infers shapes and precisions, computes gas. A loaded graph
+ * is already verified. */
+CVML_API int cvml_graph_verify(cvml_graph* g);
+
+/* ---- running ---------------------------------------------------------------------- */
+
+/** Partitions the graph over the context's devices and plans memory. Implied by the
+ * first cvml_graph_run(). */
+CVML_API int cvml_graph_prerun(cvml_graph* g);
+/** Runs the graph on the data previously set on its input tensors. */
+CVML_API int cvml_graph_run(cvml_graph* g);
+
+/* ---- gas and model facts ---------------------------------------------------------- */
+
+/** The gas of a verified graph (upstream's GetOps formula). */
+CVML_API int cvml_graph_gas(const cvml_graph* g, uint64_t* gas);
+
+/* ---- tensors ---------------------------------------------------------------------- */
+
+CVML_API int cvml_graph_input_count(const cvml_graph* g, int* count);
+CVML_API int cvml_graph_output_count(const cvml_graph* g, int* count);
+CVML_API int cvml_graph_get_input(cvml_graph* g, int index, cvml_tensor** out);
+CVML_API int cvml_graph_get_output(cvml_graph* g, int index, cvml_tensor** out);
+/** Looks a tensor up by name (a node's name names its first output). */
+CVML_API int cvml_graph_find_tensor(cvml_graph* g, const char* name, cvml_tensor** out);
+
+CVML_API int cvml_tensor_name(const cvml_tensor* t, const char** name);
+/** Shape: `dims` must have room for CVML_MAX_DIMS entries. */
+CVML_API int cvml_tensor_shape(const cvml_tensor* t, int* ndim, int32_t* dims);
+CVML_API int cvml_tensor_element_count(const cvml_tensor* t, size_t* count);
+/** The verified precision in bits (1..32). */
+CVML_API int cvml_tensor_precision(const cvml_tensor* t, int* precision);
+/** The upstream byte type of the tensor: int8 when precision <= 8, else int32. */
+CVML_API int cvml_tensor_dtype(const cvml_tensor* t, cvml_dtype* dtype);
+/** Copies `count` values (must equal the element count) into an input tensor. Values
+ * are clipped to the tensor's precision, as upstream's SetInput does. */
+CVML_API int cvml_tensor_set_i32(cvml_tensor* t, const int32_t* values, size_t count);
+CVML_API int cvml_tensor_set_i8(cvml_tensor* t, const int8_t* values, size_t count);
+/** Copies a tensor's values out after a run; int8 is upstream's truncating cast. */
+CVML_API int cvml_tensor_get_i32(const cvml_tensor* t, int32_t* values, size_t count);
+CVML_API int cvml_tensor_get_i8(const cvml_tensor* t, int8_t* values, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CVML_H */

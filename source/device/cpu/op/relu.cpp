@@ -1,0 +1,31 @@
+/* relu on the CPU. */
+#include "device/cpu/cpu_kernel.h"
+
+namespace {
+
+struct relu_args {
+    const int32_t* x;
+    int32_t* y;
+};
+
+void relu_range(void* arg, int64_t begin, int64_t end) {
+    const relu_args* a = static_cast<const relu_args*>(arg);
+    for (int64_t i = begin; i < end; ++i) a->y[i] = a->x[i] > 0 ? a->x[i] : 0;
+}
+
+int relu_run(cpu_node_ctx* ctx) {
+    relu_args a = {cpu_in(ctx, 0), cpu_out(ctx, 0)};
+    cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), relu_range, &a);
+    return CVML_OK;
+}
+
+const cpu_kernel relu_kernel = {"relu", nullptr, relu_run, nullptr};
+
+}  // namespace
+
+int register_cpu_op_relu(void) {
+    return cpu_kernel_registry_add(&relu_kernel);
+}
+int unregister_cpu_op_relu(void) {
+    return cpu_kernel_registry_remove(&relu_kernel);
+}

@@ -1,0 +1,17 @@
+/* A fixed pool of worker threads for the CPU device. Work is split statically: chunk
+ * k of T covers [n*k/T, n*(k+1)/T), so which thread computes an index never depends on
+ * timing. Without CVML_WITH_THREADS the pool runs every chunk on the caller. */
+#pragma once
+
+#include <stdint.h>
+
+typedef struct thread_pool thread_pool;
+
+typedef void (*thread_pool_fn)(void* arg, int64_t begin, int64_t end);
+
+/* Creates a pool of `threads` (>= 1; the caller is one of them). NULL on failure. */
+thread_pool* thread_pool_create(int threads);
+void thread_pool_release(thread_pool* pool);
+int thread_pool_threads(const thread_pool* pool);
+/* Runs fn on every chunk of [0, n) and returns when all are done. */
+void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg);

@@ -1,0 +1,238 @@
+#include "graph/graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "operator/op_def.h"
+#include "utility/error.h"
+
+char* ir_strdup(const char* s) {
+    size_t n = strlen(s) + 1;
+    char* p = static_cast<char*>(malloc(n));
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+ir_graph* ir_graph_create(void) {
+    ir_graph* g = static_cast<ir_graph*>(calloc(1, sizeof(ir_graph)));
+    if (!g) return nullptr;
+    g->postprocess = ir_strdup("");
+    if (!g->postprocess) {
+        free(g);
+        return nullptr;
+    }
+    return g;
+}
+
+static void release_node(ir_node* n) {
+    if (n->op && n->op->release_param && n->param) n->op->release_param(n->param);
+    free(n->param);
+    for (int32_t i = 0; i < n->attr_count; ++i) {
+        free(n->attrs[i].key);
+        free(n->attrs[i].value);
+    }
+    free(n->attrs);
+    free(n->name);
+    free(n->op_name);
+    free(n->inputs);
+    free(n->outputs);
+    free(n);
+}
+
+static void release_tensor(ir_tensor* t) {
+    if (t->kind == TENSOR_INPUT) free(t->data);
+    free(t->name);
+    free(t->consumers);
+    free(t->const_data);
+    free(t);
+}
+
+static void release_subgraph(ir_subgraph* s) {
+    free(s->nodes);
+    free(s->inputs);
+    free(s->outputs);
+    free(s);
+}
+
+void ir_graph_release(ir_graph* g) {
+    if (!g) return;
+    for (int32_t i = 0; i < g->node_count; ++i) release_node(g->nodes[i]);
+    for (int32_t i = 0; i < g->tensor_count; ++i) release_tensor(g->tensors[i]);
+    for (int32_t i = 0; i < g->subgraph_count; ++i) release_subgraph(g->subgraphs[i]);
+    free(g->nodes);
+    free(g->tensors);
+    free(g->subgraphs);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->version);
+    free(g->postprocess);
+    free(g->param_order);
+    free(g);
+}
+
+/* Grows an array of pointers geometrically; false when out of memory or past 2^30. */
+static bool grow(void*** items, int32_t* capacity, int32_t needed) {
+    if (needed <= *capacity) return true;
+    if (needed > (1 << 30)) return false;
+    int32_t cap = *capacity ? *capacity : 16;
+    while (cap < needed) cap *= 2;
+    void** p = static_cast<void**>(realloc(*items, sizeof(void*) * static_cast<size_t>(cap)));
+    if (!p) return false;
+    *items = p;
+    *capacity = cap;
+    return true;
+}
+
+int32_t ir_graph_add_tensor(ir_graph* g, const char* name) {
+    if (!grow(reinterpret_cast<void***>(&g->tensors), &g->tensor_capacity, g->tensor_count + 1)) {
+        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
+        return -1;
+    }
+    ir_tensor* t = static_cast<ir_tensor*>(calloc(1, sizeof(ir_tensor)));
+    char* copy = ir_strdup(name);
+    if (!t || !copy) {
+        free(t);
+        free(copy);
+        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
+        return -1;
+    }
+    t->name = copy;
+    t->index = g->tensor_count;
+    t->precision = -1;
+    t->storage = STORAGE_INT32;
+    t->producer = -1;
+    t->storage_id = -1;
+    g->tensors[g->tensor_count] = t;
+    return g->tensor_count++;
+}
+
+int32_t ir_graph_add_node(ir_graph* g, const char* name) {
+    if (!grow(reinterpret_cast<void***>(&g->nodes), &g->node_capacity, g->node_count + 1)) {
+        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
+        return -1;
+    }
+    ir_node* n = static_cast<ir_node*>(calloc(1, sizeof(ir_node)));
+    char* copy = ir_strdup(name);
+    if (!n || !copy) {
+        free(n);
+        free(copy);
+        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
+        return -1;
+    }
+    n->name = copy;
+    n->index = g->node_count;
+    n->subgraph = -1;
+    g->nodes[g->node_count] = n;
+    return g->node_count++;
+}
+
+int ir_node_set_inputs(ir_node* n, const int32_t* tensors, int32_t count) {
+    int32_t* p = nullptr;
+    if (count > 0) {
+        p = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(count)));
+        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        memcpy(p, tensors, sizeof(int32_t) * static_cast<size_t>(count));
+    }
+    free(n->inputs);
+    n->inputs = p;
+    n->input_count = count;
+    return CVML_OK;
+}
+
+int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor) {
+    int32_t* p = static_cast<int32_t*>(
+        realloc(n->outputs, sizeof(int32_t) * static_cast<size_t>(n->output_count + 1)));
+    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    n->outputs = p;
+    n->outputs[n->output_count] = tensor;
+    g->tensors[tensor]->producer = n->index;
+    g->tensors[tensor]->producer_output = n->output_count;
+    n->output_count++;
+    return CVML_OK;
+}
+
+int ir_node_add_attr(ir_node* n, const char* key, const char* value) {
+    ir_attr* p = static_cast<ir_attr*>(
+        realloc(n->attrs, sizeof(ir_attr) * static_cast<size_t>(n->attr_count + 1)));
+    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    n->attrs = p;
+    char* k = ir_strdup(key);
+    char* v = ir_strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    n->attrs[n->attr_count].key = k;
+    n->attrs[n->attr_count].value = v;
+    n->attr_count++;
+    return CVML_OK;
+}
+
+const char* ir_node_attr(const ir_node* n, const char* key) {
+    for (int32_t i = 0; i < n->attr_count; ++i)
+        if (strcmp(n->attrs[i].key, key) == 0) return n->attrs[i].value;
+    return nullptr;
+}
+
+int ir_graph_link(ir_graph* g) {
+    for (int32_t i = 0; i < g->tensor_count; ++i) {
+        free(g->tensors[i]->consumers);
+        g->tensors[i]->consumers = nullptr;
+        g->tensors[i]->consumer_count = 0;
+    }
+    for (int32_t n = 0; n < g->node_count; ++n) {
+        const ir_node* node = g->nodes[n];
+        for (int32_t k = 0; k < node->input_count; ++k) {
+            int32_t ti = node->inputs[k];
+            if (ti < 0 || ti >= g->tensor_count)
+                return cvml_fail(CVML_ERR_LOGIC, "node %d '%s': input %d names no tensor", n,
+                                 node->name, k);
+            ir_tensor* t = g->tensors[ti];
+            int32_t* p = static_cast<int32_t*>(realloc(
+                t->consumers, sizeof(int32_t) * static_cast<size_t>(t->consumer_count + 1)));
+            if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            t->consumers = p;
+            t->consumers[t->consumer_count++] = n;
+        }
+    }
+    return CVML_OK;
+}
+
+int ir_graph_check_topological(const ir_graph* g) {
+    for (int32_t n = 0; n < g->node_count; ++n) {
+        const ir_node* node = g->nodes[n];
+        for (int32_t k = 0; k < node->input_count; ++k) {
+            const ir_tensor* t = g->tensors[node->inputs[k]];
+            if (t->producer < 0 || t->producer >= n)
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "node %d '%s': input %d ('%s') is not produced by an earlier node",
+                                 n, node->name, k, t->name);
+        }
+    }
+    return CVML_OK;
+}
+
+ir_tensor* ir_graph_find_tensor(const ir_graph* g, const char* name) {
+    for (int32_t i = 0; i < g->tensor_count; ++i)
+        if (strcmp(g->tensors[i]->name, name) == 0) return g->tensors[i];
+    return nullptr;
+}
+
+ir_node* ir_graph_find_node(const ir_graph* g, const char* name) {
+    for (int32_t i = 0; i < g->node_count; ++i)
+        if (strcmp(g->nodes[i]->name, name) == 0) return g->nodes[i];
+    return nullptr;
+}
+
+int64_t ir_tensor_element_count(const ir_tensor* t) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; ++i) n *= t->dims[i];
+    return n;
+}
+
+int32_t ir_precision_bound(int32_t precision) {
+    if (precision <= 1) return 0;
+    if (precision >= 32) return INT32_MAX;
+    return static_cast<int32_t>((1u << (precision - 1)) - 1u);
+}

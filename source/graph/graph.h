@@ -1,0 +1,126 @@
+/* The intermediate representation: graph, node, tensor and subgraph as plain C-layout
+ * structs over index arrays. Nodes and tensors are allocated one by one so that
+ * handles given to callers stay valid while the graph grows. Counts are int32: a
+ * model never comes near 2^31 nodes, and nothing here limits it to 2^16. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cvml.h"
+
+struct op_def;
+
+enum tensor_kind {
+    TENSOR_VAR = 0,   /* an operator output */
+    TENSOR_INPUT = 1, /* the graph input ("data") */
+    TENSOR_CONST = 2, /* a parameter */
+};
+
+/* Bytes per element of a tensor's host storage, chosen from its value bound. */
+enum tensor_storage { STORAGE_INT8 = 1, STORAGE_INT16 = 2, STORAGE_INT32 = 4 };
+
+typedef struct ir_tensor {
+    char* name;
+    int32_t index;
+    int32_t ndim;
+    int64_t dims[CVML_MAX_DIMS];
+    int32_t precision; /* bits, 1..32 once verified; -1 unknown */
+    uint8_t storage;   /* enum tensor_storage */
+    uint8_t kind;      /* enum tensor_kind */
+    uint8_t file_bits; /* TENSOR_CONST: element width in the params blob (8 or 32) */
+    int32_t producer;  /* node index */
+    int32_t producer_output;
+    int32_t* consumers; /* node indices, in node order */
+    int32_t consumer_count;
+    int32_t storage_id;  /* the file's storage plan slot, -1 when none */
+    int32_t* const_data; /* TENSOR_CONST: prod(dims) values, owned by the graph */
+    void* data;          /* host buffer while a graph runs (arena, const or input) */
+} ir_tensor;
+
+typedef struct ir_attr {
+    char* key;
+    char* value;
+} ir_attr;
+
+typedef struct ir_node {
+    char* name;
+    int32_t index;
+    const struct op_def* op; /* NULL for a variable node */
+    char* op_name;           /* the operator name as written in the file (func_name) */
+    ir_attr* attrs;          /* attributes as given, in file order */
+    int32_t attr_count;
+    void* param;     /* attributes parsed by op->parse, owned by the node */
+    int32_t* inputs; /* tensor indices */
+    int32_t input_count;
+    int32_t* outputs; /* tensor indices */
+    int32_t output_count;
+    int32_t subgraph; /* index into graph->subgraphs after partitioning, else -1 */
+} ir_node;
+
+typedef struct ir_subgraph {
+    int32_t index;
+    int32_t device; /* index into the device registry */
+    int32_t* nodes; /* node indices, topological */
+    int32_t node_count;
+    int32_t* inputs; /* tensors read here but produced elsewhere (or constants) */
+    int32_t input_count;
+    int32_t* outputs; /* tensors produced here and read elsewhere or graph outputs */
+    int32_t output_count;
+    void* device_state; /* owned by the device between prerun and postrun */
+} ir_subgraph;
+
+typedef struct ir_graph {
+    ir_node** nodes;
+    int32_t node_count;
+    int32_t node_capacity;
+    ir_tensor** tensors;
+    int32_t tensor_count;
+    int32_t tensor_capacity;
+    int32_t* inputs; /* tensor indices */
+    int32_t input_count;
+    int32_t* outputs; /* tensor indices, in order (CVM "heads") */
+    int32_t output_count;
+    ir_subgraph** subgraphs;
+    int32_t subgraph_count;
+
+    /* Model-level facts the CVM serializer reads and writes. */
+    char* version;        /* "cvm_1.0.0", "cvm_1.1.0", or NULL for the 2019 layout */
+    char* postprocess;    /* "", "argmax", "detection" or another string */
+    int32_t* param_order; /* const tensor indices in params-blob order */
+    int32_t param_order_count;
+
+    uint8_t verified;
+    uint8_t ran;  /* outputs hold the result of a run */
+    uint64_t gas; /* valid once verified */
+    uint64_t gas_ops;
+    uint64_t gas_mem;
+    void* exec; /* the scheduler's state after prerun, see module/scheduler.h */
+    struct cvml_context* context;
+} ir_graph;
+
+ir_graph* ir_graph_create(void);
+void ir_graph_release(ir_graph* g);
+
+/* Adds a tensor / node; returns its index or -1 with the error set (out of memory). */
+int32_t ir_graph_add_tensor(ir_graph* g, const char* name);
+int32_t ir_graph_add_node(ir_graph* g, const char* name);
+
+int ir_node_set_inputs(ir_node* n, const int32_t* tensors, int32_t count);
+int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor);
+int ir_node_add_attr(ir_node* n, const char* key, const char* value);
+const char* ir_node_attr(const ir_node* n, const char* key);
+
+/* Fills producer/consumer links from the nodes' inputs and outputs. */
+int ir_graph_link(ir_graph* g);
+/* Every input of a node is produced by an earlier node: logic error otherwise. */
+int ir_graph_check_topological(const ir_graph* g);
+
+ir_tensor* ir_graph_find_tensor(const ir_graph* g, const char* name);
+ir_node* ir_graph_find_node(const ir_graph* g, const char* name);
+
+int64_t ir_tensor_element_count(const ir_tensor* t);
+/* Largest magnitude a value of `precision` bits may have: 2^(p-1)-1. */
+int32_t ir_precision_bound(int32_t precision);
+
+char* ir_strdup(const char* s);

@@ -1,0 +1,113 @@
+#include "module/registry.h"
+
+#include <string.h>
+
+#include "module/device.h"
+#include "module/serializer.h"
+#include "utility/error.h"
+
+namespace {
+
+constexpr int32_t kMaxDevices = 16;
+constexpr int32_t kMaxSerializers = 8;
+cvml_device* g_devices[kMaxDevices];
+int32_t g_device_count;
+const cvml_serializer* g_serializers[kMaxSerializers];
+int32_t g_serializer_count;
+int g_registered;
+
+/* The tables are small; linear search keeps them free of allocation. */
+template <typename T>
+int table_add(T** table, int32_t* count, int32_t cap, T* item, const char* kind, const char* name) {
+    for (int32_t i = 0; i < *count; ++i)
+        if (strcmp(table[i]->name, name) == 0)
+            return cvml_fail(CVML_ERR_RUNTIME, "%s '%s' registered twice", kind, name);
+    if (*count == cap)
+        return cvml_fail(CVML_ERR_RUNTIME, "%s table full (%d) registering '%s'", kind, cap, name);
+    table[(*count)++] = item;
+    return CVML_OK;
+}
+
+template <typename T>
+int table_remove(T** table, int32_t* count, T* item, const char* kind) {
+    for (int32_t i = 0; i < *count; ++i) {
+        if (table[i] != item) continue;
+        for (int32_t k = i + 1; k < *count; ++k) table[k - 1] = table[k];
+        --*count;
+        return CVML_OK;
+    }
+    return cvml_fail(CVML_ERR_RUNTIME, "%s is not registered", kind);
+}
+
+}  // namespace
+
+int device_registry_add(cvml_device* dev) {
+    if (!dev || !dev->name) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
+    return table_add(g_devices, &g_device_count, kMaxDevices, dev, "device", dev->name);
+}
+
+int device_registry_remove(cvml_device* dev) {
+    int rc = table_remove(g_devices, &g_device_count, dev, "device");
+    if (rc == CVML_OK && dev->release) dev->release(dev);
+    return rc;
+}
+
+cvml_device* device_registry_find(const char* name) {
+    for (int32_t i = 0; i < g_device_count; ++i)
+        if (strcmp(g_devices[i]->name, name) == 0) return g_devices[i];
+    return nullptr;
+}
+
+int32_t device_registry_count(void) {
+    return g_device_count;
+}
+
+cvml_device* device_registry_at(int32_t index) {
+    return index >= 0 && index < g_device_count ? g_devices[index] : nullptr;
+}
+
+int32_t device_registry_index(const cvml_device* dev) {
+    for (int32_t i = 0; i < g_device_count; ++i)
+        if (g_devices[i] == dev) return i;
+    return -1;
+}
+
+int serializer_registry_add(const cvml_serializer* s) {
+    if (!s || !s->name) return cvml_fail(CVML_ERR_RUNTIME, "serializer without a name");
+    return table_add(g_serializers, &g_serializer_count, kMaxSerializers, s, "serializer", s->name);
+}
+
+int serializer_registry_remove(const cvml_serializer* s) {
+    return table_remove(g_serializers, &g_serializer_count, s, "serializer");
+}
+
+const cvml_serializer* serializer_registry_find(const char* name) {
+    for (int32_t i = 0; i < g_serializer_count; ++i)
+        if (strcmp(g_serializers[i]->name, name) == 0) return g_serializers[i];
+    return nullptr;
+}
+
+int32_t serializer_registry_count(void) {
+    return g_serializer_count;
+}
+
+int registry_register_all(void) {
+    for (int i = 0; i < cvml_generated_registry_count; ++i) {
+        const registry_entry* e = &cvml_generated_registry[i];
+        int rc = e->do_register();
+        if (rc != CVML_OK) {
+            cvml_fail_context(rc, "registering %s '%s' failed: ", e->kind, e->name);
+            for (int k = i - 1; k >= 0; --k) cvml_generated_registry[k].do_unregister();
+            return rc;
+        }
+    }
+    g_registered = 1;
+    return CVML_OK;
+}
+
+void registry_unregister_all(void) {
+    if (!g_registered) return;
+    for (int i = cvml_generated_registry_count - 1; i >= 0; --i)
+        cvml_generated_registry[i].do_unregister();
+    g_registered = 0;
+}

@@ -1,0 +1,23 @@
+/* A serializer turns bytes into a verified graph, and a graph back into bytes. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/graph.h"
+
+typedef struct cvml_serializer {
+    const char* name;
+    /* Reads and verifies a model. The buffers are only read during the call. */
+    int (*load)(const void* graph_data, size_t graph_size, const void* params_data,
+                size_t params_size, ir_graph* out);
+    /* Writes a graph; *graph_out and *params_out are malloc'd, freed by the caller.
+     * NULL when the serializer cannot write. */
+    int (*save)(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** params_out,
+                size_t* params_size);
+} cvml_serializer;
+
+int serializer_registry_add(const cvml_serializer* s);
+int serializer_registry_remove(const cvml_serializer* s);
+const cvml_serializer* serializer_registry_find(const char* name);
+int32_t serializer_registry_count(void);

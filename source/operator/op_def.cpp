@@ -1,0 +1,297 @@
+#include "operator/op_def.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utility/error.h"
+
+/* ---- registry -------------------------------------------------------------------- */
+
+namespace {
+constexpr int32_t kMaxOps = 256;
+const op_def* g_ops[kMaxOps];
+int32_t g_op_count;
+}  // namespace
+
+int op_registry_add(const op_def* op) {
+    if (!op || !op->name) return cvml_fail(CVML_ERR_RUNTIME, "operator without a name");
+    if (op_registry_find(op->name))
+        return cvml_fail(CVML_ERR_RUNTIME, "operator '%s' registered twice", op->name);
+    if (g_op_count == kMaxOps)
+        return cvml_fail(CVML_ERR_RUNTIME, "operator table full (%d) registering '%s'", kMaxOps,
+                         op->name);
+    g_ops[g_op_count++] = op;
+    return CVML_OK;
+}
+
+int op_registry_remove(const op_def* op) {
+    for (int32_t i = 0; i < g_op_count; ++i) {
+        if (g_ops[i] != op) continue;
+        memmove(&g_ops[i], &g_ops[i + 1],
+                sizeof(g_ops[0]) * static_cast<size_t>(g_op_count - i - 1));
+        --g_op_count;
+        return CVML_OK;
+    }
+    return cvml_fail(CVML_ERR_RUNTIME, "operator '%s' is not registered", op ? op->name : "?");
+}
+
+const op_def* op_registry_find(const char* name) {
+    for (int32_t i = 0; i < g_op_count; ++i)
+        if (strcmp(g_ops[i]->name, name) == 0) return g_ops[i];
+    return nullptr;
+}
+
+int32_t op_registry_count(void) {
+    return g_op_count;
+}
+
+const op_def* op_registry_at(int32_t index) {
+    return index >= 0 && index < g_op_count ? g_ops[index] : nullptr;
+}
+
+void op_strip_suffix(const char* func_name, char* out, size_t cap) {
+    cvml_strlcpy(out, func_name, cap);
+    size_t n = strlen(out);
+    size_t i = n;
+    while (i > 0 && isdigit(static_cast<unsigned char>(out[i - 1]))) --i;
+    if (i > 0 && out[i - 1] == '_') out[i - 1] = '\0';
+}
+
+/* ---- attribute encodings ----------------------------------------------------------- */
+
+static const char* skip_space(const char* p) {
+    while (*p && isspace(static_cast<unsigned char>(*p))) ++p;
+    return p;
+}
+
+/* Reads an int64 like `istream >> long`: optional sign, digits, no overflow. */
+static bool read_int64(const char** pp, int64_t* out) {
+    const char* p = skip_space(*pp);
+    bool neg = false;
+    if (*p == '+' || *p == '-') neg = *p++ == '-';
+    if (!isdigit(static_cast<unsigned char>(*p))) return false;
+    uint64_t v = 0;
+    const uint64_t limit = neg ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
+    while (isdigit(static_cast<unsigned char>(*p))) {
+        v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+        if (v > limit) return false;
+    }
+    *out = neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
+    *pp = p;
+    return true;
+}
+
+int attr_parse_int(const char* text, const char* what, int32_t* out) {
+    const char* p = text;
+    int64_t v;
+    if (!read_int64(&p, &v) || v < INT32_MIN || v > INT32_MAX || *skip_space(p) != '\0')
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "Invalid Parameter format for %s expect int but value='%s'", what, text);
+    *out = static_cast<int32_t>(v);
+    return CVML_OK;
+}
+
+int attr_parse_bool(const char* text, const char* what, uint8_t* out) {
+    const char* p = skip_space(text);
+    char word[8];
+    size_t n = 0;
+    while (p[n] && !isspace(static_cast<unsigned char>(p[n])) && n + 1 < sizeof word) {
+        word[n] = static_cast<char>(tolower(static_cast<unsigned char>(p[n])));
+        ++n;
+    }
+    word[n] = '\0';
+    if (*skip_space(p + n) == '\0') {
+        if (strcmp(word, "true") == 0 || strcmp(word, "1") == 0) {
+            *out = 1;
+            return CVML_OK;
+        }
+        if (strcmp(word, "false") == 0 || strcmp(word, "0") == 0) {
+            *out = 0;
+            return CVML_OK;
+        }
+    }
+    return cvml_fail(CVML_ERR_RUNTIME, "Invalid Parameter format for %s expect bool but value='%s'",
+                     what, text);
+}
+
+/* TShape syntax as dmlc's Tuple reader accepts it: a bare integer, or a list in ( ) or
+ * [ ] with comma separators, an optional trailing comma and an optional 'L' suffix. */
+int attr_parse_tuple(const char* text, const char* what, attr_tuple* out) {
+    out->count = 0;
+    const char* p = skip_space(text);
+    int64_t v;
+    if (isdigit(static_cast<unsigned char>(*p)) || *p == '-') {
+        if (!read_int64(&p, &v) || *skip_space(p) != '\0') goto bad;
+        out->values[out->count++] = v;
+        return CVML_OK;
+    }
+    if (*p != '(' && *p != '[') goto bad;
+    ++p;
+    p = skip_space(p);
+    if (*p == ')' || *p == ']') {
+        ++p;
+        if (*skip_space(p) != '\0') goto bad;
+        return CVML_OK;
+    }
+    for (;;) {
+        if (!read_int64(&p, &v)) goto bad;
+        if (out->count == ATTR_TUPLE_MAX)
+            return cvml_fail(CVML_ERR_RUNTIME, "Invalid Parameter %s: more than %d values in '%s'",
+                             what, ATTR_TUPLE_MAX, text);
+        out->values[out->count++] = v;
+        p = skip_space(p);
+        if (*p == 'L') p = skip_space(p + 1);
+        if (*p == ',') {
+            p = skip_space(p + 1);
+            if (*p == ')' || *p == ']') {
+                ++p;
+                break;
+            }
+            continue;
+        }
+        if (*p == ')' || *p == ']') {
+            ++p;
+            break;
+        }
+        goto bad;
+    }
+    if (*skip_space(p) != '\0') goto bad;
+    return CVML_OK;
+bad:
+    return cvml_fail(CVML_ERR_RUNTIME,
+                     "Invalid Parameter format for %s expect tuple but value='%s'", what, text);
+}
+
+static int parse_one(const attr_spec* spec, const char* text, void* param) {
+    char* field = static_cast<char*>(param) + spec->offset;
+    int64_t lower_check = 0;
+    switch (spec->type) {
+        case ATTR_INT: {
+            int32_t v;
+            int rc = attr_parse_int(text, spec->name, &v);
+            if (rc) return rc;
+            memcpy(field, &v, sizeof v);
+            lower_check = v;
+            break;
+        }
+        case ATTR_BOOL: {
+            uint8_t v;
+            int rc = attr_parse_bool(text, spec->name, &v);
+            if (rc) return rc;
+            memcpy(field, &v, sizeof v);
+            return CVML_OK;
+        }
+        case ATTR_TUPLE:
+            return attr_parse_tuple(text, spec->name, reinterpret_cast<attr_tuple*>(field));
+        case ATTR_OPT_INT: {
+            attr_opt_int v = {0, 0};
+            const char* p = skip_space(text);
+            if (strncmp(p, "None", 4) != 0 || *skip_space(p + 4) != '\0') {
+                int rc = attr_parse_int(text, spec->name, &v.value);
+                if (rc) return rc;
+                v.present = 1;
+                lower_check = v.value;
+            }
+            memcpy(field, &v, sizeof v);
+            if (!v.present) return CVML_OK;
+            break;
+        }
+        case ATTR_STRING: {
+            attr_string* s = reinterpret_cast<attr_string*>(field);
+            if (strlen(text) >= sizeof s->value)
+                return cvml_fail(CVML_ERR_RUNTIME, "Invalid Parameter %s: value '%.40s' too long",
+                                 spec->name, text);
+            if (spec->choices) {
+                bool ok = false;
+                for (const char* const* c = spec->choices; *c; ++c)
+                    ok = ok || strcmp(*c, text) == 0;
+                if (!ok)
+                    return cvml_fail(CVML_ERR_RUNTIME,
+                                     "Invalid Input: '%s', valid values are of %s", text,
+                                     spec->name);
+            }
+            cvml_strlcpy(s->value, text, sizeof s->value);
+            return CVML_OK;
+        }
+    }
+    if (spec->has_lower_bound && lower_check < spec->lower_bound)
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "value %lld for Parameter %s should be greater equal to %lld",
+                         static_cast<long long>(lower_check), spec->name,
+                         static_cast<long long>(spec->lower_bound));
+    return CVML_OK;
+}
+
+int op_parse_attrs(const op_def* op, ir_node* node) {
+    if (op->attr_count == 0) {
+        if (node->attr_count != 0)
+            return cvml_fail(CVML_ERR_LOGIC, "operator %s takes no attributes but %d given ('%s')",
+                             op->name, node->attr_count, node->attrs[0].key);
+        return CVML_OK;
+    }
+    void* param = calloc(1, op->param_size);
+    if (!param) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    free(node->param);
+    node->param = param;
+    for (int32_t k = 0; k < node->attr_count; ++k) {
+        bool known = false;
+        for (int32_t i = 0; i < op->attr_count; ++i)
+            known = known || strcmp(op->attrs[i].name, node->attrs[k].key) == 0;
+        if (!known)
+            return cvml_fail(CVML_ERR_RUNTIME, "Cannot find argument '%s' in operator %s",
+                             node->attrs[k].key, op->name);
+    }
+    for (int32_t i = 0; i < op->attr_count; ++i) {
+        const attr_spec* spec = &op->attrs[i];
+        const char* given = ir_node_attr(node, spec->name);
+        const char* text = given ? given : spec->default_value;
+        if (!text)
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "Required parameter %s of operator %s is not presented", spec->name,
+                             op->name);
+        int rc = parse_one(spec, text, param);
+        if (rc) return rc;
+    }
+    return op->parse_extra ? op->parse_extra(param) : CVML_OK;
+}
+
+/* ---- inference helpers ------------------------------------------------------------- */
+
+int32_t op_bits(int64_t n) {
+    int32_t b = 0;
+    while (n > 0) {
+        ++b;
+        n >>= 1;
+    }
+    return b;
+}
+
+int32_t op_number_precision(int64_t n) {
+    return op_bits(n + 1) + 1;
+}
+
+void op_copy_shape(ir_tensor* dst, const ir_tensor* src) {
+    dst->ndim = src->ndim;
+    for (int32_t i = 0; i < src->ndim; ++i) dst->dims[i] = src->dims[i];
+}
+
+int op_same_shape(const ir_tensor* a, const ir_tensor* b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int32_t i = 0; i < a->ndim; ++i)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+const char* op_shape_str(const ir_tensor* t, char* buf, size_t cap) {
+    size_t used = 0;
+    if (cap == 0) return buf;
+    buf[0] = '\0';
+    used += static_cast<size_t>(snprintf(buf, cap, "("));
+    for (int32_t i = 0; i < t->ndim && used < cap; ++i)
+        used += static_cast<size_t>(snprintf(buf + used, cap - used, i ? ", %lld" : "%lld",
+                                             static_cast<long long>(t->dims[i])));
+    if (used < cap) snprintf(buf + used, cap - used, ")");
+    return buf;
+}

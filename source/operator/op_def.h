@@ -1,0 +1,132 @@
+/* An operator's definition ("typed facts", no kernel): its attribute table with
+ * upstream's string encodings, validation, shape, precision and gas rules, and the
+ * in-place rule of upstream's storage check. One file per operator in this folder
+ * defines one `op_def` and registers it from `register_op_<file>()`. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/graph.h"
+
+/* ---- attributes ---------------------------------------------------------------- */
+
+enum attr_type {
+    ATTR_INT,     /* int32, decimal ("3", "-1") */
+    ATTR_BOOL,    /* True/true/1/False/false/0, case-insensitive */
+    ATTR_TUPLE,   /* TShape: "(a, b)", "[a,b]", "a", "()"; into attr_tuple */
+    ATTR_OPT_INT, /* an int or "None"; into attr_opt_int */
+    ATTR_STRING,  /* one of `choices` (or any string when choices is NULL); into attr_string */
+};
+
+#define ATTR_TUPLE_MAX 16
+
+typedef struct attr_tuple {
+    int32_t count;
+    int64_t values[ATTR_TUPLE_MAX];
+} attr_tuple;
+
+typedef struct attr_opt_int {
+    uint8_t present; /* 0 for "None" or absent */
+    int32_t value;
+} attr_opt_int;
+
+typedef struct attr_string {
+    char value[32];
+} attr_string;
+
+typedef struct attr_spec {
+    const char* name;
+    enum attr_type type;
+    const char* default_value; /* NULL: the attribute is required */
+    size_t offset;             /* where the parsed value goes in the op's param struct */
+    uint8_t has_lower_bound;   /* dmlc set_lower_bound: a smaller value is a ParamError */
+    int64_t lower_bound;
+    const char* const* choices; /* ATTR_STRING: NULL-terminated list of accepted values */
+} attr_spec;
+
+/* ---- inference context ----------------------------------------------------------- */
+
+/* What an operator sees of its node while verifying: its parsed parameters and its
+ * input and output tensors. Inference writes outputs' ndim/dims/precision; it may
+ * read inputs' shapes and precisions. Errors go through cvml_fail(): attribute range
+ * and shape rule violations (upstream VERIFY) are CVML_ERR_LOGIC, conflicts and
+ * failed inference (upstream CHECK / LOG(FATAL)) are CVML_ERR_RUNTIME. */
+typedef struct op_infer_ctx {
+    const ir_graph* graph;
+    const ir_node* node;
+    const void* param;
+    int32_t input_count;
+    ir_tensor* const* inputs;
+    int32_t output_count;
+    ir_tensor* const* outputs;
+} op_infer_ctx;
+
+typedef struct op_def {
+    const char* name;
+
+    /* Attribute table; the parsed struct is `param_size` bytes (0: no attributes, and
+     * then any attribute given is a logic error, as upstream). */
+    const attr_spec* attrs;
+    int32_t attr_count;
+    size_t param_size;
+    /* Optional extra parse-time checks after the table (ParamError → runtime). */
+    int (*parse_extra)(void* param);
+    /* Frees anything parse_extra allocated inside the param struct (rare). */
+    void (*release_param)(void* param);
+
+    /* Number of inputs the node must have: `fixed_inputs`, or num_inputs(param) when
+     * set (conv2d/dense with use_bias), -1 from the function means "any, >= 1". */
+    int32_t fixed_inputs;
+    int32_t (*num_inputs)(const void* param);
+    int32_t num_outputs;
+
+    int (*infer_shape)(op_infer_ctx* ctx);
+    int (*infer_precision)(op_infer_ctx* ctx);
+    /* Gas base cost per output element (FORMAT.md §8); NULL means 1. */
+    int (*gas_base)(const op_infer_ctx* ctx, int64_t* base);
+
+    /* Upstream's storage-reuse whitelist: the output may share a storage slot with
+     * one of the node's own inputs. */
+    uint8_t may_share_input_storage;
+    /* 0 for upstream aliases (add, nn.relu, ...): they verify and charge gas, but no
+     * device has a kernel under that name, so loading fails with a logic error. */
+    uint8_t runnable;
+} op_def;
+
+/* Parses a node's attributes with the op's table into a freshly allocated param
+ * struct (node->param). Unknown key, bad value, missing required attribute or a
+ * value under a lower bound: CVML_ERR_RUNTIME (upstream ParamError). Attributes on an
+ * operator without a table: CVML_ERR_LOGIC. */
+int op_parse_attrs(const op_def* op, ir_node* node);
+
+/* Shared parsing of upstream's encodings, usable by parse_extra and tests.
+ * Each returns CVML_OK or CVML_ERR_RUNTIME with a message naming `what`. */
+int attr_parse_int(const char* text, const char* what, int32_t* out);
+int attr_parse_bool(const char* text, const char* what, uint8_t* out);
+int attr_parse_tuple(const char* text, const char* what, attr_tuple* out);
+
+/* ---- registry --------------------------------------------------------------------- */
+
+int op_registry_add(const op_def* op);
+int op_registry_remove(const op_def* op);
+const op_def* op_registry_find(const char* name);
+int32_t op_registry_count(void);
+const op_def* op_registry_at(int32_t index);
+
+/* Upstream's name rule: one trailing "_<digits>" or "_" is stripped from func_name
+ * ("conv2d_0" → "conv2d", "abs_" → "abs", "__add_symbol__" → "__add_symbol_"). */
+void op_strip_suffix(const char* func_name, char* out, size_t cap);
+
+/* ---- helpers for inference ------------------------------------------------------- */
+
+/* bits(n): number of significant bits of n >= 0 (upstream GetReduceSumBit). */
+int32_t op_bits(int64_t n);
+/* NP(n) = bits(n + 1) + 1 (upstream GetNumberPrecision). */
+int32_t op_number_precision(int64_t n);
+/* Copies a shape; sets ndim and dims of `dst` from `src`. */
+void op_copy_shape(ir_tensor* dst, const ir_tensor* src);
+/* Same shape (ndim and dims). */
+int op_same_shape(const ir_tensor* a, const ir_tensor* b);
+/* Formats "(1, 2, 3)" into buf for messages. */
+const char* op_shape_str(const ir_tensor* t, char* buf, size_t cap);

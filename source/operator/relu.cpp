@@ -1,0 +1,28 @@
+/* relu: y = max(x, 0). No attributes; the output keeps the input's shape and
+ * precision, and may share the input's storage slot (upstream's in-place list). */
+#include "operator/op_def.h"
+#include "operator/op_common.h"
+
+static const op_def relu_op = {
+    .name = "relu",
+    .attrs = nullptr,
+    .attr_count = 0,
+    .param_size = 0,
+    .parse_extra = nullptr,
+    .release_param = nullptr,
+    .fixed_inputs = 1,
+    .num_inputs = nullptr,
+    .num_outputs = 1,
+    .infer_shape = op_infer_shape_same_as_input0,
+    .infer_precision = op_infer_precision_same_as_input0,
+    .gas_base = nullptr,
+    .may_share_input_storage = 1,
+    .runnable = 1,
+};
+
+int register_op_relu(void) {
+    return op_registry_add(&relu_op);
+}
+int unregister_op_relu(void) {
+    return op_registry_remove(&relu_op);
+}
