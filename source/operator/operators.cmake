@@ -1,7 +1,11 @@
 # Operator definitions, one file per operator (see op_def.h). Adding an operator means
 # adding its file here; the registry is generated from this list.
 set(CVML_OPERATOR_SOURCES
+  # -- nn and reductions
+  # -- element-wise, broadcast, clipping, indexing
   relu.cpp
+  # -- shape and layout
+  # -- upstream aliases
 )
 # Shared helpers (not registered).
 set(CVML_OPERATOR_SUPPORT_SOURCES

@@ -1,6 +1,9 @@
 # CPU kernels, one file per operator (see ../cpu_kernel.h), registered by name.
 set(CVML_CPU_KERNEL_SOURCES
+  # -- nn and reductions
+  # -- element-wise, broadcast, clipping, indexing
   relu.cpp
+  # -- shape and layout
 )
 # Shared helpers (not registered).
 set(CVML_CPU_KERNEL_SUPPORT_SOURCES
