@@ -621,3 +621,103 @@ int cvml_tensor_get_i8(const cvml_tensor* t, int8_t* values, size_t count) {
     for (size_t i = 0; i < count; ++i) values[i] = static_cast<int8_t>(src[i]);
     return CVML_OK;
 }
+
+/* ---- model facts -------------------------------------------------------------------- */
+
+int cvml_graph_version(const cvml_graph* g, const char** version) {
+    REQUIRE(g && version, "NULL argument");
+    *version = g->ir->version ? g->ir->version : "";
+    return CVML_OK;
+}
+
+int cvml_graph_postprocess(const cvml_graph* g, const char** postprocess) {
+    REQUIRE(g && postprocess, "NULL argument");
+    *postprocess = g->ir->postprocess ? g->ir->postprocess : "";
+    return CVML_OK;
+}
+
+int cvml_graph_gas_split(const cvml_graph* g, uint64_t* ops, uint64_t* memory) {
+    REQUIRE(g && ops && memory, "NULL argument");
+    if (!g->ir->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
+    *ops = g->ir->gas_ops;
+    *memory = g->ir->gas_mem;
+    return CVML_OK;
+}
+
+int cvml_graph_node_count(const cvml_graph* g, int* count) {
+    REQUIRE(g && count, "NULL argument");
+    *count = g->ir->node_count;
+    return CVML_OK;
+}
+
+static int check_node_index(const cvml_graph* g, int index) {
+    if (index < 0 || index >= g->ir->node_count)
+        return cvml_fail(CVML_ERR_LOGIC, "node index %d outside 0..%d", index,
+                         g->ir->node_count - 1);
+    return CVML_OK;
+}
+
+int cvml_graph_node_info(const cvml_graph* g, int index, const char** name, const char** op) {
+    REQUIRE(g && name && op, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    const ir_node* n = g->ir->nodes[index];
+    *name = n->name;
+    *op = n->op ? n->op->name : "null";
+    return CVML_OK;
+}
+
+int cvml_graph_node_device(const cvml_graph* g, int index, const char** device) {
+    REQUIRE(g && device, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    const ir_node* n = g->ir->nodes[index];
+    *device = "";
+    if (!n->op) return CVML_OK;
+    if (n->subgraph < 0) return cvml_fail(CVML_ERR_LOGIC, "the graph has not been prerun");
+    const cvml_device* d = device_registry_at(g->ir->subgraphs[n->subgraph]->device);
+    *device = d ? d->name : "";
+    return CVML_OK;
+}
+
+int cvml_graph_tensor_count(const cvml_graph* g, int* count) {
+    REQUIRE(g && count, "NULL argument");
+    *count = g->ir->tensor_count;
+    return CVML_OK;
+}
+
+int cvml_graph_get_tensor(cvml_graph* g, int index, cvml_tensor** out) {
+    REQUIRE(g && out, "NULL argument");
+    if (index < 0 || index >= g->ir->tensor_count)
+        return cvml_fail(CVML_ERR_LOGIC, "tensor index %d outside 0..%d", index,
+                         g->ir->tensor_count - 1);
+    *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[index]);
+    return CVML_OK;
+}
+
+int cvml_tensor_is_const(const cvml_tensor* t, int* is_const) {
+    REQUIRE(t && is_const, "NULL argument");
+    *is_const = as_ir(t)->kind == TENSOR_CONST;
+    return CVML_OK;
+}
+
+/* ---- profiling ---------------------------------------------------------------------- */
+
+int cvml_graph_set_profiling(cvml_graph* g, int enabled) {
+    REQUIRE(g, "NULL graph");
+    if (enabled && !g->ir->node_time_ns) {
+        g->ir->node_time_ns = static_cast<uint64_t*>(
+            calloc(static_cast<size_t>(g->ir->node_count) + 1, sizeof(uint64_t)));
+        if (!g->ir->node_time_ns) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    g->ir->profiling = enabled ? 1 : 0;
+    return CVML_OK;
+}
+
+int cvml_graph_node_time(const cvml_graph* g, int index, uint64_t* nanoseconds) {
+    REQUIRE(g && nanoseconds, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    *nanoseconds = g->ir->node_time_ns ? g->ir->node_time_ns[index] : 0;
+    return CVML_OK;
+}

@@ -123,6 +123,61 @@ CVML_API int cvml_graph_run(cvml_graph* g);
 /** The gas of a verified graph (upstream's GetOps formula). */
 CVML_API int cvml_graph_gas(const cvml_graph* g, uint64_t* gas);
 
+/* ---- saving ----------------------------------------------------------------------- */
+
+/** Writes a graph with a serializer ("cvm": graph JSON + params) to two files. */
+CVML_API int cvml_graph_save_file(const cvml_graph* g, const char* serializer,
+                                  const char* graph_path, const char* params_path);
+/** Same into buffers the library allocates; release each with cvml_free(). */
+CVML_API int cvml_graph_save_memory(const cvml_graph* g, const char* serializer,
+                                    void** graph_data, size_t* graph_size, void** params_data,
+                                    size_t* params_size);
+/** Frees a buffer the library allocated for the caller. NULL is ignored. */
+CVML_API void cvml_free(void* p);
+
+/* ---- upstream byte I/O (FORMAT.md 4.3) ---------------------------------------------- */
+
+/** Input bytes of the model as upstream's CVMAPIInference takes them: the length in
+ * bytes and the element size (1: int8 when the input precision <= 8, else 4). */
+CVML_API int cvml_graph_input_bytes(const cvml_graph* g, size_t* length, int* type_size);
+/** Output bytes as upstream's CVMAPIInference writes them (all outputs, interleaved
+ * rows, argmax/detection post-processing). */
+CVML_API int cvml_graph_output_bytes(const cvml_graph* g, size_t* length, int* type_size);
+/** Sets the input from upstream's bytes, runs, and writes upstream's output bytes.
+ * `output` must hold exactly the cvml_graph_output_bytes() length; it is zero-filled
+ * first (upstream's argmax quirk leaves part of it unwritten). */
+CVML_API int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length,
+                                  void* output, size_t output_length);
+
+/* ---- model facts ------------------------------------------------------------------ */
+
+/** The model's format version ("cvm_1.0.0", "cvm_1.1.0"; "" for the 2019 layout or a
+ * built graph) and its post-processing ("", "argmax", "detection"). Static strings
+ * owned by the graph. */
+CVML_API int cvml_graph_version(const cvml_graph* g, const char** version);
+CVML_API int cvml_graph_postprocess(const cvml_graph* g, const char** postprocess);
+/** Gas split into its operations and memory parts (gas = ops + memory). */
+CVML_API int cvml_graph_gas_split(const cvml_graph* g, uint64_t* ops, uint64_t* memory);
+/** Nodes: count, and each node's name and operator ("null" for variables). */
+CVML_API int cvml_graph_node_count(const cvml_graph* g, int* count);
+CVML_API int cvml_graph_node_info(const cvml_graph* g, int index, const char** name,
+                                  const char** op);
+/** After prerun: the device that runs node `index` ("" for variables). */
+CVML_API int cvml_graph_node_device(const cvml_graph* g, int index, const char** device);
+/** All tensors (inputs, parameters, intermediates), by index. */
+CVML_API int cvml_graph_tensor_count(const cvml_graph* g, int* count);
+CVML_API int cvml_graph_get_tensor(cvml_graph* g, int index, cvml_tensor** out);
+/** 1 when the tensor is a parameter (constant). */
+CVML_API int cvml_tensor_is_const(const cvml_tensor* t, int* is_const);
+
+/* ---- profiling -------------------------------------------------------------------- */
+
+/** Turns per-node timing on or off for later runs (off by default). */
+CVML_API int cvml_graph_set_profiling(cvml_graph* g, int enabled);
+/** Wall time of node `index` in the last profiled run, in nanoseconds (0 for
+ * variables and for nodes not run on a profiled device). */
+CVML_API int cvml_graph_node_time(const cvml_graph* g, int index, uint64_t* nanoseconds);
+
 /* ---- tensors ---------------------------------------------------------------------- */
 
 CVML_API int cvml_graph_input_count(const cvml_graph* g, int* count);

@@ -67,6 +67,7 @@ void ir_graph_release(ir_graph* g) {
     free(g->version);
     free(g->postprocess);
     free(g->param_order);
+    free(g->node_time_ns);
     free(g);
 }
 

@@ -95,8 +95,8 @@ typedef struct ir_graph {
     uint64_t gas; /* valid once verified */
     uint64_t gas_ops;
     uint64_t gas_mem;
-    void* exec; /* the scheduler's state after prerun, see module/scheduler.h */
-    struct cvml_context* context;
+    uint8_t profiling;      /* devices time each node into node_time_ns */
+    uint64_t* node_time_ns; /* node_count entries while profiling is on */
 } ir_graph;
 
 ir_graph* ir_graph_create(void);

@@ -48,3 +48,66 @@ TEST_F(Lib, NullArgumentsAreErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Lib, ModelFactsAndProfiling) {
+    cvml_graph* g = nullptr;
+    ASSERT_EQ(cvml_graph_create(ctx, &g), CVML_OK);
+    int32_t dims[1] = {4};
+    const int32_t w[4] = {1, -2, 3, -4};
+    cvml_tensor *x = nullptr, *c = nullptr, *y = nullptr;
+    ASSERT_EQ(cvml_graph_add_input(g, "data", 1, dims, 8, &x), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_const(g, "w", 1, dims, 8, w, &c), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_node(g, "relu", "r", nullptr, nullptr, 0, &x, 1, &y, 1), CVML_OK);
+    ASSERT_EQ(cvml_graph_set_outputs(g, &y, 1), CVML_OK);
+    // Building after verification is refused; a bad index is a logic error.
+    ASSERT_EQ(cvml_graph_verify(g), CVML_OK);
+    cvml_tensor* extra = nullptr;
+    EXPECT_EQ(cvml_graph_add_input(g, "late", 1, dims, 8, &extra), CVML_ERR_LOGIC);
+    int n = 0;
+    ASSERT_EQ(cvml_graph_node_count(g, &n), CVML_OK);
+    EXPECT_EQ(n, 3);
+    const char *name = nullptr, *op = nullptr, *dev = nullptr;
+    ASSERT_EQ(cvml_graph_node_info(g, 2, &name, &op), CVML_OK);
+    EXPECT_STREQ(name, "r");
+    EXPECT_STREQ(op, "relu");
+    EXPECT_EQ(cvml_graph_node_info(g, 3, &name, &op), CVML_ERR_LOGIC);
+    EXPECT_EQ(cvml_graph_node_device(g, 2, &dev), CVML_ERR_LOGIC);  // not prerun yet
+    uint64_t ops = 0, mem = 0;
+    ASSERT_EQ(cvml_graph_gas_split(g, &ops, &mem), CVML_OK);
+    EXPECT_EQ(ops, 4u);
+    EXPECT_EQ(mem, 3u * 4 * 5);
+    int is_const = -1;
+    ASSERT_EQ(cvml_tensor_is_const(c, &is_const), CVML_OK);
+    EXPECT_EQ(is_const, 1);
+    ASSERT_EQ(cvml_graph_set_profiling(g, 1), CVML_OK);
+    const int32_t in[4] = {1, 2, 3, 4};
+    ASSERT_EQ(cvml_tensor_set_i32(x, in, 4), CVML_OK);
+    ASSERT_EQ(cvml_graph_run(g), CVML_OK);
+    ASSERT_EQ(cvml_graph_node_device(g, 2, &dev), CVML_OK);
+    EXPECT_STREQ(dev, "cpu");
+    uint64_t ns = 0;
+    EXPECT_EQ(cvml_graph_node_time(g, 2, &ns), CVML_OK);
+    int tcount = 0;
+    ASSERT_EQ(cvml_graph_tensor_count(g, &tcount), CVML_OK);
+    EXPECT_EQ(tcount, 3);
+    const char* version = nullptr;
+    ASSERT_EQ(cvml_graph_version(g, &version), CVML_OK);
+    EXPECT_STREQ(version, "");
+    cvml_graph_release(g);
+}
+
+TEST(Library, InitReleaseInit) {
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(cvml_init(), CVML_OK) << cvml_last_error();
+        int ops = 0, sers = 0, devs = 0;
+        ASSERT_EQ(cvml_registry_counts(&ops, &sers, &devs), CVML_OK);
+        EXPECT_GE(ops, 1);
+        EXPECT_EQ(devs, 1);
+        ASSERT_EQ(cvml_release(), CVML_OK);
+    }
+    EXPECT_EQ(cvml_release(), CVML_ERR_LOGIC);
+}
+
+}  // namespace

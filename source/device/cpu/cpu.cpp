@@ -2,6 +2,7 @@
  * intermediate tensors placed in one arena by the lifetime planner at prerun. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_runtime.h"
@@ -177,14 +178,21 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     return CVML_OK;
 }
 
+uint64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 int cpu_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
     cpu_subgraph_state* st = static_cast<cpu_subgraph_state*>(sg->device_state);
     if (!st) return cvml_fail(CVML_ERR_RUNTIME, "CPU subgraph %d was not prepared", sg->index);
-    (void)g;
     for (int32_t i = 0; i < st->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
+        uint64_t start = g->profiling ? monotonic_ns() : 0;
         int rc = ne->kernel->run(&ne->ctx);
         if (rc) return graph_node_error(ne->ctx.node, rc);
+        if (g->profiling) g->node_time_ns[ne->ctx.node->index] = monotonic_ns() - start;
     }
     return CVML_OK;
 }
