@@ -19,5 +19,10 @@ if(TARGET example_build_and_run)
   add_test(NAME clink.gcc_static_example
     COMMAND sh ${CVML_SCRIPTS}/c_static_link.sh ${CVML_GCC} $<TARGET_FILE:cvml_static>
             ${PROJECT_SOURCE_DIR}/api ${PROJECT_SOURCE_DIR}/examples/build_and_run.c
-            ${CMAKE_CURRENT_BINARY_DIR}/c_static_link)
+            ${CMAKE_CURRENT_BINARY_DIR}/c_static_link
+            ${PROJECT_SOURCE_DIR}/examples/models/tiny_convnet.expected.json)
+  if(CVML_SANITIZE)
+    set_tests_properties(clink.gcc_static_example PROPERTIES
+      ENVIRONMENT "CVML_LINK_EXTRA=-fsanitize=address,undefined")
+  endif()
 endif()
