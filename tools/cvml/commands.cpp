@@ -29,7 +29,21 @@ const char kModelHelp[] =
 const char kDeviceHelp[] =
     "  --device NAMES     devices to use, comma-separated in priority order; the CPU is\n"
     "                     always the fallback (see 'cvml devices')\n"
+#if CVML_HAVE_PLUGIN_API
+    "  --plugin PATH      load a device plugin first (repeatable; CVML_PLUGIN_PATH and\n"
+    "                     lib/cvml/plugins are searched anyway)\n"
+#endif
     "  --threads N        CPU threads (default: CVML_NUM_THREADS or 1)\n";
+
+/* Options every model command takes. */
+std::vector<OptionSpec> with_device_options(std::vector<OptionSpec> specs) {
+    specs.push_back({"--device", true, true});
+    specs.push_back({"--threads", true, false});
+#if CVML_HAVE_PLUGIN_API
+    specs.push_back({"--plugin", true, true});
+#endif
+    return specs;
+}
 
 bool print_help(const char* usage, const char* options) {
     printf("%s\n%s\noptions:\n%s  -h, --help         show this help\n", usage, kModelHelp, options);
@@ -131,10 +145,7 @@ int cmd_info(int argc, char** argv) {
         "  --json             print the facts as JSON\n"
         "  --brief            omit the per-node table\n";
     if (!parse_args(argc, argv,
-                    {{"--json", false, false},
-                     {"--brief", false, false},
-                     {"--device", true, true},
-                     {"--threads", true, false}},
+                    with_device_options({{"--json", false, false}, {"--brief", false, false}}),
                     &args)) {
         print_help(
             "usage: cvml info MODEL [PARAMS] [--json] [--brief] [--device NAMES]\n\n"
@@ -379,7 +390,8 @@ int cmd_run(int argc, char** argv) {
         {"--input", true, false},  {"--input-format", true, false},  {"--output", true, false},
         {"--expect", true, false}, {"--expect-format", true, false}, {"--profile", false, false},
         {"--repeat", true, false}, {"--json", false, false},         {"--quiet", false, false},
-        {"-q", false, false},      {"--device", true, true},         {"--threads", true, false}};
+        {"-q", false, false}};
+    specs = with_device_options(specs);
     if (!parse_args(argc, argv, specs, &args)) {
         print_help(
             "usage: cvml run MODEL [PARAMS] --input FILE [--output FILE] [--expect FILE]\n"
@@ -565,7 +577,7 @@ int cmd_run(int argc, char** argv) {
 int cmd_validate(int argc, char** argv) {
     Args args;
     if (!parse_args(argc, argv,
-                    {{"--quiet", false, false}, {"-q", false, false}, {"--device", true, true}},
+                    with_device_options({{"--quiet", false, false}, {"-q", false, false}}),
                     &args)) {
         print_help(
             "usage: cvml validate MODEL [PARAMS] [-q]\n\n"
@@ -600,36 +612,81 @@ int cmd_validate(int argc, char** argv) {
 
 int cmd_devices(int argc, char** argv) {
     Args args;
-    if (!parse_args(argc, argv, {{"--json", false, false}}, &args)) {
+    std::vector<OptionSpec> specs = {{"--json", false, false}};
+#if CVML_HAVE_PLUGIN_API
+    specs.push_back({"--plugin", true, true});
+#endif
+    if (!parse_args(argc, argv, specs, &args)) {
         printf(
             "usage: cvml devices [--json]\n\n"
             "Lists the devices a graph can run on, in the default priority order (plugin\n"
-            "devices first, the CPU last), the registries, and where plugins are searched.\n\n"
+            "devices first, the CPU last), the plugins found or refused and why, and the\n"
+            "registries.\n\n"
             "options:\n  --json             print the list as JSON\n"
+#if CVML_HAVE_PLUGIN_API
+            "  --plugin PATH      load a device plugin first (repeatable)\n"
+#endif
             "  -h, --help         show this help\n");
         return kOk;
     }
     if (!args.positionals.empty()) usage_error("unexpected argument '" + args.positionals[0] + "'");
     Library lib;
     Context ctx;
+    ctx.configure(args);
     int ops = 0, sers = 0, devs = 0, threads = 1;
     check(cvml_registry_counts(&ops, &sers, &devs), "cannot read the registries");
     check(cvml_context_get_threads(ctx.ctx, &threads), "cannot read the thread count");
-    /* Devices are probed by name: a name the registry does not hold is refused. */
-    std::vector<std::string> found;
+    struct Device {
+        std::string name, version;
+    };
+    struct Plugin {
+        std::string name, version, path, reason;
+        bool loaded;
+    };
+    std::vector<Device> found;
+    std::vector<Plugin> plugins;
+#if CVML_HAVE_PLUGIN_API
+    for (int i = 0; i < devs; ++i) {
+        const char *name = nullptr, *version = nullptr;
+        check(cvml_device_info(i, &name, &version), "cannot read device " + std::to_string(i));
+        found.push_back({name ? name : "", version ? version : ""});
+    }
+    int n_plugins = 0;
+    check(cvml_plugin_count(&n_plugins), "cannot list plugins");
+    for (int i = 0; i < n_plugins; ++i) {
+        const char *name = "", *version = "", *path = "", *reason = "";
+        int loaded = 0;
+        check(cvml_plugin_info(i, &name, &version, &path, &loaded, &reason),
+              "cannot read plugin " + std::to_string(i));
+        plugins.push_back({name ? name : "", version ? version : "", path ? path : "",
+                           reason ? reason : "", loaded != 0});
+    }
+#else
+    /* Without the device list, devices are probed by name: the registry refuses a name
+     * it does not hold. */
     for (const char* name : {"cuda", "cpu"}) {
         const char* names[] = {name};
-        if (cvml_context_set_devices(ctx.ctx, names, 1) == CVML_OK) found.push_back(name);
+        if (cvml_context_set_devices(ctx.ctx, names, 1) == CVML_OK) found.push_back({name, ""});
     }
+#endif
     const char* plugin_path = getenv("CVML_PLUGIN_PATH");
     if (args.has("--json")) {
         Json j;
         j.begin_object().value("version", cvml_version());
         j.begin_array("devices");
-        for (const auto& d : found) j.value("", d);
+        for (const auto& d : found)
+            j.begin_object().value("name", d.name).value("version", d.version).end_object();
+        j.end_array();
+        j.begin_array("plugins");
+        for (const auto& p : plugins) {
+            j.begin_object()
+                .value("name", p.name)
+                .value("version", p.version)
+                .value("path", p.path);
+            j.value("loaded", p.loaded).value("reason", p.reason).end_object();
+        }
         j.end_array();
         j.value("threads", threads).value("operators", ops).value("serializers", sers);
-        j.value("registered_devices", devs);
         j.value("plugin_path", plugin_path ? plugin_path : "");
         j.end_object();
         fputs(j.str().c_str(), stdout);
@@ -637,7 +694,14 @@ int cmd_devices(int argc, char** argv) {
     }
     printf("cvm-lite %s\n", cvml_version());
     printf("devices (priority order):\n");
-    for (const auto& d : found) printf("  %s\n", d.c_str());
+    for (const auto& d : found) printf("  %-8s %s\n", d.name.c_str(), d.version.c_str());
+    if (!plugins.empty()) {
+        printf("plugins:\n");
+        for (const auto& p : plugins)
+            printf("  %-8s %s %s%s%s\n", p.name.c_str(), p.loaded ? "loaded" : "not loaded",
+                   p.path.empty() ? "(not found)" : p.path.c_str(), p.reason.empty() ? "" : ": ",
+                   p.reason.c_str());
+    }
     printf("cpu threads  %d (CVML_NUM_THREADS or --threads)\n", threads);
     printf("registries   %d operators, %d serializers, %d devices\n", ops, sers, devs);
     printf("plugin path  %s\n", plugin_path ? plugin_path : "(CVML_PLUGIN_PATH not set)");
