@@ -116,7 +116,15 @@ def test_bad_inputs_raise_logic_errors():
         m.gas  # closed
 
 
+def library_has_byte_io():
+    # The byte I/O calls land with the CVM serializer; a library without them cannot load
+    # files yet (the tool and the examples wait for them too).
+    import ctypes
+    return hasattr(ctypes.CDLL(cvml.load_library().path), "cvml_graph_run_bytes")
+
+
 @pytest.mark.skipif(not CASES, reason="no conformance cases")
+@pytest.mark.skipif(not library_has_byte_io(), reason="the library has no CVM serializer yet")
 def test_conformance_cases():
     checked = 0
     for case in CASES:
