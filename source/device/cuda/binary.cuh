@@ -54,8 +54,8 @@ int binary_run(cuda_node_ctx* ctx, F f) {
     const ir_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *o = ctx->outputs[0];
     int64_t n = cuda_count(o);
     if (cuda_count(a) == n && cuda_count(b) == n) {
-        same_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0],
-                                                             n, f);
+        same_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0], n,
+                                                             f);
     } else {
         bcast_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0],
                                                               make_bcast(a, b, o), n, f);
@@ -63,12 +63,13 @@ int binary_run(cuda_node_ctx* ctx, F f) {
     return CVML_OK;
 }
 
-#define CVML_CUDA_BINARY(NAME, EXPR)                                                   \
-    namespace {                                                                        \
-    struct NAME##_fn {                                                                 \
-        __device__ int32_t operator()(int32_t a, int32_t b) const { return EXPR; }     \
-    };                                                                                 \
-    int NAME##_run(cuda_node_ctx* ctx) { return binary_run(ctx, NAME##_fn()); }        \
-    }                                                                                  \
-    extern const cuda_kernel cuda_kernel_##NAME = {#NAME, nullptr, nullptr, NAME##_run, \
-                                                   nullptr}
+#define CVML_CUDA_BINARY(NAME, EXPR)                                               \
+    namespace {                                                                    \
+    struct NAME##_fn {                                                             \
+        __device__ int32_t operator()(int32_t a, int32_t b) const { return EXPR; } \
+    };                                                                             \
+    int NAME##_run(cuda_node_ctx* ctx) {                                           \
+        return binary_run(ctx, NAME##_fn());                                       \
+    }                                                                              \
+    }                                                                              \
+    extern const cuda_kernel cuda_kernel_##NAME = {#NAME, nullptr, nullptr, NAME##_run, nullptr}

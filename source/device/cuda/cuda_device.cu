@@ -42,7 +42,8 @@ int stream_acquire(const ir_graph* g, cudaStream_t* out) {
         }
         if (g_streams[i].refs == 0 && free_slot < 0) free_slot = i;
     }
-    if (free_slot < 0) return cuda_fail(CVML_ERR_RUNTIME, "more than %d graphs on CUDA", kMaxGraphs);
+    if (free_slot < 0)
+        return cuda_fail(CVML_ERR_RUNTIME, "more than %d graphs on CUDA", kMaxGraphs);
     cudaStream_t s;
     int rc = cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     if (rc) return rc;
@@ -229,10 +230,10 @@ int cu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const cvml_device_opti
     sg_state* st = static_cast<sg_state*>(calloc(1, sizeof(sg_state)));
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
     st->graph = g;
-    st->tensor_ptr = static_cast<int32_t**>(
-        calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(int32_t*)));
-    st->nodes = static_cast<node_exec*>(
-        calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(node_exec)));
+    st->tensor_ptr =
+        static_cast<int32_t**>(calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(int32_t*)));
+    st->nodes =
+        static_cast<node_exec*>(calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(node_exec)));
     int rc = !st->tensor_ptr || !st->nodes ? cuda_fail(CVML_ERR_RUNTIME, "out of memory") : 0;
     if (!rc) st->node_count = sg->node_count;
     if (!rc) rc = stream_acquire(g, &st->stream);
