@@ -372,7 +372,10 @@ void library_dirs(char* own, size_t cap) {
         if (os_realpath(info.dli_fname, lib)) {
             char dir[PATH_MAX];
             dir_name(lib, dir, sizeof dir);
-            snprintf(own, cap, "%s/cvml/plugins", dir);
+            // A path too long for `own` is dropped rather than searched truncated.
+            int n = snprintf(own, cap, "%.*s/cvml/plugins",
+                             static_cast<int>(cap > 14 ? cap - 14 : 0), dir);
+            if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
         }
     }
 #else
