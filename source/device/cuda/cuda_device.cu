@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cuda_kernel.h"
+#include "gather.cuh"
 #include "cvml_plugin.h"
 #include "operator/op_def.h"
 
@@ -375,4 +376,23 @@ extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
     snprintf(g_version, sizeof g_version, "%s (%s, sm_%d%d)", CVML_CUDA_PLUGIN_VERSION, prop.name,
              prop.major, prop.minor);
     return host->register_device(&g_device);
+}
+
+__global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        int64_t rem = i, off = 0;
+        for (int32_t d = m.ndim - 1; d >= 0; --d) {
+            int64_t idx = rem % m.dims[d];
+            rem /= m.dims[d];
+            off += ((idx / m.div[d]) % m.mod[d]) * m.stride[d];
+        }
+        y[i] = x[off];
+    }
+}
+
+int gather_launch(cuda_node_ctx* ctx, const gather_map& m) {
+    int64_t n = cuda_count(ctx->outputs[0]);
+    gather_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], m, n);
+    return CVML_OK;
 }
