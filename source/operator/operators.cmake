@@ -2,6 +2,8 @@
 # adding its file here; the registry is generated from this list.
 set(CVML_OPERATOR_SOURCES
   # -- nn and reductions
+  conv2d.cpp
+  dense.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout

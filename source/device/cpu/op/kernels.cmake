@@ -1,6 +1,8 @@
 # CPU kernels, one file per operator (see ../cpu_kernel.h), registered by name.
 set(CVML_CPU_KERNEL_SOURCES
   # -- nn and reductions
+  conv2d.cpp
+  dense.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
