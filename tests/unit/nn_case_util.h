@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "op_runner.h"
 
 namespace nn_case {
@@ -112,6 +114,34 @@ inline std::vector<int32_t> as_written(const std::vector<int32_t>& out, size_t f
     if (file_bytes == out.size())
         for (auto& x : v) x = static_cast<int8_t>(x);
     return v;
+}
+
+/* Replays a one-operator conformance case: `data` from input.bin (precision
+ * `data_prec`), then the named params with their precisions; compares output `head`
+ * with output.bin and the gas with the case's figure. */
+inline void replay(const std::string& op, const std::string& name,
+                   const std::vector<std::pair<std::string, std::string>>& attrs,
+                   const std::vector<int32_t>& data_shape, int data_prec,
+                   const std::vector<std::pair<std::string, int>>& params, uint64_t gas,
+                   int outputs = 1, int head = 0, int threads = 1) {
+    std::string dir = case_dir(name);
+    auto pm = read_params(dir);
+    std::vector<cvml_test::Operand> ops;
+    ops.push_back(cvml_test::Operand{data_shape, data_prec,
+                                     read_values(dir + "/input.bin", count_of(data_shape)), false});
+    ASSERT_EQ(ops[0].values.size(), count_of(data_shape)) << name;
+    for (auto& pp : params) {
+        ASSERT_TRUE(pm.count(pp.first)) << name << " lacks " << pp.first;
+        ops.push_back(cvml_test::Operand{pm[pp.first].shape, pp.second, pm[pp.first].values, true});
+    }
+    auto r = cvml_test::run_op(op, attrs, ops, outputs, threads);
+    ASSERT_EQ(r.verify_rc, CVML_OK) << name << ": " << r.error;
+    ASSERT_EQ(r.run_rc, CVML_OK) << name << ": " << r.error;
+    EXPECT_EQ(r.gas, gas) << name;
+    auto bytes = read_file(dir + "/output.bin").size();
+    auto want = read_values(dir + "/output.bin", r.outputs[head].size());
+    ASSERT_FALSE(want.empty()) << name;
+    EXPECT_EQ(as_written(r.outputs[head], bytes), want) << name;
 }
 
 }  // namespace nn_case

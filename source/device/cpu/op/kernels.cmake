@@ -3,6 +3,8 @@ set(CVML_CPU_KERNEL_SOURCES
   # -- nn and reductions
   conv2d.cpp
   dense.cpp
+  max_pool2d.cpp
+  upsampling.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
