@@ -2,6 +2,10 @@
 # adding its file here; the registry is generated from this list.
 set(CVML_OPERATOR_SOURCES
   # -- nn and reductions
+  conv2d.cpp
+  dense.cpp
+  max_pool2d.cpp
+  upsampling.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout

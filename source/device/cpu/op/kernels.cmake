@@ -1,6 +1,10 @@
 # CPU kernels, one file per operator (see ../cpu_kernel.h), registered by name.
 set(CVML_CPU_KERNEL_SOURCES
   # -- nn and reductions
+  conv2d.cpp
+  dense.cpp
+  max_pool2d.cpp
+  upsampling.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
