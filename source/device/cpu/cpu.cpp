@@ -7,6 +7,7 @@
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/memory_plan.h"
+#include "device/cpu/simd/simd.h"
 #include "graph/verify.h"
 #include "module/device.h"
 #include "operator/op_def.h"
@@ -162,6 +163,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     if (!rc) {
         st->node_count = sg->node_count;
         st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
+        st->rt.simd_level = cpu_simd_level();
         if (!st->rt.pool)
             rc = cvml_fail(CVML_ERR_RUNTIME, "cannot start %d CPU threads", opt->threads);
     }
