@@ -46,37 +46,226 @@ void tile_scalar(const gemm_weights* a, const int8_t* b, int32_t N, int32_t m0, 
 
 /* ---- avx512 (VNNI) -------------------------------------------------------------------- */
 
-template <int NC>
-CVML_TARGET_AVX512 void ukr_avx512(const int8_t* a, const uint8_t* b, size_t panel_bytes,
-                                   int32_t k4n, const int32_t* corr, int32_t* tile) {
-    __m512i acc[GEMM_MR][NC];
-#pragma GCC unroll 8
-    for (int r = 0; r < GEMM_MR; ++r)
-#pragma GCC unroll 3
-        for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_si512();
+/* GCC 12 copies the accumulator of _mm512_dpbusd_epi32 through the stack on every
+ * step; the instruction itself accumulates in place. */
+#define dpbusd(acc, b, a) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a))
+
+CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, const uint8_t* b, size_t panel_bytes,
+                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+    /* Named accumulators: GCC spills an array of vectors to the stack. */
+    __m512i c00 = _mm512_setzero_si512();
+    __m512i c10 = _mm512_setzero_si512();
+    __m512i c20 = _mm512_setzero_si512();
+    __m512i c30 = _mm512_setzero_si512();
+    __m512i c40 = _mm512_setzero_si512();
+    __m512i c50 = _mm512_setzero_si512();
+    __m512i c60 = _mm512_setzero_si512();
+    __m512i c70 = _mm512_setzero_si512();
+    const uint8_t* b0 = b + 0 * panel_bytes;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
-        __m512i bv[NC];
-#pragma GCC unroll 3
-        for (int c = 0; c < NC; ++c)
-            bv[c] = _mm512_loadu_si512(b + static_cast<size_t>(c) * panel_bytes +
-                                       static_cast<size_t>(k4) * 64);
-        const int8_t* ak = a + static_cast<size_t>(k4) * (GEMM_MR * 4);
-#pragma GCC unroll 8
-        for (int r = 0; r < GEMM_MR; ++r) {
-            int32_t quad;
-            memcpy(&quad, ak + r * 4, 4);
-            __m512i av = _mm512_set1_epi32(quad);
-#pragma GCC unroll 3
-            for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], bv[c], av);
-        }
+        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
+        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        __m512i w;
+        w = _mm512_set1_epi32(ak[0]);
+        dpbusd(c00, v0, w);
+        w = _mm512_set1_epi32(ak[1]);
+        dpbusd(c10, v0, w);
+        w = _mm512_set1_epi32(ak[2]);
+        dpbusd(c20, v0, w);
+        w = _mm512_set1_epi32(ak[3]);
+        dpbusd(c30, v0, w);
+        w = _mm512_set1_epi32(ak[4]);
+        dpbusd(c40, v0, w);
+        w = _mm512_set1_epi32(ak[5]);
+        dpbusd(c50, v0, w);
+        w = _mm512_set1_epi32(ak[6]);
+        dpbusd(c60, v0, w);
+        w = _mm512_set1_epi32(ak[7]);
+        dpbusd(c70, v0, w);
     }
-#pragma GCC unroll 8
-    for (int r = 0; r < GEMM_MR; ++r) {
-        __m512i cr = _mm512_set1_epi32(corr[r]);
-#pragma GCC unroll 3
-        for (int c = 0; c < NC; ++c)
-            _mm512_storeu_si512(tile + r * GEMM_NT + c * 16, _mm512_sub_epi32(acc[r][c], cr));
+    __m512i w;
+    w = _mm512_set1_epi32(corr[0]);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
+    w = _mm512_set1_epi32(corr[1]);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
+    w = _mm512_set1_epi32(corr[2]);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
+    w = _mm512_set1_epi32(corr[3]);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
+    w = _mm512_set1_epi32(corr[4]);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
+    w = _mm512_set1_epi32(corr[5]);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
+    w = _mm512_set1_epi32(corr[6]);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
+    w = _mm512_set1_epi32(corr[7]);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
+}
+
+CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, const uint8_t* b, size_t panel_bytes,
+                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+    /* Named accumulators: GCC spills an array of vectors to the stack. */
+    __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512();
+    __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512();
+    __m512i c20 = _mm512_setzero_si512(), c21 = _mm512_setzero_si512();
+    __m512i c30 = _mm512_setzero_si512(), c31 = _mm512_setzero_si512();
+    __m512i c40 = _mm512_setzero_si512(), c41 = _mm512_setzero_si512();
+    __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512();
+    __m512i c60 = _mm512_setzero_si512(), c61 = _mm512_setzero_si512();
+    __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512();
+    const uint8_t* b0 = b + 0 * panel_bytes;
+    const uint8_t* b1 = b + 1 * panel_bytes;
+    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
+        __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
+        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        __m512i w;
+        w = _mm512_set1_epi32(ak[0]);
+        dpbusd(c00, v0, w);
+        dpbusd(c01, v1, w);
+        w = _mm512_set1_epi32(ak[1]);
+        dpbusd(c10, v0, w);
+        dpbusd(c11, v1, w);
+        w = _mm512_set1_epi32(ak[2]);
+        dpbusd(c20, v0, w);
+        dpbusd(c21, v1, w);
+        w = _mm512_set1_epi32(ak[3]);
+        dpbusd(c30, v0, w);
+        dpbusd(c31, v1, w);
+        w = _mm512_set1_epi32(ak[4]);
+        dpbusd(c40, v0, w);
+        dpbusd(c41, v1, w);
+        w = _mm512_set1_epi32(ak[5]);
+        dpbusd(c50, v0, w);
+        dpbusd(c51, v1, w);
+        w = _mm512_set1_epi32(ak[6]);
+        dpbusd(c60, v0, w);
+        dpbusd(c61, v1, w);
+        w = _mm512_set1_epi32(ak[7]);
+        dpbusd(c70, v0, w);
+        dpbusd(c71, v1, w);
     }
+    __m512i w;
+    w = _mm512_set1_epi32(corr[0]);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, _mm512_sub_epi32(c01, w));
+    w = _mm512_set1_epi32(corr[1]);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, _mm512_sub_epi32(c11, w));
+    w = _mm512_set1_epi32(corr[2]);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, _mm512_sub_epi32(c21, w));
+    w = _mm512_set1_epi32(corr[3]);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, _mm512_sub_epi32(c31, w));
+    w = _mm512_set1_epi32(corr[4]);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, _mm512_sub_epi32(c41, w));
+    w = _mm512_set1_epi32(corr[5]);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, _mm512_sub_epi32(c51, w));
+    w = _mm512_set1_epi32(corr[6]);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, _mm512_sub_epi32(c61, w));
+    w = _mm512_set1_epi32(corr[7]);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
+}
+
+CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, const uint8_t* b, size_t panel_bytes,
+                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+    /* Named accumulators: GCC spills an array of vectors to the stack. */
+    __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512(),
+            c02 = _mm512_setzero_si512();
+    __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512(),
+            c12 = _mm512_setzero_si512();
+    __m512i c20 = _mm512_setzero_si512(), c21 = _mm512_setzero_si512(),
+            c22 = _mm512_setzero_si512();
+    __m512i c30 = _mm512_setzero_si512(), c31 = _mm512_setzero_si512(),
+            c32 = _mm512_setzero_si512();
+    __m512i c40 = _mm512_setzero_si512(), c41 = _mm512_setzero_si512(),
+            c42 = _mm512_setzero_si512();
+    __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512(),
+            c52 = _mm512_setzero_si512();
+    __m512i c60 = _mm512_setzero_si512(), c61 = _mm512_setzero_si512(),
+            c62 = _mm512_setzero_si512();
+    __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512(),
+            c72 = _mm512_setzero_si512();
+    const uint8_t* b0 = b + 0 * panel_bytes;
+    const uint8_t* b1 = b + 1 * panel_bytes;
+    const uint8_t* b2 = b + 2 * panel_bytes;
+    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
+        __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
+        __m512i v2 = _mm512_loadu_si512(b2 + static_cast<size_t>(k4) * 64);
+        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        __m512i w;
+        w = _mm512_set1_epi32(ak[0]);
+        dpbusd(c00, v0, w);
+        dpbusd(c01, v1, w);
+        dpbusd(c02, v2, w);
+        w = _mm512_set1_epi32(ak[1]);
+        dpbusd(c10, v0, w);
+        dpbusd(c11, v1, w);
+        dpbusd(c12, v2, w);
+        w = _mm512_set1_epi32(ak[2]);
+        dpbusd(c20, v0, w);
+        dpbusd(c21, v1, w);
+        dpbusd(c22, v2, w);
+        w = _mm512_set1_epi32(ak[3]);
+        dpbusd(c30, v0, w);
+        dpbusd(c31, v1, w);
+        dpbusd(c32, v2, w);
+        w = _mm512_set1_epi32(ak[4]);
+        dpbusd(c40, v0, w);
+        dpbusd(c41, v1, w);
+        dpbusd(c42, v2, w);
+        w = _mm512_set1_epi32(ak[5]);
+        dpbusd(c50, v0, w);
+        dpbusd(c51, v1, w);
+        dpbusd(c52, v2, w);
+        w = _mm512_set1_epi32(ak[6]);
+        dpbusd(c60, v0, w);
+        dpbusd(c61, v1, w);
+        dpbusd(c62, v2, w);
+        w = _mm512_set1_epi32(ak[7]);
+        dpbusd(c70, v0, w);
+        dpbusd(c71, v1, w);
+        dpbusd(c72, v2, w);
+    }
+    __m512i w;
+    w = _mm512_set1_epi32(corr[0]);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, _mm512_sub_epi32(c01, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 32, _mm512_sub_epi32(c02, w));
+    w = _mm512_set1_epi32(corr[1]);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, _mm512_sub_epi32(c11, w));
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 32, _mm512_sub_epi32(c12, w));
+    w = _mm512_set1_epi32(corr[2]);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, _mm512_sub_epi32(c21, w));
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 32, _mm512_sub_epi32(c22, w));
+    w = _mm512_set1_epi32(corr[3]);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, _mm512_sub_epi32(c31, w));
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 32, _mm512_sub_epi32(c32, w));
+    w = _mm512_set1_epi32(corr[4]);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, _mm512_sub_epi32(c41, w));
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 32, _mm512_sub_epi32(c42, w));
+    w = _mm512_set1_epi32(corr[5]);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, _mm512_sub_epi32(c51, w));
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 32, _mm512_sub_epi32(c52, w));
+    w = _mm512_set1_epi32(corr[6]);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, _mm512_sub_epi32(c61, w));
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 32, _mm512_sub_epi32(c62, w));
+    w = _mm512_set1_epi32(corr[7]);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 32, _mm512_sub_epi32(c72, w));
 }
 
 void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
@@ -88,11 +277,11 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
     const int32_t* corr = a->corr + m0;
     int32_t nc = (cols + 15) / 16;
     if (nc == 3)
-        ukr_avx512<3>(ap, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_3(ap, bp, panel_bytes, k4n, corr, tile);
     else if (nc == 2)
-        ukr_avx512<2>(ap, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_2(ap, bp, panel_bytes, k4n, corr, tile);
     else
-        ukr_avx512<1>(ap, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_1(ap, bp, panel_bytes, k4n, corr, tile);
 }
 
 /* Interleaves 16 columns of 4 rows into the [16][4] byte order, offset by 128. */
