@@ -10,6 +10,9 @@
 #include "module/context.h"
 #include "module/device.h"
 #include "module/graph_handle.h"
+#if CVML_WITH_PLUGINS
+#include "module/plugin_loader.h"
+#endif
 #include "module/registry.h"
 #include "module/scheduler.h"
 #include "module/serializer.h"
@@ -43,7 +46,12 @@ static int require_init(const char* fn) {
 int cvml_init(void) {
     INIT_LOCK();
     int rc = CVML_OK;
-    if (g_init_count == 0) rc = registry_register_all();
+    if (g_init_count == 0) {
+        rc = registry_register_all();
+#if CVML_WITH_PLUGINS
+        if (rc == CVML_OK) plugin_loader_init();
+#endif
+    }
     if (rc == CVML_OK) {
         ++g_init_count;
         cvml_clear_error();
@@ -58,6 +66,9 @@ int cvml_release(void) {
     if (g_init_count == 0) {
         rc = cvml_fail(CVML_ERR_LOGIC, "cvml_release: the library is not initialised");
     } else if (--g_init_count == 0) {
+#if CVML_WITH_PLUGINS
+        plugin_loader_release();
+#endif
         registry_unregister_all();
     }
     INIT_UNLOCK();
@@ -77,6 +88,65 @@ int cvml_registry_counts(int* operators, int* serializers, int* devices) {
     *operators = op_registry_count();
     *serializers = serializer_registry_count();
     *devices = device_registry_count();
+    return CVML_OK;
+}
+
+/* ---- plugins and devices ------------------------------------------------------------ */
+
+int cvml_load_plugin(const char* path) {
+    REQUIRE(path, "NULL path");
+#if CVML_WITH_PLUGINS
+    INIT_LOCK();
+    int rc = g_init_count > 0 ? plugin_load(path) : require_init(__func__);
+    INIT_UNLOCK();
+    return rc;
+#else
+    return cvml_fail(CVML_ERR_RUNTIME,
+                     "cvml_load_plugin('%s'): this library was built without plugin support "
+                     "(CVML_WITH_PLUGINS=OFF)",
+                     path);
+#endif
+}
+
+int cvml_plugin_count(int* count) {
+    REQUIRE(count, "NULL argument");
+#if CVML_WITH_PLUGINS
+    *count = plugin_count();
+#else
+    *count = 0;
+#endif
+    return CVML_OK;
+}
+
+int cvml_plugin_info(int index, const char** name, const char** version, const char** path,
+                     int* loaded, const char** reason) {
+    REQUIRE(name && version && path && loaded && reason, "NULL argument");
+#if CVML_WITH_PLUGINS
+    plugin_record r;
+    int rc = plugin_at(index, &r);
+    if (rc) return rc;
+    *name = r.name;
+    *version = r.version;
+    *path = r.path;
+    *loaded = r.loaded;
+    *reason = r.reason;
+    return CVML_OK;
+#else
+    return cvml_fail(CVML_ERR_LOGIC, "plugin index %d: no plugins (CVML_WITH_PLUGINS=OFF)", index);
+#endif
+}
+
+int cvml_device_info(int index, const char** name, const char** version) {
+    REQUIRE(name && version, "NULL argument");
+    cvml_context all = {};
+    cvml_device* devices[CVML_CONTEXT_MAX_DEVICES + 1];
+    int32_t count = 0;
+    int rc = context_devices(&all, devices, CVML_CONTEXT_MAX_DEVICES + 1, &count);
+    if (rc) return rc;
+    if (index < 0 || index >= count)
+        return cvml_fail(CVML_ERR_LOGIC, "device index %d outside 0..%d", index, count - 1);
+    *name = devices[index]->name;
+    *version = devices[index]->version ? devices[index]->version : "";
     return CVML_OK;
 }
 

@@ -61,6 +61,30 @@ CVML_API const char* cvml_last_error(void);
 /** Number of registered operators (definitions), serializers and devices. */
 CVML_API int cvml_registry_counts(int* operators, int* serializers, int* devices);
 
+/* ---- plugins and devices ---------------------------------------------------------- */
+
+/** Loads a device plugin (a shared library speaking api/cvml_plugin.h) by path; its
+ * devices take priority over the CPU in contexts that do not name their devices.
+ * cvml_init() already loads the plugins in CVML_PLUGIN_PATH (directories or files,
+ * separated by ':' — ';' on Windows) and in the library's plugin directories
+ * (lib/cvml/plugins next to the library, and the install directory). Loading a plugin
+ * already loaded is a no-op. A missing file, a library that is not a plugin, a plugin
+ * built for another ABI version, or a plugin that finds no usable hardware is a
+ * runtime error whose message says why; nothing of such a plugin stays registered.
+ * Plugins stay loaded until the last cvml_release(). Without plugin support
+ * (CVML_WITH_PLUGINS=OFF) this is a runtime error. */
+CVML_API int cvml_load_plugin(const char* path);
+/** Plugins the library loaded or tried to load (and those its build expects but did
+ * not find): count, then each one's name, version ("" when unknown), path ("" when
+ * not found), whether it is loaded, and the reason it is not ("" when loaded). The
+ * strings stay valid until the next cvml_load_plugin() or cvml_release(). */
+CVML_API int cvml_plugin_count(int* count);
+CVML_API int cvml_plugin_info(int index, const char** name, const char** version, const char** path,
+                              int* loaded, const char** reason);
+/** Registered devices in the default priority order (plugin devices, then the CPU):
+ * their name and version (static strings of the device). */
+CVML_API int cvml_device_info(int index, const char** name, const char** version);
+
 /* ---- context ---------------------------------------------------------------------- */
 
 /** Creates a context: by default every registered device in priority order (loaded
@@ -129,9 +153,8 @@ CVML_API int cvml_graph_gas(const cvml_graph* g, uint64_t* gas);
 CVML_API int cvml_graph_save_file(const cvml_graph* g, const char* serializer,
                                   const char* graph_path, const char* params_path);
 /** Same into buffers the library allocates; release each with cvml_free(). */
-CVML_API int cvml_graph_save_memory(const cvml_graph* g, const char* serializer,
-                                    void** graph_data, size_t* graph_size, void** params_data,
-                                    size_t* params_size);
+CVML_API int cvml_graph_save_memory(const cvml_graph* g, const char* serializer, void** graph_data,
+                                    size_t* graph_size, void** params_data, size_t* params_size);
 /** Frees a buffer the library allocated for the caller. NULL is ignored. */
 CVML_API void cvml_free(void* p);
 

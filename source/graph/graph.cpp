@@ -51,6 +51,9 @@ static void release_subgraph(ir_subgraph* s) {
     free(s->nodes);
     free(s->inputs);
     free(s->outputs);
+    free(s->input_buffers);
+    free(s->output_buffers);
+    free(s->output_host);
     free(s);
 }
 

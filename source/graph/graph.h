@@ -68,6 +68,12 @@ typedef struct ir_subgraph {
     int32_t* outputs; /* tensors produced here and read elsewhere or graph outputs */
     int32_t output_count;
     void* device_state; /* owned by the device between prerun and postrun */
+    /* For a device with memory ops (cvml_plugin.h), set by the scheduler: the device
+     * buffer of each input and output, in the order of inputs/outputs, and the host
+     * buffers it allocated for the outputs (the host side of the boundary). */
+    void** input_buffers;
+    void** output_buffers;
+    void** output_host;
 } ir_subgraph;
 
 typedef struct ir_graph {

@@ -43,6 +43,22 @@ int table_remove(T** table, int32_t* count, T* item, const char* kind) {
 
 int device_registry_add(cvml_device* dev) {
     if (!dev || !dev->name) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
+    if (dev->abi_version != CVML_PLUGIN_ABI_VERSION || dev->struct_size != sizeof(cvml_device))
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "device '%s' was built for plugin ABI %u (struct of %u bytes); this "
+                         "library speaks ABI %u (%zu bytes)",
+                         dev->name, dev->abi_version, dev->struct_size, CVML_PLUGIN_ABI_VERSION,
+                         sizeof(cvml_device));
+    if (strlen(dev->name) >= 32 || !dev->supports || !dev->prerun || !dev->run || !dev->postrun)
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "device '%.40s': name of 32 bytes or more, or supports/prerun/run/postrun "
+                         "missing",
+                         dev->name);
+    bool has_mem = dev->mem_alloc || dev->mem_free || dev->copy_to_device || dev->copy_to_host;
+    bool all_mem = dev->mem_alloc && dev->mem_free && dev->copy_to_device && dev->copy_to_host;
+    if (has_mem && !all_mem)
+        return cvml_fail(CVML_ERR_RUNTIME, "device '%s' has some memory ops but not all four",
+                         dev->name);
     return table_add(g_devices, &g_device_count, kMaxDevices, dev, "device", dev->name);
 }
 

@@ -1,3 +1,27 @@
+/* The scheduler: which device runs each node, the subgraphs, and the copies at their
+ * boundaries.
+ *
+ * 1. Assignment. The context's devices in priority order (named ones in the order
+ *    named, else every registered device in registration order; the CPU always last):
+ *    a node goes to the first device whose supports() takes it, so a node that a
+ *    device cannot run falls back to the CPU.
+ * 2. Order and cut. Nodes are listed in a topological order that stays on one device
+ *    as long as a node of that device is ready (lowest node index first, so a
+ *    CPU-only graph keeps the file's order), and consecutive nodes of one device form
+ *    one subgraph. Neighbouring work of one device is thereby merged even when the
+ *    file interleaves independent branches of different devices.
+ * 3. Island policy. A subgraph on a device with its own memory costs a copy of every
+ *    non-constant boundary tensor per run. Its work is estimated as upstream's gas
+ *    (output elements times the operator's gas base); when the work is less than
+ *    `island_work_per_element` times the elements copied, the island goes back to
+ *    the CPU (if the CPU runs all of its nodes) and the graph is cut again. Moving an
+ *    island only ever moves nodes to the CPU, so this settles in at most one pass per
+ *    island.
+ * 4. Boundaries. For a device with memory ops the scheduler allocates device buffers
+ *    for the subgraph's inputs and outputs and host buffers for its outputs, uploads
+ *    constant inputs once at prerun, and copies the other inputs in and the outputs
+ *    out around each run. A device that fails at prerun with a runtime error (out of
+ *    device memory) leaves its subgraph to the CPU when the CPU can run it. */
 #include "module/scheduler.h"
 
 #include <stdlib.h>
@@ -58,27 +82,88 @@ int new_subgraph(ir_graph* g, int32_t device) {
     return CVML_OK;
 }
 
-/* Each operator node goes to the first device of the context that supports it. */
+/* Frees the subgraphs' lists (not device state: nothing has been prerun yet). */
+void drop_subgraphs(ir_graph* g) {
+    for (int32_t s = 0; s < g->subgraph_count; ++s) {
+        ir_subgraph* sg = g->subgraphs[s];
+        free(sg->nodes);
+        free(sg->inputs);
+        free(sg->outputs);
+        free(sg->input_buffers);
+        free(sg->output_buffers);
+        free(sg->output_host);
+        free(sg);
+    }
+    free(g->subgraphs);
+    g->subgraphs = nullptr;
+    g->subgraph_count = 0;
+    for (int32_t n = 0; n < g->node_count; ++n) g->nodes[n]->subgraph = -1;
+}
+
+/* Each operator node goes to the first device of the context that supports it;
+ * cpu_ok[n] records whether the CPU could take it instead (island policy). */
 int assign_devices(ir_graph* g, cvml_device* const* devices, int32_t device_count,
-                   int32_t* assigned) {
+                   int32_t* assigned, uint8_t* cpu_ok) {
+    cvml_device* cpu = device_registry_find("cpu");
     for (int32_t n = 0; n < g->node_count; ++n) {
         const ir_node* node = g->nodes[n];
         assigned[n] = -1;
+        cpu_ok[n] = 0;
         if (!node->op) continue;
         for (int32_t d = 0; d < device_count && assigned[n] < 0; ++d)
-            if (devices[d]->supports(devices[d], g, node))
+            if (devices[d]->supports(devices[d], g, node) == 1) {
                 assigned[n] = device_registry_index(devices[d]);
+                if (devices[d] == cpu) cpu_ok[n] = 1;
+            }
         if (assigned[n] < 0)
             return graph_node_error(
                 node, cvml_fail(CVML_ERR_LOGIC, "no device can run operator %s", node->op->name));
+        if (!cpu_ok[n] && cpu) cpu_ok[n] = cpu->supports(cpu, g, node) == 1;
     }
     return CVML_OK;
 }
 
-/* Consecutive nodes on one device form one subgraph. */
-int cut_subgraphs(ir_graph* g, const int32_t* assigned) {
-    for (int32_t n = 0; n < g->node_count; ++n) {
-        if (assigned[n] < 0) continue;
+bool ready(const ir_graph* g, const ir_node* node, const uint8_t* done) {
+    for (int32_t k = 0; k < node->input_count; ++k) {
+        int32_t p = g->tensors[node->inputs[k]]->producer;
+        if (p >= 0 && g->nodes[p]->op && !done[p]) return false;
+    }
+    return true;
+}
+
+/* The topological order that stays on one device while it can (see the top). */
+int order_nodes(const ir_graph* g, const int32_t* assigned, int32_t* order, int32_t* count) {
+    uint8_t* done = static_cast<uint8_t*>(calloc(static_cast<size_t>(g->node_count) + 1, 1));
+    if (!done) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int32_t total = 0;
+    for (int32_t n = 0; n < g->node_count; ++n) total += g->nodes[n]->op ? 1 : 0;
+    int32_t m = 0;
+    int32_t current = -1;
+    int32_t first_open = 0; /* every op node below it is done */
+    while (m < total) {
+        while (first_open < g->node_count && (!g->nodes[first_open]->op || done[first_open]))
+            ++first_open;
+        int32_t pick = -1;
+        for (int32_t n = first_open; n < g->node_count && pick < 0 && current >= 0; ++n)
+            if (g->nodes[n]->op && !done[n] && assigned[n] == current &&
+                ready(g, g->nodes[n], done))
+                pick = n;
+        // The lowest unscheduled node is always ready: the node list is topological.
+        if (pick < 0) pick = first_open;
+        if (pick >= g->node_count) break;
+        current = assigned[pick];
+        done[pick] = 1;
+        order[m++] = pick;
+    }
+    free(done);
+    *count = m;
+    if (m != total) return cvml_fail(CVML_ERR_RUNTIME, "scheduler: graph is not topological");
+    return CVML_OK;
+}
+
+int cut_subgraphs(ir_graph* g, const int32_t* order, int32_t count, const int32_t* assigned) {
+    for (int32_t i = 0; i < count; ++i) {
+        int32_t n = order[i];
         ir_subgraph* last = g->subgraph_count ? g->subgraphs[g->subgraph_count - 1] : nullptr;
         if (!last || last->device != assigned[n]) {
             int rc = new_subgraph(g, assigned[n]);
@@ -128,31 +213,183 @@ int find_boundaries(ir_graph* g) {
     return CVML_OK;
 }
 
+/* Upstream's gas for one node: output elements times the operator's base cost. */
+uint64_t node_work(ir_graph* g, const ir_node* node) {
+    uint64_t out = static_cast<uint64_t>(ir_tensor_element_count(g->tensors[node->outputs[0]]));
+    int64_t base = 1;
+    if (node->op->gas_base) {
+        ir_tensor* in[64];
+        ir_tensor* outs[16];
+        if (node->input_count > 64 || node->output_count > 16) return out;
+        for (int32_t k = 0; k < node->input_count; ++k) in[k] = g->tensors[node->inputs[k]];
+        for (int32_t k = 0; k < node->output_count; ++k) outs[k] = g->tensors[node->outputs[k]];
+        op_infer_ctx ctx = {g, node, node->param, node->input_count, in, node->output_count, outs};
+        if (node->op->gas_base(&ctx, &base) != CVML_OK || base < 1) base = 1;
+    }
+    return out * static_cast<uint64_t>(base);
+}
+
+/* Moves islands that cost more to copy than they are worth to the CPU; sets *moved. */
+int apply_island_policy(ir_graph* g, int32_t* assigned, const uint8_t* cpu_ok, bool* moved) {
+    *moved = false;
+    cvml_device* cpu = device_registry_find("cpu");
+    if (!cpu) return CVML_OK;
+    int32_t cpu_index = device_registry_index(cpu);
+    for (int32_t s = 0; s < g->subgraph_count; ++s) {
+        ir_subgraph* sg = g->subgraphs[s];
+        cvml_device* dev = device_registry_at(sg->device);
+        if (!dev || !device_has_memory(dev) || dev->island_work_per_element == 0) continue;
+        bool movable = true;
+        uint64_t work = 0;
+        for (int32_t i = 0; i < sg->node_count && movable; ++i) {
+            movable = cpu_ok[sg->nodes[i]] != 0;
+            work += node_work(g, g->nodes[sg->nodes[i]]);
+        }
+        if (!movable) continue;
+        uint64_t copied = 0;
+        for (int32_t i = 0; i < sg->input_count; ++i) {
+            const ir_tensor* t = g->tensors[sg->inputs[i]];
+            if (t->kind != TENSOR_CONST)
+                copied += static_cast<uint64_t>(ir_tensor_element_count(t));
+        }
+        for (int32_t i = 0; i < sg->output_count; ++i)
+            copied += static_cast<uint64_t>(ir_tensor_element_count(g->tensors[sg->outputs[i]]));
+        if (work >= copied * dev->island_work_per_element) continue;
+        for (int32_t i = 0; i < sg->node_count; ++i) assigned[sg->nodes[i]] = cpu_index;
+        *moved = true;
+    }
+    return CVML_OK;
+}
+
+size_t tensor_bytes(const ir_tensor* t) {
+    return static_cast<size_t>(ir_tensor_element_count(t)) * sizeof(int32_t);
+}
+
+void release_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
+    for (int32_t i = 0; i < sg->input_count && sg->input_buffers; ++i)
+        if (sg->input_buffers[i]) dev->mem_free(dev, sg->input_buffers[i]);
+    for (int32_t i = 0; i < sg->output_count && sg->output_buffers; ++i)
+        if (sg->output_buffers[i]) dev->mem_free(dev, sg->output_buffers[i]);
+    for (int32_t i = 0; i < sg->output_count && sg->output_host; ++i) {
+        ir_tensor* t = g->tensors[sg->outputs[i]];
+        if (t->data == sg->output_host[i]) t->data = nullptr;
+        free(sg->output_host[i]);
+    }
+    free(sg->input_buffers);
+    free(sg->output_buffers);
+    free(sg->output_host);
+    sg->input_buffers = sg->output_buffers = sg->output_host = nullptr;
+}
+
+/* Device and host buffers of a subgraph on a device with its own memory. */
+int prepare_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
+    size_t in_n = static_cast<size_t>(sg->input_count) + 1;
+    size_t out_n = static_cast<size_t>(sg->output_count) + 1;
+    sg->input_buffers = static_cast<void**>(calloc(in_n, sizeof(void*)));
+    sg->output_buffers = static_cast<void**>(calloc(out_n, sizeof(void*)));
+    sg->output_host = static_cast<void**>(calloc(out_n, sizeof(void*)));
+    if (!sg->input_buffers || !sg->output_buffers || !sg->output_host)
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; i < sg->input_count; ++i) {
+        const ir_tensor* t = g->tensors[sg->inputs[i]];
+        int rc = dev->mem_alloc(dev, tensor_bytes(t), &sg->input_buffers[i]);
+        if (rc) return cvml_fail_context(rc, "buffer for '%s': ", t->name);
+    }
+    for (int32_t i = 0; i < sg->output_count; ++i) {
+        ir_tensor* t = g->tensors[sg->outputs[i]];
+        int rc = dev->mem_alloc(dev, tensor_bytes(t), &sg->output_buffers[i]);
+        if (rc) return cvml_fail_context(rc, "buffer for '%s': ", t->name);
+        sg->output_host[i] = calloc(tensor_bytes(t) + 1, 1);
+        if (!sg->output_host[i]) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        t->data = sg->output_host[i];
+    }
+    return CVML_OK;
+}
+
+int upload_constants(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
+    for (int32_t i = 0; i < sg->input_count; ++i) {
+        const ir_tensor* t = g->tensors[sg->inputs[i]];
+        if (t->kind != TENSOR_CONST) continue;
+        int rc = dev->copy_to_device(dev, sg, sg->input_buffers[i], t->data, tensor_bytes(t));
+        if (rc) return cvml_fail_context(rc, "uploading '%s': ", t->name);
+    }
+    return CVML_OK;
+}
+
+int prerun_subgraph(ir_graph* g, ir_subgraph* sg, const device_run_options* opt) {
+    cvml_device* dev = device_registry_at(sg->device);
+    int rc = device_has_memory(dev) ? prepare_boundary(dev, g, sg) : CVML_OK;
+    if (!rc) rc = dev->prerun(dev, g, sg, opt);
+    if (!rc && device_has_memory(dev)) rc = upload_constants(dev, g, sg);
+    return rc;
+}
+
+void postrun_subgraph(ir_graph* g, ir_subgraph* sg) {
+    cvml_device* dev = device_registry_at(sg->device);
+    if (!dev) return;
+    if (sg->device_state) dev->postrun(dev, g, sg);
+    sg->device_state = nullptr;
+    if (device_has_memory(dev)) release_boundary(dev, g, sg);
+}
+
+/* Partitions the graph; on return g->subgraphs holds the final cut. */
+int partition(ir_graph* g, const cvml_context* ctx) {
+    cvml_device* devices[CVML_CONTEXT_MAX_DEVICES + 1];
+    int32_t device_count = 0;
+    int rc = context_devices(ctx, devices, CVML_CONTEXT_MAX_DEVICES + 1, &device_count);
+    if (rc) return rc;
+    size_t n = static_cast<size_t>(g->node_count) + 1;
+    int32_t* assigned = static_cast<int32_t*>(malloc(sizeof(int32_t) * n));
+    int32_t* order = static_cast<int32_t*>(malloc(sizeof(int32_t) * n));
+    uint8_t* cpu_ok = static_cast<uint8_t*>(malloc(n));
+    if (!assigned || !order || !cpu_ok) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!rc) rc = assign_devices(g, devices, device_count, assigned, cpu_ok);
+    for (int32_t pass = 0; !rc; ++pass) {
+        int32_t count = 0;
+        rc = order_nodes(g, assigned, order, &count);
+        if (!rc) rc = cut_subgraphs(g, order, count, assigned);
+        if (!rc) rc = find_boundaries(g);
+        bool moved = false;
+        if (!rc) rc = apply_island_policy(g, assigned, cpu_ok, &moved);
+        if (rc || !moved || pass > g->node_count) break;
+        drop_subgraphs(g);
+    }
+    free(assigned);
+    free(order);
+    free(cpu_ok);
+    return rc;
+}
+
 }  // namespace
 
 int scheduler_prerun(ir_graph* g, const cvml_context* ctx) {
     if (g->subgraph_count > 0) return CVML_OK;
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
-    cvml_device* devices[CVML_CONTEXT_MAX_DEVICES + 1];
-    int32_t device_count = 0;
-    int rc = context_devices(ctx, devices, CVML_CONTEXT_MAX_DEVICES + 1, &device_count);
-    if (rc) return rc;
-    int32_t* assigned =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
-    if (!assigned) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    rc = assign_devices(g, devices, device_count, assigned);
-    if (!rc) rc = cut_subgraphs(g, assigned);
-    free(assigned);
-    if (!rc) rc = find_boundaries(g);
-    for (int32_t i = 0; i < g->tensor_count && !rc; ++i) {
+    int rc = partition(g, ctx);
+    if (rc) {
+        drop_subgraphs(g);
+        return rc;
+    }
+    for (int32_t i = 0; i < g->tensor_count; ++i) {
         ir_tensor* t = g->tensors[i];
         if (t->kind == TENSOR_CONST) t->data = t->const_data;
     }
     device_run_options opt = {ctx->threads};
+    cvml_device* cpu = device_registry_find("cpu");
     for (int32_t s = 0; s < g->subgraph_count && !rc; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
         cvml_device* dev = device_registry_at(sg->device);
-        rc = dev->prerun(dev, g, sg, &opt);
+        rc = prerun_subgraph(g, sg, &opt);
+        if (rc == CVML_ERR_RUNTIME && cpu && dev != cpu) {
+            bool cpu_runs_all = true;
+            for (int32_t i = 0; i < sg->node_count && cpu_runs_all; ++i)
+                cpu_runs_all = cpu->supports(cpu, g, g->nodes[sg->nodes[i]]) == 1;
+            if (cpu_runs_all) {
+                postrun_subgraph(g, sg);
+                sg->device = device_registry_index(cpu);
+                rc = prerun_subgraph(g, sg, &opt);
+            }
+        }
         if (rc) cvml_fail_context(rc, "device %s, subgraph %d: ", dev->name, s);
     }
     if (rc) scheduler_postrun(g);
@@ -163,24 +400,29 @@ int scheduler_run(ir_graph* g) {
     for (int32_t s = 0; s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
         cvml_device* dev = device_registry_at(sg->device);
+        bool mem = device_has_memory(dev);
+        for (int32_t i = 0; i < sg->input_count && mem; ++i) {
+            const ir_tensor* t = g->tensors[sg->inputs[i]];
+            if (t->kind == TENSOR_CONST) continue;
+            if (!t->data) return cvml_fail(CVML_ERR_RUNTIME, "tensor '%s' has no data", t->name);
+            int rc = dev->copy_to_device(dev, sg, sg->input_buffers[i], t->data, tensor_bytes(t));
+            if (rc)
+                return cvml_fail_context(rc, "device %s, copying '%s' in: ", dev->name, t->name);
+        }
         int rc = dev->run(dev, g, sg);
-        if (rc) return rc;
+        if (rc) return cvml_fail_context(rc, "device %s, subgraph %d: ", dev->name, s);
+        for (int32_t i = 0; i < sg->output_count && mem; ++i) {
+            const ir_tensor* t = g->tensors[sg->outputs[i]];
+            rc = dev->copy_to_host(dev, sg, sg->output_host[i], sg->output_buffers[i],
+                                   tensor_bytes(t));
+            if (rc)
+                return cvml_fail_context(rc, "device %s, copying '%s' out: ", dev->name, t->name);
+        }
     }
     return CVML_OK;
 }
 
 void scheduler_postrun(ir_graph* g) {
-    for (int32_t s = 0; s < g->subgraph_count; ++s) {
-        ir_subgraph* sg = g->subgraphs[s];
-        cvml_device* dev = device_registry_at(sg->device);
-        if (sg->device_state && dev) dev->postrun(dev, g, sg);
-        free(sg->nodes);
-        free(sg->inputs);
-        free(sg->outputs);
-        free(sg);
-    }
-    free(g->subgraphs);
-    g->subgraphs = nullptr;
-    g->subgraph_count = 0;
-    for (int32_t n = 0; n < g->node_count; ++n) g->nodes[n]->subgraph = -1;
+    for (int32_t s = 0; s < g->subgraph_count; ++s) postrun_subgraph(g, g->subgraphs[s]);
+    drop_subgraphs(g);
 }

@@ -5,6 +5,16 @@ set(CVML_OPERATOR_SOURCES
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
+  concatenate.cpp
+  expand_dims.cpp
+  flatten.cpp
+  repeat.cpp
+  reshape.cpp
+  slice_like.cpp
+  squeeze.cpp
+  strided_slice.cpp
+  tile.cpp
+  transpose.cpp
   # -- upstream aliases
 )
 # Shared helpers (not registered).

@@ -475,8 +475,23 @@ void cpu_postrun(cvml_device*, ir_graph*, ir_subgraph* sg) {
     sg->device_state = nullptr;
 }
 
+// Host memory: no memory ops, so the scheduler hands it host tensors directly.
 cvml_device cpu_device = {
-    "cpu", CVML_VERSION_STRING, cpu_supports, cpu_prerun, cpu_run, cpu_postrun, nullptr, nullptr,
+    .struct_size = sizeof(cvml_device),
+    .abi_version = CVML_PLUGIN_ABI_VERSION,
+    .name = "cpu",
+    .version = CVML_VERSION_STRING,
+    .supports = cpu_supports,
+    .prerun = cpu_prerun,
+    .run = cpu_run,
+    .postrun = cpu_postrun,
+    .mem_alloc = nullptr,
+    .mem_free = nullptr,
+    .copy_to_device = nullptr,
+    .copy_to_host = nullptr,
+    .island_work_per_element = 0,
+    .release = nullptr,
+    .priv = nullptr,
 };
 
 }  // namespace

@@ -4,6 +4,16 @@ set(CVML_CPU_KERNEL_SOURCES
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
+  concatenate.cpp
+  expand_dims.cpp
+  flatten.cpp
+  repeat.cpp
+  reshape.cpp
+  slice_like.cpp
+  squeeze.cpp
+  strided_slice.cpp
+  tile.cpp
+  transpose.cpp
 )
 # Shared helpers (not registered).
 set(CVML_CPU_KERNEL_SUPPORT_SOURCES

@@ -1,0 +1,49 @@
+# Installation: headers in include/cvml, the shared and static libraries, the plugin
+# directory, the cvml tool, a CMake package (find_package(cvml) -> cvml::cvml,
+# cvml::cvml_static) and a pkg-config file (cvml.pc).
+include(CMakePackageConfigHelpers)
+
+set(CVML_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/cvml)
+set(CVML_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/cvml/plugins)
+
+file(GLOB cvml_public_headers ${PROJECT_SOURCE_DIR}/api/*.h)
+install(FILES ${cvml_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cvml)
+
+install(TARGETS cvml cvml_static EXPORT cvmlTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT cvmlTargets NAMESPACE cvml:: DESTINATION ${CVML_INSTALL_CMAKEDIR})
+
+# Plugins are found here by default (CVML_PLUGIN_INSTALL_DIR in the library).
+install(DIRECTORY DESTINATION ${CVML_INSTALL_PLUGINDIR})
+if(TARGET cvml_cuda)
+  install(TARGETS cvml_cuda LIBRARY DESTINATION ${CVML_INSTALL_PLUGINDIR})
+endif()
+if(TARGET cvml_tool)
+  install(TARGETS cvml_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/cvmlConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cvmlConfig.cmake
+  INSTALL_DESTINATION ${CVML_INSTALL_CMAKEDIR}
+  PATH_VARS CVML_INSTALL_PLUGINDIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cvmlConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cvmlConfig.cmake ${PROJECT_BINARY_DIR}/cvmlConfigVersion.cmake
+  DESTINATION ${CVML_INSTALL_CMAKEDIR})
+
+# pkg-config: the static link needs the system libraries the core uses.
+set(CVML_PC_LIBS_PRIVATE "-lm")
+if(CVML_WITH_THREADS)
+  string(APPEND CVML_PC_LIBS_PRIVATE " -lpthread")
+endif()
+if(CVML_WITH_PLUGINS)
+  string(APPEND CVML_PC_LIBS_PRIVATE " -ldl")
+endif()
+# Relocatable: the prefix is found from the .pc file's own place, so
+# `cmake --install --prefix DIR` gives a working file.
+file(RELATIVE_PATH CVML_PC_PREFIX_FROM_PCDIR "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" CVML_PC_PREFIX_FROM_PCDIR "${CVML_PC_PREFIX_FROM_PCDIR}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/cvml.pc.in ${PROJECT_BINARY_DIR}/cvml.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/cvml.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

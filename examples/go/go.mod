@@ -1,0 +1,3 @@
+module cvml.example/cvmlrun
+
+go 1.19

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and the test suite need, when missing.
+# Idempotent and quiet; does nothing for packages already present. Needs root (or
+# sudo) only when something is missing.
+set -euo pipefail
+
+want=(cmake g++ gcc make libgtest-dev python3 python3-numpy python3-pytest valgrind clang
+      libclang-rt-14-dev)
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install_deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null 2>&1 || { echo "install_deps: need root to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# libclang-rt-14-dev is only for the fuzzers: its absence must not stop the suite.
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]/libclang-rt-14-dev}" >/dev/null

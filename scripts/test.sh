@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds cvm-lite and runs the whole test suite:
+#   1. the release build (with the CUDA plugin when nvcc is present) and all its tests,
+#   2. an ASan + UBSan build and all its tests,
+#   3. the libFuzzer targets for a fixed time each, when clang is present.
+# Installs missing Debian packages first (scripts/install_deps.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=${JOBS:-$(nproc)}
+fuzz_seconds=${CVML_FUZZ_SECONDS:-30}
+
+scripts/install_deps.sh
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "release build"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j"$jobs"
+
+step "sanitizer build (ASan + UBSan)"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCVML_SANITIZE=ON -DCVML_WITH_CUDA=OFF >/dev/null
+cmake --build build/asan -j"$jobs"
+
+if [[ -x tests/fuzz/run_fuzz.sh ]] && command -v clang++ >/dev/null 2>&1; then
+  step "fuzzing, ${fuzz_seconds}s per target"
+  tests/fuzz/run_fuzz.sh "$fuzz_seconds"
+else
+  step "fuzzing skipped: clang++ not found"
+fi
+
+step "tests under ASan + UBSan (valgrind-labelled tests excluded)"
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE valgrind
+
+step "tests of the release build"
+ctest --test-dir build/release --output-on-failure -j"$jobs"

@@ -1,0 +1,461 @@
+/* The plugin loader: dlopen (LoadLibrary on Windows), the ABI check before any plugin
+ * code runs, the host table, and the record of what was loaded and why not. */
+#include "module/plugin_loader.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cvml_plugin.h"
+#include "module/device.h"
+#include "module/serializer.h"
+#include "operator/op_def.h"
+#include "utility/error.h"
+
+#ifdef _WIN32
+#include <windows.h>
+#define PATH_SEP ';'
+#define PLUGIN_PREFIX "cvml_"
+#define PLUGIN_SUFFIX ".dll"
+#else
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+#define PATH_SEP ':'
+#define PLUGIN_PREFIX "libcvml_"
+#define PLUGIN_SUFFIX ".so"
+#endif
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+#ifndef CVML_PLUGIN_INSTALL_DIR
+#define CVML_PLUGIN_INSTALL_DIR ""
+#endif
+/* Plugins this build of the library comes with (the CUDA plugin when CMake built it),
+ * comma-separated: one that is found nowhere is listed as absent with the reason. */
+#ifndef CVML_EXPECTED_PLUGINS
+#define CVML_EXPECTED_PLUGINS ""
+#endif
+
+namespace {
+
+constexpr int32_t kMaxPlugins = 32;
+constexpr int32_t kMaxItems = 64; /* devices + operators + serializers per plugin */
+
+enum item_kind { ITEM_DEVICE, ITEM_OPERATOR, ITEM_SERIALIZER };
+
+struct plugin_item {
+    item_kind kind;
+    const void* ptr;
+};
+
+struct plugin_slot {
+    char name[64];
+    char version[32];
+    char path[PATH_MAX];
+    char dir[PATH_MAX];
+    char reason[512];
+    int loaded;
+    void* handle;
+    plugin_item items[kMaxItems];
+    int32_t item_count;
+};
+
+plugin_slot* g_slots[kMaxPlugins];
+int32_t g_slot_count;
+plugin_slot* g_current; /* the plugin whose entry is running */
+
+/* ---- the operating system ---------------------------------------------------------- */
+
+#ifdef _WIN32
+void* os_open(const char* path) {
+    return reinterpret_cast<void*>(LoadLibraryA(path));
+}
+void* os_symbol(void* h, const char* name) {
+    return reinterpret_cast<void*>(GetProcAddress(static_cast<HMODULE>(h), name));
+}
+void os_close(void* h) {
+    FreeLibrary(static_cast<HMODULE>(h));
+}
+const char* os_error(void) {
+    static thread_local char buf[64];
+    snprintf(buf, sizeof buf, "Windows error %lu", static_cast<unsigned long>(GetLastError()));
+    return buf;
+}
+bool os_realpath(const char* path, char* out) {
+    DWORD n = GetFullPathNameA(path, PATH_MAX, out, nullptr);
+    return n > 0 && n < PATH_MAX && GetFileAttributesA(out) != INVALID_FILE_ATTRIBUTES;
+}
+bool os_is_dir(const char* path) {
+    DWORD a = GetFileAttributesA(path);
+    return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+}
+#else
+void* os_open(const char* path) {
+    // RTLD_LOCAL: a plugin's symbols (a static CUDA runtime) never leak into others.
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+void* os_symbol(void* h, const char* name) {
+    return dlsym(h, name);
+}
+void os_close(void* h) {
+    dlclose(h);
+}
+const char* os_error(void) {
+    const char* e = dlerror();
+    return e ? e : "unknown dlopen error";
+}
+bool os_realpath(const char* path, char* out) {
+    return realpath(path, out) != nullptr;
+}
+bool os_is_dir(const char* path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+#endif
+
+const char* base_name(const char* path) {
+    const char* b = path;
+    for (const char* p = path; *p; ++p)
+        if (*p == '/' || *p == '\\') b = p + 1;
+    return b;
+}
+
+void dir_name(const char* path, char* out, size_t cap) {
+    cvml_strlcpy(out, path, cap);
+    char* slash = nullptr;
+    for (char* p = out; *p; ++p)
+        if (*p == '/' || *p == '\\') slash = p;
+    if (slash)
+        *slash = '\0';
+    else
+        cvml_strlcpy(out, ".", cap);
+}
+
+bool is_plugin_file_name(const char* name) {
+    size_t n = strlen(name), pre = strlen(PLUGIN_PREFIX), suf = strlen(PLUGIN_SUFFIX);
+    return n > pre + suf && strncmp(name, PLUGIN_PREFIX, pre) == 0 &&
+           strcmp(name + n - suf, PLUGIN_SUFFIX) == 0;
+}
+
+/* ---- records ------------------------------------------------------------------------ */
+
+plugin_slot* find_by_path(const char* path) {
+    for (int32_t i = 0; i < g_slot_count; ++i)
+        if (strcmp(g_slots[i]->path, path) == 0) return g_slots[i];
+    return nullptr;
+}
+
+plugin_slot* find_loaded_by_name(const char* name) {
+    for (int32_t i = 0; i < g_slot_count; ++i)
+        if (g_slots[i]->loaded && strcmp(g_slots[i]->name, name) == 0) return g_slots[i];
+    return nullptr;
+}
+
+plugin_slot* find_by_name(const char* name) {
+    for (int32_t i = 0; i < g_slot_count; ++i)
+        if (strcmp(g_slots[i]->name, name) == 0) return g_slots[i];
+    return nullptr;
+}
+
+plugin_slot* new_slot(void) {
+    if (g_slot_count == kMaxPlugins) return nullptr;
+    plugin_slot* s = static_cast<plugin_slot*>(calloc(1, sizeof(plugin_slot)));
+    if (s) g_slots[g_slot_count++] = s;
+    return s;
+}
+
+/* Records the current error as the reason the plugin is absent and returns `rc`. */
+int refuse(plugin_slot* s, int rc) {
+    cvml_strlcpy(s->reason, cvml_error_message(), sizeof s->reason);
+    if (!s->reason[0]) cvml_strlcpy(s->reason, "unknown failure", sizeof s->reason);
+    s->loaded = 0;
+    return rc;
+}
+
+void unregister_items(plugin_slot* s) {
+    for (int32_t i = s->item_count - 1; i >= 0; --i) {
+        const plugin_item& it = s->items[i];
+        if (it.kind == ITEM_DEVICE)
+            device_registry_remove(static_cast<cvml_device*>(const_cast<void*>(it.ptr)));
+        else if (it.kind == ITEM_OPERATOR)
+            op_registry_remove(static_cast<const op_def*>(it.ptr));
+        else
+            serializer_registry_remove(static_cast<const cvml_serializer*>(it.ptr));
+    }
+    s->item_count = 0;
+}
+
+/* ---- the host table ------------------------------------------------------------------ */
+
+/* Registers an item for the plugin whose entry is running, keeping track of it so
+ * that a failing entry or the library's release can take it back. */
+int add_item(item_kind kind, const void* ptr, const char* what) {
+    if (!g_current)
+        return cvml_fail(CVML_ERR_RUNTIME, "%s: only a plugin's entry point may register", what);
+    if (g_current->item_count == kMaxItems)
+        return cvml_fail(CVML_ERR_RUNTIME, "plugin '%s' registers more than %d items",
+                         g_current->name, kMaxItems);
+    int rc =
+        kind == ITEM_DEVICE ? device_registry_add(static_cast<cvml_device*>(const_cast<void*>(ptr)))
+        : kind == ITEM_OPERATOR ? op_registry_add(static_cast<const op_def*>(ptr))
+                                : serializer_registry_add(static_cast<const cvml_serializer*>(ptr));
+    if (!rc) g_current->items[g_current->item_count++] = {kind, ptr};
+    return rc;
+}
+
+int host_register_device(cvml_device* dev) {
+    return add_item(ITEM_DEVICE, dev, "register_device");
+}
+
+int host_register_operator(const op_def* op) {
+    return add_item(ITEM_OPERATOR, op, "register_operator");
+}
+
+int host_register_serializer(const cvml_serializer* s) {
+    return add_item(ITEM_SERIALIZER, s, "register_serializer");
+}
+
+int host_fail(int status, const char* message) {
+    return cvml_fail(status, "%s", message ? message : "");
+}
+
+/* ---- loading -------------------------------------------------------------------------- */
+
+int load_file(const char* given) {
+    char path[PATH_MAX];
+    if (!os_realpath(given, path)) {
+        plugin_slot* s = find_by_path(given);
+        if (!s) s = new_slot();
+        int rc = cvml_fail(CVML_ERR_RUNTIME, "plugin '%s' not found", given);
+        if (!s) return rc;
+        cvml_strlcpy(s->path, given, sizeof s->path);
+        cvml_strlcpy(s->name, base_name(given), sizeof s->name);
+        return refuse(s, rc);
+    }
+    plugin_slot* s = find_by_path(path);
+    if (s && s->loaded) return CVML_OK;
+    if (!s) s = new_slot();
+    if (!s) return cvml_fail(CVML_ERR_RUNTIME, "more than %d plugins", kMaxPlugins);
+    cvml_strlcpy(s->path, path, sizeof s->path);
+    dir_name(path, s->dir, sizeof s->dir);
+    if (!s->name[0]) cvml_strlcpy(s->name, base_name(path), sizeof s->name);
+    s->reason[0] = '\0';
+
+    void* h = os_open(path);
+    if (!h)
+        return refuse(s,
+                      cvml_fail(CVML_ERR_RUNTIME, "cannot open plugin '%s': %s", path, os_error()));
+    const cvml_plugin_header* hd =
+        static_cast<const cvml_plugin_header*>(os_symbol(h, CVML_PLUGIN_HEADER_SYMBOL));
+    if (!hd) {
+        os_close(h);
+        return refuse(
+            s, cvml_fail(CVML_ERR_RUNTIME, "'%s' is not a cvm-lite plugin: it does not export %s",
+                         path, CVML_PLUGIN_HEADER_SYMBOL));
+    }
+    // Only the first two fields are read before the version is known to match.
+    if (hd->abi_version != CVML_PLUGIN_ABI_VERSION ||
+        hd->struct_size != sizeof(cvml_plugin_header)) {
+        unsigned v = hd->abi_version;
+        os_close(h);
+        return refuse(s, cvml_fail(CVML_ERR_RUNTIME,
+                                   "plugin '%s' was built for plugin ABI version %u; this library "
+                                   "(cvm-lite %s) speaks ABI version %u: refused",
+                                   path, v, CVML_VERSION_STRING, CVML_PLUGIN_ABI_VERSION));
+    }
+    cvml_strlcpy(s->name, hd->name ? hd->name : base_name(path), sizeof s->name);
+    cvml_strlcpy(s->version, hd->version ? hd->version : "", sizeof s->version);
+    plugin_slot* twin = find_loaded_by_name(s->name);
+    if (twin && twin != s) {
+        // The same plugin from another file: harmless, the first one stays.
+        os_close(h);
+        for (int32_t i = 0; i < g_slot_count; ++i)
+            if (g_slots[i] == s) {
+                memmove(&g_slots[i], &g_slots[i + 1],
+                        sizeof(g_slots[0]) * static_cast<size_t>(g_slot_count - i - 1));
+                --g_slot_count;
+                break;
+            }
+        free(s);
+        return CVML_OK;
+    }
+    cvml_plugin_entry_fn entry = nullptr;
+    void* sym = os_symbol(h, CVML_PLUGIN_ENTRY_SYMBOL);
+    memcpy(&entry, &sym, sizeof entry);
+    if (!entry) {
+        os_close(h);
+        return refuse(s, cvml_fail(CVML_ERR_RUNTIME, "plugin '%s' does not export %s", path,
+                                   CVML_PLUGIN_ENTRY_SYMBOL));
+    }
+    cvml_host_api host = {
+        sizeof(cvml_host_api),  CVML_PLUGIN_ABI_VERSION,  CVML_VERSION_STRING, host_register_device,
+        host_register_operator, host_register_serializer, host_fail,           s->dir,
+    };
+    cvml_clear_error();
+    g_current = s;
+    int rc = entry(&host);
+    g_current = nullptr;
+    if (rc != CVML_OK) {
+        // Never half-loaded: whatever the entry registered before failing goes.
+        char message[512];
+        cvml_strlcpy(message, cvml_error_message(), sizeof message);
+        unregister_items(s);
+        os_close(h);
+        return refuse(s, cvml_fail(rc == CVML_ERR_LOGIC ? CVML_ERR_LOGIC : CVML_ERR_RUNTIME,
+                                   "plugin '%s' %s: %s", s->name, s->version,
+                                   message[0] ? message : "its entry point failed"));
+    }
+    s->handle = h;
+    s->loaded = 1;
+    return CVML_OK;
+}
+
+void load_directory(const char* dir) {
+    // Sorted, so the registration (priority) order never depends on the file system.
+    char* names[kMaxPlugins];
+    int32_t n = 0;
+#ifdef _WIN32
+    char pattern[PATH_MAX];
+    snprintf(pattern, sizeof pattern, "%s\\" PLUGIN_PREFIX "*" PLUGIN_SUFFIX, dir);
+    WIN32_FIND_DATAA fd;
+    HANDLE f = FindFirstFileA(pattern, &fd);
+    if (f == INVALID_HANDLE_VALUE) return;
+    do {
+        if (n < kMaxPlugins && is_plugin_file_name(fd.cFileName))
+            names[n++] = ir_strdup(fd.cFileName);
+    } while (FindNextFileA(f, &fd));
+    FindClose(f);
+#else
+    DIR* d = opendir(dir);
+    if (!d) return;
+    while (struct dirent* e = readdir(d))
+        if (n < kMaxPlugins && is_plugin_file_name(e->d_name)) names[n++] = ir_strdup(e->d_name);
+    closedir(d);
+#endif
+    for (int32_t i = 0; i < n; ++i)
+        for (int32_t j = i + 1; j < n; ++j)
+            if (names[i] && names[j] && strcmp(names[j], names[i]) < 0) {
+                char* t = names[i];
+                names[i] = names[j];
+                names[j] = t;
+            }
+    for (int32_t i = 0; i < n; ++i) {
+        if (!names[i]) continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        load_file(path);
+        free(names[i]);
+    }
+}
+
+/* An entry of CVML_PLUGIN_PATH or a plugin directory: a directory or a file. */
+void load_entry(const char* entry, bool must_exist) {
+    if (!entry[0]) return;
+    if (os_is_dir(entry)) {
+        load_directory(entry);
+        return;
+    }
+    char path[PATH_MAX];
+    if (os_realpath(entry, path) || must_exist) load_file(entry);
+}
+
+void library_dirs(char* own, size_t cap) {
+    own[0] = '\0';
+#ifndef _WIN32
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&plugin_loader_init), &info) && info.dli_fname) {
+        char lib[PATH_MAX];
+        if (os_realpath(info.dli_fname, lib)) {
+            char dir[PATH_MAX];
+            dir_name(lib, dir, sizeof dir);
+            // A path too long for `own` is dropped rather than searched truncated.
+            int n = snprintf(own, cap, "%.*s/cvml/plugins",
+                             static_cast<int>(cap > 14 ? cap - 14 : 0), dir);
+            if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
+        }
+    }
+#else
+    (void)cap;
+#endif
+}
+
+void note_expected(const char* searched) {
+    const char* p = CVML_EXPECTED_PLUGINS;
+    while (*p) {
+        char name[64];
+        size_t n = strcspn(p, ",");
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        p += n + (p[n] == ',' ? 1 : 0);
+        if (!name[0] || find_by_name(name)) continue;
+        plugin_slot* s = new_slot();
+        if (!s) return;
+        cvml_strlcpy(s->name, name, sizeof s->name);
+        snprintf(s->reason, sizeof s->reason,
+                 "not found: no " PLUGIN_PREFIX "%s" PLUGIN_SUFFIX " in CVML_PLUGIN_PATH or %s",
+                 name, searched);
+    }
+}
+
+}  // namespace
+
+void plugin_loader_init(void) {
+    const char* env = getenv("CVML_PLUGIN_PATH");
+    if (env) {
+        const char* p = env;
+        while (*p) {
+            char entry[PATH_MAX];
+            size_t n = strcspn(p, PATH_SEP == ':' ? ":" : ";");
+            if (n < sizeof entry) {
+                memcpy(entry, p, n);
+                entry[n] = '\0';
+                load_entry(entry, true);
+            }
+            p += n + (p[n] ? 1 : 0);
+        }
+    }
+    char own[PATH_MAX];
+    library_dirs(own, sizeof own);
+    load_entry(own, false);
+    load_entry(CVML_PLUGIN_INSTALL_DIR, false);
+    char searched[2 * PATH_MAX + 8];
+    snprintf(searched, sizeof searched, "%s%s%s", own, own[0] ? ", " : "", CVML_PLUGIN_INSTALL_DIR);
+    note_expected(searched);
+    cvml_clear_error();
+}
+
+void plugin_loader_release(void) {
+    for (int32_t i = g_slot_count - 1; i >= 0; --i) {
+        plugin_slot* s = g_slots[i];
+        unregister_items(s);
+        if (s->handle) os_close(s->handle);
+        free(s);
+        g_slots[i] = nullptr;
+    }
+    g_slot_count = 0;
+}
+
+int plugin_load(const char* path) {
+    return load_file(path);
+}
+
+int32_t plugin_count(void) {
+    return g_slot_count;
+}
+
+int plugin_at(int32_t index, plugin_record* out) {
+    if (index < 0 || index >= g_slot_count)
+        return cvml_fail(CVML_ERR_LOGIC, "plugin index %d outside 0..%d", index, g_slot_count - 1);
+    const plugin_slot* s = g_slots[index];
+    out->name = s->name;
+    out->version = s->version;
+    out->path = s->path;
+    out->loaded = s->loaded;
+    out->reason = s->reason;
+    return CVML_OK;
+}

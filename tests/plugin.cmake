@@ -1,0 +1,50 @@
+# Plugin tests: a test device built as its own shared library through the plugin ABI
+# (tests/plugins/test_plugin.cpp), variants the loader must refuse, and GoogleTest
+# cases for loading, partitioning, boundary copies, fallback and byte equality.
+if(NOT CVML_WITH_PLUGINS)
+  return()
+endif()
+
+set(cvml_plugin_dir ${CMAKE_CURRENT_BINARY_DIR}/plugins)
+function(cvml_test_plugin name dir)
+  add_library(${name} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/test_plugin.cpp)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/api ${PROJECT_SOURCE_DIR}/source
+                             ${CMAKE_CURRENT_SOURCE_DIR}/plugins)
+  target_compile_options(${name} PRIVATE ${CVML_WARNINGS} -fvisibility=hidden)
+  target_compile_definitions(${name} PRIVATE ${ARGN})
+  # A plugin links nothing of libcvml: everything comes through the host table.
+  target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  set_target_properties(${name} PROPERTIES PREFIX "lib" OUTPUT_NAME ${name}
+                        LIBRARY_OUTPUT_DIRECTORY ${cvml_plugin_dir}/${dir})
+endfunction()
+cvml_test_plugin(cvml_testplugin good)
+cvml_test_plugin(cvml_testplugin_badabi bad TEST_PLUGIN_WRONG_ABI)
+cvml_test_plugin(cvml_testplugin_fail bad TEST_PLUGIN_FAIL_ENTRY)
+add_library(cvml_notaplugin MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/not_a_plugin.c)
+set_target_properties(cvml_notaplugin PROPERTIES PREFIX "lib" LIBRARY_OUTPUT_DIRECTORY ${cvml_plugin_dir}/bad)
+
+add_executable(cvml_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_test.cpp)
+target_include_directories(cvml_plugin_tests PRIVATE ${PROJECT_SOURCE_DIR}/source
+                           ${CMAKE_CURRENT_SOURCE_DIR}/plugins)
+target_link_libraries(cvml_plugin_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main)
+target_compile_options(cvml_plugin_tests PRIVATE ${CVML_WARNINGS})
+target_compile_definitions(cvml_plugin_tests PRIVATE
+  CVML_TEST_PLUGIN_DIR="${cvml_plugin_dir}"
+  CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+  CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(cvml_plugin_tests cvml_testplugin cvml_testplugin_badabi cvml_testplugin_fail
+                 cvml_notaplugin)
+if(TARGET cvml_cuda)
+  target_compile_definitions(cvml_plugin_tests PRIVATE CVML_CUDA_PLUGIN="$<TARGET_FILE:cvml_cuda>")
+  add_dependencies(cvml_plugin_tests cvml_cuda)
+endif()
+gtest_discover_tests(cvml_plugin_tests DISCOVERY_TIMEOUT 60)
+
+# init → load → run → release → init again leaks nothing and touches nothing freed.
+find_program(VALGRIND valgrind)
+if(VALGRIND)
+  add_test(NAME plugin_valgrind COMMAND ${VALGRIND} --error-exitcode=9 --leak-check=full
+           --errors-for-leak-kinds=definite,indirect $<TARGET_FILE:cvml_plugin_tests>
+           --gtest_filter=PluginLoader.InitReleaseInitRuns)
+  set_tests_properties(plugin_valgrind PROPERTIES LABELS valgrind)
+endif()
