@@ -21,4 +21,8 @@ set(CVML_CPU_KERNEL_SOURCES
 )
 # Shared helpers (not registered).
 set(CVML_CPU_KERNEL_SUPPORT_SOURCES
+  # -- simd (speed)
+  ../simd/simd.cpp
+  ../simd/gemm_s8.cpp
+  ../simd/epilogue.cpp
 )
