@@ -6,6 +6,8 @@ set(CVML_OPERATOR_SOURCES
   dense.cpp
   max_pool2d.cpp
   upsampling.cpp
+  sum.cpp
+  max.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout

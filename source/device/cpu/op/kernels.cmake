@@ -5,6 +5,8 @@ set(CVML_CPU_KERNEL_SOURCES
   dense.cpp
   max_pool2d.cpp
   upsampling.cpp
+  sum.cpp
+  max.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
