@@ -8,6 +8,8 @@ set(CVML_OPERATOR_SOURCES
   upsampling.cpp
   sum.cpp
   max.cpp
+  get_valid_counts.cpp
+  non_max_suppression.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
