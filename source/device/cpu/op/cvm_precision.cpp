@@ -20,8 +20,7 @@ void cvm_precision_range(void* arg, int64_t begin, int64_t end) {
 }
 
 int cvm_precision_run(cpu_node_ctx* ctx) {
-    int32_t lo = 0, hi = 0;
-    cvm_precision_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), lo, hi};
+    cvm_precision_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), 0, 0};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cvm_precision_range, &a);
     return CVML_OK;
 }

@@ -9,21 +9,22 @@ struct cvm_right_shift_args {
     const int32_t* x;
     const int32_t* z;
     int32_t* y;
-    int32_t lo;
-    int32_t hi;
+    int32_t precision;
+    int32_t shift_bit;
 };
 
 void cvm_right_shift_range(void* arg, int64_t begin, int64_t end) {
     const cvm_right_shift_args* a = static_cast<const cvm_right_shift_args*>(arg);
     const int32_t* x = a->x;
     int32_t* y = a->y;
-    for (int64_t i = begin; i < end; ++i) y[i] = cvm_right_shift_value(x[i], a->lo, a->hi);
+    for (int64_t i = begin; i < end; ++i)
+        y[i] = cvm_right_shift_value(x[i], a->precision, a->shift_bit);
 }
 
 int cvm_right_shift_run(cpu_node_ctx* ctx) {
     const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
-    int32_t lo = p->precision, hi = p->shift_bit;
-    cvm_right_shift_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), lo, hi};
+
+    cvm_right_shift_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), p->precision, p->shift_bit};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cvm_right_shift_range, &a);
     return CVML_OK;
 }

@@ -21,8 +21,7 @@ void elemwise_add_range(void* arg, int64_t begin, int64_t end) {
 }
 
 int elemwise_add_run(cpu_node_ctx* ctx) {
-    int32_t lo = 0, hi = 0;
-    elemwise_add_args a = {cpu_in(ctx, 0), cpu_in(ctx, 1), cpu_out(ctx, 0), lo, hi};
+    elemwise_add_args a = {cpu_in(ctx, 0), cpu_in(ctx, 1), cpu_out(ctx, 0), 0, 0};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), elemwise_add_range, &a);
     return CVML_OK;
 }
