@@ -32,7 +32,7 @@ struct Act {
 };
 
 class Builder {
-public:
+  public:
     Builder(cvml_graph* g, uint32_t seed) : g_(g), rng_(seed) {}
 
     int rc() const { return rc_; }
@@ -40,7 +40,8 @@ public:
 
     cvml_tensor* input(const std::vector<int32_t>& dims, int precision) {
         cvml_tensor* t = nullptr;
-        if (!rc_) check(cvml_graph_add_input(g_, "data", (int)dims.size(), dims.data(), precision, &t));
+        if (!rc_)
+            check(cvml_graph_add_input(g_, "data", (int)dims.size(), dims.data(), precision, &t));
         return t;
     }
 
@@ -113,8 +114,8 @@ public:
     }
 
     cvml_tensor* rshift(cvml_tensor* x, int shift) {
-        return node("cvm_right_shift",
-                    {{"precision", "8"}, {"shift_bit", std::to_string(shift)}}, {x});
+        return node("cvm_right_shift", {{"precision", "8"}, {"shift_bit", std::to_string(shift)}},
+                    {x});
     }
 
     /* ResNet basic block: relu(cvm_clip(conv(relu(conv(x))) + shortcut, 8)). The
@@ -164,13 +165,13 @@ public:
         cvml_tensor* wt = constant({units, x.c}, 8, uniform((size_t)units * x.c, 127));
         int32_t bias_bound = (int32_t)1 << (shift + 2);
         cvml_tensor* bt = constant({units}, bits_of(bias_bound) + 1, uniform(units, bias_bound));
-        cvml_tensor* d = node("dense", {{"units", std::to_string(units)}, {"use_bias", "True"}},
-                              {x.t, wt, bt});
+        cvml_tensor* d =
+            node("dense", {{"units", std::to_string(units)}, {"use_bias", "True"}}, {x.t, wt, bt});
         if (shift_out) *shift_out = shift;
         return rshift(d, shift);
     }
 
-private:
+  private:
     void check(int rc) {
         if (rc && !rc_) {
             rc_ = rc;
@@ -209,9 +210,8 @@ cvml_tensor* resnet18(Builder& b, const ModelSpec& s) {
 cvml_tensor* mobilenet(Builder& b, const ModelSpec& s) {
     Act x = make_data(b, s.batch, 3, s.size ? s.size : 224);
     x = b.conv(x, 32, 3, 2, 1, 1, true);
-    const int plan[13][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
-                             {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
-                             {512, 1}, {1024, 2}, {1024, 1}};
+    const int plan[13][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
+                             {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
     for (const auto& p : plan) {
         x = b.conv(x, x.c, 3, p[1], 1, x.c, true);  // depthwise
         x = b.conv(x, p[0], 1, 1, 0, 1, true);      // pointwise
@@ -231,13 +231,15 @@ cvml_tensor* ssd(Builder& b, const ModelSpec& s) {
     x = b.conv(x, 128, 3, 2, 1, 1, true);
     Act h = b.conv(x, 24, 1, 1, 0, 1, false);
     int cells = h.h * h.w;
-    cvml_tensor* r = b.node("reshape", {{"shape", "(" + std::to_string(s.batch) + ", 4, 6, " +
-                                                      std::to_string(cells) + ")"}},
-                            {h.t});
+    cvml_tensor* r = b.node(
+        "reshape",
+        {{"shape", "(" + std::to_string(s.batch) + ", 4, 6, " + std::to_string(cells) + ")"}},
+        {h.t});
     r = b.node("transpose", {{"axes", "(0, 1, 3, 2)"}}, {r});
-    r = b.node("reshape", {{"shape", "(" + std::to_string(s.batch) + ", " +
-                                         std::to_string(4 * cells) + ", 6)"}},
-               {r});
+    r = b.node(
+        "reshape",
+        {{"shape", "(" + std::to_string(s.batch) + ", " + std::to_string(4 * cells) + ", 6)"}},
+        {r});
     cvml_tensor* boxes = nullptr;
     cvml_tensor* count = b.node("get_valid_counts", {{"score_threshold", "0"}}, {r}, 2, &boxes);
     return b.node("non_max_suppression",

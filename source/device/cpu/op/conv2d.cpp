@@ -142,44 +142,73 @@ size_t align64(size_t v) {
     return (v + 63) & ~static_cast<size_t>(63);
 }
 
-/* Row k = (ic, r, s) of the im2col matrix: x[ic][oh*sh + r*dh - ph][ow*sw + s*dw - pw]. */
-void im2col_row(const conv_geom& g, const int8_t* x, int64_t k, int8_t* row) {
-    const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, s = k % g.kw;
-    const int8_t* xp = x + ic * g.h * g.w;
-    const int64_t coff = s * g.dw - g.pw;
-    int64_t lo, hi;
-    col_range(coff, g.sw, g.w, g.ow, &lo, &hi);
-    for (int64_t y = 0; y < g.oh; ++y) {
-        int8_t* out = row + y * g.ow;
-        const int64_t ih = y * g.sh + r * g.dh - g.ph;
-        if (ih < 0 || ih >= g.h || lo >= hi) {
-            memset(out, 0, static_cast<size_t>(g.ow));
-            continue;
+/* The image zero-padded and split by column phase (sw), so that every im2col row
+ * segment is a contiguous run: xph[((ic*sw + p)*hp + h)*wq + j] = xpad[ic][h][j*sw + p]. */
+struct phase_args {
+    const conv_fast* f;
+    const ir_tensor* x;
+    int64_t base; /* first element of the image in x */
+    int8_t* xph;
+};
+
+void phase_range(void* arg, int64_t begin, int64_t end) {
+    const phase_args* a = static_cast<const phase_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    for (int64_t ic = begin; ic < end; ++ic) {
+        int8_t* dst = a->xph + ic * g.sw * f->hp * f->wq;
+        const bool copy_rows = a->x->storage == STORAGE_INT8 && g.sw == 1;
+        if (copy_rows) {
+            // Only the border needs zeros: rows are copied whole below.
+            memset(dst, 0, static_cast<size_t>(g.ph * f->wq));
+            memset(dst + (g.ph + g.h) * f->wq, 0,
+                   static_cast<size_t>((f->hp - g.ph - g.h) * f->wq));
+        } else {
+            memset(dst, 0, static_cast<size_t>(g.sw * f->hp * f->wq));
         }
-        memset(out, 0, static_cast<size_t>(lo));
-        const int8_t* xr = xp + ih * g.w + coff;
-        if (g.sw == 1)
-            memcpy(out + lo, xr + lo, static_cast<size_t>(hi - lo));
-        else
-            for (int64_t x2 = lo; x2 < hi; ++x2) out[x2] = xr[x2 * g.sw];
-        memset(out + hi, 0, static_cast<size_t>(g.ow - hi));
+        for (int64_t h = 0; h < g.h; ++h) {
+            const int64_t src = a->base + (ic * g.h + h) * g.w;
+            if (copy_rows) {
+                int8_t* d = dst + (h + g.ph) * f->wq;
+                memset(d, 0, static_cast<size_t>(g.pw));
+                memcpy(d + g.pw, static_cast<const int8_t*>(a->x->data) + src,
+                       static_cast<size_t>(g.w));
+                memset(d + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
+                continue;
+            }
+            // Upstream's groups == 1 path casts every input value to int8.
+            cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, f->hp * f->wq, dst + (h + g.ph) * f->wq);
+        }
+    }
+}
+
+/* Row k = (ic, r, s) of the im2col matrix from the phase-split image, in 16-byte
+ * chunks: a chunk may run past the row end into the next row's start (rewritten next)
+ * or into the buffers' 64-byte tails. */
+void im2col_row(const conv_fast* f, const int8_t* xph, int64_t k, int8_t* row) {
+    const conv_geom& g = f->g;
+    const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, s = k % g.kw;
+    const int64_t col = s * g.dw, p = col % g.sw, off = col / g.sw;
+    const int8_t* plane = xph + (ic * g.sw + p) * f->hp * f->wq + off;
+    for (int64_t y = 0; y < g.oh; ++y) {
+        const int8_t* src = plane + (y * g.sh + r * g.dh) * f->wq;
+        int8_t* dst = row + y * g.ow;
+        for (int64_t x = 0; x < g.ow; x += 16) memcpy(dst + x, src + x, 16);
     }
 }
 
 struct pack_args {
     const conv_fast* f;
-    const int8_t* x; /* one image, int8 */
-    uint8_t* rows;   /* per slot: GEMM_KG rows of N */
+    const int8_t* x; /* direct: the int8 image; else the phase-split image */
+    bool direct;
+    uint8_t* rows; /* per slot: GEMM_KG rows of N */
     void* packed;
 };
 
 void pack_slot(void* arg, int64_t begin, int64_t end) {
     const pack_args* a = static_cast<const pack_args*>(arg);
     const conv_fast* f = a->f;
-    const conv_geom& g = f->g;
     const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
-    const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                        g.pw == 0 && g.oh == g.h && g.ow == g.w;
     for (int64_t slot = begin; slot < end; ++slot) {
         int8_t* buf =
             reinterpret_cast<int8_t*>(a->rows + static_cast<size_t>(slot) * f->rows_bytes);
@@ -189,11 +218,11 @@ void pack_slot(void* arg, int64_t begin, int64_t end) {
                 int64_t k = k4 * GEMM_KG + i;
                 if (k >= f->K) {
                     rows[i] = nullptr;
-                } else if (direct) {
+                } else if (a->direct) {
                     rows[i] = a->x + k * f->N;
                 } else {
                     int8_t* row = buf + static_cast<size_t>(i) * static_cast<size_t>(f->N);
-                    im2col_row(g, a->x, k, row);
+                    im2col_row(f, a->x, k, row);
                     rows[i] = row;
                 }
             }
@@ -250,17 +279,23 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
     const ir_tensor* xt = ctx->inputs[0];
     const ir_tensor* yt = ctx->outputs[0];
     const int64_t chw = g.c * g.h * g.w;
+    const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                        g.pw == 0 && g.oh == g.h && g.ow == g.w;
     for (int64_t n = 0; n < g.n; ++n) {
         const int8_t* x8;
-        if (xt->storage == STORAGE_INT8) {
+        if (direct && xt->storage == STORAGE_INT8) {
             x8 = static_cast<const int8_t*>(xt->data) + n * chw;
-        } else {
+        } else if (direct) {
             // Upstream's groups == 1 path casts every input value to int8.
             cast8_args c = {xt, n * chw, x8buf};
             cpu_parallel_for(ctx, chw, cast8_range, &c);
             x8 = x8buf;
+        } else {
+            phase_args pa = {f, xt, n * chw, x8buf};
+            cpu_parallel_for(ctx, g.c, phase_range, &pa);
+            x8 = x8buf;
         }
-        pack_args pa = {f, x8, rows, packed};
+        pack_args pa = {f, x8, direct, rows, packed};
         cpu_for_each_slot(ctx, pack_slot, &pa);
         gemm_args ga = {f, packed, ep, bias, yt->data, yt->storage, n * g.o * f->N};
         cpu_parallel_for(ctx,
@@ -317,11 +352,8 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
                 memset(ph, 0, static_cast<size_t>(g.sw * f->hp * f->wq) * 4);
                 const int64_t xbase = (n * g.c + c0 + ic) * g.h * g.w;
                 for (int64_t h = 0; h < g.h; ++h)
-                    for (int64_t x = 0; x < g.w; ++x) {
-                        const int64_t col = x + g.pw;
-                        ph[((col % g.sw) * f->hp + h + g.ph) * f->wq + col / g.sw] =
-                            cpu_load(xt, xbase + h * g.w + x);
-                    }
+                    cpu_phase_row_any(xt, xbase + h * g.w, g.w, g.pw, g.sw, f->hp * f->wq,
+                                      ph + (h + g.ph) * f->wq);
                 const int32_t* wp = wt + ((o * g.ic + ic) * g.kh) * g.kw;
                 for (int64_t r = 0; r < g.kh; ++r)
                     for (int64_t s = 0; s < g.kw; ++s) {
@@ -362,7 +394,12 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         f->b_bytes =
             align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), static_cast<int32_t>(f->N)));
         f->rows_bytes = align64(static_cast<size_t>(GEMM_KG * f->N) + 64);
-        f->x8_bytes = align64(static_cast<size_t>(g.c * g.h * g.w) + 64);
+        f->hp = g.h + 2 * g.ph;
+        f->wp = g.w + 2 * g.pw;
+        f->wq = (f->wp + g.sw - 1) / g.sw + 16;
+        size_t phased = static_cast<size_t>(g.c * g.sw * f->hp * f->wq);
+        size_t flat = static_cast<size_t>(g.c * g.h * g.w);
+        f->x8_bytes = align64((phased > flat ? phased : flat) + 64);
         *scratch_bytes = f->b_bytes + f->rows_bytes * static_cast<size_t>(f->threads) + f->x8_bytes;
     } else {
         f->hp = g.h + 2 * g.ph;

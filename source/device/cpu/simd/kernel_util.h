@@ -40,3 +40,34 @@ static inline int32_t cpu_load(const ir_tensor* t, int64_t i) {
     if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->data)[i];
     return static_cast<const int32_t*>(t->data)[i];
 }
+
+/* Scatters one input row of `w` values into its column phases: dst[p*phase_stride + j]
+ * receives column x + pad, where x + pad = j*s + p (no division per element). */
+template <typename In, typename Out>
+static inline void cpu_phase_row(const In* src, int64_t w, int64_t pad, int64_t s,
+                                 int64_t phase_stride, Out* dst) {
+    if (s == 1) {
+        for (int64_t x = 0; x < w; ++x) dst[pad + x] = static_cast<Out>(src[x]);
+        return;
+    }
+    int64_t p = pad % s, j = pad / s;
+    for (int64_t x = 0; x < w; ++x) {
+        dst[p * phase_stride + j] = static_cast<Out>(src[x]);
+        if (++p == s) {
+            p = 0;
+            ++j;
+        }
+    }
+}
+
+/* The same from a tensor in any storage, starting at element `base`. */
+template <typename Out>
+static inline void cpu_phase_row_any(const ir_tensor* t, int64_t base, int64_t w, int64_t pad,
+                                     int64_t s, int64_t phase_stride, Out* dst) {
+    if (t->storage == STORAGE_INT8)
+        cpu_phase_row(static_cast<const int8_t*>(t->data) + base, w, pad, s, phase_stride, dst);
+    else if (t->storage == STORAGE_INT16)
+        cpu_phase_row(static_cast<const int16_t*>(t->data) + base, w, pad, s, phase_stride, dst);
+    else
+        cpu_phase_row(static_cast<const int32_t*>(t->data) + base, w, pad, s, phase_stride, dst);
+}
