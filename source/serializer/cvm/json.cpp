@@ -43,6 +43,7 @@ struct parser {
     size_t n;
     size_t pos;
     json_doc* doc;
+    int standard;
 };
 
 int fail_at(const parser* p, const char* what) {
@@ -76,6 +77,15 @@ json_value* new_value(parser* p, uint8_t type) {
 /* Upstream's dmlc reader knows exactly five escapes (\r \n \\ \t \"); anything else,
  * \u and \/ included, is its "unknown string escape" LOG(FATAL). A raw line break
  * ends the string with an error there too; we refuse every control character. */
+bool is_hex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+unsigned hex_value(char c) {
+    return c <= '9' ? static_cast<unsigned>(c - '0')
+                    : static_cast<unsigned>((c | 0x20) - 'a' + 10);
+}
+
 int parse_string(parser* p, const char** out, size_t* out_len) {
     ++p->pos;  // opening quote
     size_t start = p->pos;
@@ -90,8 +100,17 @@ int parse_string(parser* p, const char** out, size_t* out_len) {
             escaped = true;
             if (p->pos + 1 >= p->n) return fail_at(p, "unterminated string escape");
             char e = p->s[p->pos + 1];
-            if (e != 'r' && e != 'n' && e != '\\' && e != 't' && e != '"')
-                return fail_at(p, "unknown string escape");
+            bool known = e == 'r' || e == 'n' || e == '\\' || e == 't' || e == '"';
+            if (!known && p->standard && (e == '/' || e == 'b' || e == 'f')) known = true;
+            if (!known && p->standard && e == 'u') {
+                if (p->n - p->pos < 6) return fail_at(p, "unterminated \\u escape");
+                for (int k = 2; k < 6; ++k)
+                    if (!is_hex(p->s[p->pos + k])) return fail_at(p, "bad \\u escape");
+                p->pos += 6;
+                len += 3;  // at most 3 UTF-8 bytes for one escape
+                continue;
+            }
+            if (!known) return fail_at(p, "unknown string escape");
             p->pos += 2;
         } else {
             ++p->pos;
@@ -110,10 +129,28 @@ int parse_string(parser* p, const char** out, size_t* out_len) {
             char c = p->s[i];
             if (c == '\\') {
                 char e = p->s[++i];
-                c = e == 'r' ? '\r' : e == 'n' ? '\n' : e == 't' ? '\t' : e;
+                if (e == 'u') {
+                    unsigned cp = 0;
+                    for (int h = 1; h <= 4; ++h) cp = cp * 16 + hex_value(p->s[i + h]);
+                    i += 4;
+                    if (cp == 0) cp = '?';  // no embedded NUL
+                    if (cp < 0x80) {
+                        dst[k++] = static_cast<char>(cp);
+                    } else if (cp < 0x800) {
+                        dst[k++] = static_cast<char>(0xC0 | (cp >> 6));
+                        dst[k++] = static_cast<char>(0x80 | (cp & 0x3F));
+                    } else {
+                        dst[k++] = static_cast<char>(0xE0 | (cp >> 12));
+                        dst[k++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+                        dst[k++] = static_cast<char>(0x80 | (cp & 0x3F));
+                    }
+                    continue;
+                }
+                c = e == 'r' ? '\r' : e == 'n' ? '\n' : e == 't' ? '\t' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
             }
             dst[k++] = c;
         }
+        len = k;
     }
     dst[len] = '\0';
     *out = dst;
@@ -279,6 +316,10 @@ int parse_value(parser* p, int depth, json_value** out) {
 }  // namespace
 
 int json_parse(const char* text, size_t size, json_doc* doc) {
+    return json_parse_ex(text, size, 0, doc);
+}
+
+int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
     memset(doc, 0, sizeof *doc);
     // Every value costs at most one json_value plus one item pointer and takes at
     // least one input byte; strings copy at most their own bytes. 64x the input plus
@@ -286,7 +327,7 @@ int json_parse(const char* text, size_t size, json_doc* doc) {
     if (size > (SIZE_MAX - 65536) / 64)
         return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %zu bytes is too large", size);
     doc->budget = size * 64 + 65536;
-    parser p = {text, size, 0, doc};
+    parser p = {text, size, 0, doc, standard};
     json_value* root = nullptr;
     int rc = text ? parse_value(&p, 0, &root) : fail_at(&p, "no input");
     if (!rc) {

@@ -60,6 +60,9 @@ typedef struct json_doc {
  * anything else after the value is an error. On failure the document is empty and
  * the error is set. json_free() must be called in both cases. */
 int json_parse(const char* text, size_t size, json_doc* doc);
+/* With `standard` set, the full JSON escape set (\/ \b \f \uXXXX, decoded to UTF-8)
+ * is accepted as well: for documents that are not CVM graphs (test metadata). */
+int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc);
 void json_free(json_doc* doc);
 
 /* The last member named `key` (upstream's readers let a later duplicate win), or
