@@ -661,6 +661,14 @@ int cvml_tensor_set_i8(cvml_tensor* t, const int8_t* values, size_t count) {
     return CVML_OK;
 }
 
+/* The CPU device may keep a tensor proven to fit in int8/int16 in that width
+ * (ir_tensor.storage); the API always speaks int32 values. */
+static int32_t stored_value(const ir_tensor* t, size_t i) {
+    if (t->storage == STORAGE_INT8) return static_cast<const int8_t*>(t->data)[i];
+    if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->data)[i];
+    return static_cast<const int32_t*>(t->data)[i];
+}
+
 static int readable(const cvml_tensor* t, size_t count, const int32_t** src) {
     const ir_tensor* it = as_ir(t);
     size_t n = static_cast<size_t>(ir_tensor_element_count(it));
@@ -679,7 +687,7 @@ int cvml_tensor_get_i32(const cvml_tensor* t, int32_t* values, size_t count) {
     const int32_t* src = nullptr;
     int rc = readable(t, count, &src);
     if (rc) return rc;
-    memcpy(values, src, sizeof(int32_t) * count);
+    for (size_t i = 0; i < count; ++i) values[i] = stored_value(as_ir(t), i);
     return CVML_OK;
 }
 
@@ -688,7 +696,7 @@ int cvml_tensor_get_i8(const cvml_tensor* t, int8_t* values, size_t count) {
     const int32_t* src = nullptr;
     int rc = readable(t, count, &src);
     if (rc) return rc;
-    for (size_t i = 0; i < count; ++i) values[i] = static_cast<int8_t>(src[i]);
+    for (size_t i = 0; i < count; ++i) values[i] = static_cast<int8_t>(stored_value(as_ir(t), i));
     return CVML_OK;
 }
 

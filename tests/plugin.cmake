@@ -34,6 +34,10 @@ target_compile_definitions(cvml_plugin_tests PRIVATE
   CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(cvml_plugin_tests cvml_testplugin cvml_testplugin_badabi cvml_testplugin_fail
                  cvml_notaplugin)
+if(TARGET cvml_cuda)
+  target_compile_definitions(cvml_plugin_tests PRIVATE CVML_CUDA_PLUGIN="$<TARGET_FILE:cvml_cuda>")
+  add_dependencies(cvml_plugin_tests cvml_cuda)
+endif()
 gtest_discover_tests(cvml_plugin_tests DISCOVERY_TIMEOUT 60)
 
 # init → load → run → release → init again leaks nothing and touches nothing freed.

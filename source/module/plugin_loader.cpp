@@ -396,9 +396,10 @@ void note_expected(const char* searched) {
         plugin_slot* s = new_slot();
         if (!s) return;
         cvml_strlcpy(s->name, name, sizeof s->name);
+        // The searched list may be long; the reason keeps its head (%.*s bounds it).
         snprintf(s->reason, sizeof s->reason,
-                 "not found: no " PLUGIN_PREFIX "%s" PLUGIN_SUFFIX " in CVML_PLUGIN_PATH or %s",
-                 name, searched);
+                 "not found: no " PLUGIN_PREFIX "%s" PLUGIN_SUFFIX " in CVML_PLUGIN_PATH or %.*s",
+                 name, static_cast<int>(sizeof s->reason / 2), searched);
     }
 }
 

@@ -2,6 +2,14 @@
 # adding its file here; the registry is generated from this list.
 set(CVML_OPERATOR_SOURCES
   # -- nn and reductions
+  conv2d.cpp
+  dense.cpp
+  max_pool2d.cpp
+  upsampling.cpp
+  sum.cpp
+  max.cpp
+  get_valid_counts.cpp
+  non_max_suppression.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout

@@ -1,5 +1,9 @@
 /* The CPU device: runs a subgraph's nodes in order with the registered kernels, its
- * intermediate tensors placed in one arena by the lifetime planner at prerun. */
+ * intermediate tensors placed in one arena by the lifetime planner at prerun. Before
+ * planning, element-wise tails are fused into the kernels that apply them, copies
+ * become views, and tensors proven to fit int8 are stored as int8 where every kernel
+ * touching them reads and writes narrow storage (CPU_CAP_*). CVML_NO_FUSION=1 turns
+ * the three off (tests compare both). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -7,6 +11,8 @@
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/memory_plan.h"
+#include "device/cpu/simd/epilogue.h"
+#include "device/cpu/simd/simd.h"
 #include "graph/verify.h"
 #include "module/device.h"
 #include "operator/op_def.h"
@@ -21,6 +27,8 @@ struct cpu_node_exec {
     cpu_node_ctx ctx;
     ir_tensor** tensors; /* inputs then outputs */
     size_t scratch_offset;
+    uint8_t skip; /* fused into an earlier node's tail, or a copy turned into a view */
+    cpu_tail tail;
 };
 
 struct cpu_subgraph_state {
@@ -29,6 +37,8 @@ struct cpu_subgraph_state {
     int32_t node_count;
     uint8_t* arena;
     size_t arena_size;
+    int32_t* step_of_node; /* graph node index -> step here, -1 elsewhere */
+    int32_t* alias;        /* graph tensor index -> tensor whose buffer it shares, or -1 */
 };
 
 int cpu_supports(cvml_device*, const ir_graph*, const ir_node* node) {
@@ -44,15 +54,10 @@ void release_state(cpu_subgraph_state* st) {
     }
     free(st->nodes);
     free(st->arena);
+    free(st->step_of_node);
+    free(st->alias);
     if (st->rt.pool) thread_pool_release(st->rt.pool);
     free(st);
-}
-
-/* Position of each node of the subgraph, so lifetimes are measured in steps. */
-int32_t step_of(const ir_subgraph* sg, int32_t node) {
-    for (int32_t i = 0; i < sg->node_count; ++i)
-        if (sg->nodes[i] == node) return i;
-    return -1;
 }
 
 bool is_graph_output(const ir_graph* g, int32_t tensor) {
@@ -95,30 +100,268 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
     return CVML_OK;
 }
 
-/* One request per tensor produced here, then one per node's scratch. */
+/* ---- fusion, views and storage (prerun) ------------------------------------------ */
+
+bool attr_int(const ir_node* n, const char* key, int64_t* v) {
+    const char* s = ir_node_attr(n, key);
+    if (!s) return false;
+    char* end = nullptr;
+    long long x = strtoll(s, &end, 10);
+    while (end && (*end == ' ' || *end == '\t')) ++end;
+    if (end == s || !end || *end) return false;
+    *v = x;
+    return true;
+}
+
+bool op_is(const ir_node* n, const char* name) {
+    return n->op && strcmp(n->op->name, name) == 0;
+}
+
+bool is_view_op(const ir_node* n) {
+    return op_is(n, "flatten") || op_is(n, "reshape") || op_is(n, "squeeze") ||
+           op_is(n, "expand_dims");
+}
+
+/* Upstream's non_max_suppression writes into its input; a tensor it reads must own
+ * its buffer. */
+bool consumed_in_place(const ir_graph* g, const ir_tensor* t) {
+    for (int32_t c = 0; c < t->consumer_count; ++c)
+        if (op_is(g->nodes[t->consumers[c]], "non_max_suppression")) return true;
+    return false;
+}
+
+int32_t count_in(const ir_node* n, int32_t tensor) {
+    int32_t k = 0;
+    for (int32_t i = 0; i < n->input_count; ++i) k += n->inputs[i] == tensor;
+    return k;
+}
+
+/* The tail step for an element-wise operator `n`, false when it is not one. */
+bool tail_step_of(const ir_node* n, cpu_tail_step* s) {
+    int64_t a = 0, b = 0;
+    s->operand = nullptr;
+    if (op_is(n, "cvm_right_shift") && attr_int(n, "precision", &a) &&
+        attr_int(n, "shift_bit", &b) && a >= 1 && a <= 32 && b >= 1 && b <= 32) {
+        *s = {CPU_TAIL_RSHIFT, static_cast<int32_t>(a), static_cast<int32_t>(b), nullptr};
+        return true;
+    }
+    if (op_is(n, "cvm_clip") && attr_int(n, "precision", &a) && a >= 1 && a <= 32) {
+        int32_t al = ir_precision_bound(static_cast<int32_t>(a));
+        *s = {CPU_TAIL_CLIP, -al, al, nullptr};
+        return true;
+    }
+    if (op_is(n, "clip") && attr_int(n, "a_min", &a) && attr_int(n, "a_max", &b) &&
+        a >= INT32_MIN && b <= INT32_MAX && a < b) {
+        *s = {CPU_TAIL_CLIP, static_cast<int32_t>(a), static_cast<int32_t>(b), nullptr};
+        return true;
+    }
+    if (op_is(n, "relu")) {
+        *s = {CPU_TAIL_CLIP, 0, INT32_MAX, nullptr};
+        return true;
+    }
+    return false;
+}
+
+int32_t tail_slots(const cpu_tail_step& s) {
+    return s.kind == CPU_TAIL_RSHIFT ? 2 : 1;
+}
+
+/* Absorbs the chain of element-wise operators that follows a node whose kernel applies
+ * tails. A link is taken only when the intermediate tensor is read by that operator
+ * alone (not a graph output, not read twice), and an elemwise_add's other operand is
+ * ready before the head runs, so the fused node computes exactly what the chain did. */
+void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        cpu_node_exec* head = &st->nodes[i];
+        if (head->skip || !(head->ctx.caps & CPU_CAP_TAIL) || head->ctx.output_count != 1) continue;
+        int32_t slots = 0;
+        for (;;) {
+            const ir_tensor* t = head->ctx.outputs[0];
+            if (is_graph_output(g, t->index) || t->consumer_count != 1) break;
+            int32_t cs = st->step_of_node[t->consumers[0]];
+            if (cs <= i) break;
+            const ir_node* c = g->nodes[t->consumers[0]];
+            if (c->output_count != 1 || count_in(c, t->index) != 1) break;
+            cpu_tail_step step;
+            if (op_is(c, "elemwise_add") && c->input_count == 2) {
+                const ir_tensor* other = g->tensors[c->inputs[c->inputs[0] == t->index ? 1 : 0]];
+                if (other->producer >= 0) {
+                    int32_t ps = st->step_of_node[other->producer];
+                    if (ps >= i) break;
+                    if (ps < 0 && other->kind == TENSOR_VAR) break;  // another device's
+                }
+                if (ir_tensor_element_count(other) != ir_tensor_element_count(t)) break;
+                step = {CPU_TAIL_ADD, 0, 0, other};
+            } else if (!tail_step_of(c, &step)) {
+                break;
+            }
+            if (slots + tail_slots(step) > EP_MAX_STEPS || head->tail.count == CPU_TAIL_MAX) break;
+            slots += tail_slots(step);
+            head->tail.steps[head->tail.count++] = step;
+            st->nodes[cs].skip = 1;
+            head->tensors[head->ctx.input_count] = g->tensors[c->outputs[0]];
+        }
+        if (head->tail.count) head->ctx.tail = &head->tail;
+    }
+}
+
+int32_t alias_root(const cpu_subgraph_state* st, int32_t t) {
+    while (st->alias[t] >= 0) t = st->alias[t];
+    return t;
+}
+
+/* flatten/reshape/squeeze/expand_dims copy their input unchanged: the output can share
+ * the input's buffer when both live in this arena and nothing writes either in place. */
+void make_views(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        cpu_node_exec* ne = &st->nodes[i];
+        const ir_node* n = ne->ctx.node;
+        if (ne->skip || !is_view_op(n) || n->input_count != 1 || n->output_count != 1) continue;
+        const ir_tensor* x = g->tensors[n->inputs[0]];
+        const ir_tensor* y = g->tensors[n->outputs[0]];
+        if (x->kind != TENSOR_VAR || x->producer < 0 || st->step_of_node[x->producer] < 0 ||
+            st->nodes[st->step_of_node[x->producer]].skip)
+            continue;
+        if (is_graph_output(g, x->index) || is_graph_output(g, y->index)) continue;
+        if (consumed_in_place(g, x) || consumed_in_place(g, y)) continue;
+        if (ir_tensor_element_count(x) != ir_tensor_element_count(y)) continue;
+        ne->skip = 1;
+        st->alias[y->index] = x->index;
+    }
+}
+
+/* Largest |value| a tensor produced here is proven to hold, -1 when unknown. Declared
+ * precision is not a bound by itself: cvm_right_shift with p + b >= 32 does not clip. */
+int64_t tail_bound(int64_t x, const cpu_tail_step& s) {
+    if (s.kind == CPU_TAIL_RSHIFT) {
+        if (s.a == 1) return 0;
+        if (s.b >= 31) return 1;
+        if (s.a + s.b >= 32) return -1;
+        return ir_precision_bound(s.a);
+    }
+    if (s.kind == CPU_TAIL_CLIP) {
+        int64_t lo = s.a, hi = s.b;
+        int64_t m =
+            (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo) : (hi < 0 ? -hi : hi);
+        return x >= 0 && x < m ? x : m;
+    }
+    return -1;
+}
+
+int64_t tensor_bound(const ir_graph* g, const cpu_subgraph_state* st, int32_t t, int depth);
+
+int64_t node_bound(const ir_graph* g, const cpu_subgraph_state* st, const cpu_node_exec* ne,
+                   int depth) {
+    const ir_node* n = ne->ctx.node;
+    int64_t b = -1;
+    cpu_tail_step s;
+    if (tail_step_of(n, &s)) {
+        int64_t in = s.kind == CPU_TAIL_CLIP && op_is(n, "relu")
+                         ? tensor_bound(g, st, n->inputs[0], depth + 1)
+                         : -1;
+        b = tail_bound(in, s);
+        if (op_is(n, "relu")) b = in;
+    } else if (op_is(n, "max_pool2d") && n->input_count == 1) {
+        b = tensor_bound(g, st, n->inputs[0], depth + 1);
+    }
+    for (int32_t k = 0; k < ne->tail.count; ++k) b = tail_bound(b, ne->tail.steps[k]);
+    return b;
+}
+
+int64_t tensor_bound(const ir_graph* g, const cpu_subgraph_state* st, int32_t t, int depth) {
+    if (depth > 64) return -1;
+    t = alias_root(st, t);
+    const ir_tensor* x = g->tensors[t];
+    if (x->kind != TENSOR_VAR || x->producer < 0) return -1;
+    int32_t s = st->step_of_node[x->producer];
+    if (s < 0) return -1;
+    return node_bound(g, st, &st->nodes[s], depth);
+}
+
+/* A tensor is stored as int8 when its values are proven to fit, its producer writes
+ * narrow outputs, and every reader here takes narrow inputs; it stays int32 when it
+ * leaves the arena (graph output, another device), so the API never sees it. */
+void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        cpu_node_exec* ne = &st->nodes[i];
+        if (ne->skip || ne->ctx.output_count != 1 || !(ne->ctx.caps & CPU_CAP_NARROW_OUT)) continue;
+        ir_tensor* y = ne->ctx.outputs[0];
+        if (y->kind != TENSOR_VAR || is_graph_output(g, y->index)) continue;
+        int64_t b = node_bound(g, st, ne, 0);
+        if (b < 0 || b > 127) continue;
+        bool ok = true;
+        for (int32_t t = 0; t < g->tensor_count && ok; ++t) {
+            if (alias_root(st, t) != y->index) continue;
+            const ir_tensor* v = g->tensors[t];
+            if (is_graph_output(g, t)) ok = false;
+            for (int32_t c = 0; c < v->consumer_count && ok; ++c) {
+                int32_t cs = st->step_of_node[v->consumers[c]];
+                if (cs < 0) {
+                    ok = false;
+                    break;
+                }
+                const cpu_node_exec* ce = &st->nodes[cs];
+                if (ce->skip) {
+                    // Fused away: either a view of y, or an elemwise_add whose other
+                    // operand y is read by the head's tail, which takes any storage.
+                    if (is_view_op(ce->ctx.node) && st->alias[ce->ctx.node->outputs[0]] == t)
+                        continue;
+                    bool in_tail = false;
+                    for (int32_t h = 0; h < cs && !in_tail; ++h)
+                        for (int32_t k = 0; k < st->nodes[h].tail.count; ++k)
+                            if (st->nodes[h].tail.steps[k].operand == v) in_tail = true;
+                    ok = in_tail;
+                    continue;
+                }
+                for (int32_t k = 0; k < ce->ctx.input_count && ok; ++k)
+                    if (ce->ctx.inputs[k] == v && !(ce->ctx.caps & CPU_CAP_NARROW_IN(k)))
+                        ok = false;
+            }
+        }
+        if (!ok) continue;
+        for (int32_t t = 0; t < g->tensor_count; ++t)
+            if (alias_root(st, t) == y->index) g->tensors[t]->storage = STORAGE_INT8;
+    }
+}
+
+/* One request per buffer owned here (views share their root's), one per scratch. */
 int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_t* scratch) {
     int32_t count = 0;
     for (int32_t i = 0; i < sg->node_count; ++i) count += g->nodes[sg->nodes[i]]->output_count + 1;
     plan_request* req =
         static_cast<plan_request*>(calloc(static_cast<size_t>(count) + 1, sizeof(plan_request)));
-    if (!req) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    int32_t r = 0;
+    int32_t* last =
+        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    if (!req || !last) {
+        free(req);
+        free(last);
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    for (int32_t t = 0; t < g->tensor_count; ++t) last[t] = -1;
     for (int32_t i = 0; i < sg->node_count; ++i) {
         const ir_node* node = g->nodes[sg->nodes[i]];
+        for (int32_t k = 0; k < node->input_count; ++k) {
+            int32_t r = alias_root(st, node->inputs[k]);
+            if (last[r] < i) last[r] = i;
+        }
         for (int32_t k = 0; k < node->output_count; ++k) {
             const ir_tensor* t = g->tensors[node->outputs[k]];
-            int32_t last = i;
+            int32_t r = alias_root(st, t->index);
+            if (last[r] < i) last[r] = i;
             bool escapes = is_graph_output(g, t->index);
-            for (int32_t c = 0; c < t->consumer_count && !escapes; ++c) {
-                int32_t s = step_of(sg, t->consumers[c]);
-                if (s < 0)
-                    escapes = true;
-                else if (s > last)
-                    last = s;
-            }
-            req[r].size = static_cast<size_t>(ir_tensor_element_count(t)) * sizeof(int32_t);
+            for (int32_t c = 0; c < t->consumer_count && !escapes; ++c)
+                escapes = st->step_of_node[t->consumers[c]] < 0;
+            if (escapes) last[r] = sg->node_count;
+        }
+    }
+    int32_t r = 0;
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        const cpu_node_exec* ne = &st->nodes[i];
+        for (int32_t k = 0; k < ne->ctx.output_count && !ne->skip; ++k) {
+            const ir_tensor* t = ne->ctx.outputs[k];
+            req[r].size = static_cast<size_t>(ir_tensor_element_count(t)) * t->storage;
             req[r].first = i;
-            req[r].last = escapes ? sg->node_count : last;
+            req[r].last = last[t->index] < i ? i : last[t->index];
             ++r;
         }
         req[r].size = scratch[i];
@@ -137,15 +380,18 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
     if (!rc) {
         r = 0;
         for (int32_t i = 0; i < sg->node_count; ++i) {
-            const ir_node* node = g->nodes[sg->nodes[i]];
-            for (int32_t k = 0; k < node->output_count; ++k)
-                g->tensors[node->outputs[k]]->data = st->arena + req[r++].offset;
-            st->nodes[i].ctx.scratch = scratch[i] ? st->arena + req[r].offset : nullptr;
-            st->nodes[i].ctx.scratch_size = scratch[i];
+            cpu_node_exec* ne = &st->nodes[i];
+            for (int32_t k = 0; k < ne->ctx.output_count && !ne->skip; ++k)
+                ne->ctx.outputs[k]->data = st->arena + req[r++].offset;
+            ne->ctx.scratch = scratch[i] ? st->arena + req[r].offset : nullptr;
+            ne->ctx.scratch_size = scratch[i];
             ++r;
         }
+        for (int32_t t = 0; t < g->tensor_count; ++t)
+            if (st->alias[t] >= 0) g->tensors[t]->data = g->tensors[alias_root(st, t)]->data;
     }
     free(req);
+    free(last);
     return rc;
 }
 
@@ -162,12 +408,38 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     if (!rc) {
         st->node_count = sg->node_count;
         st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
+        st->rt.simd_level = cpu_simd_level();
         if (!st->rt.pool)
             rc = cvml_fail(CVML_ERR_RUNTIME, "cannot start %d CPU threads", opt->threads);
     }
     // Kernels prepare first so that their scratch joins the arena plan; constants'
     // data is in place by then, intermediate tensors get their addresses after.
+    if (!rc) {
+        st->step_of_node = static_cast<int32_t*>(
+            malloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
+        st->alias = static_cast<int32_t*>(
+            malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+        if (!st->step_of_node || !st->alias) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    if (!rc) {
+        for (int32_t n = 0; n < g->node_count; ++n) st->step_of_node[n] = -1;
+        for (int32_t i = 0; i < sg->node_count; ++i) st->step_of_node[sg->nodes[i]] = i;
+        for (int32_t t = 0; t < g->tensor_count; ++t) {
+            st->alias[t] = -1;
+            // A previous prerun's choice never carries over.
+            if (g->tensors[t]->kind == TENSOR_VAR && g->tensors[t]->producer >= 0 &&
+                st->step_of_node[g->tensors[t]->producer] >= 0) {
+                g->tensors[t]->storage = STORAGE_INT32;
+                g->tensors[t]->data = nullptr;
+            }
+        }
+    }
     if (!rc) rc = prepare_nodes(g, sg, st, scratch);
+    if (!rc && !getenv("CVML_NO_FUSION")) {
+        fuse_tails(g, sg, st);
+        make_views(g, sg, st);
+        choose_storage(g, sg, st);
+    }
     if (!rc) rc = plan_arena(g, sg, st, scratch);
     free(scratch);
     if (rc) {
@@ -189,6 +461,7 @@ int cpu_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
     if (!st) return cvml_fail(CVML_ERR_RUNTIME, "CPU subgraph %d was not prepared", sg->index);
     for (int32_t i = 0; i < st->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
+        if (ne->skip) continue;
         uint64_t start = g->profiling ? monotonic_ns() : 0;
         int rc = ne->kernel->run(&ne->ctx);
         if (rc) return graph_node_error(ne->ctx.node, rc);

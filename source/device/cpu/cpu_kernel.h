@@ -11,18 +11,49 @@
 
 struct cpu_runtime;
 
+/* Capabilities a kernel's prerun may declare in ctx->caps. Without them a kernel only
+ * ever sees int32 tensors and its own node's outputs. */
+#define CPU_CAP_TAIL 1u                        /* applies ctx->tail (a fused element-wise tail) */
+#define CPU_CAP_NARROW_OUT 2u                  /* writes outputs[0] in its tensor's storage */
+#define CPU_CAP_NARROW_IN(i) (1u << (8 + (i))) /* reads input i in any storage */
+
+enum cpu_tail_kind {
+    CPU_TAIL_RSHIFT = 1, /* cvm_right_shift: a = precision, b = shift_bit */
+    CPU_TAIL_CLIP = 2,   /* clip to [a, b] (cvm_clip, clip, relu) */
+    CPU_TAIL_ADD = 3,    /* elemwise_add with `operand` (same shape) */
+};
+
+typedef struct cpu_tail_step {
+    int32_t kind;
+    int32_t a, b;
+    const ir_tensor* operand;
+} cpu_tail_step;
+
+#define CPU_TAIL_MAX 6
+
+/* Element-wise operators that followed the node and were fused into it at prerun: the
+ * kernel applies them in order to each int32 result and writes outputs[0], which the
+ * device has re-pointed to the last fused operator's output. */
+typedef struct cpu_tail {
+    int32_t count;
+    cpu_tail_step steps[CPU_TAIL_MAX];
+} cpu_tail;
+
 typedef struct cpu_node_ctx {
     const ir_graph* graph;
     const ir_node* node;
     const void* param; /* node->param, the op definition's parsed struct */
     int32_t input_count;
-    ir_tensor* const* inputs; /* ->data holds int32 values (storage STORAGE_INT32) */
+    ir_tensor* const* inputs; /* ->data holds int32 values unless the kernel declared
+                                 CPU_CAP_NARROW_IN (then ->storage says) */
     int32_t output_count;
     ir_tensor* const* outputs;
     void* state;   /* owned by the kernel: set in prerun, freed in postrun */
     void* scratch; /* `scratch_size` bytes of the arena, valid during run */
     size_t scratch_size;
     struct cpu_runtime* rt; /* thread pool and SIMD level */
+    uint32_t caps;          /* CPU_CAP_*, declared by the kernel's prerun */
+    const cpu_tail* tail;   /* set by the device when a tail was fused (needs CPU_CAP_TAIL) */
 } cpu_node_ctx;
 
 typedef struct cpu_kernel {

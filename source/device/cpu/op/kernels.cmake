@@ -1,6 +1,14 @@
 # CPU kernels, one file per operator (see ../cpu_kernel.h), registered by name.
 set(CVML_CPU_KERNEL_SOURCES
   # -- nn and reductions
+  conv2d.cpp
+  dense.cpp
+  max_pool2d.cpp
+  upsampling.cpp
+  sum.cpp
+  max.cpp
+  get_valid_counts.cpp
+  non_max_suppression.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout
@@ -17,4 +25,8 @@ set(CVML_CPU_KERNEL_SOURCES
 )
 # Shared helpers (not registered).
 set(CVML_CPU_KERNEL_SUPPORT_SOURCES
+  # -- simd (speed)
+  ../simd/simd.cpp
+  ../simd/gemm_s8.cpp
+  ../simd/epilogue.cpp
 )

@@ -1,0 +1,163 @@
+/* conv2d on the CPU, byte-exact with upstream's CPU kernels:
+ * - groups == 1 (upstream's im2col + int8 GEMM path) casts input and weight values to
+ *   int8 (static_cast<int8_t>) before multiplying; the casts land in scratch once per run;
+ * - groups > 1 multiplies the int32 values as they are;
+ * - every sum wraps mod 2^32 (upstream's -O3 build), so the accumulation order is free.
+ * Work is split over (batch, output channel) planes; each plane is written by one call. */
+#include "operator/conv2d.h"
+
+#include <string.h>
+
+#include "device/cpu/cpu_kernel.h"
+#include "utility/error.h"
+
+namespace {
+
+struct conv_geom {
+    int64_t n, c, h, w;    /* input */
+    int64_t o, ic, kh, kw; /* weight (o, ic = c / groups, kh, kw) */
+    int64_t oh, ow;        /* output spatial */
+    int64_t sh, sw, ph, pw, dh, dw;
+    int64_t opg; /* output channels per group */
+};
+
+template <typename T>
+struct conv_args {
+    conv_geom g;
+    const T* x;
+    const T* w;
+    const int32_t* bias; /* nullptr without bias */
+    int32_t* y;
+};
+
+/* First and one-past-last output column whose input column ow*s + off lies in [0, W). */
+inline void col_range(int64_t off, int64_t s, int64_t w, int64_t ow, int64_t* lo, int64_t* hi) {
+    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t last = w - 1 - off; /* ow*s <= last */
+    int64_t b = last < 0 ? 0 : last / s + 1;
+    if (b > ow) b = ow;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+template <typename T>
+void conv_planes(void* arg, int64_t begin, int64_t end) {
+    const conv_args<T>* a = static_cast<const conv_args<T>*>(arg);
+    const conv_geom& g = a->g;
+    const int64_t plane = g.oh * g.ow;
+    for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / g.o;
+        const int64_t o = t % g.o;
+        uint32_t* acc = reinterpret_cast<uint32_t*>(a->y + t * plane);
+        const uint32_t init = a->bias ? static_cast<uint32_t>(a->bias[o]) : 0u;
+        for (int64_t i = 0; i < plane; ++i) acc[i] = init;
+        const int64_t c0 = (o / g.opg) * g.ic;
+        for (int64_t ic = 0; ic < g.ic; ++ic) {
+            const T* xp = a->x + ((n * g.c + c0 + ic) * g.h) * g.w;
+            const T* wp = a->w + ((o * g.ic + ic) * g.kh) * g.kw;
+            for (int64_t r = 0; r < g.kh; ++r) {
+                for (int64_t s = 0; s < g.kw; ++s) {
+                    const uint32_t wv =
+                        static_cast<uint32_t>(static_cast<int32_t>(wp[r * g.kw + s]));
+                    if (wv == 0) continue;
+                    const int64_t coff = s * g.dw - g.pw;
+                    int64_t lo, hi;
+                    col_range(coff, g.sw, g.w, g.ow, &lo, &hi);
+                    if (lo >= hi) continue;
+                    for (int64_t y = 0; y < g.oh; ++y) {
+                        const int64_t ih = y * g.sh + r * g.dh - g.ph;
+                        if (ih < 0 || ih >= g.h) continue;
+                        const T* xr = xp + ih * g.w;
+                        uint32_t* ar = acc + y * g.ow;
+                        for (int64_t x = lo; x < hi; ++x)
+                            ar[x] += wv * static_cast<uint32_t>(
+                                              static_cast<int32_t>(xr[x * g.sw + coff]));
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct cast_args {
+    const int32_t* src;
+    int8_t* dst;
+};
+
+void cast_range(void* arg, int64_t begin, int64_t end) {
+    const cast_args* a = static_cast<const cast_args*>(arg);
+    for (int64_t i = begin; i < end; ++i) a->dst[i] = static_cast<int8_t>(a->src[i]);
+}
+
+conv_geom make_geom(const cpu_node_ctx* ctx) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const ir_tensor* x = ctx->inputs[0];
+    const ir_tensor* w = ctx->inputs[1];
+    const ir_tensor* y = ctx->outputs[0];
+    conv_geom g;
+    g.n = x->dims[0];
+    g.c = x->dims[1];
+    g.h = x->dims[2];
+    g.w = x->dims[3];
+    g.o = w->dims[0];
+    g.ic = w->dims[1];
+    g.kh = w->dims[2];
+    g.kw = w->dims[3];
+    g.oh = y->dims[2];
+    g.ow = y->dims[3];
+    g.sh = p->strides.values[0];
+    g.sw = p->strides.values[1];
+    g.ph = p->padding.values[0];
+    g.pw = p->padding.values[1];
+    g.dh = p->dilation.values[0];
+    g.dw = p->dilation.values[1];
+    g.opg = g.o / p->groups;
+    return g;
+}
+
+int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const conv_geom g = make_geom(ctx);
+    // Verification (D5) guarantees these; a kernel must still never index past its buffers.
+    if (g.o != p->channels || g.ic * p->groups != g.c || ctx->outputs[0]->dims[1] != g.o ||
+        ctx->outputs[0]->dims[0] != g.n)
+        return cvml_fail(CVML_ERR_RUNTIME, "conv2d: weight and output shapes disagree");
+    *scratch_bytes = 0;
+    if (p->groups == 1)
+        *scratch_bytes = static_cast<size_t>(g.n * g.c * g.h * g.w + g.o * g.ic * g.kh * g.kw);
+    return CVML_OK;
+}
+
+int conv2d_run(cpu_node_ctx* ctx) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const conv_geom g = make_geom(ctx);
+    const int32_t* bias = p->use_bias ? cpu_in(ctx, 2) : nullptr;
+    if (p->groups == 1) {
+        const int64_t nx = g.n * g.c * g.h * g.w;
+        const int64_t nw = g.o * g.ic * g.kh * g.kw;
+        int8_t* x8 = static_cast<int8_t*>(ctx->scratch);
+        int8_t* w8 = x8 + nx;
+        cast_args cx = {cpu_in(ctx, 0), x8};
+        cpu_parallel_for(ctx, nx, cast_range, &cx);
+        cast_args cw = {cpu_in(ctx, 1), w8};
+        cpu_parallel_for(ctx, nw, cast_range, &cw);
+        conv_args<int8_t> a = {g, x8, w8, bias, cpu_out(ctx, 0)};
+        cpu_parallel_for(ctx, g.n * g.o, conv_planes<int8_t>, &a);
+    } else {
+        conv_args<int32_t> a = {g, cpu_in(ctx, 0), cpu_in(ctx, 1), bias, cpu_out(ctx, 0)};
+        cpu_parallel_for(ctx, g.n * g.o, conv_planes<int32_t>, &a);
+    }
+    return CVML_OK;
+}
+
+const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, nullptr};
+
+}  // namespace
+
+int register_cpu_op_conv2d(void) {
+    return cpu_kernel_registry_add(&conv2d_kernel);
+}
+int unregister_cpu_op_conv2d(void) {
+    return cpu_kernel_registry_remove(&conv2d_kernel);
+}

@@ -1,0 +1,240 @@
+#include "device/cpu/simd/epilogue.h"
+
+#include "device/cpu/simd/simd.h"
+#include "graph/graph.h"
+
+#if CVML_SIMD_X86
+#include <immintrin.h>
+/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace {
+
+inline int32_t load_at(const void* p, int32_t storage, int64_t i) {
+    if (storage == STORAGE_INT8) return static_cast<const int8_t*>(p)[i];
+    if (storage == STORAGE_INT16) return static_cast<const int16_t*>(p)[i];
+    return static_cast<const int32_t*>(p)[i];
+}
+
+/* Narrow stores keep the low bits: every narrow tensor holds values proven in range. */
+inline void store_at(void* p, int32_t storage, int64_t i, int32_t v) {
+    if (storage == STORAGE_INT8)
+        static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v);
+    else if (storage == STORAGE_INT16)
+        static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v);
+    else
+        static_cast<int32_t*>(p)[i] = v;
+}
+
+inline int32_t wrap_add32(int32_t a, int32_t b) {
+    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+int push(epilogue* ep, const ep_step& s) {
+    if (ep->step_count >= EP_MAX_STEPS) return 0;
+    ep->steps[ep->step_count++] = s;
+    return 1;
+}
+
+void apply_scalar(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
+                  int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        int32_t v = wrap_add32(load_at(in, in_storage, in_index + i), bias);
+        store_at(out, out_storage, out_index + i, epilogue_value(ep, v, out_index + i));
+    }
+}
+
+#if CVML_SIMD_X86
+
+CVML_TARGET_AVX512 inline __m512i load16_512(const void* p, int32_t storage, int64_t i) {
+    if (storage == STORAGE_INT8)
+        return _mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i)));
+    return _mm512_loadu_si512(static_cast<const int32_t*>(p) + i);
+}
+
+CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t in_storage,
+                                     int64_t in_index, int32_t bias, void* out, int32_t out_storage,
+                                     int64_t out_index, int64_t n) {
+    const __m512i vb = _mm512_set1_epi32(bias);
+    const __m512i one = _mm512_set1_epi32(1);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i v = _mm512_add_epi32(load16_512(in, in_storage, in_index + i), vb);
+        for (int32_t s = 0; s < ep->step_count; ++s) {
+            const ep_step& st = ep->steps[s];
+            switch (st.kind) {
+                case EP_CLIP:
+                    v = _mm512_max_epi32(_mm512_min_epi32(v, _mm512_set1_epi32(st.hi)),
+                                         _mm512_set1_epi32(st.lo));
+                    break;
+                case EP_ROUND:
+                    v = _mm512_srai_epi32(
+                        _mm512_add_epi32(_mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)), one),
+                        1);
+                    break;
+                case EP_SRA31:
+                    v = _mm512_srai_epi32(v, 31);
+                    break;
+                case EP_ADD:
+                    v = _mm512_add_epi32(v, load16_512(st.src, st.src_storage, out_index + i));
+                    break;
+                default:
+                    break;
+            }
+        }
+        if (out_storage == STORAGE_INT8)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int8_t*>(out) + out_index + i),
+                             _mm512_cvtepi32_epi8(v));
+        else
+            _mm512_storeu_si512(static_cast<int32_t*>(out) + out_index + i, v);
+    }
+    if (i < n)
+        apply_scalar(ep, in, in_storage, in_index + i, bias, out, out_storage, out_index + i,
+                     n - i);
+}
+
+CVML_TARGET_AVX2 inline __m256i load8_256(const void* p, int32_t storage, int64_t i) {
+    if (storage == STORAGE_INT8)
+        return _mm256_cvtepi8_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i)));
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const int32_t*>(p) + i));
+}
+
+CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_storage,
+                                 int64_t in_index, int32_t bias, void* out, int32_t out_storage,
+                                 int64_t out_index, int64_t n) {
+    const __m256i vb = _mm256_set1_epi32(bias);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i narrow =
+        _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
+                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v = _mm256_add_epi32(load8_256(in, in_storage, in_index + i), vb);
+        for (int32_t s = 0; s < ep->step_count; ++s) {
+            const ep_step& st = ep->steps[s];
+            switch (st.kind) {
+                case EP_CLIP:
+                    v = _mm256_max_epi32(_mm256_min_epi32(v, _mm256_set1_epi32(st.hi)),
+                                         _mm256_set1_epi32(st.lo));
+                    break;
+                case EP_ROUND:
+                    v = _mm256_srai_epi32(
+                        _mm256_add_epi32(_mm256_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)), one),
+                        1);
+                    break;
+                case EP_SRA31:
+                    v = _mm256_srai_epi32(v, 31);
+                    break;
+                case EP_ADD:
+                    v = _mm256_add_epi32(v, load8_256(st.src, st.src_storage, out_index + i));
+                    break;
+                default:
+                    break;
+            }
+        }
+        if (out_storage == STORAGE_INT8) {
+            __m256i b = _mm256_shuffle_epi8(v, narrow);
+            int32_t lo = _mm256_extract_epi32(b, 0), hi = _mm256_extract_epi32(b, 4);
+            int8_t* d = static_cast<int8_t*>(out) + out_index + i;
+            __builtin_memcpy(d, &lo, 4);
+            __builtin_memcpy(d + 4, &hi, 4);
+        } else {
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(static_cast<int32_t*>(out) + out_index + i), v);
+        }
+    }
+    if (i < n)
+        apply_scalar(ep, in, in_storage, in_index + i, bias, out, out_storage, out_index + i,
+                     n - i);
+}
+
+#endif
+
+bool vector_storage(int32_t s) {
+    return s == STORAGE_INT8 || s == STORAGE_INT32;
+}
+
+}  // namespace
+
+int epilogue_add_rshift(epilogue* ep, int32_t p, int32_t b) {
+    ep_step s = {};
+    if (p == 1) {
+        s.kind = EP_CLIP;  // upstream's kernel outputs 0 whatever x is
+        return push(ep, s);
+    }
+    if (b >= 31) {
+        s.kind = EP_SRA31;
+        return push(ep, s);
+    }
+    s.kind = EP_ROUND;
+    s.shift = b;
+    if (!push(ep, s)) return 0;
+    if (p + b >= 32) return 1;  // upstream skips the clip here
+    int32_t alpha = static_cast<int32_t>((1u << (p - 1)) - 1u);
+    return epilogue_add_clip(ep, -alpha, alpha);
+}
+
+int epilogue_add_clip(epilogue* ep, int32_t lo, int32_t hi) {
+    ep_step s = {};
+    s.kind = EP_CLIP;
+    s.lo = lo;
+    s.hi = hi;
+    return push(ep, s);
+}
+
+int epilogue_add_add(epilogue* ep, const void* src, int32_t src_storage) {
+    ep_step s = {};
+    s.kind = EP_ADD;
+    s.src = src;
+    s.src_storage = src_storage;
+    return push(ep, s);
+}
+
+int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
+    for (int32_t s = 0; s < ep->step_count; ++s) {
+        const ep_step& st = ep->steps[s];
+        switch (st.kind) {
+            case EP_CLIP:
+                v = v > st.hi ? st.hi : v;
+                v = v < st.lo ? st.lo : v;
+                break;
+            case EP_ROUND:
+                v = wrap_add32(v >> (st.shift - 1), 1) >> 1;
+                break;
+            case EP_SRA31:
+                v = v >> 31;
+                break;
+            case EP_ADD:
+                v = wrap_add32(v, load_at(st.src, st.src_storage, index));
+                break;
+            default:
+                break;
+        }
+    }
+    return v;
+}
+
+void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_storage,
+                    int64_t in_index, int32_t bias, void* out, int32_t out_storage,
+                    int64_t out_index, int64_t n) {
+    bool vec = vector_storage(in_storage) && vector_storage(out_storage);
+    for (int32_t s = 0; s < ep->step_count && vec; ++s)
+        if (ep->steps[s].kind == EP_ADD) vec = vector_storage(ep->steps[s].src_storage);
+#if CVML_SIMD_X86
+    if (vec && level == CPU_SIMD_AVX512) {
+        apply_avx512(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+        return;
+    }
+    if (vec && level == CPU_SIMD_AVX2) {
+        apply_avx2(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+        return;
+    }
+#else
+    (void)level;
+    (void)vec;
+#endif
+    apply_scalar(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+}

@@ -1,0 +1,45 @@
+/* Element-wise integer steps applied to a row of values as it is written: the tail of
+ * a fused conv2d/dense (bias, cvm_right_shift, cvm_clip/clip/relu, elemwise_add) and
+ * the standalone element-wise kernels. Each step is exactly one upstream operator's
+ * CPU semantics on int32 with wrap-around, so fusing never changes a bit. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum ep_kind {
+    EP_CLIP = 1,  /* max(min(x, hi), lo) */
+    EP_ROUND = 2, /* cvm_right_shift's ((x >> (b-1)) + 1) >> 1, the +1 wrapping */
+    EP_SRA31 = 3, /* cvm_right_shift with b >= 31: x >> 31, no rounding */
+    EP_ADD = 4,   /* x + src[i], wrapping (elemwise_add) */
+};
+
+#define EP_MAX_STEPS 8
+
+typedef struct ep_step {
+    int32_t kind;
+    int32_t lo, hi;  /* EP_CLIP */
+    int32_t shift;   /* EP_ROUND: b in 1..30 */
+    const void* src; /* EP_ADD: flat operand, indexed like the output */
+    int32_t src_storage;
+} ep_step;
+
+typedef struct epilogue {
+    int32_t step_count;
+    ep_step steps[EP_MAX_STEPS];
+} epilogue;
+
+/* Appends cvm_right_shift(precision p, shift_bit b) with upstream's CPU quirks: p == 1
+ * gives 0; b >= 31 gives x >> 31; p + b >= 32 rounds without clipping. Returns 0 when
+ * the chain is full. */
+int epilogue_add_rshift(epilogue* ep, int32_t p, int32_t b);
+int epilogue_add_clip(epilogue* ep, int32_t lo, int32_t hi);
+int epilogue_add_add(epilogue* ep, const void* src, int32_t src_storage);
+
+/* out[out_index + i] = steps(in[in_index + i] + bias) for i in [0, n); in/out/src are
+ * int8 or int32 storage (enum tensor_storage); bias is added with wrap-around. */
+void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_storage,
+                    int64_t in_index, int32_t bias, void* out, int32_t out_storage,
+                    int64_t out_index, int64_t n);
+/* One value through the chain (scalar). */
+int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index);

@@ -1,0 +1,488 @@
+#include "device/cpu/simd/gemm_s8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cvml.h"
+#include "device/cpu/simd/simd.h"
+#include "utility/error.h"
+
+#if CVML_SIMD_X86
+#include <immintrin.h>
+/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace {
+
+int32_t round_up(int32_t v, int32_t m) {
+    return (v + m - 1) / m * m;
+}
+
+int32_t panel_width(int level) {
+    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? 8 : 1;
+}
+
+/* ---- scalar ------------------------------------------------------------------------- */
+
+/* A: M x Kp int8 rows; B: Kp x N int8 rows. Sums in uint32 wrap like upstream. */
+void tile_scalar(const gemm_weights* a, const int8_t* b, int32_t N, int32_t m0, int32_t rows,
+                 int32_t n0, int32_t cols, int32_t* tile) {
+    const int8_t* w = static_cast<const int8_t*>(a->data);
+    for (int32_t r = 0; r < rows; ++r) {
+        uint32_t acc[GEMM_NT] = {0};
+        const int8_t* wr = w + static_cast<size_t>(m0 + r) * static_cast<size_t>(a->Kp);
+        for (int32_t k = 0; k < a->K; ++k) {
+            int32_t wv = wr[k];
+            const int8_t* br = b + static_cast<size_t>(k) * static_cast<size_t>(N) + n0;
+            for (int32_t c = 0; c < cols; ++c)
+                acc[c] += static_cast<uint32_t>(wv * static_cast<int32_t>(br[c]));
+        }
+        for (int32_t c = 0; c < cols; ++c) tile[r * GEMM_NT + c] = static_cast<int32_t>(acc[c]);
+    }
+}
+
+#if CVML_SIMD_X86
+
+/* ---- avx512 (VNNI) -------------------------------------------------------------------- */
+
+/* GCC 12 copies the accumulator of _mm512_dpbusd_epi32 through the stack on every
+ * step; the instruction itself accumulates in place. */
+#define dpbusd(acc, b, a) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a))
+
+CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, const uint8_t* b, size_t panel_bytes,
+                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+    /* Named accumulators: GCC spills an array of vectors to the stack. */
+    __m512i c00 = _mm512_setzero_si512();
+    __m512i c10 = _mm512_setzero_si512();
+    __m512i c20 = _mm512_setzero_si512();
+    __m512i c30 = _mm512_setzero_si512();
+    __m512i c40 = _mm512_setzero_si512();
+    __m512i c50 = _mm512_setzero_si512();
+    __m512i c60 = _mm512_setzero_si512();
+    __m512i c70 = _mm512_setzero_si512();
+    const uint8_t* b0 = b + 0 * panel_bytes;
+    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
+        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        __m512i w;
+        w = _mm512_set1_epi32(ak[0]);
+        dpbusd(c00, v0, w);
+        w = _mm512_set1_epi32(ak[1]);
+        dpbusd(c10, v0, w);
+        w = _mm512_set1_epi32(ak[2]);
+        dpbusd(c20, v0, w);
+        w = _mm512_set1_epi32(ak[3]);
+        dpbusd(c30, v0, w);
+        w = _mm512_set1_epi32(ak[4]);
+        dpbusd(c40, v0, w);
+        w = _mm512_set1_epi32(ak[5]);
+        dpbusd(c50, v0, w);
+        w = _mm512_set1_epi32(ak[6]);
+        dpbusd(c60, v0, w);
+        w = _mm512_set1_epi32(ak[7]);
+        dpbusd(c70, v0, w);
+    }
+    __m512i w;
+    w = _mm512_set1_epi32(corr[0]);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
+    w = _mm512_set1_epi32(corr[1]);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
+    w = _mm512_set1_epi32(corr[2]);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
+    w = _mm512_set1_epi32(corr[3]);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
+    w = _mm512_set1_epi32(corr[4]);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
+    w = _mm512_set1_epi32(corr[5]);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
+    w = _mm512_set1_epi32(corr[6]);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
+    w = _mm512_set1_epi32(corr[7]);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
+}
+
+CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, const uint8_t* b, size_t panel_bytes,
+                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+    /* Named accumulators: GCC spills an array of vectors to the stack. */
+    __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512();
+    __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512();
+    __m512i c20 = _mm512_setzero_si512(), c21 = _mm512_setzero_si512();
+    __m512i c30 = _mm512_setzero_si512(), c31 = _mm512_setzero_si512();
+    __m512i c40 = _mm512_setzero_si512(), c41 = _mm512_setzero_si512();
+    __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512();
+    __m512i c60 = _mm512_setzero_si512(), c61 = _mm512_setzero_si512();
+    __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512();
+    const uint8_t* b0 = b + 0 * panel_bytes;
+    const uint8_t* b1 = b + 1 * panel_bytes;
+    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
+        __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
+        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        __m512i w;
+        w = _mm512_set1_epi32(ak[0]);
+        dpbusd(c00, v0, w);
+        dpbusd(c01, v1, w);
+        w = _mm512_set1_epi32(ak[1]);
+        dpbusd(c10, v0, w);
+        dpbusd(c11, v1, w);
+        w = _mm512_set1_epi32(ak[2]);
+        dpbusd(c20, v0, w);
+        dpbusd(c21, v1, w);
+        w = _mm512_set1_epi32(ak[3]);
+        dpbusd(c30, v0, w);
+        dpbusd(c31, v1, w);
+        w = _mm512_set1_epi32(ak[4]);
+        dpbusd(c40, v0, w);
+        dpbusd(c41, v1, w);
+        w = _mm512_set1_epi32(ak[5]);
+        dpbusd(c50, v0, w);
+        dpbusd(c51, v1, w);
+        w = _mm512_set1_epi32(ak[6]);
+        dpbusd(c60, v0, w);
+        dpbusd(c61, v1, w);
+        w = _mm512_set1_epi32(ak[7]);
+        dpbusd(c70, v0, w);
+        dpbusd(c71, v1, w);
+    }
+    __m512i w;
+    w = _mm512_set1_epi32(corr[0]);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, _mm512_sub_epi32(c01, w));
+    w = _mm512_set1_epi32(corr[1]);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, _mm512_sub_epi32(c11, w));
+    w = _mm512_set1_epi32(corr[2]);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, _mm512_sub_epi32(c21, w));
+    w = _mm512_set1_epi32(corr[3]);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, _mm512_sub_epi32(c31, w));
+    w = _mm512_set1_epi32(corr[4]);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, _mm512_sub_epi32(c41, w));
+    w = _mm512_set1_epi32(corr[5]);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, _mm512_sub_epi32(c51, w));
+    w = _mm512_set1_epi32(corr[6]);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, _mm512_sub_epi32(c61, w));
+    w = _mm512_set1_epi32(corr[7]);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
+}
+
+CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, const uint8_t* b, size_t panel_bytes,
+                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+    /* Named accumulators: GCC spills an array of vectors to the stack. */
+    __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512(),
+            c02 = _mm512_setzero_si512();
+    __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512(),
+            c12 = _mm512_setzero_si512();
+    __m512i c20 = _mm512_setzero_si512(), c21 = _mm512_setzero_si512(),
+            c22 = _mm512_setzero_si512();
+    __m512i c30 = _mm512_setzero_si512(), c31 = _mm512_setzero_si512(),
+            c32 = _mm512_setzero_si512();
+    __m512i c40 = _mm512_setzero_si512(), c41 = _mm512_setzero_si512(),
+            c42 = _mm512_setzero_si512();
+    __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512(),
+            c52 = _mm512_setzero_si512();
+    __m512i c60 = _mm512_setzero_si512(), c61 = _mm512_setzero_si512(),
+            c62 = _mm512_setzero_si512();
+    __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512(),
+            c72 = _mm512_setzero_si512();
+    const uint8_t* b0 = b + 0 * panel_bytes;
+    const uint8_t* b1 = b + 1 * panel_bytes;
+    const uint8_t* b2 = b + 2 * panel_bytes;
+    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
+        __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
+        __m512i v2 = _mm512_loadu_si512(b2 + static_cast<size_t>(k4) * 64);
+        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        __m512i w;
+        w = _mm512_set1_epi32(ak[0]);
+        dpbusd(c00, v0, w);
+        dpbusd(c01, v1, w);
+        dpbusd(c02, v2, w);
+        w = _mm512_set1_epi32(ak[1]);
+        dpbusd(c10, v0, w);
+        dpbusd(c11, v1, w);
+        dpbusd(c12, v2, w);
+        w = _mm512_set1_epi32(ak[2]);
+        dpbusd(c20, v0, w);
+        dpbusd(c21, v1, w);
+        dpbusd(c22, v2, w);
+        w = _mm512_set1_epi32(ak[3]);
+        dpbusd(c30, v0, w);
+        dpbusd(c31, v1, w);
+        dpbusd(c32, v2, w);
+        w = _mm512_set1_epi32(ak[4]);
+        dpbusd(c40, v0, w);
+        dpbusd(c41, v1, w);
+        dpbusd(c42, v2, w);
+        w = _mm512_set1_epi32(ak[5]);
+        dpbusd(c50, v0, w);
+        dpbusd(c51, v1, w);
+        dpbusd(c52, v2, w);
+        w = _mm512_set1_epi32(ak[6]);
+        dpbusd(c60, v0, w);
+        dpbusd(c61, v1, w);
+        dpbusd(c62, v2, w);
+        w = _mm512_set1_epi32(ak[7]);
+        dpbusd(c70, v0, w);
+        dpbusd(c71, v1, w);
+        dpbusd(c72, v2, w);
+    }
+    __m512i w;
+    w = _mm512_set1_epi32(corr[0]);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, _mm512_sub_epi32(c01, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 32, _mm512_sub_epi32(c02, w));
+    w = _mm512_set1_epi32(corr[1]);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, _mm512_sub_epi32(c11, w));
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 32, _mm512_sub_epi32(c12, w));
+    w = _mm512_set1_epi32(corr[2]);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, _mm512_sub_epi32(c21, w));
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 32, _mm512_sub_epi32(c22, w));
+    w = _mm512_set1_epi32(corr[3]);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, _mm512_sub_epi32(c31, w));
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 32, _mm512_sub_epi32(c32, w));
+    w = _mm512_set1_epi32(corr[4]);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, _mm512_sub_epi32(c41, w));
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 32, _mm512_sub_epi32(c42, w));
+    w = _mm512_set1_epi32(corr[5]);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, _mm512_sub_epi32(c51, w));
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 32, _mm512_sub_epi32(c52, w));
+    w = _mm512_set1_epi32(corr[6]);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, _mm512_sub_epi32(c61, w));
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 32, _mm512_sub_epi32(c62, w));
+    w = _mm512_set1_epi32(corr[7]);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 32, _mm512_sub_epi32(c72, w));
+}
+
+void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
+                 int32_t* tile) {
+    int32_t k4n = a->Kp / 4;
+    size_t panel_bytes = static_cast<size_t>(k4n) * 64;
+    const int8_t* ap = static_cast<const int8_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
+    const uint8_t* bp = b + static_cast<size_t>(n0 / 16) * panel_bytes;
+    const int32_t* corr = a->corr + m0;
+    int32_t nc = (cols + 15) / 16;
+    if (nc == 3)
+        ukr_avx512_3(ap, bp, panel_bytes, k4n, corr, tile);
+    else if (nc == 2)
+        ukr_avx512_2(ap, bp, panel_bytes, k4n, corr, tile);
+    else
+        ukr_avx512_1(ap, bp, panel_bytes, k4n, corr, tile);
+}
+
+/* Interleaves 16 columns of 4 rows into the [16][4] byte order, offset by 128. */
+void pack16_avx512(const int8_t* const rows[4], int32_t n, uint8_t* dst) {
+    __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + n));
+    __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + n));
+    __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + n));
+    __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[3] + n));
+    __m128i p01l = _mm_unpacklo_epi8(r0, r1), p01h = _mm_unpackhi_epi8(r0, r1);
+    __m128i p23l = _mm_unpacklo_epi8(r2, r3), p23h = _mm_unpackhi_epi8(r2, r3);
+    __m128i off = _mm_set1_epi8(static_cast<char>(0x80));
+    __m128i* d = reinterpret_cast<__m128i*>(dst);
+    _mm_storeu_si128(d + 0, _mm_xor_si128(_mm_unpacklo_epi16(p01l, p23l), off));
+    _mm_storeu_si128(d + 1, _mm_xor_si128(_mm_unpackhi_epi16(p01l, p23l), off));
+    _mm_storeu_si128(d + 2, _mm_xor_si128(_mm_unpacklo_epi16(p01h, p23h), off));
+    _mm_storeu_si128(d + 3, _mm_xor_si128(_mm_unpackhi_epi16(p01h, p23h), off));
+}
+
+/* ---- avx2 (vpmaddwd) ------------------------------------------------------------------ */
+
+CVML_TARGET_AVX2 void ukr_avx2(const int16_t* a, const int16_t* b, int32_t k2n, int32_t* tile) {
+    __m256i acc[GEMM_MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < GEMM_MR; ++r) acc[r] = _mm256_setzero_si256();
+    for (int32_t k2 = 0; k2 < k2n; ++k2) {
+        __m256i bv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k2 * 16));
+        const int16_t* ak = a + static_cast<size_t>(k2) * (GEMM_MR * 2);
+#pragma GCC unroll 8
+        for (int r = 0; r < GEMM_MR; ++r) {
+            int32_t pair;
+            memcpy(&pair, ak + r * 2, 4);
+            acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(bv, _mm256_set1_epi32(pair)));
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < GEMM_MR; ++r)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT), acc[r]);
+}
+
+void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, int32_t cols,
+               int32_t* tile) {
+    int32_t k2n = a->Kp / 2;
+    size_t panel = static_cast<size_t>(k2n) * 16;
+    const int16_t* ap = static_cast<const int16_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
+    for (int32_t c = 0; c * 8 < cols; ++c)
+        ukr_avx2(ap, b + static_cast<size_t>(n0 / 8 + c) * panel, k2n, tile + c * 8);
+}
+
+CVML_TARGET_AVX2 void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* lo, int16_t* hi) {
+    __m128i r[4];
+    for (int i = 0; i < 4; ++i) {
+        int64_t v;
+        memcpy(&v, rows[i] + n, 8);
+        r[i] = _mm_cvtepi8_epi16(_mm_cvtsi64_si128(v));
+    }
+    __m256i p01 = _mm256_set_m128i(_mm_unpackhi_epi16(r[0], r[1]), _mm_unpacklo_epi16(r[0], r[1]));
+    __m256i p23 = _mm256_set_m128i(_mm_unpackhi_epi16(r[2], r[3]), _mm_unpacklo_epi16(r[2], r[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo), p01);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi), p23);
+}
+
+#endif /* CVML_SIMD_X86 */
+
+}  // namespace
+
+int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_weights* out) {
+    memset(out, 0, sizeof(*out));
+#if !CVML_SIMD_X86
+    level = CPU_SIMD_SCALAR;
+#endif
+    out->level = level;
+    out->M = M;
+    out->K = K;
+    out->Mp = round_up(M, GEMM_MR);
+    out->Kp = round_up(K, GEMM_KG);
+    size_t elems = static_cast<size_t>(out->Mp) * static_cast<size_t>(out->Kp);
+    size_t elem_bytes = level == CPU_SIMD_AVX2 ? 2 : 1;
+    out->data = aligned_alloc(64, (elems * elem_bytes + 63) / 64 * 64);
+    out->corr = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
+    if (!out->data || !out->corr) {
+        gemm_weights_free(out);
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
+    }
+    memset(out->data, 0, elems * elem_bytes);
+    for (int32_t m = 0; m < M; ++m) {
+        uint32_t sum = 0;
+        for (int32_t k = 0; k < K; ++k) {
+            int8_t v = static_cast<int8_t>(w[static_cast<size_t>(m) * K + k]);
+            sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+            size_t mb = static_cast<size_t>(m / GEMM_MR), r = static_cast<size_t>(m % GEMM_MR);
+            size_t blk = mb * GEMM_MR * static_cast<size_t>(out->Kp);
+            if (level == CPU_SIMD_AVX512)
+                static_cast<int8_t*>(out->data)[blk + static_cast<size_t>(k / 4) * GEMM_MR * 4 +
+                                                r * 4 + static_cast<size_t>(k % 4)] = v;
+            else if (level == CPU_SIMD_AVX2)
+                static_cast<int16_t*>(out->data)[blk + static_cast<size_t>(k / 2) * GEMM_MR * 2 +
+                                                 r * 2 + static_cast<size_t>(k % 2)] = v;
+            else
+                static_cast<int8_t*>(out->data)[static_cast<size_t>(m) * out->Kp + k] = v;
+        }
+        out->corr[m] = static_cast<int32_t>(sum * 128u);
+    }
+    return CVML_OK;
+}
+
+void gemm_weights_free(gemm_weights* w) {
+    free(w->data);
+    free(w->corr);
+    w->data = nullptr;
+    w->corr = nullptr;
+}
+
+int32_t gemm_b_cols(int level, int32_t N) {
+    return round_up(N, panel_width(level));
+}
+
+size_t gemm_b_bytes(int level, int32_t K, int32_t N) {
+    size_t elems =
+        static_cast<size_t>(round_up(K, GEMM_KG)) * static_cast<size_t>(gemm_b_cols(level, N));
+    return elems * (level == CPU_SIMD_AVX2 ? 2 : 1);
+}
+
+void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t N, int32_t K,
+                       int32_t k4, void* packed) {
+    const int8_t* const* rows = rows_in;
+    int32_t Kp = round_up(K, GEMM_KG);
+#if CVML_SIMD_X86
+    if (level == CPU_SIMD_AVX512) {
+        uint8_t* base = static_cast<uint8_t*>(packed);
+        size_t panel_bytes = static_cast<size_t>(Kp / 4) * 64;
+        int32_t n = 0;
+        bool all = rows[0] && rows[1] && rows[2] && rows[3];
+        if (all)
+            for (; n + 16 <= N; n += 16)
+                pack16_avx512(rows, n,
+                              base + static_cast<size_t>(n / 16) * panel_bytes +
+                                  static_cast<size_t>(k4) * 64);
+        int32_t Np = gemm_b_cols(level, N);
+        for (; n < Np; ++n) {
+            uint8_t* d = base + static_cast<size_t>(n / 16) * panel_bytes +
+                         static_cast<size_t>(k4) * 64 + static_cast<size_t>(n % 16) * 4;
+            for (int i = 0; i < 4; ++i)
+                d[i] = static_cast<uint8_t>((rows[i] && n < N ? rows[i][n] : 0) ^ 0x80);
+        }
+        return;
+    }
+    if (level == CPU_SIMD_AVX2) {
+        int16_t* base = static_cast<int16_t*>(packed);
+        size_t panel = static_cast<size_t>(Kp / 2) * 16;
+        int32_t n = 0;
+        bool all = rows[0] && rows[1] && rows[2] && rows[3];
+        if (all)
+            for (; n + 8 <= N; n += 8) {
+                int16_t* d =
+                    base + static_cast<size_t>(n / 8) * panel + static_cast<size_t>(k4) * 32;
+                pack8_avx2(rows, n, d, d + 16);
+            }
+        int32_t Np = gemm_b_cols(level, N);
+        for (; n < Np; ++n)
+            for (int i = 0; i < 4; ++i) {
+                size_t k2 = static_cast<size_t>(k4) * 2 + static_cast<size_t>(i / 2);
+                base[static_cast<size_t>(n / 8) * panel + k2 * 16 + static_cast<size_t>(n % 8) * 2 +
+                     static_cast<size_t>(i % 2)] = rows[i] && n < N ? rows[i][n] : 0;
+            }
+        return;
+    }
+#endif
+    (void)level;
+    int8_t* base = static_cast<int8_t*>(packed);
+    for (int i = 0; i < GEMM_KG; ++i) {
+        int8_t* d = base + (static_cast<size_t>(k4) * 4 + static_cast<size_t>(i)) * N;
+        if (rows[i])
+            memcpy(d, rows[i], static_cast<size_t>(N));
+        else
+            memset(d, 0, static_cast<size_t>(N));
+    }
+}
+
+int64_t gemm_tile_count(int32_t M, int32_t N) {
+    int64_t mb = (M + GEMM_MR - 1) / GEMM_MR;
+    int64_t nt = (N + GEMM_NT - 1) / GEMM_NT;
+    return mb * nt;
+}
+
+void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
+                    gemm_tile_fn fn, void* arg) {
+    alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
+    int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
+    for (int64_t t = t0; t < t1; ++t) {
+        int32_t m0 = static_cast<int32_t>(t % mblocks) * GEMM_MR;
+        int32_t n0 = static_cast<int32_t>(t / mblocks) * GEMM_NT;
+        int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
+        int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
+#if CVML_SIMD_X86
+        if (a->level == CPU_SIMD_AVX512)
+            tile_avx512(a, static_cast<const uint8_t*>(packed_b), m0, n0, cols, tile);
+        else if (a->level == CPU_SIMD_AVX2)
+            tile_avx2(a, static_cast<const int16_t*>(packed_b), m0, n0, cols, tile);
+        else
+#endif
+            tile_scalar(a, static_cast<const int8_t*>(packed_b), N, m0, rows, n0, cols, tile);
+        fn(arg, m0, rows, n0, cols, tile);
+    }
+}

@@ -1,0 +1,50 @@
+/* Exact int8 GEMM for conv2d (groups == 1, where upstream casts both operands to
+ * int8) and dense (when its operands are proven to fit int8): C = A * B with A the
+ * M x K weights, packed once at prerun, and B the K x N activations, packed per run.
+ * Every level gives the same int32 bits (sums wrap modulo 2^32 like upstream's):
+ *  - avx512: vpdpbusd multiplies unsigned by signed bytes, so B is stored as x + 128
+ *    and 128 * rowsum(A) is subtracted per row; vpdpbusd does not saturate.
+ *  - avx2: operands widened to int16 and multiplied with vpmaddwd, whose pair sums
+ *    of int8 products cannot saturate (|2 * 128 * 128| < 2^31); vpmaddubsw would.
+ *  - scalar: plain loops.
+ * Tiles are GEMM_MR rows by up to GEMM_NT columns; tile t covers columns of n-tile
+ * t / m_blocks and rows of m-block t % m_blocks, so a static split of tile indices
+ * over threads reads each n-tile's packed B while it is warm. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GEMM_MR 8
+#define GEMM_NT 48 /* columns per tile; also the row stride of a tile buffer */
+#define GEMM_KG 4  /* B is packed in groups of 4 rows */
+
+typedef struct gemm_weights {
+    int level;
+    int32_t M, K;
+    int32_t Mp, Kp; /* padded to GEMM_MR and GEMM_KG */
+    void* data;     /* level-specific layout */
+    int32_t* corr;  /* avx512: 128 * rowsum, Mp entries */
+} gemm_weights;
+
+/* Packs row-major weights (M x K int32 values, cast to int8 as upstream's conv2d
+ * does). Returns CVML_OK or a runtime error (out of memory). */
+int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_weights* out);
+void gemm_weights_free(gemm_weights* w);
+
+/* Columns rounded up to the level's panel width. */
+int32_t gemm_b_cols(int level, int32_t N);
+/* Bytes of a packed B of K x N. */
+size_t gemm_b_bytes(int level, int32_t K, int32_t N);
+/* Packs rows k4*4 .. k4*4+3 of B, each given as N int8 values (rows[i] may be NULL
+ * for a row past K: zeros). */
+void gemm_pack_b_group(int level, const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,
+                       int32_t k4, void* packed);
+
+/* tile: GEMM_MR rows of GEMM_NT int32 (only `rows` x `cols` meaningful). */
+typedef void (*gemm_tile_fn)(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
+                             const int32_t* tile);
+int64_t gemm_tile_count(int32_t M, int32_t N);
+/* Computes tiles [t0, t1) of A * B and hands each to fn. */
+void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
+                    gemm_tile_fn fn, void* arg);

@@ -1,0 +1,25 @@
+/* Run-time choice of the CPU kernels' instruction set. The library is built without
+ * -march flags; the SIMD variants carry function-level target attributes and are
+ * only called when CPUID says the instructions exist. CVML_SIMD=scalar|avx2|avx512
+ * lowers the level (tests run every level on one machine); a level the CPU lacks is
+ * never used, whatever the variable says. */
+#pragma once
+
+#include "device/cpu/cpu_runtime.h"
+
+#if CVML_WITH_SIMD && (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define CVML_SIMD_X86 1
+#define CVML_TARGET_AVX2 __attribute__((target("avx2,fma,bmi2")))
+#define CVML_TARGET_AVX512 \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,bmi2")))
+#else
+#define CVML_SIMD_X86 0
+#endif
+
+/* The best level this CPU (and this build) supports. */
+int cpu_simd_detect(void);
+/* The level to use: the detected one, lowered by CVML_SIMD when set (read at each
+ * call, so a test may change it between preruns). */
+int cpu_simd_level(void);
+/* "scalar", "avx2" or "avx512". */
+const char* cpu_simd_name(int level);

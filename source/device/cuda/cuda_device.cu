@@ -1,0 +1,398 @@
+/* The CUDA device plugin: one GPU, one stream per graph, intermediate tensors in one
+ * device arena per subgraph placed by lifetime, weights uploaded once at prerun (the
+ * scheduler's constant upload), kernels enqueued without any per-operator sync. The
+ * only host waits are the scheduler's copies back to the host (copy_to_host) and
+ * postrun. Without a driver or a GPU the entry point says why and registers nothing,
+ * and graphs run on the CPU. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_kernel.h"
+#include "gather.cuh"
+#include "cvml_plugin.h"
+#include "operator/op_def.h"
+
+CVML_PLUGIN_DEFINE("cuda", CVML_CUDA_PLUGIN_VERSION);
+
+namespace {
+
+const cvml_host_api* g_host;
+char g_version[320];
+
+constexpr size_t kAlign = 256;
+
+/* ---- streams: one per graph -------------------------------------------------------- */
+
+struct graph_stream {
+    const ir_graph* graph;
+    cudaStream_t stream;
+    int32_t refs;
+};
+constexpr int32_t kMaxGraphs = 256;
+graph_stream g_streams[kMaxGraphs];
+
+int stream_acquire(const ir_graph* g, cudaStream_t* out) {
+    int32_t free_slot = -1;
+    for (int32_t i = 0; i < kMaxGraphs; ++i) {
+        if (g_streams[i].refs > 0 && g_streams[i].graph == g) {
+            ++g_streams[i].refs;
+            *out = g_streams[i].stream;
+            return CVML_OK;
+        }
+        if (g_streams[i].refs == 0 && free_slot < 0) free_slot = i;
+    }
+    if (free_slot < 0)
+        return cuda_fail(CVML_ERR_RUNTIME, "more than %d graphs on CUDA", kMaxGraphs);
+    cudaStream_t s;
+    int rc = cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    if (rc) return rc;
+    g_streams[free_slot] = {g, s, 1};
+    *out = s;
+    return CVML_OK;
+}
+
+void stream_release(const ir_graph* g) {
+    for (int32_t i = 0; i < kMaxGraphs; ++i)
+        if (g_streams[i].refs > 0 && g_streams[i].graph == g && --g_streams[i].refs == 0)
+            cudaStreamDestroy(g_streams[i].stream);
+}
+
+/* ---- subgraph state ------------------------------------------------------------------ */
+
+struct node_exec {
+    const cuda_kernel* kernel;
+    cuda_node_ctx ctx;
+    const ir_tensor** tensors; /* inputs then outputs */
+    int32_t** ptrs;            /* their device data, same order */
+};
+
+struct sg_state {
+    const ir_graph* graph;
+    cudaStream_t stream;
+    int has_stream;
+    uint8_t* arena;
+    int32_t** tensor_ptr; /* per tensor of the graph */
+    node_exec* nodes;
+    int32_t node_count;
+};
+
+const cuda_kernel* find_kernel(const char* op) {
+    for (int32_t i = 0; cuda_kernels[i]; ++i)
+        if (strcmp(cuda_kernels[i]->op, op) == 0) return cuda_kernels[i];
+    return nullptr;
+}
+
+void free_state(sg_state* st) {
+    if (!st) return;
+    if (st->has_stream) cudaStreamSynchronize(st->stream);
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        node_exec* ne = &st->nodes[i];
+        if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
+        free(ne->tensors);
+        free(ne->ptrs);
+    }
+    free(st->nodes);
+    if (st->arena) cudaFree(st->arena);
+    free(st->tensor_ptr);
+    if (st->has_stream) stream_release(st->graph);
+    free(st);
+}
+
+struct slot {
+    size_t size;
+    int32_t first, last;
+    size_t offset;
+    int32_t tensor;
+};
+
+/* Greedy by decreasing size, each at the lowest offset free over its lifetime: the
+ * same placement idea as the CPU arena (device/cpu/memory_plan.cpp). */
+size_t place(slot* s, int32_t n) {
+    for (int32_t i = 1; i < n; ++i)
+        for (int32_t j = i; j > 0 && s[j].size > s[j - 1].size; --j) {
+            slot t = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = t;
+        }
+    size_t total = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        size_t offset = 0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (int32_t k = 0; k < i; ++k) {
+                bool live = s[k].first <= s[i].last && s[i].first <= s[k].last;
+                bool overlap = offset < s[k].offset + s[k].size && s[k].offset < offset + s[i].size;
+                if (live && overlap) {
+                    offset = (s[k].offset + s[k].size + kAlign - 1) / kAlign * kAlign;
+                    moved = true;
+                }
+            }
+        }
+        s[i].offset = offset;
+        if (offset + s[i].size > total) total = offset + s[i].size;
+    }
+    return total;
+}
+
+int32_t step_of(const ir_subgraph* sg, int32_t node) {
+    for (int32_t i = 0; i < sg->node_count; ++i)
+        if (sg->nodes[i] == node) return i;
+    return -1;
+}
+
+/* Device addresses of every tensor the subgraph touches: boundary tensors in the
+ * scheduler's buffers, the others in the arena. */
+int plan_memory(ir_graph* g, ir_subgraph* sg, sg_state* st) {
+    for (int32_t i = 0; i < sg->input_count; ++i)
+        st->tensor_ptr[sg->inputs[i]] = static_cast<int32_t*>(sg->input_buffers[i]);
+    for (int32_t i = 0; i < sg->output_count; ++i)
+        st->tensor_ptr[sg->outputs[i]] = static_cast<int32_t*>(sg->output_buffers[i]);
+    int32_t count = 0;
+    for (int32_t i = 0; i < sg->node_count; ++i) count += g->nodes[sg->nodes[i]]->output_count;
+    slot* s = static_cast<slot*>(calloc(static_cast<size_t>(count) + 1, sizeof(slot)));
+    if (!s) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    int32_t n = 0;
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        const ir_node* node = g->nodes[sg->nodes[i]];
+        for (int32_t k = 0; k < node->output_count; ++k) {
+            const ir_tensor* t = g->tensors[node->outputs[k]];
+            if (st->tensor_ptr[t->index]) continue;
+            int32_t last = i;
+            for (int32_t c = 0; c < t->consumer_count; ++c) {
+                int32_t at = step_of(sg, t->consumers[c]);
+                if (at > last) last = at;
+            }
+            s[n++] = {static_cast<size_t>(cuda_count(t)) * sizeof(int32_t), i, last, 0, t->index};
+        }
+    }
+    size_t total = place(s, n);
+    int rc = CVML_OK;
+    if (total > 0) {
+        void* p = nullptr;
+        rc = cuda_check(cudaMalloc(&p, total), "cudaMalloc (arena)");
+        st->arena = static_cast<uint8_t*>(p);
+    }
+    for (int32_t i = 0; i < n && !rc; ++i)
+        st->tensor_ptr[s[i].tensor] = reinterpret_cast<int32_t*>(st->arena + s[i].offset);
+    free(s);
+    return rc;
+}
+
+int prepare_nodes(ir_graph* g, ir_subgraph* sg, sg_state* st) {
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        ir_node* node = g->nodes[sg->nodes[i]];
+        node_exec* ne = &st->nodes[i];
+        ne->kernel = find_kernel(node->op->name);
+        if (!ne->kernel)
+            return cuda_fail(CVML_ERR_RUNTIME, "no CUDA kernel for operator %s", node->op->name);
+        size_t total = static_cast<size_t>(node->input_count + node->output_count) + 1;
+        ne->tensors = static_cast<const ir_tensor**>(calloc(total, sizeof(ir_tensor*)));
+        ne->ptrs = static_cast<int32_t**>(calloc(total, sizeof(int32_t*)));
+        if (!ne->tensors || !ne->ptrs) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+        for (int32_t k = 0; k < node->input_count; ++k) {
+            ne->tensors[k] = g->tensors[node->inputs[k]];
+            ne->ptrs[k] = st->tensor_ptr[node->inputs[k]];
+        }
+        for (int32_t k = 0; k < node->output_count; ++k) {
+            ne->tensors[node->input_count + k] = g->tensors[node->outputs[k]];
+            ne->ptrs[node->input_count + k] = st->tensor_ptr[node->outputs[k]];
+        }
+        cuda_node_ctx* c = &ne->ctx;
+        c->graph = g;
+        c->node = node;
+        c->param = node->param;
+        c->input_count = node->input_count;
+        c->inputs = ne->tensors;
+        c->in = ne->ptrs;
+        c->output_count = node->output_count;
+        c->outputs = ne->tensors + node->input_count;
+        c->out = ne->ptrs + node->input_count;
+        c->stream = st->stream;
+        if (ne->kernel->prerun) {
+            int rc = ne->kernel->prerun(c);
+            if (rc) return rc;
+        }
+    }
+    return CVML_OK;
+}
+
+/* ---- the device ---------------------------------------------------------------------- */
+
+int cu_supports(cvml_device*, const ir_graph* g, const ir_node* node) {
+    if (!node->op || !node->op->runnable) return 0;
+    const cuda_kernel* k = find_kernel(node->op->name);
+    if (!k) return 0;
+    return k->supports ? k->supports(g, node) : 1;
+}
+
+int cu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const cvml_device_options*) {
+    sg_state* st = static_cast<sg_state*>(calloc(1, sizeof(sg_state)));
+    if (!st) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    st->graph = g;
+    st->tensor_ptr =
+        static_cast<int32_t**>(calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(int32_t*)));
+    st->nodes =
+        static_cast<node_exec*>(calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(node_exec)));
+    int rc = !st->tensor_ptr || !st->nodes ? cuda_fail(CVML_ERR_RUNTIME, "out of memory") : 0;
+    if (!rc) st->node_count = sg->node_count;
+    if (!rc) rc = stream_acquire(g, &st->stream);
+    if (!rc) st->has_stream = 1;
+    if (!rc) rc = plan_memory(g, sg, st);
+    if (!rc) rc = prepare_nodes(g, sg, st);
+    if (rc) {
+        free_state(st);
+        return rc;
+    }
+    sg->device_state = st;
+    return CVML_OK;
+}
+
+int cu_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
+    sg_state* st = static_cast<sg_state*>(sg->device_state);
+    if (!st) return cuda_fail(CVML_ERR_RUNTIME, "CUDA subgraph %d was not prepared", sg->index);
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        node_exec* ne = &st->nodes[i];
+        int rc = ne->kernel->run(&ne->ctx);
+        if (rc) return rc;
+    }
+    (void)g;
+    // Launch errors only; faults during execution surface at the next copy back.
+    return cuda_check(cudaGetLastError(), "kernel launch");
+}
+
+void cu_postrun(cvml_device*, ir_graph*, ir_subgraph* sg) {
+    free_state(static_cast<sg_state*>(sg->device_state));
+    sg->device_state = nullptr;
+}
+
+int cu_alloc(cvml_device*, size_t bytes, void** out) {
+    *out = nullptr;
+    return cuda_check(cudaMalloc(out, bytes ? bytes : 1), "cudaMalloc");
+}
+
+void cu_free(cvml_device*, void* p) {
+    cudaFree(p);
+}
+
+cudaStream_t stream_of(const ir_subgraph* sg) {
+    const sg_state* st = sg ? static_cast<const sg_state*>(sg->device_state) : nullptr;
+    return st ? st->stream : nullptr;
+}
+
+int cu_to_device(cvml_device*, ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+    cudaStream_t s = stream_of(sg);
+    // From pageable memory the call returns once `src` has been staged, so the caller
+    // may reuse it; the copy is ordered before the subgraph's kernels on its stream.
+    int rc = cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s),
+                        "cudaMemcpyAsync to device");
+    if (!rc && !s) rc = cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return rc;
+}
+
+int cu_to_host(cvml_device*, ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+    cudaStream_t s = stream_of(sg);
+    int rc = cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s),
+                        "cudaMemcpyAsync to host");
+    if (!rc) rc = cuda_check(s ? cudaStreamSynchronize(s) : cudaDeviceSynchronize(), "sync");
+    return rc;
+}
+
+void cu_release(cvml_device*) {}
+
+cvml_device g_device = {
+    sizeof(cvml_device),
+    CVML_PLUGIN_ABI_VERSION,
+    "cuda",
+    g_version,
+    cu_supports,
+    cu_prerun,
+    cu_run,
+    cu_postrun,
+    cu_alloc,
+    cu_free,
+    cu_to_device,
+    cu_to_host,
+    // A PCIe copy of one int32 costs about what a CPU core spends on a few dozen
+    // integer operations; an island must do more work than that to be worth the trip.
+    32,
+    cu_release,
+    nullptr,
+};
+
+}  // namespace
+
+int cuda_fail(int status, const char* fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return g_host ? g_host->fail(status, msg) : status;
+}
+
+int cuda_check(cudaError_t e, const char* what) {
+    if (e == cudaSuccess) return CVML_OK;
+    return cuda_fail(CVML_ERR_RUNTIME, "cuda: %s: %s (%s)", what, cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+}
+
+namespace {
+__global__ void copy_kernel(const int32_t* x, int32_t* y, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        y[i] = x[i];
+}
+}  // namespace
+
+int cuda_copy_input0(cuda_node_ctx* ctx) {
+    int64_t n = cuda_count(ctx->outputs[0]);
+    if (ctx->in[0] == ctx->out[0]) return CVML_OK;
+    copy_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], n);
+    return CVML_OK;
+}
+
+extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
+    if (!host || host->abi_version != CVML_PLUGIN_ABI_VERSION) return CVML_ERR_RUNTIME;
+    g_host = host;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+        return cuda_fail(CVML_ERR_RUNTIME,
+                         "no usable CUDA device: cudaGetDeviceCount failed: %s (%s)",
+                         cudaGetErrorName(e), cudaGetErrorString(e));
+    if (count < 1) return cuda_fail(CVML_ERR_RUNTIME, "no CUDA device present");
+    int index = 0;
+    const char* env = getenv("CVML_CUDA_DEVICE");
+    if (env) index = atoi(env);
+    if (index < 0 || index >= count)
+        return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_DEVICE=%s outside 0..%d", env, count - 1);
+    cudaDeviceProp prop;
+    int rc = cuda_check(cudaSetDevice(index), "cudaSetDevice");
+    if (!rc) rc = cuda_check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+    if (!rc) rc = cuda_check(cudaFree(nullptr), "creating the CUDA context");
+    if (rc) return rc;
+    snprintf(g_version, sizeof g_version, "%s (%s, sm_%d%d)", CVML_CUDA_PLUGIN_VERSION, prop.name,
+             prop.major, prop.minor);
+    return host->register_device(&g_device);
+}
+
+__global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        int64_t rem = i, off = 0;
+        for (int32_t d = m.ndim - 1; d >= 0; --d) {
+            int64_t idx = rem % m.dims[d];
+            rem /= m.dims[d];
+            off += ((idx / m.div[d]) % m.mod[d]) * m.stride[d];
+        }
+        y[i] = x[off];
+    }
+}
+
+int gather_launch(cuda_node_ctx* ctx, const gather_map& m) {
+    int64_t n = cuda_count(ctx->outputs[0]);
+    gather_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], m, n);
+    return CVML_OK;
+}

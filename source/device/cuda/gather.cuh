@@ -1,0 +1,26 @@
+/* A strided gather on CUDA for layout operators: output element (i_0..i_n) reads the
+ * input at sum(((i_d / div_d) % mod_d) * stride_d). Transpose permutes the strides,
+ * repeat divides along its axis, tile wraps with the input's extent. */
+#pragma once
+
+#include "cuda_kernel.h"
+
+struct gather_map {
+    int32_t ndim;
+    int64_t dims[CVML_MAX_DIMS]; /* output */
+    int64_t div[CVML_MAX_DIMS];
+    int64_t mod[CVML_MAX_DIMS];
+    int64_t stride[CVML_MAX_DIMS];
+};
+
+__global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_t n);
+
+static inline void row_major_strides(const ir_tensor* t, int64_t* s) {
+    int64_t k = 1;
+    for (int32_t d = t->ndim - 1; d >= 0; --d) {
+        s[d] = k;
+        k *= t->dims[d];
+    }
+}
+
+int gather_launch(cuda_node_ctx* ctx, const gather_map& m);

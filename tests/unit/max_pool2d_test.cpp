@@ -1,0 +1,171 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "nn_case_util.h"
+#include "op_runner.h"
+
+using cvml_test::Operand;
+using cvml_test::run_op;
+
+namespace {
+
+/* Independent reference: explicit padded image filled with INT32_MIN. */
+std::vector<int32_t> ref_pool(int n, int c, int h, int w, int kh, int kw, int sh, int sw, int ph,
+                              int pw, int oh, int ow, const std::vector<int32_t>& x) {
+    int H = h + 2 * ph + kh + sh, W = w + 2 * pw + kw + sw;
+    std::vector<int32_t> y;
+    for (int b = 0; b < n * c; ++b) {
+        std::vector<int32_t> img(H * W, INT32_MIN);
+        for (int i = 0; i < h; ++i)
+            for (int j = 0; j < w; ++j) img[(i + ph) * W + j + pw] = x[(b * h + i) * w + j];
+        for (int i = 0; i < oh; ++i)
+            for (int j = 0; j < ow; ++j) {
+                int32_t m = INT32_MIN;
+                for (int r = 0; r < kh; ++r)
+                    for (int s = 0; s < kw; ++s)
+                        m = std::max(m, img[(i * sh + r) * W + j * sw + s]);
+                y.push_back(m);
+            }
+    }
+    return y;
+}
+
+}  // namespace
+
+TEST(MaxPool2d, HandChecked) {
+    // 4x4, 2x2 windows, stride 2.
+    Operand x{
+        {1, 1, 4, 4}, 8, {1, 2, 3, 4, 5, 6, 7, 8, -9, -10, -11, -12, -13, -14, -15, -1}, false};
+    auto r = run_op("max_pool2d", {{"pool_size", "(2, 2)"}, {"strides", "(2, 2)"}}, {x});
+    ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+    EXPECT_EQ(r.shapes[0], (std::vector<int32_t>{1, 1, 2, 2}));
+    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{6, 8, -9, -1}));
+    EXPECT_EQ(r.precisions[0], 8);
+    // ops 4 * 4; mem 5 * 16 + 5 * 4.
+    EXPECT_EQ(r.gas, 16u + 80 + 20);
+}
+
+TEST(MaxPool2d, PaddingNeverWinsOverNegatives) {
+    // All-negative input with padding 1: padded cells are INT32_MIN, not 0.
+    Operand x{{1, 1, 2, 2}, 8, {-5, -6, -7, -8}, false};
+    auto r = run_op("max_pool2d", {{"pool_size", "(2, 2)"}, {"padding", "1"}}, {x});
+    ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+    EXPECT_EQ(r.shapes[0], (std::vector<int32_t>{1, 1, 3, 3}));
+    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{-5, -5, -6, -5, -5, -6, -7, -7, -8}));
+}
+
+TEST(MaxPool2d, CeilMode) {
+    // H = 5, k = 2, s = 2: floor gives 2 rows, ceil gives 3 (last window is half outside).
+    Operand x{{1, 1, 5, 1}, 8, {1, -2, 3, -4, -5}, false};
+    auto r = run_op("max_pool2d",
+                    {{"pool_size", "(2, 1)"}, {"strides", "(2, 1)"}, {"ceil_mode", "True"}}, {x});
+    ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+    EXPECT_EQ(r.shapes[0], (std::vector<int32_t>{1, 1, 3, 1}));
+    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{1, 3, -5}));
+    r = run_op("max_pool2d", {{"pool_size", "(2, 1)"}, {"strides", "(2, 1)"}}, {x});
+    ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{1, 3}));
+}
+
+TEST(MaxPool2d, ErrorClasses) {
+    Operand x{{1, 1, 4, 4}, 8, std::vector<int32_t>(16, 1), false};
+    auto rc = [&](std::vector<std::pair<std::string, std::string>> a) {
+        return run_op("max_pool2d", a, {x}).verify_rc;
+    };
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}}), CVML_OK);
+    EXPECT_EQ(rc({}), CVML_ERR_RUNTIME);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"count_include_pad", "1"}}), CVML_ERR_RUNTIME);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"ceil_mode", "maybe"}}), CVML_ERR_RUNTIME);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"layout", "NHWC"}}), CVML_ERR_LOGIC);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"padding", "()"}}), CVML_ERR_LOGIC);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"padding", "(0, 0, 0, 0)"}}), CVML_ERR_LOGIC);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"padding", "(-1, 0)"}}), CVML_ERR_LOGIC);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"padding", "(2, 0)"}}), CVML_ERR_LOGIC);  // >= pool
+    EXPECT_EQ(rc({{"pool_size", "(2, 2, 2)"}}), CVML_ERR_LOGIC);
+    EXPECT_EQ(rc({{"pool_size", "(0, 2)"}}), CVML_ERR_LOGIC);
+    EXPECT_EQ(rc({{"pool_size", "(5, 2)"}}), CVML_ERR_LOGIC);  // > H + 2 * pad
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"strides", "(0, 1)"}}), CVML_ERR_LOGIC);
+    EXPECT_EQ(rc({{"pool_size", "(2, 2)"}, {"strides", "(1,)"}}), CVML_ERR_LOGIC);
+    // ceil_mode whose last window would start past the input: H = 1, pad 1, k = 2,
+    // s = 3 gives 2 rows and (2-1)*3 - 1 = 2 >= 1.
+    Operand x1{{1, 1, 1, 1}, 8, {1}, false};
+    EXPECT_EQ(run_op("max_pool2d",
+                     {{"pool_size", "(2, 2)"},
+                      {"padding", "(1, 1)"},
+                      {"strides", "(3, 3)"},
+                      {"ceil_mode", "true"}},
+                     {x1})
+                  .verify_rc,
+              CVML_ERR_LOGIC);
+    EXPECT_EQ(run_op("max_pool2d", {{"pool_size", "(1, 1)"}},
+                     {Operand{{4, 4}, 8, std::vector<int32_t>(16, 1), false}})
+                  .verify_rc,
+              CVML_ERR_LOGIC);
+}
+
+TEST(MaxPool2d, PropertyAgainstReference) {
+    uint32_t seed = 300;
+    for (int iter = 0; iter < 60; ++iter) {
+        auto rnd = cvml_test::random_values(12, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        int n = pick(0, 1, 2), c = pick(1, 1, 3), kh = pick(2, 1, 3), kw = pick(3, 1, 3);
+        int ph = pick(4, 0, kh - 1), pw = pick(5, 0, kw - 1);
+        bool one_pad = pick(6, 0, 3) == 0;
+        if (one_pad) pw = ph = std::min(ph, std::min(kh, kw) - 1);
+        int sh = pick(7, 1, 3), sw = pick(8, 1, 3);
+        int h = std::max(1, kh - 2 * ph) + pick(9, 0, 6);
+        int w = std::max(1, kw - 2 * pw) + pick(10, 0, 6);
+        bool ceil = pick(11, 0, 1) == 1;
+        int oh = ceil ? (h + 2 * ph - kh + sh - 1) / sh + 1 : (h + 2 * ph - kh) / sh + 1;
+        int ow = ceil ? (w + 2 * pw - kw + sw - 1) / sw + 1 : (w + 2 * pw - kw) / sw + 1;
+        bool valid = !ceil || ((oh - 1) * sh - ph < h && (ow - 1) * sw - pw < w);
+        auto x = cvml_test::random_values(n * c * h * w, 127, seed++);
+        std::vector<std::pair<std::string, std::string>> a = {
+            {"pool_size", "(" + std::to_string(kh) + ", " + std::to_string(kw) + ")"},
+            {"strides", "(" + std::to_string(sh) + ", " + std::to_string(sw) + ")"},
+            {"padding", one_pad ? "(" + std::to_string(ph) + ",)"
+                                : "(" + std::to_string(ph) + ", " + std::to_string(pw) + ")"},
+            {"ceil_mode", ceil ? "True" : "False"}};
+        for (int threads : {1, 3}) {
+            auto r = run_op("max_pool2d", a, {Operand{{n, c, h, w}, 8, x, false}}, 1, threads);
+            if (!valid) {
+                ASSERT_EQ(r.verify_rc, CVML_ERR_LOGIC);
+                continue;
+            }
+            ASSERT_EQ(r.run_rc, CVML_OK) << r.error << " iter " << iter;
+            ASSERT_EQ(r.shapes[0], (std::vector<int32_t>{n, c, oh, ow}));
+            ASSERT_EQ(r.outputs[0], ref_pool(n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow, x))
+                << "iter " << iter;
+        }
+    }
+}
+
+TEST(MaxPool2d, ConformanceCases) {
+    nn_case::replay("max_pool2d", "032_max_pool2d_basic",
+                    {{"ceil_mode", "False"},
+                     {"padding", "(0, 0)"},
+                     {"strides", "(3, 1)"},
+                     {"pool_size", "(2, 1)"}},
+                    {1, 1, 3, 4}, 8, {}, 88);
+    nn_case::replay("max_pool2d", "033_max_pool2d_pad1",
+                    {{"ceil_mode", "False"},
+                     {"padding", "(0,)"},
+                     {"strides", "(2, 1)"},
+                     {"pool_size", "(2, 1)"}},
+                    {2, 2, 7, 6}, 8, {}, 1344);
+    nn_case::replay("max_pool2d", "034_max_pool2d_pad2_ceil",
+                    {{"ceil_mode", "True"},
+                     {"padding", "(0, 0)"},
+                     {"strides", "(2, 1)"},
+                     {"pool_size", "(2, 3)"}},
+                    {2, 3, 9, 3}, 8, {}, 1140);
+    nn_case::replay("max_pool2d", "035_max_pool2d_negpad",
+                    {{"ceil_mode", "False"},
+                     {"padding", "(0, 1)"},
+                     {"strides", "(2, 2)"},
+                     {"pool_size", "(1, 2)"}},
+                    {2, 3, 5, 8}, 8, {}, 1830, 1, 0, 3);
+}

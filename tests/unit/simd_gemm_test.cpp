@@ -1,0 +1,201 @@
+/* The int8 GEMM micro-kernels and the fused epilogue against plain reference loops, at
+ * every SIMD level this CPU has: odd sizes, K not a multiple of 4, extremes -128/127. */
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <random>
+#include <vector>
+
+#include "device/cpu/simd/epilogue.h"
+#include "device/cpu/simd/gemm_s8.h"
+#include "device/cpu/simd/simd.h"
+#include "graph/graph.h"
+
+namespace {
+
+std::vector<int> levels() {
+    std::vector<int> l;
+    for (int v = CPU_SIMD_SCALAR; v <= cpu_simd_detect(); ++v) l.push_back(v);
+    return l;
+}
+
+struct Sink {
+    std::vector<int32_t>* c;
+    int32_t N;
+    std::vector<int>* hits;
+};
+
+void sink_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols, const int32_t* t) {
+    Sink* s = static_cast<Sink*>(arg);
+    for (int32_t r = 0; r < rows; ++r)
+        for (int32_t c = 0; c < cols; ++c) {
+            (*s->c)[static_cast<size_t>(m0 + r) * s->N + n0 + c] = t[r * GEMM_NT + c];
+            (*s->hits)[static_cast<size_t>(m0 + r) * s->N + n0 + c]++;
+        }
+}
+
+/* Values: a mix of extremes and random, generated as int32 outside int8 too so the
+ * upstream int8 cast (conv2d groups == 1) is exercised by the packing. */
+std::vector<int32_t> values(size_t n, std::mt19937& rng, int mode) {
+    std::vector<int32_t> v(n);
+    std::uniform_int_distribution<int32_t> d8(-128, 127), dw(-1000, 1000);
+    for (auto& x : v) {
+        if (mode == 0) x = d8(rng);
+        if (mode == 1) x = (rng() & 1) ? -128 : 127;
+        if (mode == 2) x = -128;
+        if (mode == 3) x = dw(rng);
+    }
+    return v;
+}
+
+void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t seed, int splits) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
+    std::vector<int32_t> B = values(static_cast<size_t>(K) * N, rng, mode);
+    std::vector<int32_t> ref(static_cast<size_t>(M) * N);
+    for (int32_t m = 0; m < M; ++m)
+        for (int32_t n = 0; n < N; ++n) {
+            uint32_t acc = 0;
+            for (int32_t k = 0; k < K; ++k)
+                acc += static_cast<uint32_t>(
+                    static_cast<int32_t>(static_cast<int8_t>(A[static_cast<size_t>(m) * K + k])) *
+                    static_cast<int32_t>(static_cast<int8_t>(B[static_cast<size_t>(k) * N + n])));
+            ref[static_cast<size_t>(m) * N + n] = static_cast<int32_t>(acc);
+        }
+    gemm_weights w;
+    ASSERT_EQ(gemm_weights_pack(level, A.data(), M, K, &w), CVML_OK);
+    std::vector<uint8_t> packed(gemm_b_bytes(level, K, N) + 64);
+    std::vector<int8_t> b8(B.size());
+    for (size_t i = 0; i < B.size(); ++i) b8[i] = static_cast<int8_t>(B[i]);
+    for (int32_t k4 = 0; k4 * 4 < K; ++k4) {
+        const int8_t* rows[GEMM_KG];
+        for (int i = 0; i < GEMM_KG; ++i) {
+            int32_t k = k4 * 4 + i;
+            rows[i] = k < K ? b8.data() + static_cast<size_t>(k) * N : nullptr;
+        }
+        gemm_pack_b_group(level, rows, N, K, k4, packed.data());
+    }
+    std::vector<int32_t> C(static_cast<size_t>(M) * N, 0x5a5a5a5a);
+    std::vector<int> hits(C.size(), 0);
+    Sink s = {&C, N, &hits};
+    int64_t tiles = gemm_tile_count(M, N);
+    for (int p = 0; p < splits; ++p)
+        gemm_run_tiles(&w, packed.data(), N, tiles * p / splits, tiles * (p + 1) / splits,
+                       sink_tile, &s);
+    gemm_weights_free(&w);
+    for (size_t i = 0; i < C.size(); ++i) {
+        ASSERT_EQ(hits[i], 1) << "element " << i << " written " << hits[i] << " times";
+        ASSERT_EQ(C[i], ref[i]) << cpu_simd_name(level) << " M=" << M << " K=" << K << " N=" << N
+                                << " mode=" << mode << " at " << i;
+    }
+}
+
+TEST(SimdGemm, DetectAndEnvironment) {
+    int d = cpu_simd_detect();
+    EXPECT_GE(d, CPU_SIMD_SCALAR);
+    EXPECT_LE(d, CPU_SIMD_AVX512);
+    EXPECT_STREQ(cpu_simd_name(CPU_SIMD_SCALAR), "scalar");
+    EXPECT_STREQ(cpu_simd_name(CPU_SIMD_AVX2), "avx2");
+    EXPECT_STREQ(cpu_simd_name(CPU_SIMD_AVX512), "avx512");
+}
+
+TEST(SimdGemm, OddSizesAllLevels) {
+    const int32_t Ms[] = {1, 3, 8, 9, 17};
+    const int32_t Ks[] = {1, 2, 3, 4, 5, 7, 9, 27, 64, 67};
+    const int32_t Ns[] = {1, 5, 15, 16, 17, 33, 47, 48, 49, 97};
+    uint32_t seed = 1;
+    for (int level : levels())
+        for (int32_t M : Ms)
+            for (int32_t K : Ks)
+                for (int32_t N : Ns) {
+                    ++seed;
+                    check_gemm(level, M, K, N, 0, seed, 1 + static_cast<int>(seed % 3));
+                }
+}
+
+TEST(SimdGemm, ExtremesAllLevels) {
+    for (int level : levels())
+        for (int mode = 1; mode <= 3; ++mode)
+            for (int32_t K : {4, 9, 576, 1153}) check_gemm(level, 16, K, 50, mode, 7u + mode, 2);
+}
+
+TEST(SimdGemm, LargeKWrapsLikeUpstream) {
+    // 140000 products of (-128) * (-128) overflow int32: the sum must wrap, not saturate.
+    for (int level : levels()) check_gemm(level, 8, 140000, 16, 2, 3, 1);
+}
+
+int32_t ref_rshift(int32_t x, int32_t p, int32_t b) {
+    int64_t mx = (int64_t{1} << (p - 1)) - 1;
+    if (mx == 0) return 0;
+    if (b >= 31) return x >> 31;
+    int32_t t = static_cast<int32_t>(static_cast<uint32_t>(x >> (b - 1)) + 1u) >> 1;
+    if (p + b >= 32) return t;
+    return static_cast<int32_t>(t < -mx ? -mx : t > mx ? mx : t);
+}
+
+TEST(SimdEpilogue, RshiftQuirksAndChainsAllLevels) {
+    std::mt19937 rng(5);
+    std::vector<int32_t> x(1000), other(1000);
+    for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = static_cast<int32_t>(rng());
+        other[i] = static_cast<int32_t>(rng());
+    }
+    x[0] = INT32_MAX;
+    x[1] = INT32_MIN;
+    x[2] = -1;
+    x[3] = 0;
+    std::vector<int8_t> other8(other.size());
+    for (size_t i = 0; i < other.size(); ++i) other8[i] = static_cast<int8_t>(other[i]);
+    const int32_t ps[] = {1, 2, 8, 16, 24, 31, 32};
+    const int32_t bs[] = {1, 2, 7, 8, 24, 30, 31, 32};
+    for (int level : levels())
+        for (int32_t p : ps)
+            for (int32_t b : bs)
+                for (int add = 0; add < 3; ++add) {
+                    epilogue ep = {};
+                    ASSERT_TRUE(epilogue_add_rshift(&ep, p, b));
+                    if (add == 1) {
+                        ASSERT_TRUE(epilogue_add_add(&ep, other.data(), STORAGE_INT32));
+                    }
+                    if (add == 2) {
+                        ASSERT_TRUE(epilogue_add_add(&ep, other8.data(), STORAGE_INT8));
+                    }
+                    ASSERT_TRUE(epilogue_add_clip(&ep, 0, INT32_MAX));
+                    int32_t bias = static_cast<int32_t>(rng());
+                    std::vector<int32_t> y(x.size());
+                    epilogue_apply(level, &ep, x.data(), STORAGE_INT32, 0, bias, y.data(),
+                                   STORAGE_INT32, 0, static_cast<int64_t>(x.size()));
+                    for (size_t i = 0; i < x.size(); ++i) {
+                        int32_t v = static_cast<int32_t>(static_cast<uint32_t>(x[i]) +
+                                                         static_cast<uint32_t>(bias));
+                        v = ref_rshift(v, p, b);
+                        if (add == 1)
+                            v = static_cast<int32_t>(static_cast<uint32_t>(v) +
+                                                     static_cast<uint32_t>(other[i]));
+                        if (add == 2)
+                            v = static_cast<int32_t>(static_cast<uint32_t>(v) +
+                                                     static_cast<uint32_t>(other8[i]));
+                        v = v < 0 ? 0 : v;
+                        ASSERT_EQ(y[i], v) << cpu_simd_name(level) << " p=" << p << " b=" << b
+                                           << " add=" << add << " i=" << i;
+                    }
+                }
+}
+
+TEST(SimdEpilogue, Int8StorageInAndOut) {
+    std::vector<int8_t> x(77), y(77);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 37);
+    for (int level : levels()) {
+        epilogue ep = {};
+        ASSERT_TRUE(epilogue_add_clip(&ep, -100, 90));
+        epilogue_apply(level, &ep, x.data(), STORAGE_INT8, 0, 3, y.data(), STORAGE_INT8, 0,
+                       static_cast<int64_t>(x.size()));
+        for (size_t i = 0; i < x.size(); ++i) {
+            int32_t v = x[i] + 3;
+            v = v > 90 ? 90 : v < -100 ? -100 : v;
+            ASSERT_EQ(y[i], v) << cpu_simd_name(level) << " i=" << i;
+        }
+    }
+}
+
+}  // namespace

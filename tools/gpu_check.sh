@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# GPU check with CMake, a C++ compiler and nvcc only (no GoogleTest, no network):
+# builds libcvml and the CUDA plugin, builds tests/gpu/gpu_check.cpp against them, and
+# runs every conformance case and the real model on the CUDA device, comparing bytes
+# with the CPU and the expected outputs; times ResNet-18-shaped models when present.
+#   tools/gpu_check.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-gpu}
+jobs=${JOBS:-$(nproc)}
+shared=../shared
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCVML_BUILD_TESTS=OFF -DCVML_BUILD_TOOLS=OFF \
+      -DCVML_WITH_CUDA=ON >/dev/null
+cmake --build "$build" -j"$jobs" --target cvml cvml_cuda
+if readelf -d "$build/libcvml.so" | grep -qi cuda; then
+  echo "gpu_check: libcvml.so links a CUDA library" >&2
+  exit 1
+fi
+${CXX:-c++} -O2 -std=c++17 -Wall -Wextra -Iapi tests/gpu/gpu_check.cpp -o "$build/gpu_check" \
+  -L"$build" -lcvml -Wl,-rpath,"$PWD/$build"
+
+cases=()
+for c in tests/conformance/cases "$shared/conformance/cases"; do
+  if [[ -d $c ]]; then cases+=("$c"); break; fi
+done
+[[ -d $shared/models/cifar_resnet20_2019/case ]] && cases+=("$shared/models/cifar_resnet20_2019/case")
+benches=()
+for m in "$shared"/models/resnet18*; do
+  [[ -f $m/model.json && -f $m/input.bin ]] && benches+=(--bench "$m")
+done
+CVML_PLUGIN_PATH="$PWD/$build/plugins" "$build/gpu_check" "${benches[@]}" "${cases[@]}"
