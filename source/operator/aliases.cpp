@@ -22,9 +22,7 @@ const op_def* op_def_broadcast_div(void);
 const op_def* op_def_broadcast_max(void);
 const op_def* op_def_broadcast_greater(void);
 const op_def* op_def_relu(void);
-/* Defined in non_max_suppression.cpp (another room). Weak so that a build without
- * that operator links and simply lacks the alias. */
-const op_def* op_def_non_max_suppression(void) __attribute__((weak));
+const op_def* op_def_non_max_suppression(void);
 
 namespace {
 
