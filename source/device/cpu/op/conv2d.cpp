@@ -136,6 +136,7 @@ struct conv_fast {
     size_t b_bytes, rows_bytes, x8_bytes; /* groups == 1 scratch parts */
     int64_t hp, wp, wq;                   /* groups > 1: padded plane and phase width */
     size_t plane_bytes;                   /* groups > 1: per-thread scratch */
+    int32_t* wg;                          /* groups > 1: the weights as int32 */
 };
 
 size_t align64(size_t v) {
@@ -331,7 +332,7 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     const ir_tensor* xt = a->ctx->inputs[0];
-    const int32_t* wt = static_cast<const int32_t*>(a->ctx->inputs[1]->data);
+    const int32_t* wt = f->wg;
     const ir_tensor* yt = a->ctx->outputs[0];
     void (*acc_row)(uint32_t*, const int32_t*, uint32_t, int64_t) = acc_row_plain;
 #if CVML_SIMD_X86
@@ -385,8 +386,15 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
             free(f);
             return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
         }
-        int rc = gemm_weights_pack(f->level, cpu_in(ctx, 1), static_cast<int32_t>(g.o),
-                                   static_cast<int32_t>(f->K), &f->w);
+        // The device hands this kernel its weights as stored: int8 (precision <= 8, so
+        // upstream's int8 cast changes nothing) is used in place at the avx512 level.
+        const ir_tensor* wt = ctx->inputs[1];
+        int rc =
+            wt->storage == STORAGE_INT8
+                ? gemm_weights_plain(f->level, static_cast<const int8_t*>(wt->data),
+                                     static_cast<int32_t>(g.o), static_cast<int32_t>(f->K), &f->w)
+                : gemm_weights_pack(f->level, cpu_in(ctx, 1), static_cast<int32_t>(g.o),
+                                    static_cast<int32_t>(f->K), &f->w);
         if (rc) {
             free(f);
             return rc;
@@ -402,6 +410,13 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         f->x8_bytes = align64((phased > flat ? phased : flat) + 64);
         *scratch_bytes = f->b_bytes + f->rows_bytes * static_cast<size_t>(f->threads) + f->x8_bytes;
     } else {
+        const int64_t nw = g.o * g.ic * g.kh * g.kw;
+        f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
+        if (!f->wg) {
+            free(f);
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        }
+        for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
         f->hp = g.h + 2 * g.ph;
         f->wp = g.w + 2 * g.pw;
         f->wq = (f->wp + g.sw - 1) / g.sw + 1;
@@ -427,7 +442,10 @@ int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
 
 void conv2d_postrun(cpu_node_ctx* ctx) {
     conv_fast* f = static_cast<conv_fast*>(ctx->state);
-    if (f) gemm_weights_free(&f->w);
+    if (f) {
+        gemm_weights_free(&f->w);
+        free(f->wg);
+    }
     free(f);
     ctx->state = nullptr;
 }
