@@ -340,13 +340,16 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     if (f->level == CPU_SIMD_AVX2) acc_row = acc_row_avx2;
 #endif
     const int64_t planes = g.n * g.o, plane = g.oh * g.ow;
+    // acc rows are wq apart, like the phase planes' rows: with stride 1 a tap is then one
+    // flat run over all rows (the columns past ow are computed and dropped).
+    const int64_t acc_len = g.oh * f->wq;
     for (int64_t slot = begin; slot < end; ++slot) {
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         uint32_t* acc = reinterpret_cast<uint32_t*>(base);
-        int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(plane) * 4));
+        int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(acc_len) * 4));
         for (int64_t t = planes * slot / f->threads; t < planes * (slot + 1) / f->threads; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
-            memset(acc, 0, static_cast<size_t>(plane) * 4);
+            memset(acc, 0, static_cast<size_t>(acc_len) * 4);
             const int64_t c0 = (o / g.opg) * g.ic;
             for (int64_t ic = 0; ic < g.ic; ++ic) {
                 // Zero-padded plane, column phase p of row h at ph[(p*hp + h)*wq + j].
@@ -361,13 +364,19 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
                         const uint32_t wv = static_cast<uint32_t>(wp[r * g.kw + s]);
                         if (wv == 0) continue;
                         const int64_t col = s * g.dw, p = col % g.sw, off = col / g.sw;
+                        const int32_t* src = ph + (p * f->hp + r * g.dh) * f->wq + off;
+                        if (g.sh == 1) {
+                            acc_row(acc, src, wv, acc_len);
+                            continue;
+                        }
                         for (int64_t y = 0; y < g.oh; ++y)
-                            acc_row(acc + y * g.ow,
-                                    ph + (p * f->hp + y * g.sh + r * g.dh) * f->wq + off, wv, g.ow);
+                            acc_row(acc + y * f->wq, src + y * g.sh * f->wq, wv, g.ow);
                     }
             }
-            epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
-                           yt->data, yt->storage, t * plane, plane);
+            for (int64_t y = 0; y < g.oh; ++y)
+                epilogue_apply(f->level, a->ep, acc + y * f->wq, STORAGE_INT32, 0,
+                               a->bias ? a->bias[o] : 0, yt->data, yt->storage,
+                               t * plane + y * g.ow, g.ow);
         }
     }
 }
@@ -420,8 +429,10 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         f->hp = g.h + 2 * g.ph;
         f->wp = g.w + 2 * g.pw;
         f->wq = (f->wp + g.sw - 1) / g.sw + 1;
-        f->plane_bytes = align64(static_cast<size_t>(f->N) * 4) +
-                         align64(static_cast<size_t>(g.sw * f->hp * f->wq) * 4 + 64);
+        // The flat stride-1 runs read up to a row and a tap offset past the last plane.
+        f->plane_bytes = align64(static_cast<size_t>(g.oh * f->wq) * 4) +
+                         align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq +
+                                                     g.kw * g.dw) * 4 + 64);
         *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
     }
     ctx->state = f;
