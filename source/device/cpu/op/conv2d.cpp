@@ -430,9 +430,9 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         f->wp = g.w + 2 * g.pw;
         f->wq = (f->wp + g.sw - 1) / g.sw + 1;
         // The flat stride-1 runs read up to a row and a tap offset past the last plane.
-        f->plane_bytes = align64(static_cast<size_t>(g.oh * f->wq) * 4) +
-                         align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq +
-                                                     g.kw * g.dw) * 4 + 64);
+        f->plane_bytes =
+            align64(static_cast<size_t>(g.oh * f->wq) * 4) +
+            align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq + g.kw * g.dw) * 4 + 64);
         *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
     }
     ctx->state = f;

@@ -56,14 +56,14 @@ CVML_TARGET_AVX512 inline __m512i load16_512(const void* p, int32_t storage, int
 }
 
 CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t in_storage,
-                                     int64_t in_index, int32_t bias, void* out,
-                                     int32_t out_storage, int64_t out_index, int64_t n) {
+                                     int64_t in_index, int32_t bias, void* out, int32_t out_storage,
+                                     int64_t out_index, int64_t n) {
     const __m512i vb = _mm512_set1_epi32(bias);
     const __m512i one = _mm512_set1_epi32(1);
     for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m =
-            n - i >= 16 ? static_cast<__mmask16>(0xFFFF)
-                        : static_cast<__mmask16>((1u << static_cast<unsigned>(n - i)) - 1u);
+        const __mmask16 m = n - i >= 16
+                                ? static_cast<__mmask16>(0xFFFF)
+                                : static_cast<__mmask16>((1u << static_cast<unsigned>(n - i)) - 1u);
         __m512i v = _mm512_add_epi32(load16_512(in, in_storage, in_index + i, m), vb);
         for (int32_t s = 0; s < ep->step_count; ++s) {
             const ep_step& st = ep->steps[s];
@@ -74,16 +74,17 @@ CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t
                     break;
                 case EP_ROUND:
                     v = _mm512_srai_epi32(
-                        _mm512_add_epi32(_mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)),
-                                         one),
+                        _mm512_add_epi32(_mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)), one),
                         1);
                     break;
-                case EP_SRA31: v = _mm512_srai_epi32(v, 31); break;
-                case EP_ADD:
-                    v = _mm512_add_epi32(v,
-                                         load16_512(st.src, st.src_storage, out_index + i, m));
+                case EP_SRA31:
+                    v = _mm512_srai_epi32(v, 31);
                     break;
-                default: break;
+                case EP_ADD:
+                    v = _mm512_add_epi32(v, load16_512(st.src, st.src_storage, out_index + i, m));
+                    break;
+                default:
+                    break;
             }
         }
         if (out_storage == STORAGE_INT8)
