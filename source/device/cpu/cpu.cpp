@@ -236,7 +236,8 @@ void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             } else if (!tail_step_of(c, &step)) {
                 break;
             }
-            if (slots + tail_slots(step) > EP_MAX_STEPS || head->tail.count == CPU_TAIL_MAX) break;
+            if (slots + tail_slots(step) > EP_MAX_STEPS - 2 || head->tail.count == CPU_TAIL_MAX)
+                break;
             slots += tail_slots(step);
             head->tail.steps[head->tail.count++] = step;
             st->nodes[cs].skip = 1;
