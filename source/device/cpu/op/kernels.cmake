@@ -5,6 +5,10 @@ set(CVML_CPU_KERNEL_SOURCES
   dense.cpp
   max_pool2d.cpp
   upsampling.cpp
+  sum.cpp
+  max.cpp
+  get_valid_counts.cpp
+  non_max_suppression.cpp
   # -- element-wise, broadcast, clipping, indexing
   relu.cpp
   # -- shape and layout

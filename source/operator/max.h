@@ -1,0 +1,6 @@
+/* max's parsed attributes: upstream's ReduceParam (see reduce.h). */
+#pragma once
+
+#include "operator/reduce.h"
+
+typedef reduce_param max_param;
