@@ -1,0 +1,255 @@
+/* Saving (through a serializer) and upstream's byte I/O (FORMAT.md §4.3). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cvml.h"
+#include "graph/graph.h"
+#include "module/graph_handle.h"
+#include "module/serializer.h"
+#include "utility/error.h"
+
+#define REQUIRE(cond, what)                                                      \
+    do {                                                                         \
+        if (!(cond)) return cvml_fail(CVML_ERR_LOGIC, "%s: %s", __func__, what); \
+    } while (0)
+
+/* ---- saving ------------------------------------------------------------------------ */
+
+int cvml_graph_save_memory(const cvml_graph* g, const char* serializer, void** graph_data,
+                           size_t* graph_size, void** params_data, size_t* params_size) {
+    REQUIRE(graph_data && graph_size && params_data && params_size, "NULL output");
+    *graph_data = nullptr;
+    *params_data = nullptr;
+    *graph_size = 0;
+    *params_size = 0;
+    REQUIRE(g && serializer, "NULL argument");
+    const cvml_serializer* s = serializer_registry_find(serializer);
+    if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
+    if (!s->save) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' cannot write", serializer);
+    if (!g->ir->verified) return cvml_fail(CVML_ERR_LOGIC, "save: verify the graph first");
+    char* gd = nullptr;
+    uint8_t* pd = nullptr;
+    int rc = s->save(g->ir, &gd, graph_size, &pd, params_size);
+    if (rc) {
+        free(gd);
+        free(pd);
+        *graph_size = 0;
+        *params_size = 0;
+        return rc;
+    }
+    *graph_data = gd;
+    *params_data = pd;
+    return CVML_OK;
+}
+
+static int write_file(const char* path, const void* data, size_t size) {
+    FILE* f = fopen(path, "wb");
+    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "cannot create '%s'", path);
+    bool ok = fwrite(data, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    if (!ok) return cvml_fail(CVML_ERR_RUNTIME, "cannot write '%s'", path);
+    return CVML_OK;
+}
+
+int cvml_graph_save_file(const cvml_graph* g, const char* serializer, const char* graph_path,
+                         const char* params_path) {
+    REQUIRE(g && serializer && graph_path && params_path, "NULL argument");
+    void* gd = nullptr;
+    void* pd = nullptr;
+    size_t gs = 0, ps = 0;
+    int rc = cvml_graph_save_memory(g, serializer, &gd, &gs, &pd, &ps);
+    if (!rc) rc = write_file(graph_path, gd, gs);
+    if (!rc) rc = write_file(params_path, pd, ps);
+    free(gd);
+    free(pd);
+    return rc;
+}
+
+void cvml_free(void* p) {
+    free(p);
+}
+
+/* ---- upstream byte I/O ------------------------------------------------------------- */
+
+static bool postprocess_is(const ir_graph* g, const char* what) {
+    return g->postprocess && strcmp(g->postprocess, what) == 0;
+}
+
+static int input_facts(const ir_graph* g, const ir_tensor** data, int* type_size) {
+    if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
+    if (g->input_count != 1)
+        return cvml_fail(CVML_ERR_LOGIC, "upstream byte I/O needs exactly one input, the graph has %d",
+                         g->input_count);
+    *data = g->tensors[g->inputs[0]];
+    *type_size = (*data)->precision <= 8 ? 1 : 4;
+    return CVML_OK;
+}
+
+/* CVMModel's output_bytes_: from the largest inferred head precision, forced to 4 by
+ * the post-processing methods. */
+static int output_type(const ir_graph* g) {
+    if (postprocess_is(g, "argmax") || postprocess_is(g, "detection")) return 4;
+    int32_t p = 0;
+    for (int32_t i = 0; i < g->output_count; ++i)
+        if (g->tensors[g->outputs[i]]->precision > p) p = g->tensors[g->outputs[i]]->precision;
+    return p <= 8 ? 1 : 4;
+}
+
+static uint64_t output_length(const ir_graph* g) {
+    int type = output_type(g);
+    uint64_t len = 0;
+    if (postprocess_is(g, "argmax")) {
+        for (int32_t k = 0; k < g->output_count; ++k) {
+            const ir_tensor* t = g->tensors[g->outputs[k]];
+            len += static_cast<uint64_t>(ir_tensor_element_count(t) / t->dims[t->ndim - 1]);
+        }
+    } else if (postprocess_is(g, "detection")) {
+        const ir_tensor* t0 = g->tensors[g->outputs[0]];
+        uint64_t rows = t0->ndim >= 2 ? static_cast<uint64_t>(t0->dims[t0->ndim - 2]) : 0;
+        for (int32_t k = 0; k < g->output_count; ++k) {
+            const ir_tensor* t = g->tensors[g->outputs[k]];
+            len += static_cast<uint64_t>(t->dims[t->ndim - 1]);
+        }
+        len *= rows;
+    } else {
+        for (int32_t k = 0; k < g->output_count; ++k)
+            len += static_cast<uint64_t>(ir_tensor_element_count(g->tensors[g->outputs[k]]));
+    }
+    return len * static_cast<uint64_t>(type);
+}
+
+int cvml_graph_input_bytes(const cvml_graph* g, size_t* length, int* type_size) {
+    REQUIRE(g && length && type_size, "NULL argument");
+    const ir_tensor* data = nullptr;
+    int rc = input_facts(g->ir, &data, type_size);
+    if (rc) return rc;
+    *length = static_cast<size_t>(ir_tensor_element_count(data)) * static_cast<size_t>(*type_size);
+    return CVML_OK;
+}
+
+int cvml_graph_output_bytes(const cvml_graph* g, size_t* length, int* type_size) {
+    REQUIRE(g && length && type_size, "NULL argument");
+    if (!g->ir->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
+    if (g->ir->output_count < 1) return cvml_fail(CVML_ERR_LOGIC, "the graph has no outputs");
+    *type_size = output_type(g->ir);
+    *length = static_cast<size_t>(output_length(g->ir));
+    return CVML_OK;
+}
+
+static void put_value(uint8_t* out, size_t index, int type, int32_t v) {
+    if (type == 1) {
+        out[index] = static_cast<uint8_t>(static_cast<int8_t>(v));
+    } else {
+        uint32_t u = static_cast<uint32_t>(v);
+        uint8_t* p = out + 4 * index;
+        p[0] = static_cast<uint8_t>(u);
+        p[1] = static_cast<uint8_t>(u >> 8);
+        p[2] = static_cast<uint8_t>(u >> 16);
+        p[3] = static_cast<uint8_t>(u >> 24);
+    }
+}
+
+/* CVMModel::SaveTensor. */
+static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
+    int type = output_type(g);
+    size_t capacity = length / static_cast<size_t>(type);
+    size_t w = 0;
+    if (postprocess_is(g, "argmax")) {
+        // Upstream steps a flat offset i over [0, rows) by last_dim, so it writes the
+        // argmax of only the first ceil(rows / last_dim) rows (net_dense_argmax_b2);
+        // the comparison is on int8-truncated values, the first maximum wins.
+        for (int32_t k = 0; k < g->output_count; ++k) {
+            const ir_tensor* t = g->tensors[g->outputs[k]];
+            const int32_t* data = static_cast<const int32_t*>(t->data);
+            uint64_t last = static_cast<uint64_t>(t->dims[t->ndim - 1]);
+            uint64_t rows = static_cast<uint64_t>(ir_tensor_element_count(t)) / last;
+            for (uint64_t i = 0; i < rows; i += last) {
+                uint64_t best = 0;
+                for (uint64_t j = i; j < i + last; ++j)
+                    if (static_cast<int8_t>(data[j]) > static_cast<int8_t>(data[i + best]))
+                        best = j - i;
+                put_value(out, w++, 4, static_cast<int32_t>(best));
+            }
+        }
+        return CVML_OK;
+    }
+    if (postprocess_is(g, "detection") || g->output_count > 1) {
+        bool can_concat = g->output_count > 1;
+        uint64_t x0 = 0;
+        for (int32_t k = 0; k < g->output_count && can_concat; ++k) {
+            const ir_tensor* t = g->tensors[g->outputs[k]];
+            uint64_t x = static_cast<uint64_t>(ir_tensor_element_count(t) / t->dims[t->ndim - 1]);
+            if (k == 0) x0 = x;
+            can_concat = x == x0;
+        }
+        if (!can_concat)
+            return cvml_fail(CVML_ERR_LOGIC, "detection model output cannot concat");
+        uint64_t row_total = 0;
+        for (int32_t k = 0; k < g->output_count; ++k) {
+            const ir_tensor* t = g->tensors[g->outputs[k]];
+            row_total += static_cast<uint64_t>(t->dims[t->ndim - 1]);
+        }
+        if (x0 * row_total > capacity)
+            // Upstream sizes a detection buffer from shape[-2] but writes every row of
+            // every batch: past the caller's buffer. Refused.
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "detection output has %llu rows but the output length holds fewer",
+                             static_cast<unsigned long long>(x0));
+        for (uint64_t x = 0; x < x0; ++x) {
+            for (int32_t k = 0; k < g->output_count; ++k) {
+                const ir_tensor* t = g->tensors[g->outputs[k]];
+                const int32_t* data = static_cast<const int32_t*>(t->data);
+                uint64_t y = static_cast<uint64_t>(t->dims[t->ndim - 1]);
+                for (uint64_t i = 0; i < y; ++i) put_value(out, w++, type, data[x * y + i]);
+            }
+        }
+        return CVML_OK;
+    }
+    const ir_tensor* t = g->tensors[g->outputs[0]];
+    const int32_t* data = static_cast<const int32_t*>(t->data);
+    int64_t n = ir_tensor_element_count(t);
+    for (int64_t i = 0; i < n; ++i) put_value(out, w++, type, data[i]);
+    return CVML_OK;
+}
+
+int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, void* output,
+                         size_t output_length_given) {
+    REQUIRE(g && input && output, "NULL argument");
+    const ir_tensor* data = nullptr;
+    int in_type = 1;
+    int rc = input_facts(g->ir, &data, &in_type);
+    if (rc) return rc;
+    size_t in_len = 0, out_len = 0;
+    int out_type = 1;
+    rc = cvml_graph_input_bytes(g, &in_len, &in_type);
+    if (!rc) rc = cvml_graph_output_bytes(g, &out_len, &out_type);
+    if (rc) return rc;
+    if (input_length != in_len)
+        return cvml_fail(CVML_ERR_LOGIC, "input length %zu does not match the model's %zu",
+                         input_length, in_len);
+    if (output_length_given != out_len)
+        return cvml_fail(CVML_ERR_LOGIC, "output length %zu does not match the model's %zu",
+                         output_length_given, out_len);
+    memset(output, 0, out_len);
+    size_t count = in_len / static_cast<size_t>(in_type);
+    cvml_tensor* t = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->inputs[0]]);
+    const uint8_t* bytes = static_cast<const uint8_t*>(input);
+    if (in_type == 1) {
+        rc = cvml_tensor_set_i8(t, reinterpret_cast<const int8_t*>(bytes), count);
+    } else {
+        int32_t* values = static_cast<int32_t*>(malloc(sizeof(int32_t) * (count ? count : 1)));
+        if (!values) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        for (size_t i = 0; i < count; ++i) {
+            const uint8_t* b = bytes + 4 * i;
+            values[i] = static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                                             static_cast<uint32_t>(b[2]) << 16 |
+                                             static_cast<uint32_t>(b[3]) << 24);
+        }
+        rc = cvml_tensor_set_i32(t, values, count);
+        free(values);
+    }
+    if (!rc) rc = cvml_graph_run(g);
+    if (!rc) rc = serialize_outputs(g->ir, static_cast<uint8_t*>(output), out_len);
+    return rc;
+}

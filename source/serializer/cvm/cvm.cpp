@@ -1,0 +1,33 @@
+/* The "cvm" serializer: upstream CVM models (graph JSON + params blob). */
+#include "module/serializer.h"
+#include "serializer/cvm/cvm_format.h"
+#include "utility/error.h"
+
+namespace {
+
+int cvm_load(const void* graph_data, size_t graph_size, const void* params_data, size_t params_size,
+             ir_graph* out) {
+    int rc = cvm_read_graph(static_cast<const char*>(graph_data), graph_size, out);
+    if (!rc) rc = cvm_check_loadable(out);
+    if (!rc) rc = cvm_read_params(static_cast<const uint8_t*>(params_data), params_size, out);
+    return rc;
+}
+
+int cvm_save(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** params_out,
+             size_t* params_size) {
+    int rc = cvm_write_graph(g, graph_out, graph_size);
+    if (!rc) rc = cvm_write_params(g, params_out, params_size);
+    return rc;
+}
+
+const cvml_serializer kCvm = {"cvm", cvm_load, cvm_save};
+
+}  // namespace
+
+int register_serializer_cvm(void) {
+    return serializer_registry_add(&kCvm);
+}
+
+int unregister_serializer_cvm(void) {
+    return serializer_registry_remove(&kCvm);
+}

@@ -1,0 +1,380 @@
+/* The params blob reader (FORMAT.md §4.2) and the load-only refusals that run
+ * between the graph and the params (§5 step 5, divergence D2). Every size is checked
+ * against the bytes that remain before anything is allocated. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "operator/op_def.h"
+#include "serializer/cvm/cvm_format.h"
+#include "utility/error.h"
+
+namespace {
+
+constexpr uint64_t kListMagic = 0xF7E58D4F05049CB7ull;
+constexpr uint64_t kArrayMagic = 0xDD5E40F096B4A13Full;
+constexpr uint64_t kMaxStorage = uint64_t{1} << 32;
+
+struct reader {
+    const uint8_t* p;
+    size_t size;
+    size_t pos;
+    bool read(void* dst, size_t n) {
+        if (size - pos < n) return false;
+        memcpy(dst, p + pos, n);
+        pos += n;
+        return true;
+    }
+    size_t remaining() const { return size - pos; }
+};
+
+uint64_t le64(const uint8_t* b) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | b[i];
+    return v;
+}
+
+bool read_u64(reader* r, uint64_t* v) {
+    uint8_t b[8];
+    if (!r->read(b, 8)) return false;
+    *v = le64(b);
+    return true;
+}
+
+bool read_i32(reader* r, int32_t* v) {
+    uint8_t b[4];
+    if (!r->read(b, 4)) return false;
+    *v = static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                              static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
+    return true;
+}
+
+struct name_ref {
+    const char* p;
+    size_t len;
+    size_t offset;
+};
+
+/* The variable an array name refers to: upstream's GetInputIndex searches the
+ * variables in node order and takes the first of that name. */
+ir_tensor* find_variable(ir_graph* g, const name_ref& n) {
+    for (int32_t i = 0; i < g->node_count; ++i) {
+        const ir_node* node = g->nodes[i];
+        if (node->op) continue;
+        if (strlen(node->name) == n.len && memcmp(node->name, n.p, n.len) == 0)
+            return g->tensors[node->outputs[0]];
+    }
+    return nullptr;
+}
+
+int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last) {
+    size_t start = r->pos;
+    uint64_t magic, reserved;
+    int32_t dev_type, dev_id, ndim;
+    uint8_t dtype[4];
+    if (!read_u64(r, &magic) || !read_u64(r, &reserved))
+        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+                         start);
+    if (magic != kArrayMagic)
+        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: bad magic 0x%016llx",
+                         name, start, static_cast<unsigned long long>(magic));
+    if (!read_i32(r, &dev_type) || !read_i32(r, &dev_id) || !read_i32(r, &ndim) ||
+        !r->read(dtype, 4))
+        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+                         start);
+    if (ndim < 0 || static_cast<uint64_t>(ndim) * 8 > r->remaining())
+        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: ndim %d exceeds the blob",
+                         name, start, ndim);
+    int64_t shape[64];
+    int64_t elems = 1;
+    bool overflow = false;
+    for (int32_t i = 0; i < ndim; ++i) {
+        uint64_t v;
+        read_u64(r, &v);
+        int64_t d = static_cast<int64_t>(v);
+        if (i < 64) shape[i] = d;
+        if (d < 0 || (d > 0 && elems > INT64_MAX / 32 / d))
+            overflow = true;
+        else
+            elems *= d;
+    }
+    uint64_t byte_size;
+    if (!read_u64(r, &byte_size))
+        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+                         start);
+    uint8_t code = dtype[0], bits = dtype[1];
+    uint16_t lanes = static_cast<uint16_t>(dtype[2] | dtype[3] << 8);
+    int64_t elem_bytes = (bits + 7) / 8;
+    if (overflow || byte_size != static_cast<uint64_t>(elems * elem_bytes))
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %zu: data_byte_size %llu does not match its "
+                         "shape and type",
+                         name, start, static_cast<unsigned long long>(byte_size));
+    if (byte_size > r->remaining()) {
+        if (last)
+            // D3: upstream accepts a short last tensor and leaves the rest of it
+            // uninitialised; the result would be undefined, so it is refused.
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "params: array '%s' at byte %zu: %llu data bytes but only %zu remain",
+                             name, start, static_cast<unsigned long long>(byte_size), r->remaining());
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %zu: %llu data bytes but only %zu remain "
+                         "(the next array is missing)",
+                         name, start, static_cast<unsigned long long>(byte_size), r->remaining());
+    }
+    const uint8_t* data = r->p + r->pos;
+    r->pos += static_cast<size_t>(byte_size);
+
+    // SetInput's checks: type, context, shape, values (all VERIFY: logic).
+    if (code != 0)
+        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': type code %u is not int", name, code);
+    if ((bits != 32 && bits != 8) || lanes != 1)
+        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': int%u x%u is not int8 or int32", name,
+                         bits, lanes);
+    if (dev_type != 1)
+        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': device type %d is not CPU", name,
+                         dev_type);
+    if (ndim != t->ndim)
+        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': ndim %d does not match %d", name, ndim,
+                         t->ndim);
+    for (int32_t i = 0; i < ndim; ++i)
+        if (shape[i] != t->dims[i])
+            return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': dim %d is %lld, expected %lld",
+                             name, i, static_cast<long long>(shape[i]),
+                             static_cast<long long>(t->dims[i]));
+    if (t->kind == TENSOR_INPUT) return CVML_OK;  // `data` is set at each inference
+    int32_t bound = ir_precision_bound(t->precision);
+    int32_t* values = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(elems ? elems : 1)));
+    if (!values) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t i = 0; i < elems; ++i) {
+        int32_t v;
+        if (bits == 8) {
+            v = static_cast<int8_t>(data[i]);
+        } else {
+            const uint8_t* b = data + 4 * i;
+            v = static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                                     static_cast<uint32_t>(b[2]) << 16 |
+                                     static_cast<uint32_t>(b[3]) << 24);
+        }
+        if (v < -bound || v > bound) {
+            free(values);
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "params: parameter %s at index %lld value %d exceeds precision %d", name,
+                             static_cast<long long>(i), v, t->precision);
+        }
+        values[i] = v;
+    }
+    free(t->const_data);
+    t->const_data = values;
+    t->file_bits = bits;
+    (void)g;
+    return CVML_OK;
+}
+
+/* Liveness over the file's storage plan (D2). Each tensor is written at a step (its
+ * producer node; variables before the first node) and read until its last consumer
+ * (or the end for graph outputs). A write into a slot while another tensor of that
+ * slot is still to be read clobbers it; a parameter's slot must be its own, since a
+ * parameter is written once at load and must survive every inference. */
+struct slot_use {
+    int32_t sid;
+    int32_t write;
+    int32_t last_read;
+    int32_t tensor;
+};
+
+int compare_use(const void* a, const void* b) {
+    const slot_use* x = static_cast<const slot_use*>(a);
+    const slot_use* y = static_cast<const slot_use*>(b);
+    if (x->sid != y->sid) return x->sid < y->sid ? -1 : 1;
+    if (x->write != y->write) return x->write < y->write ? -1 : 1;
+    return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
+}
+
+bool is_output(const ir_graph* g, int32_t t) {
+    for (int32_t i = 0; i < g->output_count; ++i)
+        if (g->outputs[i] == t) return true;
+    return false;
+}
+
+int check_liveness(const ir_graph* g) {
+    int32_t n = g->tensor_count;
+    slot_use* uses = static_cast<slot_use*>(calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+    if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; i < n; ++i) {
+        const ir_tensor* t = g->tensors[i];
+        slot_use* u = &uses[i];
+        u->sid = t->storage_id;
+        u->tensor = i;
+        u->write = t->kind == TENSOR_VAR ? t->producer : -1;
+        u->last_read = u->write;
+        for (int32_t c = 0; c < t->consumer_count; ++c)
+            if (t->consumers[c] > u->last_read) u->last_read = t->consumers[c];
+        if (is_output(g, i)) u->last_read = g->node_count;
+    }
+    qsort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
+    int rc = CVML_OK;
+    for (int32_t i = 0; i < n && !rc;) {
+        int32_t j = i;
+        while (j < n && uses[j].sid == uses[i].sid) ++j;
+        int32_t live_until = -2;  // latest last-read among tensors written earlier
+        int32_t live_tensor = -1;
+        for (int32_t k = i; k < j && !rc; ++k) {
+            const slot_use* u = &uses[k];
+            const ir_tensor* t = g->tensors[u->tensor];
+            if (t->kind == TENSOR_CONST && j - i > 1) {
+                const ir_tensor* other = g->tensors[uses[k == i ? i + 1 : i].tensor];
+                rc = cvml_fail(CVML_ERR_LOGIC,
+                               "storage plan: parameter '%s' shares storage_id %d with '%s'; it "
+                               "would be overwritten",
+                               t->name, u->sid, other->name);
+                break;
+            }
+            if (k > i && uses[k - 1].write == u->write) {
+                rc = cvml_fail(CVML_ERR_LOGIC,
+                               "storage plan: '%s' and '%s' are written together into storage_id %d",
+                               g->tensors[uses[k - 1].tensor]->name, t->name, u->sid);
+                break;
+            }
+            if (live_until > u->write) {
+                rc = cvml_fail(CVML_ERR_LOGIC,
+                               "storage plan: node %d writes '%s' into storage_id %d while '%s' is "
+                               "still to be read (up to node %d)",
+                               u->write, t->name, u->sid, g->tensors[live_tensor]->name,
+                               live_until);
+                break;
+            }
+            if (u->last_read > live_until) {
+                live_until = u->last_read;
+                live_tensor = u->tensor;
+            }
+        }
+        i = j;
+    }
+    free(uses);
+    return rc;
+}
+
+}  // namespace
+
+int cvm_storage_size(const ir_graph* g, uint64_t* size) {
+    // Sum over slots of the largest entry (int32 elements), each rounded to 4 bytes.
+    int32_t n = g->tensor_count;
+    slot_use* uses = static_cast<slot_use*>(calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+    if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; i < n; ++i) {
+        uses[i].sid = g->tensors[i]->storage_id;
+        uses[i].tensor = i;
+    }
+    qsort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
+    uint64_t total = 0;
+    int rc = CVML_OK;
+    for (int32_t i = 0; i < n;) {
+        uint64_t largest = 0;
+        int32_t j = i;
+        for (; j < n && uses[j].sid == uses[i].sid; ++j) {
+            uint64_t bytes = 4 * static_cast<uint64_t>(ir_tensor_element_count(g->tensors[uses[j].tensor]));
+            if (bytes > largest) largest = bytes;
+        }
+        total += largest;
+        if (total > kMaxStorage) {
+            rc = cvml_fail(CVML_ERR_LOGIC, "storage size exceeds 2^32 bytes");
+            break;
+        }
+        i = j;
+    }
+    free(uses);
+    if (!rc) *size = total;
+    return rc;
+}
+
+int cvm_check_loadable(ir_graph* g) {
+    int rc = check_liveness(g);
+    // Upstream aliases (add, nn.relu, ...) verify but have no kernel: the executor
+    // lookup `cvm.runtime.cpu.<op>` fails (VERIFY, logic).
+    for (int32_t n = 0; !rc && n < g->node_count; ++n) {
+        const ir_node* node = g->nodes[n];
+        if (node->op && !node->op->runnable)
+            rc = cvml_fail(CVML_ERR_LOGIC, "node %d '%s': function undefined cvm.runtime.cpu.%s", n,
+                           node->name, node->op->name);
+    }
+    uint64_t storage = 0;
+    if (!rc) rc = cvm_storage_size(g, &storage);
+    if (!rc && g->output_count == 0) rc = cvml_fail(CVML_ERR_LOGIC, "the graph has no heads");
+    if (!rc && g->input_count == 0) rc = cvml_fail(CVML_ERR_RUNTIME, "can not find input `data`");
+    return rc;
+}
+
+int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
+    if (!data || size == 0)
+        return cvml_fail(CVML_ERR_LOGIC, "params: the blob is empty (a model without params "
+                                         "needs the 32-byte empty dictionary)");
+    reader r = {data, size, 0};
+    uint64_t magic, reserved, n_names, n_arrays;
+    if (!read_u64(&r, &magic))
+        return cvml_fail(CVML_ERR_LOGIC, "params: truncated list header at byte 0");
+    if (magic != kListMagic)
+        return cvml_fail(CVML_ERR_LOGIC, "params: bad list magic 0x%016llx",
+                         static_cast<unsigned long long>(magic));
+    if (!read_u64(&r, &reserved) || !read_u64(&r, &n_names))
+        return cvml_fail(CVML_ERR_LOGIC, "params: truncated list header at byte %zu", r.pos);
+    if (n_names > r.remaining() / 8)
+        return cvml_fail(CVML_ERR_LOGIC, "params: %llu names cannot fit the %zu bytes left",
+                         static_cast<unsigned long long>(n_names), r.remaining());
+    name_ref* names = static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
+    if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int rc = CVML_OK;
+    for (uint64_t i = 0; i < n_names && !rc; ++i) {
+        uint64_t len;
+        size_t at = r.pos;
+        if (!read_u64(&r, &len) || len > r.remaining()) {
+            rc = cvml_fail(CVML_ERR_LOGIC, "params: name %llu at byte %zu is truncated",
+                           static_cast<unsigned long long>(i), at);
+            break;
+        }
+        names[i].p = reinterpret_cast<const char*>(r.p + r.pos);
+        names[i].len = static_cast<size_t>(len);
+        names[i].offset = at;
+        r.pos += static_cast<size_t>(len);
+    }
+    if (!rc && (!read_u64(&r, &n_arrays) || n_arrays != n_names))
+        rc = cvml_fail(CVML_ERR_LOGIC, "params: the array count does not match the %llu names",
+                       static_cast<unsigned long long>(n_names));
+
+    uint8_t* set = static_cast<uint8_t*>(calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
+    int32_t* order = static_cast<int32_t*>(
+        malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    int32_t order_count = 0;
+    if (!rc && (!set || !order)) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (uint64_t i = 0; i < n_names && !rc; ++i) {
+        char shown[128];
+        size_t sl = names[i].len < sizeof shown - 1 ? names[i].len : sizeof shown - 1;
+        memcpy(shown, names[i].p, sl);
+        shown[sl] = '\0';
+        ir_tensor* t = find_variable(g, names[i]);
+        if (!t) {
+            rc = cvml_fail(CVML_ERR_RUNTIME, "params: cannot find `%s` among input (name at byte %zu)",
+                           shown, names[i].offset);
+            break;
+        }
+        rc = read_array(&r, g, t, shown, i + 1 == n_names);
+        if (rc) break;
+        if (t->kind == TENSOR_CONST && !set[t->index]) order[order_count++] = t->index;
+        set[t->index] = 1;
+    }
+    for (int32_t i = 0; !rc && i < g->tensor_count; ++i) {
+        const ir_tensor* t = g->tensors[i];
+        if (t->kind == TENSOR_CONST && !set[i])
+            rc = cvml_fail(CVML_ERR_LOGIC, "params: parameter nid=%d name=%s has not been loaded",
+                           t->producer, t->name);
+    }
+    if (!rc) {
+        free(g->param_order);
+        g->param_order = order;
+        g->param_order_count = order_count;
+        order = nullptr;
+    }
+    free(order);
+    free(set);
+    free(names);
+    return rc;
+}

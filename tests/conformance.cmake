@@ -1,0 +1,12 @@
+# The conformance runner (tests/conformance): the shared vectors through the upstream
+# API, the real model, the API edge cases.
+file(GLOB CVML_CONFORMANCE_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/conformance/*.cpp)
+add_executable(cvml_conformance_tests ${CVML_CONFORMANCE_TESTS})
+target_include_directories(cvml_conformance_tests PRIVATE ${PROJECT_SOURCE_DIR}/source
+  ${PROJECT_SOURCE_DIR}/api ${CMAKE_CURRENT_SOURCE_DIR}/conformance)
+target_link_libraries(cvml_conformance_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main)
+target_compile_options(cvml_conformance_tests PRIVATE ${CVML_WARNINGS})
+target_compile_definitions(cvml_conformance_tests PRIVATE
+  CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
+gtest_discover_tests(cvml_conformance_tests DISCOVERY_TIMEOUT 120)

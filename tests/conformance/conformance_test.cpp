@@ -1,0 +1,260 @@
+// The conformance vectors (tests/conformance/cases, copied from the shared set) run
+// through the upstream-compatible API, each case as one parameterised test.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conformance_util.h"
+#include "cvm_api.h"
+#include "cvml.h"
+
+using conformance::case_meta;
+
+namespace {
+
+struct loaded_case {
+    case_meta meta;
+    std::string graph, params, input, expected;
+};
+
+bool load_case(const std::string& name, loaded_case* c, std::string* error) {
+    if (!conformance::load_meta(name, &c->meta, error)) return false;
+    c->graph = conformance::read_file(c->meta.dir + "/model.json");
+    c->params = conformance::read_file(c->meta.dir + "/model.params");
+    c->input = conformance::read_file(c->meta.dir + "/input.bin");
+    if (!c->meta.output.empty())
+        c->expected = conformance::read_file(c->meta.dir + "/" + c->meta.output);
+    return true;
+}
+
+/* Loads, runs once; returns the load rc, the inference rc and the output bytes. */
+struct run_result {
+    int load_rc = -1;
+    int infer_rc = -1;
+    std::string output;
+};
+
+run_result run_once(const loaded_case& c, void** keep = nullptr) {
+    run_result r;
+    void* net = nullptr;
+    r.load_rc = CVMAPILoadModel(c.graph.data(), static_cast<int>(c.graph.size()), c.params.data(),
+                                static_cast<int>(c.params.size()), &net, 0, 0);
+    if (r.load_rc != 0) return r;
+    unsigned long long out_len = 0;
+    if (CVMAPIGetOutputLength(net, &out_len) == 0) {
+        std::string in = c.input;
+        r.output.assign(out_len, '\0');
+        r.infer_rc = CVMAPIInference(net, in.empty() ? const_cast<char*>("") : &in[0],
+                                     static_cast<int>(in.size()), &r.output[0]);
+    }
+    if (keep)
+        *keep = net;
+    else
+        CVMAPIFreeModel(net);
+    return r;
+}
+
+class Conformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Conformance, UpstreamApi) {
+    loaded_case c;
+    std::string error;
+    ASSERT_TRUE(load_case(GetParam(), &c, &error)) << error;
+    const case_meta& m = c.meta;
+
+    // Gas from the graph alone, before anything is loaded.
+    unsigned long long graph_gas = 0;
+    int grc = CVMAPIGetGasFromGraphFile(c.graph.c_str(), &graph_gas);
+    EXPECT_EQ(grc, m.graph_gas_rc) << cvml_last_error();
+    if (grc == 0 && m.graph_gas_rc == 0) {
+        EXPECT_EQ(graph_gas, m.graph_gas);
+    }
+
+    void* net = nullptr;
+    int lrc = CVMAPILoadModel(c.graph.data(), static_cast<int>(c.graph.size()), c.params.data(),
+                              static_cast<int>(c.params.size()), &net, 0, 0);
+    if (m.outcome == "load_error") {
+        EXPECT_EQ(lrc, m.error_class) << cvml_last_error();
+        EXPECT_EQ(net, nullptr);
+        if (net) CVMAPIFreeModel(net);
+        return;
+    }
+    if (m.outcome == "clean" && lrc != 0) {
+        EXPECT_EQ(lrc, 1) << "a clean case may refuse only with a logic error: "
+                          << cvml_last_error();
+        return;
+    }
+    ASSERT_EQ(lrc, 0) << cvml_last_error();
+    ASSERT_NE(net, nullptr);
+
+    unsigned long long gas = 0, in_len = 0, out_len = 0, in_type = 0, out_type = 0;
+    EXPECT_EQ(CVMAPIGetGasFromModel(net, &gas), 0);
+    if (m.has_gas) {
+        EXPECT_EQ(gas, m.gas);
+    }
+    ASSERT_EQ(CVMAPIGetInputLength(net, &in_len), 0) << cvml_last_error();
+    ASSERT_EQ(CVMAPIGetOutputLength(net, &out_len), 0) << cvml_last_error();
+    ASSERT_EQ(CVMAPIGetInputTypeSize(net, &in_type), 0);
+    ASSERT_EQ(CVMAPIGetOutputTypeSize(net, &out_type), 0);
+    if (m.has_upstream_io) {
+        EXPECT_EQ(in_len, m.input_length);
+        EXPECT_EQ(out_len, m.output_length);
+        EXPECT_EQ(in_type, m.input_type_size);
+        EXPECT_EQ(out_type, m.output_type_size);
+    }
+
+    // Inference twice on one model, and once more on a second model in this process:
+    // the bytes never change (no state carried across calls).
+    std::string first;
+    for (int round = 0; round < 2; ++round) {
+        std::string in = c.input;
+        std::string out(out_len, '\0');
+        int irc = CVMAPIInference(net, in.empty() ? const_cast<char*>("") : &in[0],
+                                  static_cast<int>(in.size()), out.empty() ? nullptr : &out[0]);
+        if (m.outcome == "inference_error") {
+            EXPECT_EQ(irc, m.error_class) << cvml_last_error();
+            continue;
+        }
+        if (m.outcome == "clean") {
+            EXPECT_TRUE(irc == 0 || irc == 1) << cvml_last_error();
+            continue;
+        }
+        ASSERT_EQ(irc, 0) << cvml_last_error();
+        if (round == 0) {
+            first = out;
+            EXPECT_EQ(out.size(), c.expected.size());
+            EXPECT_TRUE(out == c.expected) << "output bytes differ from " << m.output;
+        } else {
+            EXPECT_TRUE(out == first) << "the second inference differs from the first";
+        }
+    }
+    EXPECT_EQ(CVMAPIFreeModel(net), 0);
+    if (m.outcome == "ok") {
+        run_result again = run_once(c);
+        EXPECT_EQ(again.load_rc, 0);
+        EXPECT_TRUE(again.output == c.expected) << "a second model gives other bytes";
+    }
+}
+
+/* load -> save -> load keeps the model: the second save is byte-identical to the
+ * first, gas and byte I/O facts are kept, and the reloaded model computes the same
+ * bytes. */
+TEST_P(Conformance, SaveRoundTrip) {
+    loaded_case c;
+    std::string error;
+    ASSERT_TRUE(load_case(GetParam(), &c, &error)) << error;
+    ASSERT_EQ(cvml_init(), 0);
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), 0);
+    cvml_graph* g = nullptr;
+    int rc = cvml_graph_load_memory(ctx, "cvm", c.graph.data(), c.graph.size(), c.params.data(),
+                                    c.params.size(), &g);
+    if (rc != 0) {
+        cvml_context_release(ctx);
+        cvml_release();
+        GTEST_SKIP() << "the model does not load (" << c.meta.outcome << ")";
+    }
+    void *g1 = nullptr, *p1 = nullptr, *g2 = nullptr, *p2 = nullptr;
+    size_t gs1 = 0, ps1 = 0, gs2 = 0, ps2 = 0;
+    ASSERT_EQ(cvml_graph_save_memory(g, "cvm", &g1, &gs1, &p1, &ps1), 0) << cvml_last_error();
+    cvml_graph* h = nullptr;
+    ASSERT_EQ(cvml_graph_load_memory(ctx, "cvm", g1, gs1, p1, ps1, &h), 0) << cvml_last_error();
+    ASSERT_EQ(cvml_graph_save_memory(h, "cvm", &g2, &gs2, &p2, &ps2), 0) << cvml_last_error();
+    EXPECT_EQ(std::string(static_cast<char*>(g1), gs1), std::string(static_cast<char*>(g2), gs2));
+    EXPECT_EQ(std::string(static_cast<char*>(p1), ps1), std::string(static_cast<char*>(p2), ps2));
+    uint64_t gas_a = 0, gas_b = 0;
+    EXPECT_EQ(cvml_graph_gas(g, &gas_a), 0);
+    EXPECT_EQ(cvml_graph_gas(h, &gas_b), 0);
+    EXPECT_EQ(gas_a, gas_b);
+    const char *va = nullptr, *vb = nullptr, *pa = nullptr, *pb = nullptr;
+    cvml_graph_version(g, &va);
+    cvml_graph_version(h, &vb);
+    cvml_graph_postprocess(g, &pa);
+    cvml_graph_postprocess(h, &pb);
+    EXPECT_STREQ(va, vb);
+    EXPECT_STREQ(pa, pb);
+    // Every parameter keeps its bytes and element width.
+    int count = 0;
+    ASSERT_EQ(cvml_graph_tensor_count(g, &count), 0);
+    for (int i = 0; i < count; ++i) {
+        cvml_tensor *ta = nullptr, *tb = nullptr;
+        cvml_graph_get_tensor(g, i, &ta);
+        ASSERT_EQ(cvml_graph_get_tensor(h, i, &tb), 0);
+        int ca = 0, cb = 0, pra = 0, prb = 0, na = 0, nb = 0;
+        int32_t da[CVML_MAX_DIMS], db[CVML_MAX_DIMS];
+        cvml_tensor_is_const(ta, &ca);
+        cvml_tensor_is_const(tb, &cb);
+        EXPECT_EQ(ca, cb);
+        cvml_tensor_precision(ta, &pra);
+        cvml_tensor_precision(tb, &prb);
+        EXPECT_EQ(pra, prb) << "tensor " << i;
+        cvml_tensor_shape(ta, &na, da);
+        cvml_tensor_shape(tb, &nb, db);
+        ASSERT_EQ(na, nb);
+        for (int d = 0; d < na; ++d) EXPECT_EQ(da[d], db[d]);
+    }
+    if (c.meta.outcome == "ok") {
+        size_t in_len = 0, out_len = 0;
+        int it = 0, ot = 0;
+        ASSERT_EQ(cvml_graph_input_bytes(h, &in_len, &it), 0);
+        ASSERT_EQ(cvml_graph_output_bytes(h, &out_len, &ot), 0);
+        std::string out(out_len, '\0');
+        rc = cvml_graph_run_bytes(h, c.input.data(), c.input.size(), &out[0], out.size());
+        if (rc == 0)
+            EXPECT_TRUE(out == c.expected) << "the saved model computes other bytes";
+        else
+            ADD_FAILURE() << "the saved model does not run: " << cvml_last_error();
+    }
+    cvml_free(g1);
+    cvml_free(p1);
+    cvml_free(g2);
+    cvml_free(p2);
+    cvml_graph_release(h);
+    cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+    std::string s = "c" + info.param;
+    for (char& ch : s)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Conformance, ::testing::ValuesIn(conformance::case_names()),
+                         test_name);
+
+TEST(ConformanceSet, HasTheVectors) {
+    EXPECT_GE(conformance::case_names().size(), 149u) << "cases under " << conformance::cases_dir();
+}
+
+/* Every ok case computed by two threads at once, each on its own models. */
+TEST(ConformanceSet, TwoThreadsGiveTheSameBytes) {
+    std::vector<loaded_case> cases;
+    for (const std::string& name : conformance::case_names()) {
+        loaded_case c;
+        std::string error;
+        ASSERT_TRUE(load_case(name, &c, &error)) << error;
+        if (c.meta.outcome == "ok") cases.push_back(c);
+    }
+    std::vector<std::vector<run_result>> results(2);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+        threads.emplace_back([&, t] {
+            for (const loaded_case& c : cases) results[t].push_back(run_once(c));
+        });
+    for (auto& th : threads) th.join();
+    for (size_t i = 0; i < cases.size(); ++i) {
+        EXPECT_EQ(results[0][i].load_rc, results[1][i].load_rc) << cases[i].meta.name;
+        EXPECT_TRUE(results[0][i].output == results[1][i].output) << cases[i].meta.name;
+        if (results[0][i].load_rc == 0 && results[0][i].infer_rc == 0) {
+            EXPECT_TRUE(results[0][i].output == cases[i].expected) << cases[i].meta.name;
+        }
+    }
+}
+
+}  // namespace
