@@ -88,7 +88,7 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
     int64_t elems = 1;
     bool overflow = false;
     for (int32_t i = 0; i < ndim; ++i) {
-        uint64_t v;
+        uint64_t v = 0;
         read_u64(r, &v);
         int64_t d = static_cast<int64_t>(v);
         if (i < 64) shape[i] = d;
