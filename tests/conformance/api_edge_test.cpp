@@ -16,8 +16,9 @@ struct model_files {
 
 model_files basic_case() {
     std::string dir = conformance::cases_dir() + "/000_conv2d_basic";
-    return {conformance::read_file(dir + "/model.json"), conformance::read_file(dir + "/model.params"),
-            conformance::read_file(dir + "/input.bin"), conformance::read_file(dir + "/output.bin")};
+    return {
+        conformance::read_file(dir + "/model.json"), conformance::read_file(dir + "/model.params"),
+        conformance::read_file(dir + "/input.bin"), conformance::read_file(dir + "/output.bin")};
 }
 
 int load(const std::string& graph, const std::string& params, void** net, int device = 0) {
@@ -31,13 +32,13 @@ TEST(UpstreamApiEdges, NullArguments) {
     EXPECT_NE(CVMAPILoadModel(m.graph.data(), static_cast<int>(m.graph.size()), m.params.data(),
                               static_cast<int>(m.params.size()), nullptr, 0, 0),
               0);
-    EXPECT_EQ(CVMAPILoadModel(nullptr, 10, m.params.data(), static_cast<int>(m.params.size()),
-                              &net, 0, 0),
+    EXPECT_EQ(CVMAPILoadModel(nullptr, 10, m.params.data(), static_cast<int>(m.params.size()), &net,
+                              0, 0),
               1);
     EXPECT_EQ(net, nullptr);
-    EXPECT_EQ(CVMAPILoadModel(m.graph.data(), static_cast<int>(m.graph.size()), nullptr, 0, &net,
-                              0, 0),
-              1)
+    EXPECT_EQ(
+        CVMAPILoadModel(m.graph.data(), static_cast<int>(m.graph.size()), nullptr, 0, &net, 0, 0),
+        1)
         << "a missing params blob is upstream's empty-blob logic error";
     EXPECT_EQ(CVMAPILoadModel(m.graph.data(), -1, m.params.data(), 10, &net, 0, 0), 1);
     unsigned long long v = 0;
@@ -178,7 +179,8 @@ TEST(ByteIo, ArgumentChecks) {
     EXPECT_EQ(cvml_graph_save_memory(g, "nope", &gd, &gs, &pd, &ps), 1);
     EXPECT_EQ(gd, nullptr);
     EXPECT_NE(cvml_graph_save_file(g, "cvm", nullptr, "x"), 0);
-    EXPECT_EQ(cvml_graph_save_file(g, "cvm", "/nonexistent-dir/a.json", "/nonexistent-dir/a.params"), 2);
+    EXPECT_EQ(
+        cvml_graph_save_file(g, "cvm", "/nonexistent-dir/a.json", "/nonexistent-dir/a.params"), 2);
     cvml_free(nullptr);
     cvml_graph_release(g);
     cvml_context_release(ctx);

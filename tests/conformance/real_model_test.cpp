@@ -30,7 +30,7 @@ std::string read_input(const std::string& path, std::vector<long>* shape) {
 }
 
 class RealModel : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         if (!conformance::file_exists(kModelDir + "/symbol"))
             GTEST_SKIP() << "the shared model directory " << kModelDir

@@ -83,8 +83,9 @@ int require_entries(const json_value* v, const char* what) {
             if (e->items[k]->type != JSON_NUMBER || !e->items[k]->is_int)
                 return type_error(e->items[k], what, "an integer");
         if (e->count < 2 || e->count > 3)
-            return cvml_fail(CVML_ERR_LOGIC, "graph JSON: %s entry %d has %d items, expected 2 or 3",
-                             what, i, e->count);
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "graph JSON: %s entry %d has %d items, expected 2 or 3", what, i,
+                             e->count);
     }
     return CVML_OK;
 }
@@ -102,14 +103,13 @@ int decode_node_attrs(const json_value* v, file_node* n, int32_t index) {
         if (key_is(m, "func_name")) {
             n->func_name = m->str;
             have_func = true;
-        } else if (!key_is(m, "num_inputs") && !key_is(m, "num_outputs") && !key_is(m, "op_attrs") &&
-                   !key_is(m, "flatten_data")) {
+        } else if (!key_is(m, "num_inputs") && !key_is(m, "num_outputs") &&
+                   !key_is(m, "op_attrs") && !key_is(m, "flatten_data")) {
             return cvml_fail(CVML_ERR_RUNTIME, "node %d: node attributes do not support key '%s'",
                              index, m->key);
         }
     }
-    if (!have_func)
-        return cvml_fail(CVML_ERR_LOGIC, "node %d: attrs without func_name", index);
+    if (!have_func) return cvml_fail(CVML_ERR_LOGIC, "node %d: attrs without func_name", index);
     return CVML_OK;
 }
 
@@ -137,15 +137,19 @@ int decode_node(const json_value* v, file_node* n, int32_t index) {
         } else if (key_is(m, "attrs")) {
             rc = decode_node_attrs(m, n, index);
         } else if (key_is(m, "precision")) {
-            if (m->type != JSON_NUMBER || !m->is_int) return type_error(m, "node precision", "an integer");
+            if (m->type != JSON_NUMBER || !m->is_int)
+                return type_error(m, "node precision", "an integer");
         } else {
-            return cvml_fail(CVML_ERR_RUNTIME, "node %d: node do not support key '%s'", index, m->key);
+            return cvml_fail(CVML_ERR_RUNTIME, "node %d: node do not support key '%s'", index,
+                             m->key);
         }
         if (rc) return rc;
     }
     if (!n->has_op || !n->has_name || !n->has_inputs)
         return cvml_fail(CVML_ERR_LOGIC, "node %d: missing %s", index,
-                         !n->has_op ? "op" : !n->has_name ? "name" : "inputs");
+                         !n->has_op     ? "op"
+                         : !n->has_name ? "name"
+                                        : "inputs");
     n->is_var = strcmp(n->op, "null") == 0;
     return CVML_OK;
 }
@@ -217,7 +221,9 @@ int decode_graph_attrs(const json_value* v, file_graph* f) {
     }
     if (!f->storage_id || !f->shape || !f->op_attrs)
         return cvml_fail(CVML_ERR_LOGIC, "graph attrs: missing %s",
-                         !f->storage_id ? "storage_id" : !f->shape ? "shape" : "op_attrs");
+                         !f->storage_id ? "storage_id"
+                         : !f->shape    ? "shape"
+                                        : "op_attrs");
     return CVML_OK;
 }
 
@@ -263,7 +269,9 @@ int decode(const json_value* root, file_graph* f) {
     }
     if (!have_nodes || !have_heads || !have_attrs)
         return cvml_fail(CVML_ERR_LOGIC, "graph JSON: missing %s",
-                         !have_nodes ? "nodes" : !have_heads ? "heads" : "attrs");
+                         !have_nodes   ? "nodes"
+                         : !have_heads ? "heads"
+                                       : "attrs");
     return CVML_OK;
 }
 
@@ -349,8 +357,8 @@ int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
     for (int32_t i = 0; i < entries; ++i) {
         const json_value* s = f->shape->items[i];
         if (s->count < 1 || s->count > CVML_MAX_DIMS)
-            return cvml_fail(CVML_ERR_LOGIC, "shape of entry %d: ndim should be in (0, 6], but %d", i,
-                             s->count);
+            return cvml_fail(CVML_ERR_LOGIC, "shape of entry %d: ndim should be in (0, 6], but %d",
+                             i, s->count);
         int64_t size = 1;
         for (int32_t d = 0; d < s->count; ++d) {
             int64_t x = item(s, d);
@@ -411,8 +419,9 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
     for (int32_t i = 0, k = 0; i < f->node_count; ++i) {
         if (!f->nodes[i].is_var) continue;
         if (item(f->arg_nodes, k) != i)
-            return cvml_fail(CVML_ERR_LOGIC, "arg_nodes is invalid at index %d with value %lld, expected %d",
-                             k, static_cast<long long>(item(f->arg_nodes, k)), i);
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "arg_nodes is invalid at index %d with value %lld, expected %d", k,
+                             static_cast<long long>(item(f->arg_nodes, k)), i);
         ++k;
     }
     return CVML_OK;
@@ -453,8 +462,8 @@ int build(const file_graph* f, ir_graph* g) {
         if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         // The input count is checked by graph_prepare_node; the tensors come later.
         int32_t count = fn->inputs->count;
-        int32_t* tmp = count <= 4 ? zeros
-                                  : static_cast<int32_t*>(calloc(static_cast<size_t>(count), 4));
+        int32_t* tmp =
+            count <= 4 ? zeros : static_cast<int32_t*>(calloc(static_cast<size_t>(count), 4));
         if (!tmp) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         rc = ir_node_set_inputs(node, tmp, count);
         if (tmp != zeros) free(tmp);
@@ -487,8 +496,9 @@ int build(const file_graph* f, ir_graph* g) {
                        f->storage_id->count, static_cast<long long>(entries));
     for (int32_t i = 0; !rc && i < f->storage_id->count; ++i)
         if (item(f->storage_id, i) < 0)
-            rc = cvml_fail(CVML_ERR_LOGIC, "storage id of entry %d should not be less than 0, but %lld",
-                           i, static_cast<long long>(item(f->storage_id, i)));
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "storage id of entry %d should not be less than 0, but %lld", i,
+                           static_cast<long long>(item(f->storage_id, i)));
     if (!rc) rc = check_storage_reuse(f, g);
     if (!rc) rc = check_shapes_and_precisions(f, static_cast<int32_t>(entries));
     if (!rc) rc = check_version(f, row_ptr);
@@ -503,11 +513,11 @@ int build(const file_graph* f, ir_graph* g) {
                               : INT64_MAX;
             if (eid >= row_ptr[n])
                 rc = graph_node_error(
-                    g->nodes[n], cvml_fail(CVML_ERR_LOGIC,
-                                           "input %d [%lld, %lld]: the graph does not follow the "
-                                           "topological order",
-                                           k, static_cast<long long>(src),
-                                           static_cast<long long>(index)));
+                    g->nodes[n],
+                    cvml_fail(CVML_ERR_LOGIC,
+                              "input %d [%lld, %lld]: the graph does not follow the "
+                              "topological order",
+                              k, static_cast<long long>(src), static_cast<long long>(index)));
         }
     }
 
@@ -540,14 +550,15 @@ int build(const file_graph* f, ir_graph* g) {
         if (!rc && node->op) {
             const json_value* in = f->nodes[n].inputs;
             for (int32_t k = 0; k < in->count; ++k)
-                node->inputs[k] = row_ptr[item(in->items[k], 0)] +
-                                  static_cast<int32_t>(item(in->items[k], 1));
+                node->inputs[k] =
+                    row_ptr[item(in->items[k], 0)] + static_cast<int32_t>(item(in->items[k], 1));
         }
     }
 
     // Heads: an out-of-range head is upstream UB; refuse it.
     if (!rc && f->heads->count > 0) {
-        g->outputs = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(f->heads->count)));
+        g->outputs =
+            static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(f->heads->count)));
         if (!g->outputs) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (int32_t i = 0; !rc && i < f->heads->count; ++i) {
             int64_t src = item(f->heads->items[i], 0), index = item(f->heads->items[i], 1);

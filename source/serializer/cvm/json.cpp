@@ -82,8 +82,7 @@ bool is_hex(char c) {
 }
 
 unsigned hex_value(char c) {
-    return c <= '9' ? static_cast<unsigned>(c - '0')
-                    : static_cast<unsigned>((c | 0x20) - 'a' + 10);
+    return c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>((c | 0x20) - 'a' + 10);
 }
 
 int parse_string(parser* p, const char** out, size_t* out_len) {
@@ -146,7 +145,12 @@ int parse_string(parser* p, const char** out, size_t* out_len) {
                     }
                     continue;
                 }
-                c = e == 'r' ? '\r' : e == 'n' ? '\n' : e == 't' ? '\t' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+                c = e == 'r'   ? '\r'
+                    : e == 'n' ? '\n'
+                    : e == 't' ? '\t'
+                    : e == 'b' ? '\b'
+                    : e == 'f' ? '\f'
+                               : e;
             }
             dst[k++] = c;
         }
@@ -260,7 +264,8 @@ int parse_container(parser* p, int depth, json_value* v, bool object) {
         tail = e;
         if (++v->count > JSON_MAX_ELEMENTS) return fail_at(p, "too many elements");
         skip_ws(p);
-        if (p->pos >= p->n) return fail_at(p, object ? "unterminated object" : "unterminated array");
+        if (p->pos >= p->n)
+            return fail_at(p, object ? "unterminated object" : "unterminated array");
         char c = p->s[p->pos++];
         if (c == close) break;
         if (c != ',') {
@@ -366,12 +371,19 @@ const json_value* json_get(const json_value* object, const char* key) {
 
 const char* json_type_name(int type) {
     switch (type) {
-        case JSON_NULL: return "null";
-        case JSON_BOOL: return "a boolean";
-        case JSON_NUMBER: return "a number";
-        case JSON_STRING: return "a string";
-        case JSON_ARRAY: return "an array";
-        case JSON_OBJECT: return "an object";
-        default: return "?";
+        case JSON_NULL:
+            return "null";
+        case JSON_BOOL:
+            return "a boolean";
+        case JSON_NUMBER:
+            return "a number";
+        case JSON_STRING:
+            return "a string";
+        case JSON_ARRAY:
+            return "an array";
+        case JSON_OBJECT:
+            return "an object";
+        default:
+            return "?";
     }
 }

@@ -43,8 +43,9 @@ bool read_u64(reader* r, uint64_t* v) {
 bool read_i32(reader* r, int32_t* v) {
     uint8_t b[4];
     if (!r->read(b, 4)) return false;
-    *v = static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
-                              static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
+    *v =
+        static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                             static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
     return true;
 }
 
@@ -82,8 +83,9 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
         return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
                          start);
     if (ndim < 0 || static_cast<uint64_t>(ndim) * 8 > r->remaining())
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: ndim %d exceeds the blob",
-                         name, start, ndim);
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %zu: ndim %d exceeds the blob", name, start,
+                         ndim);
     int64_t shape[64];
     int64_t elems = 1;
     bool overflow = false;
@@ -115,7 +117,8 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
             // uninitialised; the result would be undefined, so it is refused.
             return cvml_fail(CVML_ERR_LOGIC,
                              "params: array '%s' at byte %zu: %llu data bytes but only %zu remain",
-                             name, start, static_cast<unsigned long long>(byte_size), r->remaining());
+                             name, start, static_cast<unsigned long long>(byte_size),
+                             r->remaining());
         return cvml_fail(CVML_ERR_RUNTIME,
                          "params: array '%s' at byte %zu: %llu data bytes but only %zu remain "
                          "(the next array is missing)",
@@ -134,8 +137,8 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
         return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': device type %d is not CPU", name,
                          dev_type);
     if (ndim != t->ndim)
-        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': ndim %d does not match %d", name, ndim,
-                         t->ndim);
+        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': ndim %d does not match %d", name,
+                         ndim, t->ndim);
     for (int32_t i = 0; i < ndim; ++i)
         if (shape[i] != t->dims[i])
             return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': dim %d is %lld, expected %lld",
@@ -143,7 +146,8 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
                              static_cast<long long>(t->dims[i]));
     if (t->kind == TENSOR_INPUT) return CVML_OK;  // `data` is set at each inference
     int32_t bound = ir_precision_bound(t->precision);
-    int32_t* values = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(elems ? elems : 1)));
+    int32_t* values =
+        static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(elems ? elems : 1)));
     if (!values) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t i = 0; i < elems; ++i) {
         int32_t v;
@@ -151,15 +155,15 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
             v = static_cast<int8_t>(data[i]);
         } else {
             const uint8_t* b = data + 4 * i;
-            v = static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
-                                     static_cast<uint32_t>(b[2]) << 16 |
-                                     static_cast<uint32_t>(b[3]) << 24);
+            v = static_cast<int32_t>(
+                static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
         }
         if (v < -bound || v > bound) {
             free(values);
             return cvml_fail(CVML_ERR_LOGIC,
-                             "params: parameter %s at index %lld value %d exceeds precision %d", name,
-                             static_cast<long long>(i), v, t->precision);
+                             "params: parameter %s at index %lld value %d exceeds precision %d",
+                             name, static_cast<long long>(i), v, t->precision);
         }
         values[i] = v;
     }
@@ -230,17 +234,18 @@ int check_liveness(const ir_graph* g) {
                 break;
             }
             if (k > i && uses[k - 1].write == u->write) {
-                rc = cvml_fail(CVML_ERR_LOGIC,
-                               "storage plan: '%s' and '%s' are written together into storage_id %d",
-                               g->tensors[uses[k - 1].tensor]->name, t->name, u->sid);
+                rc =
+                    cvml_fail(CVML_ERR_LOGIC,
+                              "storage plan: '%s' and '%s' are written together into storage_id %d",
+                              g->tensors[uses[k - 1].tensor]->name, t->name, u->sid);
                 break;
             }
             if (live_until > u->write) {
-                rc = cvml_fail(CVML_ERR_LOGIC,
-                               "storage plan: node %d writes '%s' into storage_id %d while '%s' is "
-                               "still to be read (up to node %d)",
-                               u->write, t->name, u->sid, g->tensors[live_tensor]->name,
-                               live_until);
+                rc =
+                    cvml_fail(CVML_ERR_LOGIC,
+                              "storage plan: node %d writes '%s' into storage_id %d while '%s' is "
+                              "still to be read (up to node %d)",
+                              u->write, t->name, u->sid, g->tensors[live_tensor]->name, live_until);
                 break;
             }
             if (u->last_read > live_until) {
@@ -272,7 +277,8 @@ int cvm_storage_size(const ir_graph* g, uint64_t* size) {
         uint64_t largest = 0;
         int32_t j = i;
         for (; j < n && uses[j].sid == uses[i].sid; ++j) {
-            uint64_t bytes = 4 * static_cast<uint64_t>(ir_tensor_element_count(g->tensors[uses[j].tensor]));
+            uint64_t bytes =
+                4 * static_cast<uint64_t>(ir_tensor_element_count(g->tensors[uses[j].tensor]));
             if (bytes > largest) largest = bytes;
         }
         total += largest;
@@ -306,8 +312,9 @@ int cvm_check_loadable(ir_graph* g) {
 
 int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
     if (!data || size == 0)
-        return cvml_fail(CVML_ERR_LOGIC, "params: the blob is empty (a model without params "
-                                         "needs the 32-byte empty dictionary)");
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "params: the blob is empty (a model without params "
+                         "needs the 32-byte empty dictionary)");
     reader r = {data, size, 0};
     uint64_t magic, reserved, n_names, n_arrays;
     if (!read_u64(&r, &magic))
@@ -320,7 +327,8 @@ int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
     if (n_names > r.remaining() / 8)
         return cvml_fail(CVML_ERR_LOGIC, "params: %llu names cannot fit the %zu bytes left",
                          static_cast<unsigned long long>(n_names), r.remaining());
-    name_ref* names = static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
+    name_ref* names =
+        static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
     if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int rc = CVML_OK;
     for (uint64_t i = 0; i < n_names && !rc; ++i) {
@@ -341,8 +349,8 @@ int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
                        static_cast<unsigned long long>(n_names));
 
     uint8_t* set = static_cast<uint8_t*>(calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
-    int32_t* order = static_cast<int32_t*>(
-        malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    int32_t* order =
+        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     int32_t order_count = 0;
     if (!rc && (!set || !order)) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (uint64_t i = 0; i < n_names && !rc; ++i) {
@@ -352,8 +360,9 @@ int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
         shown[sl] = '\0';
         ir_tensor* t = find_variable(g, names[i]);
         if (!t) {
-            rc = cvml_fail(CVML_ERR_RUNTIME, "params: cannot find `%s` among input (name at byte %zu)",
-                           shown, names[i].offset);
+            rc = cvml_fail(CVML_ERR_RUNTIME,
+                           "params: cannot find `%s` among input (name at byte %zu)", shown,
+                           names[i].offset);
             break;
         }
         rc = read_array(&r, g, t, shown, i + 1 == n_names);

@@ -110,8 +110,10 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
     *out = nullptr;
     *size = 0;
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "save: the graph is not verified");
-    int32_t* row_ptr = static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
-    int32_t* eid = static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    int32_t* row_ptr =
+        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
+    int32_t* eid =
+        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     if (!row_ptr || !eid) {
         free(row_ptr);
         free(eid);
@@ -126,10 +128,12 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
     row_ptr[g->node_count] = entries;
     // A built graph has no storage plan: every entry gets its own slot.
     bool own_plan = false;
-    for (int32_t i = 0; i < g->tensor_count; ++i) own_plan = own_plan || g->tensors[i]->storage_id < 0;
+    for (int32_t i = 0; i < g->tensor_count; ++i)
+        own_plan = own_plan || g->tensors[i]->storage_id < 0;
 
     // Entries in entry order (tensor of each entry).
-    int32_t* entry_tensor = static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(entries) + 1)));
+    int32_t* entry_tensor =
+        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(entries) + 1)));
     if (!entry_tensor) {
         free(row_ptr);
         free(eid);
