@@ -173,6 +173,21 @@ int graph_infer_precisions(ir_graph* g) {
     return CVML_OK;
 }
 
+int graph_verify_load_rules(ir_graph* g) {
+    for (int32_t n = 0; n < g->node_count; ++n) {
+        ir_node* node = g->nodes[n];
+        if (!node->op || !node->op->verify_load) continue;
+        node_tensors nt(g, node);
+        if (!nt.ok) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        op_infer_ctx ctx = make_ctx(g, node);
+        ctx.inputs = nt.in;
+        ctx.outputs = nt.out;
+        int rc = node->op->verify_load(&ctx);
+        if (rc) return graph_node_error(node, rc);
+    }
+    return CVML_OK;
+}
+
 int graph_compute_gas(ir_graph* g) {
     uint64_t ops = 0;
     uint64_t mem = 0;
@@ -218,6 +233,7 @@ int graph_verify_built(ir_graph* g) {
     if (!rc) rc = ir_graph_check_topological(g);
     if (!rc) rc = graph_infer_shapes(g, 0);
     if (!rc) rc = graph_infer_precisions(g);
+    if (!rc) rc = graph_verify_load_rules(g);
     if (!rc) rc = graph_compute_gas(g);
     if (!rc) g->verified = 1;
     return rc;

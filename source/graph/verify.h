@@ -15,6 +15,9 @@ int graph_prepare_node(ir_graph* g, ir_node* node);
 int graph_infer_shapes(ir_graph* g, int check_declared);
 /* Checks variable precisions (1..32) and infers operator output precisions (1..32). */
 int graph_infer_precisions(ir_graph* g);
+/* Runs every operator's verify_load rule (D5): part of loading and building, not of
+ * gas from the graph JSON. */
+int graph_verify_load_rules(ir_graph* g);
 /* Upstream's gas (FORMAT.md §8) into g->gas, g->gas_ops, g->gas_mem. */
 int graph_compute_gas(ir_graph* g);
 

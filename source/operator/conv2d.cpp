@@ -44,7 +44,6 @@ int conv2d_infer_shape(op_infer_ctx* ctx) {
         return cvml_fail(CVML_ERR_LOGIC, "Conv2D only supported out_layout NCHW vs. %s",
                          p->out_layout.value);
     const ir_tensor* x = ctx->inputs[0];
-    const ir_tensor* w = ctx->inputs[1];
     if (x->ndim != 4) return cvml_fail(CVML_ERR_LOGIC, "Input data should be 4D");
     if (p->kernel_size.count != 2)
         return cvml_fail(CVML_ERR_LOGIC, "kernel_size must have 2 values, got %d",
@@ -69,18 +68,6 @@ int conv2d_infer_shape(op_infer_ctx* ctx) {
                          "Conv2D only supported groups (1 or in_channels %d) vs. %d", p->channels,
                          p->groups);
 
-    // D5: upstream only infers a missing weight shape and trusts a given one.
-    const int64_t wshape[4] = {p->channels, x->dims[1] / p->groups, p->kernel_size.values[0],
-                               p->kernel_size.values[1]};
-    bool same = w->ndim == 4;
-    for (int i = 0; same && i < 4; ++i) same = w->dims[i] == wshape[i];
-    if (!same) {
-        char want[96], got[96];
-        return cvml_fail(CVML_ERR_LOGIC,
-                         "weight shape %s disagrees with channels, C/groups and kernel_size %s",
-                         nn_dims_str(w->dims, w->ndim, got, sizeof got),
-                         nn_dims_str(wshape, 4, want, sizeof want));
-    }
     if (p->use_bias) {
         const int64_t bshape[1] = {p->channels};
         rc = nn_expect_input_shape(ctx->inputs[2], "bias", bshape, 1);
@@ -103,6 +90,26 @@ int conv2d_infer_shape(op_infer_ctx* ctx) {
         return cvml_fail(CVML_ERR_LOGIC, "kernel size exceed input (%lld vs. %lld)",
                          static_cast<long long>(dk_w),
                          static_cast<long long>(x->dims[3] + 2 * p->padding.values[1]));
+    return CVML_OK;
+}
+
+/* D5: upstream only infers a missing weight shape and trusts a given one, then writes
+ * past its buffers; cvm-lite refuses the model at load. */
+int conv2d_verify_load(op_infer_ctx* ctx) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const ir_tensor* x = ctx->inputs[0];
+    const ir_tensor* w = ctx->inputs[1];
+    const int64_t wshape[4] = {p->channels, x->dims[1] / p->groups, p->kernel_size.values[0],
+                               p->kernel_size.values[1]};
+    bool same = w->ndim == 4;
+    for (int i = 0; same && i < 4; ++i) same = w->dims[i] == wshape[i];
+    if (!same) {
+        char want[96], got[96];
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "weight shape %s disagrees with channels, C/groups and kernel_size %s",
+                         nn_dims_str(w->dims, w->ndim, got, sizeof got),
+                         nn_dims_str(wshape, 4, want, sizeof want));
+    }
     return CVML_OK;
 }
 
@@ -145,6 +152,7 @@ const op_def conv2d_op = {
     .gas_base = conv2d_gas_base,
     .may_share_input_storage = 0,
     .runnable = 1,
+    .verify_load = conv2d_verify_load,
 };
 
 }  // namespace

@@ -92,6 +92,11 @@ typedef struct op_def {
     /* 0 for upstream aliases (add, nn.relu, ...): they verify and charge gas, but no
      * device has a kernel under that name, so loading fails with a logic error. */
     uint8_t runnable;
+
+    /* Optional. Rules only a model being loaded (or built) must pass: cvm-lite's
+     * refusals of models upstream accepts and then mishandles (divergence D5). Not
+     * run for gas from the graph JSON, which must still give upstream's figure. */
+    int (*verify_load)(op_infer_ctx* ctx);
 } op_def;
 
 /* Parses a node's attributes with the op's table into a freshly allocated param

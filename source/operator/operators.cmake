@@ -11,7 +11,25 @@ set(CVML_OPERATOR_SOURCES
   get_valid_counts.cpp
   non_max_suppression.cpp
   # -- element-wise, broadcast, clipping, indexing
+  abs.cpp
+  broadcast_add.cpp
+  broadcast_div.cpp
+  broadcast_greater.cpp
+  broadcast_max.cpp
+  broadcast_mul.cpp
+  broadcast_sub.cpp
+  clip.cpp
+  cvm_clip.cpp
+  cvm_left_shift.cpp
+  cvm_lut.cpp
+  cvm_precision.cpp
+  cvm_right_shift.cpp
+  elemwise_add.cpp
+  elemwise_sub.cpp
+  negative.cpp
   relu.cpp
+  take.cpp
+  where.cpp
   # -- shape and layout
   concatenate.cpp
   expand_dims.cpp
@@ -24,6 +42,7 @@ set(CVML_OPERATOR_SOURCES
   tile.cpp
   transpose.cpp
   # -- upstream aliases
+  aliases.cpp
 )
 # Shared helpers (not registered).
 set(CVML_OPERATOR_SUPPORT_SOURCES

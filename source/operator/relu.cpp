@@ -20,6 +20,9 @@ static const op_def relu_op = {
     .runnable = 1,
 };
 
+const op_def* op_def_relu(void) {
+    return &relu_op;
+}
 int register_op_relu(void) {
     return op_registry_add(&relu_op);
 }

@@ -43,7 +43,8 @@ const char kUsage[] =
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        fputs(kUsage, stderr);
+        // Errors are one line on stderr; the full usage is on --help.
+        fputs("cvml: missing command (try 'cvml --help')\n", stderr);
         return cli::kUsage;
     }
     std::string cmd = argv[1];

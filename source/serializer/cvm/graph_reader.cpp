@@ -330,13 +330,13 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
         const ir_node* node = g->nodes[n];
         if (!node->op || node->op->may_share_input_storage) continue;
         for (int32_t o = 0; o < node->op->num_outputs; ++o) {
-            int64_t out_eid;
+            int64_t out_eid = 0;
             int rc = file_eid(f, n, o, &out_eid);
             if (rc) return graph_node_error(node, rc);
             int64_t out_sid = item(f->storage_id, static_cast<int32_t>(out_eid));
             const json_value* in = f->nodes[n].inputs;
             for (int32_t k = 0; k < in->count; ++k) {
-                int64_t in_eid;
+                int64_t in_eid = 0;
                 rc = file_eid(f, item(in->items[k], 0), item(in->items[k], 1), &in_eid);
                 if (rc) return graph_node_error(node, rc);
                 if (item(f->storage_id, static_cast<int32_t>(in_eid)) == out_sid)

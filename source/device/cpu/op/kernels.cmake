@@ -10,7 +10,25 @@ set(CVML_CPU_KERNEL_SOURCES
   get_valid_counts.cpp
   non_max_suppression.cpp
   # -- element-wise, broadcast, clipping, indexing
+  abs.cpp
+  broadcast_add.cpp
+  broadcast_div.cpp
+  broadcast_greater.cpp
+  broadcast_max.cpp
+  broadcast_mul.cpp
+  broadcast_sub.cpp
+  clip.cpp
+  cvm_clip.cpp
+  cvm_left_shift.cpp
+  cvm_lut.cpp
+  cvm_precision.cpp
+  cvm_right_shift.cpp
+  elemwise_add.cpp
+  elemwise_sub.cpp
+  negative.cpp
   relu.cpp
+  take.cpp
+  where.cpp
   # -- shape and layout
   concatenate.cpp
   expand_dims.cpp

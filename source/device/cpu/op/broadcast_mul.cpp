@@ -1,0 +1,23 @@
+/* broadcast_mul on the CPU: a * b with two's-complement wrap-around, NumPy broadcasting
+ * (broadcast_kernel.h). */
+#include "device/cpu/op/broadcast_kernel.h"
+#include "device/cpu/op/elemwise_scalar.h"
+
+namespace {
+
+struct broadcast_mul_fn {
+    static int32_t apply(int32_t a, int32_t b) { return wrap_mul(a, b); }
+};
+
+const cpu_kernel broadcast_mul_kernel = {"broadcast_mul", cpu_broadcast::prerun,
+                                         cpu_broadcast::run<broadcast_mul_fn>,
+                                         cpu_broadcast::postrun};
+
+}  // namespace
+
+int register_cpu_op_broadcast_mul(void) {
+    return cpu_kernel_registry_add(&broadcast_mul_kernel);
+}
+int unregister_cpu_op_broadcast_mul(void) {
+    return cpu_kernel_registry_remove(&broadcast_mul_kernel);
+}

@@ -1,0 +1,40 @@
+/* cvm_clip on the CPU: clip to +-(2^(p-1)-1); is_sign is ignored as upstream ignores it. Element i
+ * reads only element i of its inputs, so the output may share an input's storage. */
+#include "device/cpu/op/elemwise_scalar.h"
+#include "operator/cvm_clip.h"
+
+namespace {
+
+struct cvm_clip_args {
+    const int32_t* x;
+    const int32_t* z;
+    int32_t* y;
+    int32_t lo;
+    int32_t hi;
+};
+
+void cvm_clip_range(void* arg, int64_t begin, int64_t end) {
+    const cvm_clip_args* a = static_cast<const cvm_clip_args*>(arg);
+    const int32_t* x = a->x;
+    int32_t* y = a->y;
+    for (int64_t i = begin; i < end; ++i) y[i] = cvm_clip_value(x[i], a->hi);
+}
+
+int cvm_clip_run(cpu_node_ctx* ctx) {
+    const cvm_clip_param* p = static_cast<const cvm_clip_param*>(ctx->param);
+    int32_t lo = 0, hi = cvm_clip_bound(p->precision);
+    cvm_clip_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), lo, hi};
+    cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cvm_clip_range, &a);
+    return CVML_OK;
+}
+
+const cpu_kernel cvm_clip_kernel = {"cvm_clip", nullptr, cvm_clip_run, nullptr};
+
+}  // namespace
+
+int register_cpu_op_cvm_clip(void) {
+    return cpu_kernel_registry_add(&cvm_clip_kernel);
+}
+int unregister_cpu_op_cvm_clip(void) {
+    return cpu_kernel_registry_remove(&cvm_clip_kernel);
+}

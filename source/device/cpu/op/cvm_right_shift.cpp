@@ -1,0 +1,42 @@
+/* cvm_right_shift on the CPU: upstream's CPU rounding shift with its quirks (elemwise_scalar.h).
+ * Element i reads only element i of its inputs, so the output may share an input's storage. */
+#include "device/cpu/op/elemwise_scalar.h"
+#include "operator/cvm_right_shift.h"
+
+namespace {
+
+struct cvm_right_shift_args {
+    const int32_t* x;
+    const int32_t* z;
+    int32_t* y;
+    int32_t precision;
+    int32_t shift_bit;
+};
+
+void cvm_right_shift_range(void* arg, int64_t begin, int64_t end) {
+    const cvm_right_shift_args* a = static_cast<const cvm_right_shift_args*>(arg);
+    const int32_t* x = a->x;
+    int32_t* y = a->y;
+    for (int64_t i = begin; i < end; ++i)
+        y[i] = cvm_right_shift_value(x[i], a->precision, a->shift_bit);
+}
+
+int cvm_right_shift_run(cpu_node_ctx* ctx) {
+    const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
+
+    cvm_right_shift_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), p->precision, p->shift_bit};
+    cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cvm_right_shift_range, &a);
+    return CVML_OK;
+}
+
+const cpu_kernel cvm_right_shift_kernel = {"cvm_right_shift", nullptr, cvm_right_shift_run,
+                                           nullptr};
+
+}  // namespace
+
+int register_cpu_op_cvm_right_shift(void) {
+    return cpu_kernel_registry_add(&cvm_right_shift_kernel);
+}
+int unregister_cpu_op_cvm_right_shift(void) {
+    return cpu_kernel_registry_remove(&cvm_right_shift_kernel);
+}

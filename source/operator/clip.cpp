@@ -1,0 +1,68 @@
+/* clip: y = max(min(x, a_max), a_min). The output precision is the precision of the
+ * larger bound's magnitude, NP(max(|a_min|, |a_max|)): clip(-127, 127) is 9 bits,
+ * not 8 (upstream GetNumberPrecision). */
+#include <stddef.h>
+
+#include "operator/clip.h"
+#include "operator/op_common.h"
+#include "operator/op_def.h"
+#include "utility/error.h"
+
+namespace {
+
+const attr_spec clip_attrs[] = {
+    {"a_min", ATTR_INT, nullptr, offsetof(clip_param, a_min), 0, 0, nullptr},
+    {"a_max", ATTR_INT, nullptr, offsetof(clip_param, a_max), 0, 0, nullptr},
+};
+
+/* Upstream VerifyAttrRange(v, name, -(2^31-1), 2^31-1), inclusive: only INT32_MIN
+ * fails. */
+int check_bound(int32_t v, const char* name) {
+    if (v < -INT32_MAX)
+        return cvml_fail(CVML_ERR_LOGIC, "attribute %s value: %d out of range [%d, %d]", name, v,
+                         -INT32_MAX, INT32_MAX);
+    return CVML_OK;
+}
+
+int clip_infer_precision(op_infer_ctx* ctx) {
+    const clip_param* p = static_cast<const clip_param*>(ctx->param);
+    int rc = check_bound(p->a_max, "clip.a_max");
+    if (!rc) rc = check_bound(p->a_min, "clip.a_min");
+    if (rc) return rc;
+    if (!(p->a_min < p->a_max))
+        return cvml_fail(CVML_ERR_LOGIC, "clip a_min (%d) must be less than a_max (%d)", p->a_min,
+                         p->a_max);
+    int64_t lo = p->a_min < 0 ? -static_cast<int64_t>(p->a_min) : p->a_min;
+    int64_t hi = p->a_max < 0 ? -static_cast<int64_t>(p->a_max) : p->a_max;
+    ctx->outputs[0]->precision = op_number_precision(lo > hi ? lo : hi);
+    return CVML_OK;
+}
+
+const op_def clip_op = {
+    .name = "clip",
+    .attrs = clip_attrs,
+    .attr_count = 2,
+    .param_size = sizeof(clip_param),
+    .parse_extra = nullptr,
+    .release_param = nullptr,
+    .fixed_inputs = 1,
+    .num_inputs = nullptr,
+    .num_outputs = 1,
+    .infer_shape = op_infer_shape_same_as_input0,
+    .infer_precision = clip_infer_precision,
+    .gas_base = nullptr,
+    .may_share_input_storage = 1,
+    .runnable = 1,
+};
+
+}  // namespace
+
+const op_def* op_def_clip(void) {
+    return &clip_op;
+}
+int register_op_clip(void) {
+    return op_registry_add(&clip_op);
+}
+int unregister_op_clip(void) {
+    return op_registry_remove(&clip_op);
+}

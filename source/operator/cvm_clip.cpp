@@ -1,0 +1,56 @@
+/* cvm_clip: y = clip(x, -(2^(p-1)-1), 2^(p-1)-1) with p = precision, the output's
+ * precision. is_sign is accepted and ignored (upstream's kernel never reads it). */
+#include <stddef.h>
+
+#include "operator/cvm_clip.h"
+#include "operator/op_common.h"
+#include "operator/op_def.h"
+#include "utility/error.h"
+
+namespace {
+
+const attr_spec cvm_clip_attrs[] = {
+    {"precision", ATTR_INT, nullptr, offsetof(cvm_clip_param, precision), 0, 0, nullptr},
+    {"is_sign", ATTR_BOOL, "true", offsetof(cvm_clip_param, is_sign), 0, 0, nullptr},
+};
+
+int cvm_clip_infer_precision(op_infer_ctx* ctx) {
+    const cvm_clip_param* p = static_cast<const cvm_clip_param*>(ctx->param);
+    // Upstream VerifyAttrRange(precision, 1, 33) is inclusive; 33 then fails the
+    // verifier's 1..32 output check, also a logic error.
+    if (p->precision < 1 || p->precision > 33)
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "attribute cvm_clip.precision value: %d out of range [1, 33]",
+                         p->precision);
+    ctx->outputs[0]->precision = p->precision;
+    return CVML_OK;
+}
+
+const op_def cvm_clip_op = {
+    .name = "cvm_clip",
+    .attrs = cvm_clip_attrs,
+    .attr_count = 2,
+    .param_size = sizeof(cvm_clip_param),
+    .parse_extra = nullptr,
+    .release_param = nullptr,
+    .fixed_inputs = 1,
+    .num_inputs = nullptr,
+    .num_outputs = 1,
+    .infer_shape = op_infer_shape_same_as_input0,
+    .infer_precision = cvm_clip_infer_precision,
+    .gas_base = nullptr,
+    .may_share_input_storage = 1,
+    .runnable = 1,
+};
+
+}  // namespace
+
+const op_def* op_def_cvm_clip(void) {
+    return &cvm_clip_op;
+}
+int register_op_cvm_clip(void) {
+    return op_registry_add(&cvm_clip_op);
+}
+int unregister_op_cvm_clip(void) {
+    return op_registry_remove(&cvm_clip_op);
+}

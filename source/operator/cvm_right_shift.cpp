@@ -1,0 +1,61 @@
+/* cvm_right_shift: a rounding right shift then a symmetric clip to the output
+ * precision. The CPU kernel's quirks (p == 1, shift_bit >= 31, p + shift_bit >= 32)
+ * live in its kernel; the output precision is the precision attribute. */
+#include <stddef.h>
+
+#include "operator/cvm_right_shift.h"
+#include "operator/op_common.h"
+#include "operator/op_def.h"
+#include "utility/error.h"
+
+namespace {
+
+const attr_spec cvm_right_shift_attrs[] = {
+    {"precision", ATTR_INT, nullptr, offsetof(cvm_right_shift_param, precision), 0, 0, nullptr},
+    {"is_sign", ATTR_BOOL, "true", offsetof(cvm_right_shift_param, is_sign), 0, 0, nullptr},
+    {"shift_bit", ATTR_INT, nullptr, offsetof(cvm_right_shift_param, shift_bit), 0, 0, nullptr},
+};
+
+int cvm_right_shift_infer_precision(op_infer_ctx* ctx) {
+    const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
+    // Upstream VerifyAttrRange(v, 1, 33) is inclusive on both ends.
+    if (p->precision < 1 || p->precision > 33)
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "attribute cvm_right_shift.precision value: %d out of range [1, 33]",
+                         p->precision);
+    if (p->shift_bit < 1 || p->shift_bit > 33)
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "attribute cvm_right_shift.shift_bit value: %d out of range [1, 33]",
+                         p->shift_bit);
+    ctx->outputs[0]->precision = p->precision;
+    return CVML_OK;
+}
+
+const op_def cvm_right_shift_op = {
+    .name = "cvm_right_shift",
+    .attrs = cvm_right_shift_attrs,
+    .attr_count = 3,
+    .param_size = sizeof(cvm_right_shift_param),
+    .parse_extra = nullptr,
+    .release_param = nullptr,
+    .fixed_inputs = 1,
+    .num_inputs = nullptr,
+    .num_outputs = 1,
+    .infer_shape = op_infer_shape_same_as_input0,
+    .infer_precision = cvm_right_shift_infer_precision,
+    .gas_base = nullptr,
+    .may_share_input_storage = 1,
+    .runnable = 1,
+};
+
+}  // namespace
+
+const op_def* op_def_cvm_right_shift(void) {
+    return &cvm_right_shift_op;
+}
+int register_op_cvm_right_shift(void) {
+    return op_registry_add(&cvm_right_shift_op);
+}
+int unregister_op_cvm_right_shift(void) {
+    return op_registry_remove(&cvm_right_shift_op);
+}
