@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/cpu/cpu_runtime.h"
+#include "device/cpu/simd/simd.h"
 #include "graph/graph.h"
 #include "graph/verify.h"
 #include "module/context.h"
@@ -698,6 +700,20 @@ int cvml_tensor_get_i8(const cvml_tensor* t, int8_t* values, size_t count) {
     if (rc) return rc;
     for (size_t i = 0; i < count; ++i) values[i] = static_cast<int8_t>(stored_value(as_ir(t), i));
     return CVML_OK;
+}
+
+/* ---- CPU device facts ----------------------------------------------------------------- */
+
+int cvml_graph_cpu_arena_bytes(const cvml_graph* g, size_t* bytes) {
+    REQUIRE(g && bytes, "NULL argument");
+    *bytes = 0;
+    for (int32_t i = 0; i < g->ir->subgraph_count; ++i)
+        *bytes += cpu_subgraph_arena_bytes(g->ir->subgraphs[i]);
+    return CVML_OK;
+}
+
+const char* cvml_cpu_simd_level(void) {
+    return cpu_simd_name(cpu_simd_level());
 }
 
 /* ---- model facts -------------------------------------------------------------------- */

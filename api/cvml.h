@@ -201,6 +201,15 @@ CVML_API int cvml_graph_set_profiling(cvml_graph* g, int enabled);
  * variables and for nodes not run on a profiled device). */
 CVML_API int cvml_graph_node_time(const cvml_graph* g, int index, uint64_t* nanoseconds);
 
+/* ---- CPU device facts -------------------------------------------------------------- */
+
+/** After prerun: bytes of the CPU device's arenas for this graph (intermediate tensors
+ * and kernel scratch, placed by lifetime). */
+CVML_API int cvml_graph_cpu_arena_bytes(const cvml_graph* g, size_t* bytes);
+/** The instruction set the CPU kernels use for graphs prepared now: "scalar", "avx2"
+ * or "avx512" (the CPU's best, lowered by the CVML_SIMD environment variable). */
+CVML_API const char* cvml_cpu_simd_level(void);
+
 /* ---- tensors ---------------------------------------------------------------------- */
 
 CVML_API int cvml_graph_input_count(const cvml_graph* g, int* count);

@@ -496,6 +496,11 @@ cvml_device cpu_device = {
 
 }  // namespace
 
+size_t cpu_subgraph_arena_bytes(const ir_subgraph* sg) {
+    if (!sg || sg->device != device_registry_index(&cpu_device) || !sg->device_state) return 0;
+    return static_cast<const cpu_subgraph_state*>(sg->device_state)->arena_size;
+}
+
 int register_device_cpu(void) {
     return device_registry_add(&cpu_device);
 }

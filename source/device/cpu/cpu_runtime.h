@@ -1,6 +1,8 @@
 /* What the CPU device shares with its kernels at run time. */
 #pragma once
 
+#include <stddef.h>
+
 #include "device/cpu/thread_pool.h"
 
 enum cpu_simd_level { CPU_SIMD_SCALAR = 0, CPU_SIMD_AVX2 = 1, CPU_SIMD_AVX512 = 2 };
@@ -9,3 +11,7 @@ typedef struct cpu_runtime {
     thread_pool* pool;
     int simd_level; /* enum cpu_simd_level */
 } cpu_runtime;
+
+struct ir_subgraph;
+/* Arena bytes of a subgraph the CPU device prepared (0 when not prepared). */
+size_t cpu_subgraph_arena_bytes(const struct ir_subgraph* sg);

@@ -3,7 +3,13 @@
  * Work is split over (batch, channel) planes. */
 #include "operator/max_pool2d.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/simd/kernel_util.h"
+#include "device/cpu/simd/simd.h"
+#include "utility/error.h"
 
 namespace {
 
@@ -38,7 +44,115 @@ void pool_planes(void* arg, int64_t begin, int64_t end) {
     }
 }
 
+/* ---- fast path (SIMD levels) -----------------------------------------------------------
+ * Per plane, a copy padded with INT32_MIN (so padding never wins, as upstream) and split
+ * by column phase, so each window offset is a contiguous row the compiler vectorizes;
+ * reads and writes any storage. Verification keeps every pad below the pool size, so
+ * every window holds an input cell and the output stays within the input's values. */
+
+struct pool_fast {
+    int level, threads;
+    int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, hp, wq;
+    size_t slot_bytes;
+};
+
+#define POOL_MAX_ROW_BODY \
+    for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] > src[i] ? acc[i] : src[i];
+#if CVML_SIMD_X86
+CVML_TARGET_AVX512 void max_row_avx512(int32_t* acc, const int32_t* src,
+                                       int64_t n){POOL_MAX_ROW_BODY} CVML_TARGET_AVX2
+    void max_row_avx2(int32_t* acc, const int32_t* src, int64_t n) {
+    POOL_MAX_ROW_BODY
+}
+#endif
+void max_row_plain(int32_t* acc, const int32_t* src, int64_t n) {
+    POOL_MAX_ROW_BODY
+}
+
+struct pool_fast_args {
+    const cpu_node_ctx* ctx;
+    const pool_fast* f;
+    int64_t planes;
+};
+
+void pool_fast_slot(void* arg, int64_t begin, int64_t end) {
+    const pool_fast_args* a = static_cast<const pool_fast_args*>(arg);
+    const pool_fast* f = a->f;
+    const ir_tensor* x = a->ctx->inputs[0];
+    const ir_tensor* y = a->ctx->outputs[0];
+    void (*max_row)(int32_t*, const int32_t*, int64_t) = max_row_plain;
+#if CVML_SIMD_X86
+    if (f->level == CPU_SIMD_AVX512) max_row = max_row_avx512;
+    if (f->level == CPU_SIMD_AVX2) max_row = max_row_avx2;
+#endif
+    epilogue none = {};
+    for (int64_t slot = begin; slot < end; ++slot) {
+        int32_t* ph = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a->ctx->scratch) +
+                                                 f->slot_bytes * slot);
+        int32_t* acc = ph + f->sw * f->hp * f->wq;
+        for (int64_t t = a->planes * slot / f->threads; t < a->planes * (slot + 1) / f->threads;
+             ++t) {
+            for (int64_t i = 0; i < f->sw * f->hp * f->wq; ++i) ph[i] = INT32_MIN;
+            for (int64_t h = 0; h < f->h; ++h)
+                cpu_phase_row_any(x, (t * f->h + h) * f->w, f->w, f->pw, f->sw, f->hp * f->wq,
+                                  ph + (h + f->ph) * f->wq);
+            for (int64_t i = 0; i < f->oh; ++i) {
+                for (int64_t j = 0; j < f->ow; ++j) acc[j] = INT32_MIN;
+                for (int64_t r = 0; r < f->kh; ++r)
+                    for (int64_t s = 0; s < f->kw; ++s)
+                        max_row(acc, ph + ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw,
+                                f->ow);
+                epilogue_apply(f->level, &none, acc, STORAGE_INT32, 0, 0, y->data, y->storage,
+                               (t * f->oh + i) * f->ow, f->ow);
+            }
+        }
+    }
+}
+
+int max_pool2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    *scratch_bytes = 0;
+    if (cpu_level(ctx) == CPU_SIMD_SCALAR) return CVML_OK;
+    const max_pool2d_param* p = static_cast<const max_pool2d_param*>(ctx->param);
+    const ir_tensor* x = ctx->inputs[0];
+    const ir_tensor* y = ctx->outputs[0];
+    pool_fast* f = static_cast<pool_fast*>(calloc(1, sizeof(pool_fast)));
+    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    f->level = cpu_level(ctx);
+    f->threads = cpu_threads(ctx);
+    f->h = x->dims[2];
+    f->w = x->dims[3];
+    f->oh = y->dims[2];
+    f->ow = y->dims[3];
+    f->kh = p->pool_size.values[0];
+    f->kw = p->pool_size.values[1];
+    f->sh = p->strides.values[0];
+    f->sw = p->strides.values[1];
+    max_pool2d_pads(p, &f->ph, &f->pw);
+    // Rows and columns past the input that any window reaches (ceil_mode included).
+    const int64_t reach_h = (f->oh - 1) * f->sh + f->kh, reach_w = (f->ow - 1) * f->sw + f->kw;
+    f->hp = reach_h > f->ph + f->h ? reach_h : f->ph + f->h;
+    const int64_t wpad = reach_w > f->pw + f->w ? reach_w : f->pw + f->w;
+    f->wq = (wpad + f->sw - 1) / f->sw + 1;
+    f->slot_bytes = (static_cast<size_t>(f->sw * f->hp * f->wq + f->ow) * 4 + 63) & ~size_t{63};
+    *scratch_bytes = f->slot_bytes * static_cast<size_t>(f->threads);
+    ctx->state = f;
+    ctx->caps = CPU_CAP_NARROW_IN(0);
+    if (f->ph < f->kh && f->pw < f->kw) ctx->caps |= CPU_CAP_NARROW_OUT;
+    return CVML_OK;
+}
+
+void max_pool2d_postrun(cpu_node_ctx* ctx) {
+    free(ctx->state);
+    ctx->state = nullptr;
+}
+
 int max_pool2d_run(cpu_node_ctx* ctx) {
+    if (ctx->state) {
+        pool_fast_args a = {ctx, static_cast<const pool_fast*>(ctx->state),
+                            ctx->inputs[0]->dims[0] * ctx->inputs[0]->dims[1]};
+        cpu_for_each_slot(ctx, pool_fast_slot, &a);
+        return CVML_OK;
+    }
     const max_pool2d_param* p = static_cast<const max_pool2d_param*>(ctx->param);
     const ir_tensor* x = ctx->inputs[0];
     const ir_tensor* y = ctx->outputs[0];
@@ -58,7 +172,8 @@ int max_pool2d_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel max_pool2d_kernel = {"max_pool2d", nullptr, max_pool2d_run, nullptr};
+const cpu_kernel max_pool2d_kernel = {"max_pool2d", max_pool2d_prerun, max_pool2d_run,
+                                      max_pool2d_postrun};
 
 }  // namespace
 

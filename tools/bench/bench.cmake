@@ -1,0 +1,32 @@
+# The benchmark (tools/bench): the standalone `cvml-bench`; the `cvml` tool compiles
+# tools/bench/*.cpp into itself for `cvml bench`. Included from tools/CMakeLists.txt
+# or the top-level CMakeLists.txt, whichever comes first.
+if(TARGET cvml_bench)
+  return()
+endif()
+set(CVML_BENCH_DIR ${CMAKE_CURRENT_LIST_DIR})
+file(GLOB CVML_BENCH_LIB_SOURCES CONFIGURE_DEPENDS ${CVML_BENCH_DIR}/*.cpp)
+add_executable(cvml_bench ${CVML_BENCH_LIB_SOURCES} ${CVML_BENCH_DIR}/main/cvml_bench.cpp)
+set_target_properties(cvml_bench PROPERTIES OUTPUT_NAME cvml-bench
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)
+target_include_directories(cvml_bench PRIVATE ${CVML_BENCH_DIR})
+target_compile_options(cvml_bench PRIVATE ${CVML_WARNINGS})
+target_link_libraries(cvml_bench PRIVATE cvml_static)
+# --save needs the CVM writer (cvml_graph_save_file); until the core defines it the
+# models are only built in memory.
+file(GLOB_RECURSE cvml_bench_core ${PROJECT_SOURCE_DIR}/api/*.cpp ${PROJECT_SOURCE_DIR}/source/*.cpp)
+set(cvml_bench_have_save FALSE)
+foreach(f IN LISTS cvml_bench_core)
+  file(STRINGS ${f} hit REGEX "^int cvml_graph_save_file\\(")
+  if(hit)
+    set(cvml_bench_have_save TRUE)
+  endif()
+endforeach()
+if(NOT cvml_bench_have_save)
+  target_compile_definitions(cvml_bench PRIVATE CVML_BENCH_NO_SAVE=1)
+endif()
+
+# Regenerates the benchmark models into the build tree (needs the CVM writer).
+add_custom_target(bench_models
+  COMMAND ${CVML_BENCH_DIR}/make_models.sh $<TARGET_FILE:cvml_bench> ${CMAKE_BINARY_DIR}/bench_models
+  DEPENDS cvml_bench VERBATIM)

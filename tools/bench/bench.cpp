@@ -1,0 +1,425 @@
+/* cvml bench: builds (or loads) a model, warms up, runs it N times and reports the
+ * latency distribution, threads, SIMD level, memory and a per-operator profile. */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cvml.h"
+#include "models.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: cvml bench [options]\n"
+    "\n"
+    "Measures inference latency of a built-in benchmark model or of a model file.\n"
+    "\n"
+    "model (one of):\n"
+    "  --model NAME        built-in model: resnet18, mobilenet, ssd (default resnet18)\n"
+    "  --graph FILE --params FILE   a CVM model (graph JSON and params)\n"
+    "options:\n"
+    "  --batch N           batch of a built-in model (default 1)\n"
+    "  --size S            input height and width of a built-in model\n"
+    "  --seed S            weights and input seed (default 1)\n"
+    "  --threads T         CPU threads (default: CVML_NUM_THREADS or 1)\n"
+    "  --simd LEVEL        scalar, avx2 or avx512 (sets CVML_SIMD; default: the best)\n"
+    "  --warmup W          untimed runs first (default 3)\n"
+    "  --runs N            timed runs (default 20)\n"
+    "  --profile           per-operator table (one more profiled pass of N runs)\n"
+    "  --nodes             with --profile: also the time of every node\n"
+    "  --json              print one JSON object instead of text\n"
+    "  --save DIR          write the built-in model to DIR/NAME.json + .params and exit\n"
+    "  --output-hash       print the FNV-1a hash of the output bytes\n";
+
+struct Options {
+    bench::ModelSpec spec;
+    std::string graph, params, save;
+    int threads = 0;
+    std::string simd;
+    int warmup = 3, runs = 20;
+    bool profile = false, json = false, hash = false, nodes = false;
+};
+
+double now_ms() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+bool parse(int argc, char** argv, Options* o, std::string* err) {
+    o->spec.name = "resnet18";
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&](const char* name) -> const char* {
+            if (i + 1 >= argc) {
+                *err = std::string(name) + " needs a value";
+                return nullptr;
+            }
+            return argv[++i];
+        };
+        auto number = [&](const char* name, int lo, int* out) {
+            const char* v = value(name);
+            if (!v) return false;
+            char* end = nullptr;
+            long x = strtol(v, &end, 10);
+            if (!*v || *end || x < lo || x > 1000000) {
+                *err = std::string(name) + ": bad value '" + v + "'";
+                return false;
+            }
+            *out = (int)x;
+            return true;
+        };
+        int seed = 0;
+        if (a == "--model") {
+            const char* v = value("--model");
+            if (!v) return false;
+            o->spec.name = v;
+        } else if (a == "--graph") {
+            const char* v = value("--graph");
+            if (!v) return false;
+            o->graph = v;
+        } else if (a == "--params") {
+            const char* v = value("--params");
+            if (!v) return false;
+            o->params = v;
+        } else if (a == "--save") {
+            const char* v = value("--save");
+            if (!v) return false;
+            o->save = v;
+        } else if (a == "--simd") {
+            const char* v = value("--simd");
+            if (!v) return false;
+            o->simd = v;
+            if (o->simd != "scalar" && o->simd != "avx2" && o->simd != "avx512") {
+                *err = "--simd: expected scalar, avx2 or avx512";
+                return false;
+            }
+        } else if (a == "--batch") {
+            if (!number("--batch", 1, &o->spec.batch)) return false;
+        } else if (a == "--size") {
+            if (!number("--size", 8, &o->spec.size)) return false;
+        } else if (a == "--seed") {
+            if (!number("--seed", 0, &seed)) return false;
+            o->spec.seed = (uint32_t)seed;
+        } else if (a == "--threads") {
+            if (!number("--threads", 1, &o->threads)) return false;
+        } else if (a == "--warmup") {
+            if (!number("--warmup", 0, &o->warmup)) return false;
+        } else if (a == "--runs") {
+            if (!number("--runs", 1, &o->runs)) return false;
+        } else if (a == "--profile") {
+            o->profile = true;
+        } else if (a == "--nodes") {
+            o->nodes = true;
+        } else if (a == "--json") {
+            o->json = true;
+        } else if (a == "--output-hash") {
+            o->hash = true;
+        } else {
+            *err = "unknown option '" + a + "'";
+            return false;
+        }
+    }
+    if (o->graph.empty() != o->params.empty()) {
+        *err = "--graph and --params go together";
+        return false;
+    }
+    return true;
+}
+
+struct OpRow {
+    std::string op;
+    double ms = 0;
+    uint64_t macs = 0;
+    int nodes = 0;
+};
+
+std::string json_escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        o += c;
+    }
+    return o;
+}
+
+uint64_t fnv1a(const std::vector<int32_t>& v) {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t x : v)
+        for (int b = 0; b < 4; ++b) {
+            h ^= (uint8_t)((uint32_t)x >> (8 * b));
+            h *= 1099511628211ull;
+        }
+    return h;
+}
+
+}  // namespace
+
+int cvml_bench_main(int argc, char** argv) {
+    Options o;
+    std::string err;
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(kUsage, stdout);
+            return 0;
+        }
+    if (!parse(argc, argv, &o, &err)) {
+        fprintf(stderr, "cvml bench: %s\n%s", err.c_str(), kUsage);
+        return 64;
+    }
+    if (!o.simd.empty()) setenv("CVML_SIMD", o.simd.c_str(), 1);
+    if (cvml_init()) {
+        fprintf(stderr, "cvml bench: %s\n", cvml_last_error());
+        return 2;
+    }
+    cvml_context* ctx = nullptr;
+    cvml_context_create(&ctx);
+    if (o.threads) cvml_context_set_threads(ctx, o.threads);
+    int threads = 1;
+    cvml_context_get_threads(ctx, &threads);
+
+    cvml_graph* g = nullptr;
+    int rc;
+    std::string model_name;
+    if (!o.graph.empty()) {
+        rc = cvml_graph_load_file(ctx, "cvm", o.graph.c_str(), o.params.c_str(), &g);
+        model_name = o.graph;
+        if (rc) err = cvml_last_error();
+    } else {
+        rc = bench::build_model(ctx, o.spec, &g, &err);
+        model_name = o.spec.name;
+    }
+    if (rc) {
+        fprintf(stderr, "cvml bench: %s: %s\n", model_name.c_str(), err.c_str());
+        cvml_context_release(ctx);
+        cvml_release();
+        return rc;
+    }
+    if (!o.save.empty()) {
+        std::string base = o.save + "/" + o.spec.name +
+                           (o.spec.batch != 1 ? "_b" + std::to_string(o.spec.batch) : "");
+#if CVML_BENCH_NO_SAVE
+        rc = CVML_ERR_RUNTIME;
+        if (rc) {
+            fprintf(stderr, "cvml bench: this build has no model writer (cvml_graph_save_file)\n");
+#else
+        rc = cvml_graph_save_file(g, "cvm", (base + ".json").c_str(), (base + ".params").c_str());
+        if (rc) {
+            fprintf(stderr, "cvml bench: saving %s: %s\n", base.c_str(), cvml_last_error());
+#endif
+        } else {
+            std::vector<int32_t> in = bench::make_input(g, o.spec.seed);
+            FILE* f = fopen((base + ".input.i32").c_str(), "wb");
+            if (f) {
+                fwrite(in.data(), 4, in.size(), f);
+                fclose(f);
+            }
+            printf("%s.json %s.params %s.input.i32\n", base.c_str(), base.c_str(), base.c_str());
+        }
+        cvml_graph_release(g);
+        cvml_context_release(ctx);
+        cvml_release();
+        return rc;
+    }
+
+    std::vector<int32_t> input = bench::make_input(g, o.spec.seed);
+    cvml_tensor* in = nullptr;
+    cvml_graph_get_input(g, 0, &in);
+    rc = cvml_tensor_set_i32(in, input.data(), input.size());
+    double t0 = now_ms();
+    if (!rc) rc = cvml_graph_prerun(g);
+    double prerun_ms = now_ms() - t0;
+    for (int i = 0; i < o.warmup && !rc; ++i) rc = cvml_graph_run(g);
+    std::vector<double> times;
+    for (int i = 0; i < o.runs && !rc; ++i) {
+        double s = now_ms();
+        rc = cvml_graph_run(g);
+        times.push_back(now_ms() - s);
+    }
+    if (rc) {
+        fprintf(stderr, "cvml bench: %s: %s\n", model_name.c_str(), cvml_last_error());
+        cvml_graph_release(g);
+        cvml_context_release(ctx);
+        cvml_release();
+        return rc;
+    }
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    double median = sorted.size() % 2
+                        ? sorted[sorted.size() / 2]
+                        : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+
+    // Output facts: a hash and how many values are neither 0 nor at the clip bound.
+    cvml_tensor* out = nullptr;
+    cvml_graph_get_output(g, 0, &out);
+    size_t on = 0;
+    cvml_tensor_element_count(out, &on);
+    std::vector<int32_t> ov(on);
+    cvml_tensor_get_i32(out, ov.data(), on);
+    size_t nonzero = 0, distinct = 0;
+    {
+        std::vector<int32_t> s2 = ov;
+        std::sort(s2.begin(), s2.end());
+        distinct = std::unique(s2.begin(), s2.end()) - s2.begin();
+        for (int32_t v : ov) nonzero += v != 0;
+    }
+
+    // Per-operator profile: one more pass of `runs` runs with node timing on.
+    std::vector<OpRow> rows;
+    double profiled_total = 0;
+    uint64_t total_macs = 0;
+    int node_count = 0;
+    cvml_graph_node_count(g, &node_count);
+    std::vector<double> node_ms(node_count, 0);
+    std::vector<uint64_t> macs(node_count, 0);
+    {
+        // MACs from gas: conv2d/dense charge 3*K (+1 with bias) per output element.
+        for (int i = 0; i < node_count; ++i) {
+            const char* name = nullptr;
+            const char* op = nullptr;
+            cvml_graph_node_info(g, i, &name, &op);
+            macs[i] = 0;
+            if (strcmp(op, "conv2d") && strcmp(op, "dense")) continue;
+            cvml_tensor* t = nullptr;
+            if (cvml_graph_find_tensor(g, name, &t)) continue;
+            int nd = 0;
+            int32_t dims[CVML_MAX_DIMS];
+            cvml_tensor_shape(t, &nd, dims);
+            size_t n = 0;
+            cvml_tensor_element_count(t, &n);
+            macs[i] = n;  // times K, filled from the weight below
+        }
+        // The weight of node i is the constant whose name the builder/loader gives; find K
+        // as prod(weight dims)/dims[0] by scanning constants consumed in node order.
+        int tc = 0;
+        cvml_graph_tensor_count(g, &tc);
+        std::vector<std::pair<int, uint64_t>> weights;  // (tensor index, K)
+        for (int t = 0; t < tc; ++t) {
+            cvml_tensor* tt = nullptr;
+            cvml_graph_get_tensor(g, t, &tt);
+            int is_const = 0;
+            cvml_tensor_is_const(tt, &is_const);
+            int nd = 0;
+            int32_t dims[CVML_MAX_DIMS];
+            cvml_tensor_shape(tt, &nd, dims);
+            if (is_const && (nd == 4 || nd == 2)) {
+                uint64_t k = 1;
+                for (int d = 1; d < nd; ++d) k *= (uint64_t)dims[d];
+                weights.push_back({t, k});
+            }
+        }
+        size_t wi = 0;
+        for (int i = 0; i < node_count; ++i) {
+            if (!macs[i]) continue;
+            if (wi < weights.size()) macs[i] *= weights[wi++].second;
+            total_macs += macs[i];
+        }
+    }
+    if (o.profile) {
+        cvml_graph_set_profiling(g, 1);
+        for (int r = 0; r < o.runs; ++r) {
+            cvml_graph_run(g);
+            for (int i = 0; i < node_count; ++i) {
+                uint64_t ns = 0;
+                cvml_graph_node_time(g, i, &ns);
+                node_ms[i] += ns / 1e6 / o.runs;
+            }
+        }
+        cvml_graph_set_profiling(g, 0);
+        std::map<std::string, OpRow> by_op;
+        for (int i = 0; i < node_count; ++i) {
+            const char* name = nullptr;
+            const char* op = nullptr;
+            cvml_graph_node_info(g, i, &name, &op);
+            if (!strcmp(op, "null")) continue;
+            OpRow& r = by_op[op];
+            r.op = op;
+            r.ms += node_ms[i];
+            r.macs += macs[i];
+            r.nodes++;
+            profiled_total += node_ms[i];
+        }
+        for (auto& kv : by_op) rows.push_back(kv.second);
+        std::sort(rows.begin(), rows.end(),
+                  [](const OpRow& a, const OpRow& b) { return a.ms > b.ms; });
+    }
+
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double rss_mb = ru.ru_maxrss / 1024.0;
+    size_t arena = 0;
+    cvml_graph_cpu_arena_bytes(g, &arena);
+    const char* simd = cvml_cpu_simd_level();
+    uint64_t h = fnv1a(ov);
+
+    if (o.json) {
+        printf(
+            "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"simd\": \"%s\", "
+            "\"runs\": %d, \"warmup\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
+            "\"max_ms\": %.4f, \"prerun_ms\": %.3f, \"macs\": %llu, \"gmacs_per_s\": %.2f, "
+            "\"peak_rss_mb\": %.2f, \"arena_bytes\": %zu, \"output_hash\": \"%016llx\", "
+            "\"output_nonzero\": %zu, \"output_distinct\": %zu, \"output_count\": %zu",
+            json_escape(model_name).c_str(), o.spec.batch, threads, simd, o.runs, o.warmup, median,
+            sorted.front(), sorted.back(), prerun_ms, (unsigned long long)total_macs,
+            total_macs / (median * 1e6), rss_mb, arena, (unsigned long long)h, nonzero, distinct,
+            on);
+        if (o.profile) {
+            printf(", \"operators\": [");
+            for (size_t i = 0; i < rows.size(); ++i)
+                printf(
+                    "%s{\"op\": \"%s\", \"nodes\": %d, \"ms\": %.4f, \"share\": %.4f, "
+                    "\"macs\": %llu, \"gmacs_per_s\": %.2f}",
+                    i ? ", " : "", rows[i].op.c_str(), rows[i].nodes, rows[i].ms,
+                    profiled_total > 0 ? rows[i].ms / profiled_total : 0.0,
+                    (unsigned long long)rows[i].macs,
+                    rows[i].ms > 0 ? rows[i].macs / (rows[i].ms * 1e6) : 0.0);
+            printf("]");
+        }
+        printf("}\n");
+    } else {
+        printf("model      %s (batch %d)\n", model_name.c_str(), o.spec.batch);
+        printf("threads    %d\nsimd       %s\n", threads, simd);
+        printf("latency    median %.3f ms, min %.3f ms, max %.3f ms (%d runs, %d warm-up)\n",
+               median, sorted.front(), sorted.back(), o.runs, o.warmup);
+        printf("prerun     %.3f ms\n", prerun_ms);
+        printf("compute    %.3f GMAC, %.1f GMAC/s at the median\n", total_macs / 1e9,
+               total_macs / (median * 1e6));
+        printf("memory     peak RSS %.1f MiB, arena %.2f MiB\n", rss_mb, arena / 1048576.0);
+        printf("output     %zu values, %zu nonzero, %zu distinct, hash %016llx\n", on, nonzero,
+               distinct, (unsigned long long)h);
+        if (o.profile) {
+            printf("\n%-22s %5s %10s %7s %12s %9s\n", "operator", "nodes", "ms", "share", "MMAC",
+                   "GMAC/s");
+            for (const OpRow& r : rows)
+                printf("%-22s %5d %10.4f %6.1f%% %12.1f %9.1f\n", r.op.c_str(), r.nodes, r.ms,
+                       profiled_total > 0 ? 100 * r.ms / profiled_total : 0.0, r.macs / 1e6,
+                       r.ms > 0 ? r.macs / (r.ms * 1e6) : 0.0);
+            printf("%-22s %5s %10.4f\n", "total (profiled)", "", profiled_total);
+            if (o.nodes) {
+                printf("\n%-28s %-18s %10s %12s %9s\n", "node", "operator", "ms", "MMAC", "GMAC/s");
+                for (int i = 0; i < node_count; ++i) {
+                    const char* name = nullptr;
+                    const char* op = nullptr;
+                    cvml_graph_node_info(g, i, &name, &op);
+                    if (!strcmp(op, "null")) continue;
+                    printf("%-28s %-18s %10.4f %12.1f %9.1f\n", name, op, node_ms[i], macs[i] / 1e6,
+                           node_ms[i] > 0 ? macs[i] / (node_ms[i] * 1e6) : 0.0);
+                }
+            }
+        }
+    }
+    if (o.hash && !o.json) printf("%016llx\n", (unsigned long long)h);
+    cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+    return 0;
+}
