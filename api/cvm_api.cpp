@@ -57,8 +57,10 @@ int CVMAPILoadModel(const char* graph_json, int graph_strlen, const char* param_
         device = "cpu";
     } else if (device_type == 1) {
         if (!device_registry_find("cuda"))
-            return cvml_fail(ERROR_RUNTIME, "CVMAPILoadModel: GPU device requested (id %d) but no "
-                                            "CUDA device is available", device_id);
+            return cvml_fail(ERROR_RUNTIME,
+                             "CVMAPILoadModel: GPU device requested (id %d) but no "
+                             "CUDA device is available",
+                             device_id);
         device = "cuda";
     } else {
         return cvml_fail(ERROR_RUNTIME, "CVMAPILoadModel: device type %d is not supported",
@@ -125,7 +127,8 @@ int CVMAPIGetVersion(void* net, char* version) {
 }
 
 int CVMAPIGetPreprocessMethod(void* net, char* method) {
-    if (!net || !method) return cvml_fail(ERROR_RUNTIME, "CVMAPIGetPreprocessMethod: NULL argument");
+    if (!net || !method)
+        return cvml_fail(ERROR_RUNTIME, "CVMAPIGetPreprocessMethod: NULL argument");
     const char* p = nullptr;
     int rc = cvml_graph_postprocess(as_graph(net), &p);
     if (rc) return rc;

@@ -79,7 +79,8 @@ static bool postprocess_is(const ir_graph* g, const char* what) {
 static int input_facts(const ir_graph* g, const ir_tensor** data, int* type_size) {
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
     if (g->input_count != 1)
-        return cvml_fail(CVML_ERR_LOGIC, "upstream byte I/O needs exactly one input, the graph has %d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "upstream byte I/O needs exactly one input, the graph has %d",
                          g->input_count);
     *data = g->tensors[g->inputs[0]];
     *type_size = (*data)->precision <= 8 ? 1 : 4;
@@ -183,8 +184,7 @@ static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
             if (k == 0) x0 = x;
             can_concat = x == x0;
         }
-        if (!can_concat)
-            return cvml_fail(CVML_ERR_LOGIC, "detection model output cannot concat");
+        if (!can_concat) return cvml_fail(CVML_ERR_LOGIC, "detection model output cannot concat");
         uint64_t row_total = 0;
         for (int32_t k = 0; k < g->output_count; ++k) {
             const ir_tensor* t = g->tensors[g->outputs[k]];
@@ -242,9 +242,9 @@ int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, 
         if (!values) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (size_t i = 0; i < count; ++i) {
             const uint8_t* b = bytes + 4 * i;
-            values[i] = static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
-                                             static_cast<uint32_t>(b[2]) << 16 |
-                                             static_cast<uint32_t>(b[3]) << 24);
+            values[i] = static_cast<int32_t>(
+                static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
         }
         rc = cvml_tensor_set_i32(t, values, count);
         free(values);

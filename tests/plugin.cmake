@@ -23,7 +23,8 @@ cvml_test_plugin(cvml_testplugin_fail bad TEST_PLUGIN_FAIL_ENTRY)
 add_library(cvml_notaplugin MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/not_a_plugin.c)
 set_target_properties(cvml_notaplugin PROPERTIES PREFIX "lib" LIBRARY_OUTPUT_DIRECTORY ${cvml_plugin_dir}/bad)
 
-add_executable(cvml_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_test.cpp)
+add_executable(cvml_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_conformance_test.cpp)
 target_include_directories(cvml_plugin_tests PRIVATE ${PROJECT_SOURCE_DIR}/source
                            ${CMAKE_CURRENT_SOURCE_DIR}/plugins)
 target_link_libraries(cvml_plugin_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main)

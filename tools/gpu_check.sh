@@ -3,7 +3,10 @@
 # builds libcvml and the CUDA plugin, builds tests/gpu/gpu_check.cpp against them, and
 # runs every conformance case and the real model on the CUDA device, comparing bytes
 # with the CPU and the expected outputs; times ResNet-18-shaped models when present.
-#   tools/gpu_check.sh [BUILD_DIR]
+#   tools/gpu_check.sh [BUILD_DIR]      (JOBS=N limits the build's parallelism)
+# Exit status: gpu_check's (0 all equal, 1 a difference, 2 init failed, 3 no CUDA
+# device: the plugin is built but not loaded, the reason is printed), or the failing
+# build step's; 1 as well when libcvml.so links a CUDA library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-gpu}

@@ -326,8 +326,20 @@ int upload_constants(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
     return CVML_OK;
 }
 
+/* Boundary copies move int32 values (tensor_bytes): the CPU keeps every tensor that
+ * leaves its subgraph in int32 storage, and what a device with its own memory hands
+ * back is int32, whatever an earlier prerun of the CPU chose for that tensor. */
+int require_int32(const ir_tensor* t, const cvml_device* dev) {
+    if (t->storage == STORAGE_INT32) return CVML_OK;
+    return cvml_fail(CVML_ERR_RUNTIME, "tensor '%s' crosses to device %s in %d-byte storage",
+                     t->name, dev->name, t->storage);
+}
+
 int prerun_subgraph(ir_graph* g, ir_subgraph* sg, const device_run_options* opt) {
     cvml_device* dev = device_registry_at(sg->device);
+    if (device_has_memory(dev))
+        for (int32_t i = 0; i < sg->output_count; ++i)
+            g->tensors[sg->outputs[i]]->storage = STORAGE_INT32;
     int rc = device_has_memory(dev) ? prepare_boundary(dev, g, sg) : CVML_OK;
     if (!rc) rc = dev->prerun(dev, g, sg, opt);
     if (!rc && device_has_memory(dev)) rc = upload_constants(dev, g, sg);
@@ -415,7 +427,9 @@ int scheduler_run(ir_graph* g) {
             const ir_tensor* t = g->tensors[sg->inputs[i]];
             if (t->kind == TENSOR_CONST) continue;
             if (!t->data) return cvml_fail(CVML_ERR_RUNTIME, "tensor '%s' has no data", t->name);
-            int rc = dev->copy_to_device(dev, sg, sg->input_buffers[i], t->data, tensor_bytes(t));
+            int rc = require_int32(t, dev);
+            if (rc) return rc;
+            rc = dev->copy_to_device(dev, sg, sg->input_buffers[i], t->data, tensor_bytes(t));
             if (rc)
                 return cvml_fail_context(rc, "device %s, copying '%s' in: ", dev->name, t->name);
         }

@@ -1,9 +1,13 @@
 /* GPU check without GoogleTest: runs every conformance case and the real model on the
  * CUDA device and on the CPU alone, compares the bytes with each other and with the
  * expected output, and times models given with --bench. Needs the CUDA plugin
- * (CVML_PLUGIN_PATH) and a GPU; exits 0 only when every comparison holds.
+ * (CVML_PLUGIN_PATH) and a GPU.
  *
  *   gpu_check [--bench DIR]... CASE_OR_CASES_DIR...
+ *
+ * Exit status: 0 every comparison holds; 1 some comparison failed; 2 the library did
+ * not initialise; 3 no CUDA device: the CUDA plugin is not loaded (no GPU, no driver,
+ * or the plugin was not found), with the loader's reason on stderr.
  *
  * A case directory holds model.json, model.params, input.bin and (when its
  * meta.json expects an output) output.bin. */
@@ -132,16 +136,20 @@ int main(int argc, char** argv) {
     }
     int n = 0;
     bool cuda = false;
+    std::string why = "the CUDA plugin was not found (CVML_PLUGIN_PATH)";
     cvml_plugin_count(&n);
     for (int i = 0; i < n; ++i) {
         const char *name, *version, *path, *reason;
         int loaded;
         cvml_plugin_info(i, &name, &version, &path, &loaded, &reason);
         printf("plugin %s %s %s %s\n", name, version, loaded ? "loaded" : "ABSENT:", reason);
-        cuda |= loaded && strcmp(name, "cuda") == 0;
+        if (strcmp(name, "cuda") != 0) continue;
+        cuda |= loaded != 0;
+        if (!loaded && reason) why = reason;
     }
     if (!cuda) {
-        fprintf(stderr, "gpu_check: the CUDA plugin is not loaded (see above)\n");
+        fprintf(stderr, "gpu_check: no CUDA device: %s\n", why.c_str());
+        cvml_release();
         return 3;
     }
     std::vector<std::string> benches, roots;

@@ -400,6 +400,43 @@ TEST_F(Plugin, SameBytesAsCpuOnly) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(output(i), with_plugin[static_cast<size_t>(i)]) << i;
 }
 
+/* The CPU may store a tensor as int8 (a proven value bound), but never one that leaves
+ * its subgraph; boundary copies move int32. A stale narrow mark on a tensor the plugin
+ * produces is reset at prerun, and a narrow tensor reaching the boundary is refused
+ * with a runtime error instead of being copied as if it were int32. */
+TEST_F(Plugin, BoundaryTensorsCrossAsInt32) {
+    load();
+    setenv("CVML_TESTPLUGIN_REFUSE", "a,c", 1);
+    build({"a", "b", "c"}, {"c"});
+    ir_graph* ir = graph->ir;
+    auto tensor_of = [&](const char* node) -> ir_tensor* {
+        for (int32_t i = 0; i < ir->node_count; ++i)
+            if (std::string(ir->nodes[i]->name) == node)
+                return ir->tensors[ir->nodes[i]->outputs[0]];
+        return nullptr;
+    };
+    ir_tensor* a = tensor_of("a");  // cpu -> plugin
+    ir_tensor* b = tensor_of("b");  // plugin -> cpu
+    ASSERT_TRUE(a && b);
+    b->storage = STORAGE_INT8;  // as a CPU prerun might have left it
+    ASSERT_EQ(cvml_graph_run(graph), CVML_OK) << cvml_last_error();
+    EXPECT_EQ(device_of("a"), "cpu");
+    EXPECT_EQ(device_of("b"), "testplugin");
+    EXPECT_EQ(device_of("c"), "cpu");
+    EXPECT_EQ(a->storage, STORAGE_INT32);
+    EXPECT_EQ(b->storage, STORAGE_INT32);
+    EXPECT_EQ(stats()->bytes_in, 64 * 4);
+    EXPECT_EQ(output(0), relu_of_input());
+    a->storage = STORAGE_INT8;
+    EXPECT_EQ(cvml_graph_run(graph), CVML_ERR_RUNTIME);
+    EXPECT_NE(std::string(cvml_last_error()).find("1-byte storage"), std::string::npos)
+        << cvml_last_error();
+    EXPECT_EQ(stats()->bytes_in, 64 * 4);
+    a->storage = STORAGE_INT32;
+    ASSERT_EQ(cvml_graph_run(graph), CVML_OK) << cvml_last_error();
+    EXPECT_EQ(output(0), relu_of_input());
+}
+
 #ifdef CVML_CUDA_PLUGIN
 /* The CUDA plugin from CVML_PLUGIN_PATH: on a machine with a GPU its device comes
  * first; without one (CI) the plugin is listed as absent with the reason and graphs

@@ -381,7 +381,7 @@ extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
 __global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_t n) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        int64_t rem = i, off = 0;
+        int64_t rem = i, off = m.base;
         for (int32_t d = m.ndim - 1; d >= 0; --d) {
             int64_t idx = rem % m.dims[d];
             rem /= m.dims[d];

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang (ASan + UBSan) in build-fuzz/ and runs each
+# for SECONDS seconds, seeded from the conformance models.
+#   tests/fuzz/run_fuzz.sh SECONDS [BUILD_DIR]
+set -eu
+seconds=${1:-30}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${2:-$root/build-fuzz}
+if ! command -v clang >/dev/null 2>&1 || ! command -v clang++ >/dev/null 2>&1; then
+  echo "run_fuzz.sh: clang is not installed; fuzzing skipped"
+  exit 77
+fi
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCVML_FUZZ=ON -DCVML_WERROR=OFF -DCVML_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$build" -j2 --target cvml_fuzz_json cvml_fuzz_params cvml_fuzz_load
+
+corpus=$build/fuzz-corpus
+rm -rf "$corpus"
+mkdir -p "$corpus/json" "$corpus/params" "$corpus/load"
+for c in "$root"/tests/conformance/cases/*/; do
+  n=$(basename "$c")
+  cp "$c/model.json" "$corpus/json/$n"
+  cp "$c/model.params" "$corpus/params/$n"
+  { cat "$c/model.json"; printf '\n#PARAMS#\n'; cat "$c/model.params"; } > "$corpus/load/$n"
+done
+
+status=0
+for t in json params load; do
+  echo "== fuzzing $t for $seconds s"
+  mkdir -p "$build/fuzz-findings/$t"
+  if ! "$build/tests/cvml_fuzz_$t" "$corpus/$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -max_len=262144 -timeout=20 -print_final_stats=1 \
+      -artifact_prefix="$build/fuzz-findings/$t/" 2>&1 | tail -n 25; then
+    status=1
+  fi
+done
+exit $status
