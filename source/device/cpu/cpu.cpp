@@ -413,11 +413,12 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
     }
     int rc = memory_plan(req, r, kArenaAlign, &st->arena_size);
     if (!rc && st->arena_size > 0) {
-        st->arena = static_cast<uint8_t*>(aligned_alloc(kArenaAlign, st->arena_size));
+        // 64 bytes of slack: vector kernels may read (never use) up to a vector past a buffer.
+        st->arena = static_cast<uint8_t*>(aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
         if (!st->arena)
             rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %zu bytes", st->arena_size);
         else
-            memset(st->arena, 0, st->arena_size);
+            memset(st->arena, 0, st->arena_size + kArenaAlign);
     }
     if (!rc) {
         r = 0;

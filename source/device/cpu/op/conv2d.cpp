@@ -133,10 +133,11 @@ struct conv_fast {
     conv_geom g;
     int64_t N, K;
     gemm_weights w;
-    size_t b_bytes, rows_bytes, x8_bytes; /* groups == 1 scratch parts */
-    int64_t hp, wp, wq;                   /* groups > 1: padded plane and phase width */
-    size_t plane_bytes;                   /* groups > 1: per-thread scratch */
-    int32_t* wg;                          /* groups > 1: the weights as int32 */
+    size_t strip_packed_bytes, strip_bytes, x8_bytes; /* groups == 1 scratch parts */
+    int64_t hp, wp, wq;                               /* groups > 1: padded plane and phase width */
+    size_t plane_bytes;                               /* groups > 1: per-thread scratch */
+    int32_t* wg;                                      /* groups > 1: the weights as int32 */
+    int64_t* taps; /* groups == 1: where im2col row k starts in the phase-split image */
 };
 
 size_t align64(size_t v) {
@@ -183,56 +184,6 @@ void phase_range(void* arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Row k = (ic, r, s) of the im2col matrix from the phase-split image, in 16-byte
- * chunks: a chunk may run past the row end into the next row's start (rewritten next)
- * or into the buffers' 64-byte tails. */
-void im2col_row(const conv_fast* f, const int8_t* xph, int64_t k, int8_t* row) {
-    const conv_geom& g = f->g;
-    const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, s = k % g.kw;
-    const int64_t col = s * g.dw, p = col % g.sw, off = col / g.sw;
-    const int8_t* plane = xph + (ic * g.sw + p) * f->hp * f->wq + off;
-    for (int64_t y = 0; y < g.oh; ++y) {
-        const int8_t* src = plane + (y * g.sh + r * g.dh) * f->wq;
-        int8_t* dst = row + y * g.ow;
-        for (int64_t x = 0; x < g.ow; x += 16) memcpy(dst + x, src + x, 16);
-    }
-}
-
-struct pack_args {
-    const conv_fast* f;
-    const int8_t* x; /* direct: the int8 image; else the phase-split image */
-    bool direct;
-    uint8_t* rows; /* per slot: GEMM_KG rows of N */
-    void* packed;
-};
-
-void pack_slot(void* arg, int64_t begin, int64_t end) {
-    const pack_args* a = static_cast<const pack_args*>(arg);
-    const conv_fast* f = a->f;
-    const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
-    for (int64_t slot = begin; slot < end; ++slot) {
-        int8_t* buf =
-            reinterpret_cast<int8_t*>(a->rows + static_cast<size_t>(slot) * f->rows_bytes);
-        for (int64_t k4 = k4n * slot / f->threads; k4 < k4n * (slot + 1) / f->threads; ++k4) {
-            const int8_t* rows[GEMM_KG];
-            for (int i = 0; i < GEMM_KG; ++i) {
-                int64_t k = k4 * GEMM_KG + i;
-                if (k >= f->K) {
-                    rows[i] = nullptr;
-                } else if (a->direct) {
-                    rows[i] = a->x + k * f->N;
-                } else {
-                    int8_t* row = buf + static_cast<size_t>(i) * static_cast<size_t>(f->N);
-                    im2col_row(f, a->x, k, row);
-                    rows[i] = row;
-                }
-            }
-            gemm_pack_b_group(f->level, rows, static_cast<int32_t>(f->N),
-                              static_cast<int32_t>(f->K), static_cast<int32_t>(k4), a->packed);
-        }
-    }
-}
-
 struct cast8_args {
     const ir_tensor* t;
     int64_t base;
@@ -245,38 +196,103 @@ void cast8_range(void* arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) a->dst[i] = static_cast<int8_t>(src[i]);
 }
 
-struct gemm_args {
+/* A strip is GEMM_NT output pixels (one GEMM n-tile): each thread packs its own strips'
+ * im2col columns into a small buffer that stays in cache while every output channel
+ * block is computed over it, so a conv2d has one parallel region per image. */
+struct strip_args {
     const conv_fast* f;
-    const void* packed;
+    const int8_t* x; /* direct: the int8 image; else the phase-split image */
+    bool direct;
     const epilogue* ep;
     const int32_t* bias;
     void* out;
     int32_t out_storage;
     int64_t out_base;
+    uint8_t* scratch; /* per slot: strip_bytes */
+    int64_t n0;       /* the strip being computed (per call of the tile callback) */
 };
 
-void conv_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols, const int32_t* tile) {
-    const gemm_args* a = static_cast<const gemm_args*>(arg);
+struct strip_tile_args {
+    const strip_args* s;
+    int64_t n0;
+};
+
+void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
+                const int32_t* tile) {
+    const strip_tile_args* t = static_cast<const strip_tile_args*>(arg);
+    const strip_args* a = t->s;
     for (int32_t r = 0; r < rows; ++r) {
         const int64_t m = m0 + r;
         epilogue_apply(a->f->level, a->ep, tile + r * GEMM_NT, STORAGE_INT32, 0,
                        a->bias ? a->bias[m] : 0, a->out, a->out_storage,
-                       a->out_base + m * a->f->N + n0, cols);
+                       a->out_base + m * a->f->N + t->n0 + n0, cols);
     }
 }
 
-void gemm_range(void* arg, int64_t begin, int64_t end) {
-    const gemm_args* a = static_cast<const gemm_args*>(arg);
-    gemm_run_tiles(&a->f->w, a->packed, static_cast<int32_t>(a->f->N), begin, end, conv_tile, arg);
+struct pixel_run {
+    int32_t j, len; /* strip columns [j, j + len) */
+    int64_t src;    /* their first source element relative to a tap's base */
+};
+
+void strip_slot(void* arg, int64_t begin, int64_t end) {
+    const strip_args* a = static_cast<const strip_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    const int64_t strips = (f->N + GEMM_NT - 1) / GEMM_NT;
+    const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
+    const int32_t mblocks = static_cast<int32_t>((g.o + GEMM_MR - 1) / GEMM_MR);
+    for (int64_t slot = begin; slot < end; ++slot) {
+        uint8_t* base = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
+        void* packed = base;
+        int8_t* rowbuf = reinterpret_cast<int8_t*>(base + f->strip_packed_bytes);
+        for (int64_t st = strips * slot / f->threads; st < strips * (slot + 1) / f->threads; ++st) {
+            const int64_t n0 = st * GEMM_NT;
+            const int32_t cols = static_cast<int32_t>(f->N - n0 < GEMM_NT ? f->N - n0 : GEMM_NT);
+            pixel_run runs[GEMM_NT];
+            int32_t nruns = 0;
+            for (int32_t j = 0; j < cols;) {
+                const int64_t y = (n0 + j) / g.ow, x = (n0 + j) % g.ow;
+                int32_t len = static_cast<int32_t>(g.ow - x);
+                if (a->direct || len > cols - j) len = cols - j;
+                runs[nruns].j = j;
+                runs[nruns].len = len;
+                runs[nruns].src = a->direct ? n0 + j : y * g.sh * f->wq + x;
+                ++nruns;
+                j += len;
+            }
+            for (int64_t k4 = 0; k4 < k4n; ++k4) {
+                const int8_t* rows[GEMM_KG];
+                for (int i = 0; i < GEMM_KG; ++i) {
+                    const int64_t k = k4 * GEMM_KG + i;
+                    if (k >= f->K) {
+                        rows[i] = nullptr;
+                        continue;
+                    }
+                    const int64_t tap = a->direct ? k * f->N : f->taps[k];
+                    int8_t* row = rowbuf + i * (GEMM_NT + 64);
+                    // 16-byte chunks: a chunk past a run's end is rewritten by the next
+                    // run or lands in the row's slack; reads stay within the image's.
+                    for (int32_t q = 0; q < nruns; ++q) {
+                        const int8_t* src = a->x + tap + runs[q].src;
+                        for (int32_t c = 0; c < runs[q].len; c += 16)
+                            memcpy(row + runs[q].j + c, src + c, 16);
+                    }
+                    rows[i] = row;
+                }
+                gemm_pack_b_group(f->level, rows, cols, static_cast<int32_t>(f->K),
+                                  static_cast<int32_t>(k4), packed);
+            }
+            strip_tile_args ta = {a, n0};
+            gemm_run_tiles(&f->w, packed, cols, 0, mblocks, strip_tile, &ta);
+        }
+    }
 }
 
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, const int32_t* bias) {
     const conv_geom& g = f->g;
     uint8_t* scratch = static_cast<uint8_t*>(ctx->scratch);
-    void* packed = scratch;
-    uint8_t* rows = scratch + f->b_bytes;
     int8_t* x8buf =
-        reinterpret_cast<int8_t*>(rows + f->rows_bytes * static_cast<size_t>(f->threads));
+        reinterpret_cast<int8_t*>(scratch + f->strip_bytes * static_cast<size_t>(f->threads));
     const ir_tensor* xt = ctx->inputs[0];
     const ir_tensor* yt = ctx->outputs[0];
     const int64_t chw = g.c * g.h * g.w;
@@ -296,12 +312,9 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
             cpu_parallel_for(ctx, g.c, phase_range, &pa);
             x8 = x8buf;
         }
-        pack_args pa = {f, x8, direct, rows, packed};
-        cpu_for_each_slot(ctx, pack_slot, &pa);
-        gemm_args ga = {f, packed, ep, bias, yt->data, yt->storage, n * g.o * f->N};
-        cpu_parallel_for(ctx,
-                         gemm_tile_count(static_cast<int32_t>(g.o), static_cast<int32_t>(f->N)),
-                         gemm_range, &ga);
+        strip_args sa = {f,        x8,          direct,         ep,      bias,
+                         yt->data, yt->storage, n * g.o * f->N, scratch, 0};
+        cpu_for_each_slot(ctx, strip_slot, &sa);
     }
     return CVML_OK;
 }
@@ -408,16 +421,27 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
             free(f);
             return rc;
         }
-        f->b_bytes =
-            align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), static_cast<int32_t>(f->N)));
-        f->rows_bytes = align64(static_cast<size_t>(GEMM_KG * f->N) + 64);
+        f->strip_packed_bytes =
+            align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
+        f->taps = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
+        if (!f->taps) {
+            gemm_weights_free(&f->w);
+            free(f);
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        }
+        f->strip_bytes = f->strip_packed_bytes + align64(GEMM_KG * (GEMM_NT + 64));
         f->hp = g.h + 2 * g.ph;
         f->wp = g.w + 2 * g.pw;
         f->wq = (f->wp + g.sw - 1) / g.sw + 16;
         size_t phased = static_cast<size_t>(g.c * g.sw * f->hp * f->wq);
         size_t flat = static_cast<size_t>(g.c * g.h * g.w);
         f->x8_bytes = align64((phased > flat ? phased : flat) + 64);
-        *scratch_bytes = f->b_bytes + f->rows_bytes * static_cast<size_t>(f->threads) + f->x8_bytes;
+        for (int64_t k = 0; k < f->K; ++k) {
+            const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
+            const int64_t col = sk * g.dw, p = col % g.sw, off = col / g.sw;
+            f->taps[k] = ((ic * g.sw + p) * f->hp + r * g.dh) * f->wq + off;
+        }
+        *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->x8_bytes;
     } else {
         const int64_t nw = g.o * g.ic * g.kh * g.kw;
         f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
@@ -456,6 +480,7 @@ void conv2d_postrun(cpu_node_ctx* ctx) {
     if (f) {
         gemm_weights_free(&f->w);
         free(f->wg);
+        free(f->taps);
     }
     free(f);
     ctx->state = nullptr;
