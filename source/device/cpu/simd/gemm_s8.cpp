@@ -475,9 +475,10 @@ size_t gemm_b_bytes(int level, int32_t K, int32_t N) {
 
 void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t N, int32_t K,
                        int32_t k4, void* packed) {
+    (void)K;
     const int8_t* const* rows = rows_in;
-    int32_t Kp = round_up(K, GEMM_KG);
 #if CVML_SIMD_X86
+    int32_t Kp = round_up(K, GEMM_KG);
     if (level == CPU_SIMD_AVX512) {
         uint8_t* base = static_cast<uint8_t*>(packed);
         size_t panel_bytes = static_cast<size_t>(Kp / 4) * 64;
