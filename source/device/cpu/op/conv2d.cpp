@@ -240,14 +240,32 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
     const conv_geom& g = f->g;
     const int64_t strips = (f->N + GEMM_NT - 1) / GEMM_NT;
     const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
-    const int32_t mblocks = static_cast<int32_t>((g.o + GEMM_MR - 1) / GEMM_MR);
+    const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
     for (int64_t slot = begin; slot < end; ++slot) {
         uint8_t* base = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
         void* packed = base;
         int8_t* rowbuf = reinterpret_cast<int8_t*>(base + f->strip_packed_bytes);
-        for (int64_t st = strips * slot / f->threads; st < strips * (slot + 1) / f->threads; ++st) {
+        // Work items are (strip, block of output channels): with fewer strips than a
+        // few per thread (deep layers: 7x7 outputs) the channels are split too, and a
+        // thread packs each strip it touches once.
+        int64_t mparts = 1;
+        if (strips < 4 * f->threads) {
+            mparts = (4 * f->threads + strips - 1) / strips;
+            if (mparts > mblocks) mparts = mblocks;
+        }
+        const int64_t items = strips * mparts;
+        int64_t packed_strip = -1;
+        for (int64_t it = items * slot / f->threads; it < items * (slot + 1) / f->threads; ++it) {
+            const int64_t st = it / mparts, mp = it % mparts;
             const int64_t n0 = st * GEMM_NT;
             const int32_t cols = static_cast<int32_t>(f->N - n0 < GEMM_NT ? f->N - n0 : GEMM_NT);
+            const int64_t mb0 = mblocks * mp / mparts, mb1 = mblocks * (mp + 1) / mparts;
+            strip_tile_args ta = {a, n0};
+            if (st == packed_strip) {
+                gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
+                continue;
+            }
+            packed_strip = st;
             pixel_run runs[GEMM_NT];
             int32_t nruns = 0;
             for (int32_t j = 0; j < cols;) {
@@ -282,8 +300,7 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
                 gemm_pack_b_group(f->level, rows, cols, static_cast<int32_t>(f->K),
                                   static_cast<int32_t>(k4), packed);
             }
-            strip_tile_args ta = {a, n0};
-            gemm_run_tiles(&f->w, packed, cols, 0, mblocks, strip_tile, &ta);
+            gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
         }
     }
 }
