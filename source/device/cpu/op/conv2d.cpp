@@ -337,17 +337,19 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
 }
 
 /* acc[i] += w * src[i], wrapping; one copy per instruction set so each vectorizes. */
-#define CONV_ACC_ROW_BODY \
+inline void acc_row_body(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
     for (int64_t i = 0; i < n; ++i) acc[i] += w * static_cast<uint32_t>(src[i]);
+}
 #if CVML_SIMD_X86
-CVML_TARGET_AVX512 void acc_row_avx512(uint32_t* acc, const int32_t* src, uint32_t w,
-                                       int64_t n){CONV_ACC_ROW_BODY} CVML_TARGET_AVX2
-    void acc_row_avx2(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
-    CONV_ACC_ROW_BODY
+CVML_TARGET_AVX512 void acc_row_avx512(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
+    acc_row_body(acc, src, w, n);
+}
+CVML_TARGET_AVX2 void acc_row_avx2(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
+    acc_row_body(acc, src, w, n);
 }
 #endif
 void acc_row_plain(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
-    CONV_ACC_ROW_BODY
+    acc_row_body(acc, src, w, n);
 }
 
 struct grouped_args {

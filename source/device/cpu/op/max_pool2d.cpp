@@ -56,17 +56,54 @@ struct pool_fast {
     size_t slot_bytes;
 };
 
-#define POOL_MAX_ROW_BODY \
+template <typename T>
+inline void max_row_body(T* acc, const T* src, int64_t n) {
     for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] > src[i] ? acc[i] : src[i];
+}
+
+/* One copy per instruction set, so each vectorizes for its level. */
 #if CVML_SIMD_X86
-CVML_TARGET_AVX512 void max_row_avx512(int32_t* acc, const int32_t* src,
-                                       int64_t n){POOL_MAX_ROW_BODY} CVML_TARGET_AVX2
-    void max_row_avx2(int32_t* acc, const int32_t* src, int64_t n) {
-    POOL_MAX_ROW_BODY
+CVML_TARGET_AVX512 void max_row_avx512(int32_t* acc, const int32_t* src, int64_t n) {
+    max_row_body(acc, src, n);
+}
+CVML_TARGET_AVX2 void max_row_avx2(int32_t* acc, const int32_t* src, int64_t n) {
+    max_row_body(acc, src, n);
 }
 #endif
 void max_row_plain(int32_t* acc, const int32_t* src, int64_t n) {
-    POOL_MAX_ROW_BODY
+    max_row_body(acc, src, n);
+}
+
+/* int8 storage in and out: 64 lanes a vector. */
+#if CVML_SIMD_X86
+CVML_TARGET_AVX512 void max_row8_avx512(int8_t* acc, const int8_t* src, int64_t n) {
+    max_row_body(acc, src, n);
+}
+CVML_TARGET_AVX2 void max_row8_avx2(int8_t* acc, const int8_t* src, int64_t n) {
+    max_row_body(acc, src, n);
+}
+#endif
+void max_row8_plain(int8_t* acc, const int8_t* src, int64_t n) {
+    max_row_body(acc, src, n);
+}
+
+/* Padding as -128 cannot win over a window's input cell, and every window has one. */
+void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
+    void (*max_row)(int8_t*, const int8_t*, int64_t) = max_row8_plain;
+#if CVML_SIMD_X86
+    if (f->level == CPU_SIMD_AVX512) max_row = max_row8_avx512;
+    if (f->level == CPU_SIMD_AVX2) max_row = max_row8_avx2;
+#endif
+    memset(ph, -128, static_cast<size_t>(f->sw * f->hp * f->wq));
+    for (int64_t h = 0; h < f->h; ++h)
+        cpu_phase_row(x + h * f->w, f->w, f->pw, f->sw, f->hp * f->wq, ph + (h + f->ph) * f->wq);
+    for (int64_t i = 0; i < f->oh; ++i) {
+        int8_t* acc = y + i * f->ow;
+        memset(acc, -128, static_cast<size_t>(f->ow));
+        for (int64_t r = 0; r < f->kh; ++r)
+            for (int64_t s = 0; s < f->kw; ++s)
+                max_row(acc, ph + ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw, f->ow);
+    }
 }
 
 struct pool_fast_args {
@@ -92,6 +129,12 @@ void pool_fast_slot(void* arg, int64_t begin, int64_t end) {
         int32_t* acc = ph + f->sw * f->hp * f->wq;
         for (int64_t t = a->planes * slot / f->threads; t < a->planes * (slot + 1) / f->threads;
              ++t) {
+            if (x->storage == STORAGE_INT8 && y->storage == STORAGE_INT8) {
+                pool_plane8(f, static_cast<const int8_t*>(x->data) + t * f->h * f->w,
+                            static_cast<int8_t*>(y->data) + t * f->oh * f->ow,
+                            reinterpret_cast<int8_t*>(ph));
+                continue;
+            }
             for (int64_t i = 0; i < f->sw * f->hp * f->wq; ++i) ph[i] = INT32_MIN;
             for (int64_t h = 0; h < f->h; ++h)
                 cpu_phase_row_any(x, (t * f->h + h) * f->w, f->w, f->pw, f->sw, f->hp * f->wq,
