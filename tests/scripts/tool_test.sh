@@ -51,6 +51,14 @@ usage)
         expect 0 "$cvml" "$c" --help
         contains "usage: cvml $c" out
     done
+    # bench is dispatched when tools/bench is in the tree; without it, one usage error
+    "$cvml" --help > "$work/help"
+    if grep -q "bench \.\.\." "$work/help"; then
+        expect 0 "$cvml" bench --help
+    else
+        expect 64 "$cvml" bench
+        contains "no benchmark" err
+    fi
     expect 64 "$cvml" info
     expect 64 "$cvml" info a b c
     expect 64 "$cvml" info --bogus "$model"
