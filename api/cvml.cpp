@@ -391,9 +391,8 @@ int cvml_graph_add_const(cvml_graph* g, const char* name, int ndim, const int32_
         if (values[i] < -bound || values[i] > bound)
             return cvml_fail(CVML_ERR_LOGIC, "'%s': value %d at index %lld exceeds precision %d",
                              name, values[i], static_cast<long long>(i), precision);
-    t->const_data = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(n)));
-    if (!t->const_data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    memcpy(t->const_data, values, sizeof(int32_t) * static_cast<size_t>(n));
+    rc = ir_const_store(t, values);
+    if (rc) return rc;
     t->file_bits = precision <= 8 ? 8 : 32;
     int32_t* p = static_cast<int32_t*>(realloc(
         g->ir->param_order, sizeof(int32_t) * static_cast<size_t>(g->ir->param_order_count + 1)));

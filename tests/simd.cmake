@@ -16,10 +16,10 @@ foreach(level IN LISTS cvml_simd_levels)
               ${level} $<TARGET_FILE:cvml_unit_tests>)
     set_tests_properties(simd.unit.${level}.t${t} PROPERTIES
       ENVIRONMENT "CVML_SIMD=${level};CVML_NUM_THREADS=${t}" SKIP_RETURN_CODE 77 LABELS simd)
-    if(TARGET cvml_conformance)
+    if(TARGET cvml_conformance_tests)
       add_test(NAME simd.conformance.${level}.t${t}
         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/simd/run_level.sh $<TARGET_FILE:cvml_simd_probe>
-                ${level} $<TARGET_FILE:cvml_conformance>)
+                ${level} $<TARGET_FILE:cvml_conformance_tests>)
       set_tests_properties(simd.conformance.${level}.t${t} PROPERTIES
         ENVIRONMENT "CVML_SIMD=${level};CVML_NUM_THREADS=${t}" SKIP_RETURN_CODE 77 LABELS simd)
     endif()

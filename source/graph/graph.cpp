@@ -235,6 +235,30 @@ int64_t ir_tensor_element_count(const ir_tensor* t) {
     return n;
 }
 
+int32_t ir_const_value(const ir_tensor* t, int64_t i) {
+    if (t->storage == STORAGE_INT8) return static_cast<const int8_t*>(t->const_data)[i];
+    if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->const_data)[i];
+    return static_cast<const int32_t*>(t->const_data)[i];
+}
+
+int ir_const_store(ir_tensor* t, const int32_t* values) {
+    size_t n = static_cast<size_t>(ir_tensor_element_count(t));
+    uint8_t storage = t->precision >= 1 && t->precision <= 8 ? STORAGE_INT8 : STORAGE_INT32;
+    void* p = calloc(n * storage + 64, 1);
+    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory for parameter '%s'", t->name);
+    if (values) {
+        if (storage == STORAGE_INT8)
+            for (size_t i = 0; i < n; ++i)
+                static_cast<int8_t*>(p)[i] = static_cast<int8_t>(values[i]);
+        else
+            memcpy(p, values, n * sizeof(int32_t));
+    }
+    free(t->const_data);
+    t->const_data = p;
+    t->storage = storage;
+    return CVML_OK;
+}
+
 int32_t ir_precision_bound(int32_t precision) {
     if (precision <= 1) return 0;
     if (precision >= 32) return INT32_MAX;

@@ -33,9 +33,13 @@ typedef struct ir_tensor {
     int32_t producer_output;
     int32_t* consumers; /* node indices, in node order */
     int32_t consumer_count;
-    int32_t storage_id;  /* the file's storage plan slot, -1 when none */
-    int32_t* const_data; /* TENSOR_CONST: prod(dims) values, owned by the graph */
-    void* data;          /* host buffer while a graph runs (arena, const or input) */
+    int32_t storage_id; /* the file's storage plan slot, -1 when none */
+    /* TENSOR_CONST: prod(dims) values owned by the graph, `storage` wide: int8 when the
+     * precision is at most 8 (load checks values against it, so it is a proven bound),
+     * else int32; int8 arrays carry 64 readable bytes past the end. Read them with
+     * ir_const_value(). */
+    void* const_data;
+    void* data; /* host buffer while a graph runs (arena, const or input) */
 } ir_tensor;
 
 typedef struct ir_attr {
@@ -126,6 +130,12 @@ ir_tensor* ir_graph_find_tensor(const ir_graph* g, const char* name);
 ir_node* ir_graph_find_node(const ir_graph* g, const char* name);
 
 int64_t ir_tensor_element_count(const ir_tensor* t);
+/* Element i of a constant's values, whatever their storage. */
+int32_t ir_const_value(const ir_tensor* t, int64_t i);
+/* Allocates a constant's value array for `precision` (int8 up to 8 bits, else int32),
+ * sets t->storage, and fills it from `values` (NULL: leaves it zeroed). Frees any
+ * previous array. Returns CVML_OK or a runtime error. */
+int ir_const_store(ir_tensor* t, const int32_t* values);
 /* Largest magnitude a value of `precision` bits may have: 2^(p-1)-1. */
 int32_t ir_precision_bound(int32_t precision);
 

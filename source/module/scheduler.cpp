@@ -310,7 +310,17 @@ int upload_constants(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
     for (int32_t i = 0; i < sg->input_count; ++i) {
         const ir_tensor* t = g->tensors[sg->inputs[i]];
         if (t->kind != TENSOR_CONST) continue;
-        int rc = dev->copy_to_device(dev, sg, sg->input_buffers[i], t->data, tensor_bytes(t));
+        // Devices take int32 values; the host may keep a constant narrower.
+        int32_t* wide = nullptr;
+        if (t->storage != STORAGE_INT32) {
+            int64_t n = ir_tensor_element_count(t);
+            wide = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(n ? n : 1)));
+            if (!wide) return cvml_fail(CVML_ERR_RUNTIME, "out of memory uploading '%s'", t->name);
+            for (int64_t k = 0; k < n; ++k) wide[k] = ir_const_value(t, k);
+        }
+        int rc = dev->copy_to_device(dev, sg, sg->input_buffers[i], wide ? wide : t->data,
+                                     tensor_bytes(t));
+        free(wide);
         if (rc) return cvml_fail_context(rc, "uploading '%s': ", t->name);
     }
     return CVML_OK;

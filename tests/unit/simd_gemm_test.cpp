@@ -48,7 +48,8 @@ std::vector<int32_t> values(size_t n, std::mt19937& rng, int mode) {
     return v;
 }
 
-void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t seed, int splits) {
+void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t seed, int splits,
+                bool plain = false) {
     std::mt19937 rng(seed);
     std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
     std::vector<int32_t> B = values(static_cast<size_t>(K) * N, rng, mode);
@@ -63,7 +64,13 @@ void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t s
             ref[static_cast<size_t>(m) * N + n] = static_cast<int32_t>(acc);
         }
     gemm_weights w;
-    ASSERT_EQ(gemm_weights_pack(level, A.data(), M, K, &w), CVML_OK);
+    std::vector<int8_t> a8(A.size() + 4);
+    for (size_t i = 0; i < A.size(); ++i) a8[i] = static_cast<int8_t>(A[i]);
+    for (size_t i = A.size(); i < a8.size(); ++i) a8[i] = 0x55;  // past the end: must not matter
+    if (plain)
+        ASSERT_EQ(gemm_weights_plain(level, a8.data(), M, K, &w), CVML_OK);
+    else
+        ASSERT_EQ(gemm_weights_pack(level, A.data(), M, K, &w), CVML_OK);
     std::vector<uint8_t> packed(gemm_b_bytes(level, K, N) + 64);
     std::vector<int8_t> b8(B.size());
     for (size_t i = 0; i < B.size(); ++i) b8[i] = static_cast<int8_t>(B[i]);
@@ -110,13 +117,17 @@ TEST(SimdGemm, OddSizesAllLevels) {
                 for (int32_t N : Ns) {
                     ++seed;
                     check_gemm(level, M, K, N, 0, seed, 1 + static_cast<int>(seed % 3));
+                    check_gemm(level, M, K, N, 0, seed, 2, true);
                 }
 }
 
 TEST(SimdGemm, ExtremesAllLevels) {
     for (int level : levels())
         for (int mode = 1; mode <= 3; ++mode)
-            for (int32_t K : {4, 9, 576, 1153}) check_gemm(level, 16, K, 50, mode, 7u + mode, 2);
+            for (int32_t K : {4, 9, 576, 1153}) {
+                check_gemm(level, 16, K, 50, mode, 7u + mode, 2);
+                check_gemm(level, 13, K, 50, mode, 9u + mode, 3, true);
+            }
 }
 
 TEST(SimdGemm, LargeKWrapsLikeUpstream) {

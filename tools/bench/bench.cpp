@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <time.h>
 
 #include <algorithm>
@@ -231,6 +234,19 @@ int cvml_bench_main(int argc, char** argv) {
         return rc;
     }
 
+    // Peak RSS of loading/building vs of preparing and running: Linux resets the
+    // high-water mark when "5" is written to clear_refs.
+    struct rusage ru_load;
+    getrusage(RUSAGE_SELF, &ru_load);
+#ifdef __GLIBC__
+    malloc_trim(0);  // hand the builder's freed temporaries back before measuring
+#endif
+    bool hwm_reset = false;
+    if (FILE* f = fopen("/proc/self/clear_refs", "w")) {
+        hwm_reset = fputs("5", f) >= 0;
+        hwm_reset = (fclose(f) == 0) && hwm_reset;
+    }
+
     std::vector<int32_t> input = bench::make_input(g, o.spec.seed);
     cvml_tensor* in = nullptr;
     cvml_graph_get_input(g, 0, &in);
@@ -356,6 +372,22 @@ int cvml_bench_main(int argc, char** argv) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss_mb = ru.ru_maxrss / 1024.0;
+    double load_rss_mb = ru_load.ru_maxrss / 1024.0;
+    uint64_t const_bytes = 0;
+    {
+        int tc = 0;
+        cvml_graph_tensor_count(g, &tc);
+        for (int t = 0; t < tc; ++t) {
+            cvml_tensor* tt = nullptr;
+            cvml_graph_get_tensor(g, t, &tt);
+            int is_const = 0, p = 32;
+            cvml_tensor_is_const(tt, &is_const);
+            cvml_tensor_precision(tt, &p);
+            size_t n = 0;
+            cvml_tensor_element_count(tt, &n);
+            if (is_const) const_bytes += n * (p <= 8 ? 1 : 4);
+        }
+    }
     size_t arena = 0;
     cvml_graph_cpu_arena_bytes(g, &arena);
     const char* simd = cvml_cpu_simd_level();
@@ -366,12 +398,14 @@ int cvml_bench_main(int argc, char** argv) {
             "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"simd\": \"%s\", "
             "\"runs\": %d, \"warmup\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
             "\"max_ms\": %.4f, \"prerun_ms\": %.3f, \"macs\": %llu, \"gmacs_per_s\": %.2f, "
-            "\"peak_rss_mb\": %.2f, \"arena_bytes\": %zu, \"output_hash\": \"%016llx\", "
+            "\"peak_rss_mb\": %.2f, \"run_peak_rss_mb\": %.2f, \"load_peak_rss_mb\": %.2f, "
+            "\"param_bytes\": %llu, \"arena_bytes\": %zu, \"output_hash\": \"%016llx\", "
             "\"output_nonzero\": %zu, \"output_distinct\": %zu, \"output_count\": %zu",
             json_escape(model_name).c_str(), o.spec.batch, threads, simd, o.runs, o.warmup, median,
             sorted.front(), sorted.back(), prerun_ms, (unsigned long long)total_macs,
-            total_macs / (median * 1e6), rss_mb, arena, (unsigned long long)h, nonzero, distinct,
-            on);
+            total_macs / (median * 1e6), rss_mb > load_rss_mb ? rss_mb : load_rss_mb,
+            hwm_reset ? rss_mb : -1.0, load_rss_mb, (unsigned long long)const_bytes, arena,
+            (unsigned long long)h, nonzero, distinct, on);
         if (o.profile) {
             printf(", \"operators\": [");
             for (size_t i = 0; i < rows.size(); ++i)
@@ -393,7 +427,14 @@ int cvml_bench_main(int argc, char** argv) {
         printf("prerun     %.3f ms\n", prerun_ms);
         printf("compute    %.3f GMAC, %.1f GMAC/s at the median\n", total_macs / 1e9,
                total_macs / (median * 1e6));
-        printf("memory     peak RSS %.1f MiB, arena %.2f MiB\n", rss_mb, arena / 1048576.0);
+        if (hwm_reset)
+            printf(
+                "memory     peak RSS %.1f MiB while preparing and running (%.1f MiB while "
+                "building/loading), parameters %.2f MiB, arena %.2f MiB\n",
+                rss_mb, load_rss_mb, const_bytes / 1048576.0, arena / 1048576.0);
+        else
+            printf("memory     peak RSS %.1f MiB, parameters %.2f MiB, arena %.2f MiB\n", rss_mb,
+                   const_bytes / 1048576.0, arena / 1048576.0);
         printf("output     %zu values, %zu nonzero, %zu distinct, hash %016llx\n", on, nonzero,
                distinct, (unsigned long long)h);
         if (o.profile) {

@@ -37,8 +37,10 @@ struct cpu_subgraph_state {
     int32_t node_count;
     uint8_t* arena;
     size_t arena_size;
+    int32_t tensor_count;
     int32_t* step_of_node; /* graph node index -> step here, -1 elsewhere */
     int32_t* alias;        /* graph tensor index -> tensor whose buffer it shares, or -1 */
+    ir_tensor** wide;      /* graph tensor index -> int32 stand-in of a narrow constant */
 };
 
 int cpu_supports(cvml_device*, const ir_graph*, const ir_node* node) {
@@ -56,6 +58,14 @@ void release_state(cpu_subgraph_state* st) {
     free(st->arena);
     free(st->step_of_node);
     free(st->alias);
+    if (st->wide) {
+        for (int32_t t = 0; t < st->tensor_count; ++t)
+            if (st->wide[t]) {
+                free(st->wide[t]->data);
+                free(st->wide[t]);
+            }
+        free(st->wide);
+    }
     if (st->rt.pool) thread_pool_release(st->rt.pool);
     free(st);
 }
@@ -64,6 +74,35 @@ bool is_graph_output(const ir_graph* g, int32_t tensor) {
     for (int32_t i = 0; i < g->output_count; ++i)
         if (g->outputs[i] == tensor) return true;
     return false;
+}
+
+/* Kernels that read this narrow constant input themselves (the others see int32). */
+bool takes_narrow_const(const ir_node* node, int32_t input, int level) {
+    return level != CPU_SIMD_SCALAR && input == 1 && node->op &&
+           strcmp(node->op->name, "conv2d") == 0;
+}
+
+/* A constant kept as int8 gets an int32 stand-in (a copy of the tensor with widened
+ * values, owned by the device) for kernels that read int32 only. */
+ir_tensor* const_input(cpu_subgraph_state* st, const ir_node* node, int32_t k, ir_tensor* t) {
+    if (t->kind != TENSOR_CONST || t->storage == STORAGE_INT32 ||
+        takes_narrow_const(node, k, st->rt.simd_level))
+        return t;
+    if (st->wide[t->index]) return st->wide[t->index];
+    ir_tensor* w = static_cast<ir_tensor*>(malloc(sizeof(ir_tensor)));
+    int64_t n = ir_tensor_element_count(t);
+    int32_t* v = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(n ? n : 1)));
+    if (!w || !v) {
+        free(w);
+        free(v);
+        return nullptr;
+    }
+    for (int64_t i = 0; i < n; ++i) v[i] = ir_const_value(t, i);
+    *w = *t;
+    w->data = v;
+    w->storage = STORAGE_INT32;
+    st->wide[t->index] = w;
+    return w;
 }
 
 int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* scratch) {
@@ -78,8 +117,10 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         ne->tensors =
             static_cast<ir_tensor**>(malloc(sizeof(ir_tensor*) * static_cast<size_t>(total)));
         if (!ne->tensors) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        for (int32_t k = 0; k < node->input_count; ++k)
-            ne->tensors[k] = g->tensors[node->inputs[k]];
+        for (int32_t k = 0; k < node->input_count; ++k) {
+            ne->tensors[k] = const_input(st, node, k, g->tensors[node->inputs[k]]);
+            if (!ne->tensors[k]) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        }
         for (int32_t k = 0; k < node->output_count; ++k)
             ne->tensors[node->input_count + k] = g->tensors[node->outputs[k]];
         cpu_node_ctx* c = &ne->ctx;
@@ -195,7 +236,8 @@ void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             } else if (!tail_step_of(c, &step)) {
                 break;
             }
-            if (slots + tail_slots(step) > EP_MAX_STEPS || head->tail.count == CPU_TAIL_MAX) break;
+            if (slots + tail_slots(step) > EP_MAX_STEPS - 2 || head->tail.count == CPU_TAIL_MAX)
+                break;
             slots += tail_slots(step);
             head->tail.steps[head->tail.count++] = step;
             st->nodes[cs].skip = 1;
@@ -371,11 +413,12 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
     }
     int rc = memory_plan(req, r, kArenaAlign, &st->arena_size);
     if (!rc && st->arena_size > 0) {
-        st->arena = static_cast<uint8_t*>(aligned_alloc(kArenaAlign, st->arena_size));
+        // 64 bytes of slack: vector kernels may read (never use) up to a vector past a buffer.
+        st->arena = static_cast<uint8_t*>(aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
         if (!st->arena)
             rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %zu bytes", st->arena_size);
         else
-            memset(st->arena, 0, st->arena_size);
+            memset(st->arena, 0, st->arena_size + kArenaAlign);
     }
     if (!rc) {
         r = 0;
@@ -419,7 +462,11 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
             malloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
         st->alias = static_cast<int32_t*>(
             malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
-        if (!st->step_of_node || !st->alias) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        st->wide = static_cast<ir_tensor**>(
+            calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
+        st->tensor_count = g->tensor_count;
+        if (!st->step_of_node || !st->alias || !st->wide)
+            rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     if (!rc) {
         for (int32_t n = 0; n < g->node_count; ++n) st->step_of_node[n] = -1;

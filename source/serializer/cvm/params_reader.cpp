@@ -168,8 +168,9 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
         }
         values[i] = v;
     }
-    free(t->const_data);
-    t->const_data = values;
+    int rc = ir_const_store(t, values);
+    free(values);
+    if (rc) return rc;
     t->file_bits = bits;
     (void)g;
     return CVML_OK;

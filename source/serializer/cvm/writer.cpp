@@ -297,10 +297,10 @@ int cvm_write_params(const ir_graph* g, uint8_t** out, size_t* size) {
         put_u64(&b, static_cast<uint64_t>(n * (bits / 8)));
         for (int64_t k = 0; k < n; ++k) {
             if (bits == 8) {
-                uint8_t v = static_cast<uint8_t>(static_cast<int8_t>(t->const_data[k]));
+                uint8_t v = static_cast<uint8_t>(static_cast<int8_t>(ir_const_value(t, k)));
                 b.put(&v, 1);
             } else {
-                put_i32(&b, t->const_data[k]);
+                put_i32(&b, ir_const_value(t, k));
             }
         }
     }

@@ -1,6 +1,7 @@
 /* clip on the CPU: max(min(x, a_max), a_min). Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
 #include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/simd/kernel_util.h"
 #include "operator/clip.h"
 
 namespace {
@@ -21,7 +22,18 @@ void clip_range(void* arg, int64_t begin, int64_t end) {
         y[i] = x[i] > a->hi ? a->hi : (x[i] < a->lo ? a->lo : x[i]);
 }
 
+int clip_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    *scratch_bytes = 0;
+    return cpu_ew_prerun(ctx, 1);
+}
+
 int clip_run(cpu_node_ctx* ctx) {
+    if (ctx->state) {
+        epilogue ep = {};
+        const clip_param* p = static_cast<const clip_param*>(ctx->param);
+        epilogue_add_clip(&ep, p->a_min, p->a_max);
+        return cpu_ew_run(ctx, &ep);
+    }
     const clip_param* p = static_cast<const clip_param*>(ctx->param);
     int32_t lo = p->a_min, hi = p->a_max;
     clip_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), lo, hi};
@@ -29,7 +41,7 @@ int clip_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel clip_kernel = {"clip", nullptr, clip_run, nullptr};
+const cpu_kernel clip_kernel = {"clip", clip_prerun, clip_run, nullptr};
 
 }  // namespace
 

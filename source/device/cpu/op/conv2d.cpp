@@ -133,9 +133,11 @@ struct conv_fast {
     conv_geom g;
     int64_t N, K;
     gemm_weights w;
-    size_t b_bytes, rows_bytes, x8_bytes; /* groups == 1 scratch parts */
-    int64_t hp, wp, wq;                   /* groups > 1: padded plane and phase width */
-    size_t plane_bytes;                   /* groups > 1: per-thread scratch */
+    size_t strip_packed_bytes, strip_bytes, x8_bytes; /* groups == 1 scratch parts */
+    int64_t hp, wp, wq;                               /* groups > 1: padded plane and phase width */
+    size_t plane_bytes;                               /* groups > 1: per-thread scratch */
+    int32_t* wg;                                      /* groups > 1: the weights as int32 */
+    int64_t* taps; /* groups == 1: where im2col row k starts in the phase-split image */
 };
 
 size_t align64(size_t v) {
@@ -182,56 +184,6 @@ void phase_range(void* arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Row k = (ic, r, s) of the im2col matrix from the phase-split image, in 16-byte
- * chunks: a chunk may run past the row end into the next row's start (rewritten next)
- * or into the buffers' 64-byte tails. */
-void im2col_row(const conv_fast* f, const int8_t* xph, int64_t k, int8_t* row) {
-    const conv_geom& g = f->g;
-    const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, s = k % g.kw;
-    const int64_t col = s * g.dw, p = col % g.sw, off = col / g.sw;
-    const int8_t* plane = xph + (ic * g.sw + p) * f->hp * f->wq + off;
-    for (int64_t y = 0; y < g.oh; ++y) {
-        const int8_t* src = plane + (y * g.sh + r * g.dh) * f->wq;
-        int8_t* dst = row + y * g.ow;
-        for (int64_t x = 0; x < g.ow; x += 16) memcpy(dst + x, src + x, 16);
-    }
-}
-
-struct pack_args {
-    const conv_fast* f;
-    const int8_t* x; /* direct: the int8 image; else the phase-split image */
-    bool direct;
-    uint8_t* rows; /* per slot: GEMM_KG rows of N */
-    void* packed;
-};
-
-void pack_slot(void* arg, int64_t begin, int64_t end) {
-    const pack_args* a = static_cast<const pack_args*>(arg);
-    const conv_fast* f = a->f;
-    const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
-    for (int64_t slot = begin; slot < end; ++slot) {
-        int8_t* buf =
-            reinterpret_cast<int8_t*>(a->rows + static_cast<size_t>(slot) * f->rows_bytes);
-        for (int64_t k4 = k4n * slot / f->threads; k4 < k4n * (slot + 1) / f->threads; ++k4) {
-            const int8_t* rows[GEMM_KG];
-            for (int i = 0; i < GEMM_KG; ++i) {
-                int64_t k = k4 * GEMM_KG + i;
-                if (k >= f->K) {
-                    rows[i] = nullptr;
-                } else if (a->direct) {
-                    rows[i] = a->x + k * f->N;
-                } else {
-                    int8_t* row = buf + static_cast<size_t>(i) * static_cast<size_t>(f->N);
-                    im2col_row(f, a->x, k, row);
-                    rows[i] = row;
-                }
-            }
-            gemm_pack_b_group(f->level, rows, static_cast<int32_t>(f->N),
-                              static_cast<int32_t>(f->K), static_cast<int32_t>(k4), a->packed);
-        }
-    }
-}
-
 struct cast8_args {
     const ir_tensor* t;
     int64_t base;
@@ -244,38 +196,103 @@ void cast8_range(void* arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) a->dst[i] = static_cast<int8_t>(src[i]);
 }
 
-struct gemm_args {
+/* A strip is GEMM_NT output pixels (one GEMM n-tile): each thread packs its own strips'
+ * im2col columns into a small buffer that stays in cache while every output channel
+ * block is computed over it, so a conv2d has one parallel region per image. */
+struct strip_args {
     const conv_fast* f;
-    const void* packed;
+    const int8_t* x; /* direct: the int8 image; else the phase-split image */
+    bool direct;
     const epilogue* ep;
     const int32_t* bias;
     void* out;
     int32_t out_storage;
     int64_t out_base;
+    uint8_t* scratch; /* per slot: strip_bytes */
+    int64_t n0;       /* the strip being computed (per call of the tile callback) */
 };
 
-void conv_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols, const int32_t* tile) {
-    const gemm_args* a = static_cast<const gemm_args*>(arg);
+struct strip_tile_args {
+    const strip_args* s;
+    int64_t n0;
+};
+
+void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
+                const int32_t* tile) {
+    const strip_tile_args* t = static_cast<const strip_tile_args*>(arg);
+    const strip_args* a = t->s;
     for (int32_t r = 0; r < rows; ++r) {
         const int64_t m = m0 + r;
         epilogue_apply(a->f->level, a->ep, tile + r * GEMM_NT, STORAGE_INT32, 0,
                        a->bias ? a->bias[m] : 0, a->out, a->out_storage,
-                       a->out_base + m * a->f->N + n0, cols);
+                       a->out_base + m * a->f->N + t->n0 + n0, cols);
     }
 }
 
-void gemm_range(void* arg, int64_t begin, int64_t end) {
-    const gemm_args* a = static_cast<const gemm_args*>(arg);
-    gemm_run_tiles(&a->f->w, a->packed, static_cast<int32_t>(a->f->N), begin, end, conv_tile, arg);
+struct pixel_run {
+    int32_t j, len; /* strip columns [j, j + len) */
+    int64_t src;    /* their first source element relative to a tap's base */
+};
+
+void strip_slot(void* arg, int64_t begin, int64_t end) {
+    const strip_args* a = static_cast<const strip_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    const int64_t strips = (f->N + GEMM_NT - 1) / GEMM_NT;
+    const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
+    const int32_t mblocks = static_cast<int32_t>((g.o + GEMM_MR - 1) / GEMM_MR);
+    for (int64_t slot = begin; slot < end; ++slot) {
+        uint8_t* base = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
+        void* packed = base;
+        int8_t* rowbuf = reinterpret_cast<int8_t*>(base + f->strip_packed_bytes);
+        for (int64_t st = strips * slot / f->threads; st < strips * (slot + 1) / f->threads; ++st) {
+            const int64_t n0 = st * GEMM_NT;
+            const int32_t cols = static_cast<int32_t>(f->N - n0 < GEMM_NT ? f->N - n0 : GEMM_NT);
+            pixel_run runs[GEMM_NT];
+            int32_t nruns = 0;
+            for (int32_t j = 0; j < cols;) {
+                const int64_t y = (n0 + j) / g.ow, x = (n0 + j) % g.ow;
+                int32_t len = static_cast<int32_t>(g.ow - x);
+                if (a->direct || len > cols - j) len = cols - j;
+                runs[nruns].j = j;
+                runs[nruns].len = len;
+                runs[nruns].src = a->direct ? n0 + j : y * g.sh * f->wq + x;
+                ++nruns;
+                j += len;
+            }
+            for (int64_t k4 = 0; k4 < k4n; ++k4) {
+                const int8_t* rows[GEMM_KG];
+                for (int i = 0; i < GEMM_KG; ++i) {
+                    const int64_t k = k4 * GEMM_KG + i;
+                    if (k >= f->K) {
+                        rows[i] = nullptr;
+                        continue;
+                    }
+                    const int64_t tap = a->direct ? k * f->N : f->taps[k];
+                    int8_t* row = rowbuf + i * (GEMM_NT + 64);
+                    // 16-byte chunks: a chunk past a run's end is rewritten by the next
+                    // run or lands in the row's slack; reads stay within the image's.
+                    for (int32_t q = 0; q < nruns; ++q) {
+                        const int8_t* src = a->x + tap + runs[q].src;
+                        for (int32_t c = 0; c < runs[q].len; c += 16)
+                            memcpy(row + runs[q].j + c, src + c, 16);
+                    }
+                    rows[i] = row;
+                }
+                gemm_pack_b_group(f->level, rows, cols, static_cast<int32_t>(f->K),
+                                  static_cast<int32_t>(k4), packed);
+            }
+            strip_tile_args ta = {a, n0};
+            gemm_run_tiles(&f->w, packed, cols, 0, mblocks, strip_tile, &ta);
+        }
+    }
 }
 
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, const int32_t* bias) {
     const conv_geom& g = f->g;
     uint8_t* scratch = static_cast<uint8_t*>(ctx->scratch);
-    void* packed = scratch;
-    uint8_t* rows = scratch + f->b_bytes;
     int8_t* x8buf =
-        reinterpret_cast<int8_t*>(rows + f->rows_bytes * static_cast<size_t>(f->threads));
+        reinterpret_cast<int8_t*>(scratch + f->strip_bytes * static_cast<size_t>(f->threads));
     const ir_tensor* xt = ctx->inputs[0];
     const ir_tensor* yt = ctx->outputs[0];
     const int64_t chw = g.c * g.h * g.w;
@@ -295,12 +312,9 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
             cpu_parallel_for(ctx, g.c, phase_range, &pa);
             x8 = x8buf;
         }
-        pack_args pa = {f, x8, direct, rows, packed};
-        cpu_for_each_slot(ctx, pack_slot, &pa);
-        gemm_args ga = {f, packed, ep, bias, yt->data, yt->storage, n * g.o * f->N};
-        cpu_parallel_for(ctx,
-                         gemm_tile_count(static_cast<int32_t>(g.o), static_cast<int32_t>(f->N)),
-                         gemm_range, &ga);
+        strip_args sa = {f,        x8,          direct,         ep,      bias,
+                         yt->data, yt->storage, n * g.o * f->N, scratch, 0};
+        cpu_for_each_slot(ctx, strip_slot, &sa);
     }
     return CVML_OK;
 }
@@ -331,7 +345,7 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     const ir_tensor* xt = a->ctx->inputs[0];
-    const int32_t* wt = static_cast<const int32_t*>(a->ctx->inputs[1]->data);
+    const int32_t* wt = f->wg;
     const ir_tensor* yt = a->ctx->outputs[0];
     void (*acc_row)(uint32_t*, const int32_t*, uint32_t, int64_t) = acc_row_plain;
 #if CVML_SIMD_X86
@@ -339,13 +353,16 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     if (f->level == CPU_SIMD_AVX2) acc_row = acc_row_avx2;
 #endif
     const int64_t planes = g.n * g.o, plane = g.oh * g.ow;
+    // acc rows are wq apart, like the phase planes' rows: with stride 1 a tap is then one
+    // flat run over all rows (the columns past ow are computed and dropped).
+    const int64_t acc_len = g.oh * f->wq;
     for (int64_t slot = begin; slot < end; ++slot) {
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         uint32_t* acc = reinterpret_cast<uint32_t*>(base);
-        int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(plane) * 4));
+        int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(acc_len) * 4));
         for (int64_t t = planes * slot / f->threads; t < planes * (slot + 1) / f->threads; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
-            memset(acc, 0, static_cast<size_t>(plane) * 4);
+            memset(acc, 0, static_cast<size_t>(acc_len) * 4);
             const int64_t c0 = (o / g.opg) * g.ic;
             for (int64_t ic = 0; ic < g.ic; ++ic) {
                 // Zero-padded plane, column phase p of row h at ph[(p*hp + h)*wq + j].
@@ -360,13 +377,19 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
                         const uint32_t wv = static_cast<uint32_t>(wp[r * g.kw + s]);
                         if (wv == 0) continue;
                         const int64_t col = s * g.dw, p = col % g.sw, off = col / g.sw;
+                        const int32_t* src = ph + (p * f->hp + r * g.dh) * f->wq + off;
+                        if (g.sh == 1) {
+                            acc_row(acc, src, wv, acc_len);
+                            continue;
+                        }
                         for (int64_t y = 0; y < g.oh; ++y)
-                            acc_row(acc + y * g.ow,
-                                    ph + (p * f->hp + y * g.sh + r * g.dh) * f->wq + off, wv, g.ow);
+                            acc_row(acc + y * f->wq, src + y * g.sh * f->wq, wv, g.ow);
                     }
             }
-            epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
-                           yt->data, yt->storage, t * plane, plane);
+            for (int64_t y = 0; y < g.oh; ++y)
+                epilogue_apply(f->level, a->ep, acc + y * f->wq, STORAGE_INT32, 0,
+                               a->bias ? a->bias[o] : 0, yt->data, yt->storage,
+                               t * plane + y * g.ow, g.ow);
         }
     }
 }
@@ -385,28 +408,55 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
             free(f);
             return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
         }
-        int rc = gemm_weights_pack(f->level, cpu_in(ctx, 1), static_cast<int32_t>(g.o),
-                                   static_cast<int32_t>(f->K), &f->w);
+        // The device hands this kernel its weights as stored: int8 (precision <= 8, so
+        // upstream's int8 cast changes nothing) is used in place at the avx512 level.
+        const ir_tensor* wt = ctx->inputs[1];
+        int rc =
+            wt->storage == STORAGE_INT8
+                ? gemm_weights_plain(f->level, static_cast<const int8_t*>(wt->data),
+                                     static_cast<int32_t>(g.o), static_cast<int32_t>(f->K), &f->w)
+                : gemm_weights_pack(f->level, cpu_in(ctx, 1), static_cast<int32_t>(g.o),
+                                    static_cast<int32_t>(f->K), &f->w);
         if (rc) {
             free(f);
             return rc;
         }
-        f->b_bytes =
-            align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), static_cast<int32_t>(f->N)));
-        f->rows_bytes = align64(static_cast<size_t>(GEMM_KG * f->N) + 64);
+        f->strip_packed_bytes =
+            align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
+        f->taps = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
+        if (!f->taps) {
+            gemm_weights_free(&f->w);
+            free(f);
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        }
+        f->strip_bytes = f->strip_packed_bytes + align64(GEMM_KG * (GEMM_NT + 64));
         f->hp = g.h + 2 * g.ph;
         f->wp = g.w + 2 * g.pw;
         f->wq = (f->wp + g.sw - 1) / g.sw + 16;
         size_t phased = static_cast<size_t>(g.c * g.sw * f->hp * f->wq);
         size_t flat = static_cast<size_t>(g.c * g.h * g.w);
         f->x8_bytes = align64((phased > flat ? phased : flat) + 64);
-        *scratch_bytes = f->b_bytes + f->rows_bytes * static_cast<size_t>(f->threads) + f->x8_bytes;
+        for (int64_t k = 0; k < f->K; ++k) {
+            const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
+            const int64_t col = sk * g.dw, p = col % g.sw, off = col / g.sw;
+            f->taps[k] = ((ic * g.sw + p) * f->hp + r * g.dh) * f->wq + off;
+        }
+        *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->x8_bytes;
     } else {
+        const int64_t nw = g.o * g.ic * g.kh * g.kw;
+        f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
+        if (!f->wg) {
+            free(f);
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        }
+        for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
         f->hp = g.h + 2 * g.ph;
         f->wp = g.w + 2 * g.pw;
         f->wq = (f->wp + g.sw - 1) / g.sw + 1;
-        f->plane_bytes = align64(static_cast<size_t>(f->N) * 4) +
-                         align64(static_cast<size_t>(g.sw * f->hp * f->wq) * 4 + 64);
+        // The flat stride-1 runs read up to a row and a tap offset past the last plane.
+        f->plane_bytes =
+            align64(static_cast<size_t>(g.oh * f->wq) * 4) +
+            align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq + g.kw * g.dw) * 4 + 64);
         *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
     }
     ctx->state = f;
@@ -427,7 +477,11 @@ int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
 
 void conv2d_postrun(cpu_node_ctx* ctx) {
     conv_fast* f = static_cast<conv_fast*>(ctx->state);
-    if (f) gemm_weights_free(&f->w);
+    if (f) {
+        gemm_weights_free(&f->w);
+        free(f->wg);
+        free(f->taps);
+    }
     free(f);
     ctx->state = nullptr;
 }

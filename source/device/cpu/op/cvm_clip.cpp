@@ -1,6 +1,7 @@
 /* cvm_clip on the CPU: clip to +-(2^(p-1)-1); is_sign is ignored as upstream ignores it. Element i
  * reads only element i of its inputs, so the output may share an input's storage. */
 #include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/simd/kernel_util.h"
 #include "operator/cvm_clip.h"
 
 namespace {
@@ -20,7 +21,19 @@ void cvm_clip_range(void* arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = cvm_clip_value(x[i], a->hi);
 }
 
+int cvm_clip_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    *scratch_bytes = 0;
+    return cpu_ew_prerun(ctx, 1);
+}
+
 int cvm_clip_run(cpu_node_ctx* ctx) {
+    if (ctx->state) {
+        epilogue ep = {};
+        const cvm_clip_param* p = static_cast<const cvm_clip_param*>(ctx->param);
+        const int32_t b = cvm_clip_bound(p->precision);
+        epilogue_add_clip(&ep, -b, b);
+        return cpu_ew_run(ctx, &ep);
+    }
     const cvm_clip_param* p = static_cast<const cvm_clip_param*>(ctx->param);
     int32_t lo = 0, hi = cvm_clip_bound(p->precision);
     cvm_clip_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), lo, hi};
@@ -28,7 +41,7 @@ int cvm_clip_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_clip_kernel = {"cvm_clip", nullptr, cvm_clip_run, nullptr};
+const cpu_kernel cvm_clip_kernel = {"cvm_clip", cvm_clip_prerun, cvm_clip_run, nullptr};
 
 }  // namespace
 

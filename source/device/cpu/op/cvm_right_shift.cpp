@@ -1,6 +1,7 @@
 /* cvm_right_shift on the CPU: upstream's CPU rounding shift with its quirks (elemwise_scalar.h).
  * Element i reads only element i of its inputs, so the output may share an input's storage. */
 #include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/simd/kernel_util.h"
 #include "operator/cvm_right_shift.h"
 
 namespace {
@@ -21,7 +22,18 @@ void cvm_right_shift_range(void* arg, int64_t begin, int64_t end) {
         y[i] = cvm_right_shift_value(x[i], a->precision, a->shift_bit);
 }
 
+int cvm_right_shift_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    *scratch_bytes = 0;
+    return cpu_ew_prerun(ctx, 1);
+}
+
 int cvm_right_shift_run(cpu_node_ctx* ctx) {
+    if (ctx->state) {
+        epilogue ep = {};
+        const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
+        epilogue_add_rshift(&ep, p->precision, p->shift_bit);
+        return cpu_ew_run(ctx, &ep);
+    }
     const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
 
     cvm_right_shift_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), p->precision, p->shift_bit};
@@ -29,8 +41,8 @@ int cvm_right_shift_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_right_shift_kernel = {"cvm_right_shift", nullptr, cvm_right_shift_run,
-                                           nullptr};
+const cpu_kernel cvm_right_shift_kernel = {"cvm_right_shift", cvm_right_shift_prerun,
+                                           cvm_right_shift_run, nullptr};
 
 }  // namespace
 

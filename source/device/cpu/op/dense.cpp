@@ -3,7 +3,13 @@
  * contiguous, so each output is one streaming dot product; work is split over outputs. */
 #include "operator/dense.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/simd/gemm_s8.h"
+#include "device/cpu/simd/kernel_util.h"
+#include "device/cpu/simd/simd.h"
 #include "utility/error.h"
 
 namespace {
@@ -30,6 +36,173 @@ void dense_range(void* arg, int64_t begin, int64_t end) {
     }
 }
 
+/* ---- fast path (SIMD levels) -------------------------------------------------------------
+ * Upstream multiplies dense operands as int32, so the int8 GEMM is used only when every
+ * input value fits int8: always for an int8-stored input (a proven bound), else after a
+ * check of this run's values (either way the bits are the same). Weights have precision
+ * <= 8 (verified), so they are int8 exactly. The fused tail is applied per output. */
+
+struct dense_fast {
+    int level;
+    int64_t batch, k, units;
+    gemm_weights w;
+    int8_t* w8; /* the weights as int8 when the device handed them over as int32 */
+    size_t b_bytes;
+};
+
+struct dense_tile_args {
+    const dense_fast* f;
+    const epilogue* ep;
+    const int32_t* bias;
+    const ir_tensor* y;
+    const void* packed;
+};
+
+void dense_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
+                const int32_t* tile) {
+    const dense_tile_args* a = static_cast<const dense_tile_args*>(arg);
+    for (int32_t r = 0; r < rows; ++r)
+        for (int32_t c = 0; c < cols; ++c) {
+            const int64_t u = m0 + r, b = n0 + c, i = b * a->f->units + u;
+            int32_t v = static_cast<int32_t>(static_cast<uint32_t>(tile[r * GEMM_NT + c]) +
+                                             static_cast<uint32_t>(a->bias ? a->bias[u] : 0));
+            v = epilogue_value(a->ep, v, i);
+            if (a->y->storage == STORAGE_INT8)
+                static_cast<int8_t*>(a->y->data)[i] = static_cast<int8_t>(v);
+            else
+                static_cast<int32_t*>(a->y->data)[i] = v;
+        }
+}
+
+void dense_tiles(void* arg, int64_t begin, int64_t end) {
+    const dense_tile_args* a = static_cast<const dense_tile_args*>(arg);
+    gemm_run_tiles(&a->f->w, a->packed, static_cast<int32_t>(a->f->batch), begin, end, dense_tile,
+                   arg);
+}
+
+struct dense_wide_args {
+    const dense_fast* f;
+    const cpu_node_ctx* ctx;
+    const epilogue* ep;
+    const int32_t* bias;
+};
+
+/* Exact int32 products when an input value lies outside int8. */
+void dense_wide_range(void* arg, int64_t begin, int64_t end) {
+    const dense_wide_args* a = static_cast<const dense_wide_args*>(arg);
+    const ir_tensor* x = a->ctx->inputs[0];
+    const ir_tensor* w = a->ctx->inputs[1];
+    const ir_tensor* y = a->ctx->outputs[0];
+    for (int64_t t = begin; t < end; ++t) {
+        const int64_t m = t / a->f->units, u = t % a->f->units;
+        uint32_t acc = a->bias ? static_cast<uint32_t>(a->bias[u]) : 0u;
+        for (int64_t i = 0; i < a->f->k; ++i)
+            acc += static_cast<uint32_t>(cpu_load(x, m * a->f->k + i)) *
+                   static_cast<uint32_t>(cpu_load(w, u * a->f->k + i));
+        int32_t v = epilogue_value(a->ep, static_cast<int32_t>(acc), t);
+        if (y->storage == STORAGE_INT8)
+            static_cast<int8_t*>(y->data)[t] = static_cast<int8_t>(v);
+        else
+            static_cast<int32_t*>(y->data)[t] = v;
+    }
+}
+
+int dense_fast_run(cpu_node_ctx* ctx, const dense_fast* f) {
+    const dense_param* p = static_cast<const dense_param*>(ctx->param);
+    const int32_t* bias = p->use_bias ? cpu_in(ctx, 2) : nullptr;
+    epilogue ep;
+    cpu_tail_epilogue(ctx, &ep);
+    const ir_tensor* x = ctx->inputs[0];
+    bool fits = x->storage == STORAGE_INT8;
+    if (!fits) {
+        fits = true;
+        for (int64_t i = 0; i < f->batch * f->k && fits; ++i) {
+            int32_t v = cpu_load(x, i);
+            fits = v >= -128 && v <= 127;
+        }
+    }
+    if (!fits) {
+        dense_wide_args a = {f, ctx, &ep, bias};
+        cpu_parallel_for(ctx, f->batch * f->units, dense_wide_range, &a);
+        return CVML_OK;
+    }
+    uint8_t* packed = static_cast<uint8_t*>(ctx->scratch);
+    int8_t* rows = reinterpret_cast<int8_t*>(packed + f->b_bytes);
+    for (int64_t k4 = 0; k4 * GEMM_KG < f->k; ++k4) {
+        const int8_t* r[GEMM_KG];
+        for (int i = 0; i < GEMM_KG; ++i) {
+            const int64_t kk = k4 * GEMM_KG + i;
+            if (kk >= f->k) {
+                r[i] = nullptr;
+                continue;
+            }
+            int8_t* row = rows + i * f->batch;
+            for (int64_t b = 0; b < f->batch; ++b)
+                row[b] = static_cast<int8_t>(cpu_load(x, b * f->k + kk));
+            r[i] = row;
+        }
+        gemm_pack_b_group(f->level, r, static_cast<int32_t>(f->batch), static_cast<int32_t>(f->k),
+                          static_cast<int32_t>(k4), packed);
+    }
+    dense_tile_args a = {f, &ep, bias, ctx->outputs[0], packed};
+    cpu_parallel_for(
+        ctx, gemm_tile_count(static_cast<int32_t>(f->units), static_cast<int32_t>(f->batch)),
+        dense_tiles, &a);
+    return CVML_OK;
+}
+
+int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    const ir_tensor* x = ctx->inputs[0];
+    const ir_tensor* w = ctx->inputs[1];
+    if (x->dims[0] > INT32_MAX / 4 || x->dims[1] > INT32_MAX / 4 || w->dims[0] > INT32_MAX / 4)
+        return CVML_OK;  // the reference loops handle it
+    dense_fast* f = static_cast<dense_fast*>(calloc(1, sizeof(dense_fast)));
+    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    f->level = cpu_level(ctx);
+    f->batch = x->dims[0];
+    f->k = x->dims[1];
+    f->units = w->dims[0];
+    const int8_t* w8 = nullptr;
+    if (w->storage == STORAGE_INT8) {
+        w8 = static_cast<const int8_t*>(w->data);
+    } else {
+        const size_t n = static_cast<size_t>(f->units * f->k);
+        f->w8 = static_cast<int8_t*>(malloc(n + 64));
+        if (!f->w8) {
+            free(f);
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        }
+        memset(f->w8 + n, 0, 64);
+        for (size_t i = 0; i < n; ++i)
+            f->w8[i] = static_cast<int8_t>(cpu_load(w, static_cast<int64_t>(i)));
+        w8 = f->w8;
+    }
+    int rc = gemm_weights_plain(f->level, w8, static_cast<int32_t>(f->units),
+                                static_cast<int32_t>(f->k), &f->w);
+    if (rc) {
+        free(f->w8);
+        free(f);
+        return rc;
+    }
+    f->b_bytes =
+        (gemm_b_bytes(f->level, static_cast<int32_t>(f->k), static_cast<int32_t>(f->batch)) + 63) &
+        ~static_cast<size_t>(63);
+    *scratch_bytes = f->b_bytes + static_cast<size_t>(GEMM_KG * f->batch) + 64;
+    ctx->state = f;
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_NARROW_IN(0);
+    return CVML_OK;
+}
+
+void dense_postrun(cpu_node_ctx* ctx) {
+    dense_fast* f = static_cast<dense_fast*>(ctx->state);
+    if (f) {
+        gemm_weights_free(&f->w);
+        free(f->w8);
+    }
+    free(f);
+    ctx->state = nullptr;
+}
+
 int dense_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     *scratch_bytes = 0;
     const ir_tensor* x = ctx->inputs[0];
@@ -38,10 +211,13 @@ int dense_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     if (x->ndim != 2 || w->ndim != 2 || y->ndim != 2 || w->dims[1] != x->dims[1] ||
         y->dims[0] != x->dims[0] || y->dims[1] != w->dims[0])
         return cvml_fail(CVML_ERR_RUNTIME, "dense: input, weight and output shapes disagree");
+    // The reference loops are the scalar level.
+    if (cpu_level(ctx) != CPU_SIMD_SCALAR) return dense_fast_prerun(ctx, scratch_bytes);
     return CVML_OK;
 }
 
 int dense_run(cpu_node_ctx* ctx) {
+    if (ctx->state) return dense_fast_run(ctx, static_cast<const dense_fast*>(ctx->state));
     const dense_param* p = static_cast<const dense_param*>(ctx->param);
     dense_args a;
     a.x = cpu_in(ctx, 0);
@@ -54,7 +230,7 @@ int dense_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel dense_kernel = {"dense", dense_prerun, dense_run, nullptr};
+const cpu_kernel dense_kernel = {"dense", dense_prerun, dense_run, dense_postrun};
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 /* elemwise_add on the CPU: a + b with wrap-around. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
 #include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/simd/kernel_util.h"
 
 namespace {
 
@@ -20,13 +21,24 @@ void elemwise_add_range(void* arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = wrap_add(x[i], z[i]);
 }
 
+int elemwise_add_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    *scratch_bytes = 0;
+    return cpu_ew_prerun(ctx, 2);
+}
+
 int elemwise_add_run(cpu_node_ctx* ctx) {
+    if (ctx->state) {
+        epilogue ep = {};
+        epilogue_add_add(&ep, ctx->inputs[1]->data, ctx->inputs[1]->storage);
+        return cpu_ew_run(ctx, &ep);
+    }
     elemwise_add_args a = {cpu_in(ctx, 0), cpu_in(ctx, 1), cpu_out(ctx, 0), 0, 0};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), elemwise_add_range, &a);
     return CVML_OK;
 }
 
-const cpu_kernel elemwise_add_kernel = {"elemwise_add", nullptr, elemwise_add_run, nullptr};
+const cpu_kernel elemwise_add_kernel = {"elemwise_add", elemwise_add_prerun, elemwise_add_run,
+                                        nullptr};
 
 }  // namespace
 

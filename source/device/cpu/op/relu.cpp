@@ -1,5 +1,6 @@
 /* relu on the CPU. */
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/simd/kernel_util.h"
 
 namespace {
 
@@ -13,13 +14,23 @@ void relu_range(void* arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) a->y[i] = a->x[i] > 0 ? a->x[i] : 0;
 }
 
+int relu_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    *scratch_bytes = 0;
+    return cpu_ew_prerun(ctx, 1);
+}
+
 int relu_run(cpu_node_ctx* ctx) {
+    if (ctx->state) {
+        epilogue ep = {};
+        epilogue_add_clip(&ep, 0, INT32_MAX);
+        return cpu_ew_run(ctx, &ep);
+    }
     relu_args a = {cpu_in(ctx, 0), cpu_out(ctx, 0)};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), relu_range, &a);
     return CVML_OK;
 }
 
-const cpu_kernel relu_kernel = {"relu", nullptr, relu_run, nullptr};
+const cpu_kernel relu_kernel = {"relu", relu_prerun, relu_run, nullptr};
 
 }  // namespace
 

@@ -47,11 +47,12 @@ void apply_scalar(const epilogue* ep, const void* in, int32_t in_storage, int64_
 
 #if CVML_SIMD_X86
 
-CVML_TARGET_AVX512 inline __m512i load16_512(const void* p, int32_t storage, int64_t i) {
+/* Masked: lanes past the row's end neither read nor write memory. */
+CVML_TARGET_AVX512 inline __m512i load16_512(const void* p, int32_t storage, int64_t i,
+                                             __mmask16 m) {
     if (storage == STORAGE_INT8)
-        return _mm512_cvtepi8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i)));
-    return _mm512_loadu_si512(static_cast<const int32_t*>(p) + i);
+        return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, static_cast<const int8_t*>(p) + i));
+    return _mm512_maskz_loadu_epi32(m, static_cast<const int32_t*>(p) + i);
 }
 
 CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t in_storage,
@@ -59,9 +60,11 @@ CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t
                                      int64_t out_index, int64_t n) {
     const __m512i vb = _mm512_set1_epi32(bias);
     const __m512i one = _mm512_set1_epi32(1);
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512i v = _mm512_add_epi32(load16_512(in, in_storage, in_index + i), vb);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16
+                                ? static_cast<__mmask16>(0xFFFF)
+                                : static_cast<__mmask16>((1u << static_cast<unsigned>(n - i)) - 1u);
+        __m512i v = _mm512_add_epi32(load16_512(in, in_storage, in_index + i, m), vb);
         for (int32_t s = 0; s < ep->step_count; ++s) {
             const ep_step& st = ep->steps[s];
             switch (st.kind) {
@@ -78,21 +81,17 @@ CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t
                     v = _mm512_srai_epi32(v, 31);
                     break;
                 case EP_ADD:
-                    v = _mm512_add_epi32(v, load16_512(st.src, st.src_storage, out_index + i));
+                    v = _mm512_add_epi32(v, load16_512(st.src, st.src_storage, out_index + i, m));
                     break;
                 default:
                     break;
             }
         }
         if (out_storage == STORAGE_INT8)
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int8_t*>(out) + out_index + i),
-                             _mm512_cvtepi32_epi8(v));
+            _mm512_mask_cvtepi32_storeu_epi8(static_cast<int8_t*>(out) + out_index + i, m, v);
         else
-            _mm512_storeu_si512(static_cast<int32_t*>(out) + out_index + i, v);
+            _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + out_index + i, m, v);
     }
-    if (i < n)
-        apply_scalar(ep, in, in_storage, in_index + i, bias, out, out_storage, out_index + i,
-                     n - i);
 }
 
 CVML_TARGET_AVX2 inline __m256i load8_256(const void* p, int32_t storage, int64_t i) {

@@ -46,12 +46,20 @@ void tile_scalar(const gemm_weights* a, const int8_t* b, int32_t N, int32_t m0, 
 
 /* ---- avx512 (VNNI) -------------------------------------------------------------------- */
 
+/* Four weight bytes as one int32 lane value (unaligned). */
+inline int32_t load_a(const int8_t* p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 /* GCC 12 copies the accumulator of _mm512_dpbusd_epi32 through the stack on every
  * step; the instruction itself accumulates in place. */
 #define dpbusd(acc, b, a) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a))
 
-CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, const uint8_t* b, size_t panel_bytes,
-                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+                                     size_t panel_bytes, int32_t k4n, const int32_t* corr,
+                                     int32_t* tile) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
     __m512i c00 = _mm512_setzero_si512();
     __m512i c10 = _mm512_setzero_si512();
@@ -64,23 +72,23 @@ CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, const uint8_t* b, size_t p
     const uint8_t* b0 = b + 0 * panel_bytes;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
-        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        const int8_t* ak = a + static_cast<size_t>(k4) * ks;
         __m512i w;
-        w = _mm512_set1_epi32(ak[0]);
+        w = _mm512_set1_epi32(load_a(ak + 0 * rs));
         dpbusd(c00, v0, w);
-        w = _mm512_set1_epi32(ak[1]);
+        w = _mm512_set1_epi32(load_a(ak + 1 * rs));
         dpbusd(c10, v0, w);
-        w = _mm512_set1_epi32(ak[2]);
+        w = _mm512_set1_epi32(load_a(ak + 2 * rs));
         dpbusd(c20, v0, w);
-        w = _mm512_set1_epi32(ak[3]);
+        w = _mm512_set1_epi32(load_a(ak + 3 * rs));
         dpbusd(c30, v0, w);
-        w = _mm512_set1_epi32(ak[4]);
+        w = _mm512_set1_epi32(load_a(ak + 4 * rs));
         dpbusd(c40, v0, w);
-        w = _mm512_set1_epi32(ak[5]);
+        w = _mm512_set1_epi32(load_a(ak + 5 * rs));
         dpbusd(c50, v0, w);
-        w = _mm512_set1_epi32(ak[6]);
+        w = _mm512_set1_epi32(load_a(ak + 6 * rs));
         dpbusd(c60, v0, w);
-        w = _mm512_set1_epi32(ak[7]);
+        w = _mm512_set1_epi32(load_a(ak + 7 * rs));
         dpbusd(c70, v0, w);
     }
     __m512i w;
@@ -102,8 +110,9 @@ CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, const uint8_t* b, size_t p
     _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
 }
 
-CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, const uint8_t* b, size_t panel_bytes,
-                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+                                     size_t panel_bytes, int32_t k4n, const int32_t* corr,
+                                     int32_t* tile) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
     __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512();
     __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512();
@@ -118,30 +127,30 @@ CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, const uint8_t* b, size_t p
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
         __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
-        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        const int8_t* ak = a + static_cast<size_t>(k4) * ks;
         __m512i w;
-        w = _mm512_set1_epi32(ak[0]);
+        w = _mm512_set1_epi32(load_a(ak + 0 * rs));
         dpbusd(c00, v0, w);
         dpbusd(c01, v1, w);
-        w = _mm512_set1_epi32(ak[1]);
+        w = _mm512_set1_epi32(load_a(ak + 1 * rs));
         dpbusd(c10, v0, w);
         dpbusd(c11, v1, w);
-        w = _mm512_set1_epi32(ak[2]);
+        w = _mm512_set1_epi32(load_a(ak + 2 * rs));
         dpbusd(c20, v0, w);
         dpbusd(c21, v1, w);
-        w = _mm512_set1_epi32(ak[3]);
+        w = _mm512_set1_epi32(load_a(ak + 3 * rs));
         dpbusd(c30, v0, w);
         dpbusd(c31, v1, w);
-        w = _mm512_set1_epi32(ak[4]);
+        w = _mm512_set1_epi32(load_a(ak + 4 * rs));
         dpbusd(c40, v0, w);
         dpbusd(c41, v1, w);
-        w = _mm512_set1_epi32(ak[5]);
+        w = _mm512_set1_epi32(load_a(ak + 5 * rs));
         dpbusd(c50, v0, w);
         dpbusd(c51, v1, w);
-        w = _mm512_set1_epi32(ak[6]);
+        w = _mm512_set1_epi32(load_a(ak + 6 * rs));
         dpbusd(c60, v0, w);
         dpbusd(c61, v1, w);
-        w = _mm512_set1_epi32(ak[7]);
+        w = _mm512_set1_epi32(load_a(ak + 7 * rs));
         dpbusd(c70, v0, w);
         dpbusd(c71, v1, w);
     }
@@ -172,8 +181,9 @@ CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, const uint8_t* b, size_t p
     _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
 }
 
-CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, const uint8_t* b, size_t panel_bytes,
-                                     int32_t k4n, const int32_t* corr, int32_t* tile) {
+CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+                                     size_t panel_bytes, int32_t k4n, const int32_t* corr,
+                                     int32_t* tile) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
     __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512(),
             c02 = _mm512_setzero_si512();
@@ -198,37 +208,37 @@ CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, const uint8_t* b, size_t p
         __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
         __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
         __m512i v2 = _mm512_loadu_si512(b2 + static_cast<size_t>(k4) * 64);
-        const int32_t* ak = reinterpret_cast<const int32_t*>(a) + static_cast<size_t>(k4) * GEMM_MR;
+        const int8_t* ak = a + static_cast<size_t>(k4) * ks;
         __m512i w;
-        w = _mm512_set1_epi32(ak[0]);
+        w = _mm512_set1_epi32(load_a(ak + 0 * rs));
         dpbusd(c00, v0, w);
         dpbusd(c01, v1, w);
         dpbusd(c02, v2, w);
-        w = _mm512_set1_epi32(ak[1]);
+        w = _mm512_set1_epi32(load_a(ak + 1 * rs));
         dpbusd(c10, v0, w);
         dpbusd(c11, v1, w);
         dpbusd(c12, v2, w);
-        w = _mm512_set1_epi32(ak[2]);
+        w = _mm512_set1_epi32(load_a(ak + 2 * rs));
         dpbusd(c20, v0, w);
         dpbusd(c21, v1, w);
         dpbusd(c22, v2, w);
-        w = _mm512_set1_epi32(ak[3]);
+        w = _mm512_set1_epi32(load_a(ak + 3 * rs));
         dpbusd(c30, v0, w);
         dpbusd(c31, v1, w);
         dpbusd(c32, v2, w);
-        w = _mm512_set1_epi32(ak[4]);
+        w = _mm512_set1_epi32(load_a(ak + 4 * rs));
         dpbusd(c40, v0, w);
         dpbusd(c41, v1, w);
         dpbusd(c42, v2, w);
-        w = _mm512_set1_epi32(ak[5]);
+        w = _mm512_set1_epi32(load_a(ak + 5 * rs));
         dpbusd(c50, v0, w);
         dpbusd(c51, v1, w);
         dpbusd(c52, v2, w);
-        w = _mm512_set1_epi32(ak[6]);
+        w = _mm512_set1_epi32(load_a(ak + 6 * rs));
         dpbusd(c60, v0, w);
         dpbusd(c61, v1, w);
         dpbusd(c62, v2, w);
-        w = _mm512_set1_epi32(ak[7]);
+        w = _mm512_set1_epi32(load_a(ak + 7 * rs));
         dpbusd(c70, v0, w);
         dpbusd(c71, v1, w);
         dpbusd(c72, v2, w);
@@ -272,16 +282,30 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
                  int32_t* tile) {
     int32_t k4n = a->Kp / 4;
     size_t panel_bytes = static_cast<size_t>(k4n) * 64;
-    const int8_t* ap = static_cast<const int8_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
     const uint8_t* bp = b + static_cast<size_t>(n0 / 16) * panel_bytes;
     const int32_t* corr = a->corr + m0;
     int32_t nc = (cols + 15) / 16;
+    const int8_t* ap;
+    size_t rs, ks;
+    if (a->plain && m0 + GEMM_MR <= a->M) {
+        // Rows straight from the caller's int8 [M][K] array; the bytes a row's last
+        // group reads past K meet B's zero padding rows.
+        ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+        rs = static_cast<size_t>(a->lda);
+        ks = 4;
+    } else {
+        // Packed blocks; in plain mode only the last, partial block is packed.
+        size_t blk = a->plain ? 0 : static_cast<size_t>(m0 / GEMM_MR);
+        ap = static_cast<const int8_t*>(a->data) + blk * GEMM_MR * static_cast<size_t>(a->Kp);
+        rs = 4;
+        ks = GEMM_MR * 4;
+    }
     if (nc == 3)
-        ukr_avx512_3(ap, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_3(ap, rs, ks, bp, panel_bytes, k4n, corr, tile);
     else if (nc == 2)
-        ukr_avx512_2(ap, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_2(ap, rs, ks, bp, panel_bytes, k4n, corr, tile);
     else
-        ukr_avx512_1(ap, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_1(ap, rs, ks, bp, panel_bytes, k4n, corr, tile);
 }
 
 /* Interleaves 16 columns of 4 rows into the [16][4] byte order, offset by 128. */
@@ -387,6 +411,51 @@ int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_we
     return CVML_OK;
 }
 
+int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_weights* out) {
+    if (level != CPU_SIMD_AVX512) {
+        // Other levels keep their own packed copy.
+        int32_t* wide =
+            static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(M) * K + 4));
+        if (!wide)
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
+        for (size_t i = 0; i < static_cast<size_t>(M) * K; ++i) wide[i] = w[i];
+        int rc = gemm_weights_pack(level, wide, M, K, out);
+        free(wide);
+        return rc;
+    }
+    memset(out, 0, sizeof(*out));
+    out->level = level;
+    out->M = M;
+    out->K = K;
+    out->Mp = round_up(M, GEMM_MR);
+    out->Kp = round_up(K, GEMM_KG);
+    out->plain = w;
+    out->lda = K;
+    int32_t tail = M % GEMM_MR;
+    size_t tail_bytes = static_cast<size_t>(GEMM_MR) * static_cast<size_t>(out->Kp);
+    out->data = tail ? aligned_alloc(64, (tail_bytes + 63) / 64 * 64) : nullptr;
+    out->corr = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
+    if ((tail && !out->data) || !out->corr) {
+        gemm_weights_free(out);
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
+    }
+    if (tail) memset(out->data, 0, tail_bytes);
+    int32_t tail0 = M - tail;
+    for (int32_t m = 0; m < M; ++m) {
+        uint32_t sum = 0;
+        for (int32_t k = 0; k < K; ++k) {
+            int8_t v = w[static_cast<size_t>(m) * K + k];
+            sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+            if (m >= tail0)
+                static_cast<int8_t*>(
+                    out->data)[static_cast<size_t>(k / 4) * GEMM_MR * 4 +
+                               static_cast<size_t>(m - tail0) * 4 + static_cast<size_t>(k % 4)] = v;
+        }
+        out->corr[m] = static_cast<int32_t>(sum * 128u);
+    }
+    return CVML_OK;
+}
+
 void gemm_weights_free(gemm_weights* w) {
     free(w->data);
     free(w->corr);
@@ -424,7 +493,7 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
             uint8_t* d = base + static_cast<size_t>(n / 16) * panel_bytes +
                          static_cast<size_t>(k4) * 64 + static_cast<size_t>(n % 16) * 4;
             for (int i = 0; i < 4; ++i)
-                d[i] = static_cast<uint8_t>((rows[i] && n < N ? rows[i][n] : 0) ^ 0x80);
+                d[i] = rows[i] ? static_cast<uint8_t>((n < N ? rows[i][n] : 0) ^ 0x80) : 0;
         }
         return;
     }

@@ -22,14 +22,19 @@
 typedef struct gemm_weights {
     int level;
     int32_t M, K;
-    int32_t Mp, Kp; /* padded to GEMM_MR and GEMM_KG */
-    void* data;     /* level-specific layout */
-    int32_t* corr;  /* avx512: 128 * rowsum, Mp entries */
+    int32_t Mp, Kp;      /* padded to GEMM_MR and GEMM_KG */
+    void* data;          /* level-specific layout */
+    int32_t* corr;       /* avx512: 128 * rowsum, Mp entries */
+    const int8_t* plain; /* avx512 from gemm_weights_plain: the caller's rows, not owned */
+    int32_t lda;
 } gemm_weights;
 
 /* Packs row-major weights (M x K int32 values, cast to int8 as upstream's conv2d
  * does). Returns CVML_OK or a runtime error (out of memory). */
 int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_weights* out);
+/* Uses int8 weights in place (row-major M x K, readable 4 bytes past the end) at the
+ * avx512 level, so the weights exist once in memory; other levels pack a copy. */
+int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_weights* out);
 void gemm_weights_free(gemm_weights* w);
 
 /* Columns rounded up to the level's panel width. */

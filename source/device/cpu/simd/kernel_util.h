@@ -5,10 +5,10 @@
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/simd/epilogue.h"
 
-/* The node's fused tail (ctx->tail) as an epilogue; operands are read at run time
- * because their buffers are placed after the kernels' prerun. */
-static inline void cpu_tail_epilogue(const cpu_node_ctx* ctx, epilogue* ep) {
-    ep->step_count = 0;
+/* Appends the node's fused tail (ctx->tail) to `ep`; operands are read at run time
+ * because their buffers are placed after the kernels' prerun. The device leaves room
+ * for two steps of the node's own. */
+static inline void cpu_tail_append(const cpu_node_ctx* ctx, epilogue* ep) {
     if (!ctx->tail) return;
     for (int32_t i = 0; i < ctx->tail->count; ++i) {
         const cpu_tail_step* s = &ctx->tail->steps[i];
@@ -19,6 +19,11 @@ static inline void cpu_tail_epilogue(const cpu_node_ctx* ctx, epilogue* ep) {
         else if (s->kind == CPU_TAIL_ADD)
             epilogue_add_add(ep, s->operand->data, s->operand->storage);
     }
+}
+
+static inline void cpu_tail_epilogue(const cpu_node_ctx* ctx, epilogue* ep) {
+    ep->step_count = 0;
+    cpu_tail_append(ctx, ep);
 }
 
 static inline int cpu_threads(const cpu_node_ctx* ctx) {
@@ -70,4 +75,37 @@ static inline void cpu_phase_row_any(const ir_tensor* t, int64_t base, int64_t w
         cpu_phase_row(static_cast<const int16_t*>(t->data) + base, w, pad, s, phase_stride, dst);
     else
         cpu_phase_row(static_cast<const int32_t*>(t->data) + base, w, pad, s, phase_stride, dst);
+}
+
+/* ---- element-wise kernels at the SIMD levels ----------------------------------------
+ * The operator's own steps then its fused tail, over int8 or int32 storage. */
+
+static inline int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
+    if (cpu_level(ctx) == CPU_SIMD_SCALAR) return CVML_OK;
+    static const int fast_marker = 1;
+    ctx->state = const_cast<int*>(&fast_marker);  // no postrun: nothing is owned
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_NARROW_IN(0) |
+                (inputs > 1 ? CPU_CAP_NARROW_IN(1) : 0u);
+    return CVML_OK;
+}
+
+typedef struct cpu_ew_args {
+    int level;
+    const epilogue* ep;
+    const ir_tensor* x;
+    const ir_tensor* y;
+} cpu_ew_args;
+
+static inline void cpu_ew_range(void* arg, int64_t begin, int64_t end) {
+    const cpu_ew_args* a = static_cast<const cpu_ew_args*>(arg);
+    epilogue_apply(a->level, a->ep, a->x->data, a->x->storage, begin, 0, a->y->data, a->y->storage,
+                   begin, end - begin);
+}
+
+/* `ep` holds the operator's own steps; the tail is appended here. */
+static inline int cpu_ew_run(cpu_node_ctx* ctx, epilogue* ep) {
+    cpu_tail_append(ctx, ep);
+    cpu_ew_args a = {cpu_level(ctx), ep, ctx->inputs[0], ctx->outputs[0]};
+    cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cpu_ew_range, &a);
+    return CVML_OK;
 }

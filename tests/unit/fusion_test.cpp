@@ -1,0 +1,194 @@
+/* Prerun fusion, views and int8 storage never change a result: graphs built around the
+ * cases where they could (cvm_right_shift without clip feeding conv2d with and without
+ * upstream's int8 cast, intermediates that are graph outputs or read twice, an add
+ * whose operand comes later, copies that are outputs) give the bytes of the scalar
+ * reference without fusion, at every SIMD level and 1..3 threads. */
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cvml.h"
+
+namespace {
+
+using Attrs = std::vector<std::pair<std::string, std::string>>;
+
+struct G {
+    cvml_graph* g = nullptr;
+    std::mt19937 rng{7};
+    int n = 0;
+    cvml_tensor* in = nullptr;
+    std::vector<int32_t> input;
+
+    cvml_tensor* data(std::vector<int32_t> dims) {
+        cvml_tensor* t = nullptr;
+        EXPECT_EQ(cvml_graph_add_input(g, "data", (int)dims.size(), dims.data(), 8, &t), CVML_OK);
+        size_t count = 1;
+        for (int32_t d : dims) count *= (size_t)d;
+        std::uniform_int_distribution<int32_t> u(-127, 127);
+        input.resize(count);
+        for (auto& v : input) v = u(rng);
+        in = t;
+        return t;
+    }
+    cvml_tensor* weight(std::vector<int32_t> dims, int bound, int prec) {
+        size_t count = 1;
+        for (int32_t d : dims) count *= (size_t)d;
+        std::uniform_int_distribution<int32_t> u(-bound, bound);
+        std::vector<int32_t> v(count);
+        for (auto& x : v) x = u(rng);
+        cvml_tensor* t = nullptr;
+        std::string name = "w" + std::to_string(n++);
+        EXPECT_EQ(cvml_graph_add_const(g, name.c_str(), (int)dims.size(), dims.data(), prec,
+                                       v.data(), &t),
+                  CVML_OK);
+        return t;
+    }
+    cvml_tensor* op(const std::string& o, const Attrs& attrs, std::vector<cvml_tensor*> ins) {
+        std::vector<const char*> k, v;
+        for (auto& a : attrs) {
+            k.push_back(a.first.c_str());
+            v.push_back(a.second.c_str());
+        }
+        cvml_tensor* out = nullptr;
+        std::string name = o + std::to_string(n++);
+        EXPECT_EQ(cvml_graph_add_node(g, o.c_str(), name.c_str(), k.data(), v.data(), (int)k.size(),
+                                      ins.data(), (int)ins.size(), &out, 1),
+                  CVML_OK)
+            << cvml_last_error();
+        return out;
+    }
+    cvml_tensor* conv(cvml_tensor* x, int ic, int oc, int groups) {
+        cvml_tensor* w = weight({oc, ic / groups, 3, 3}, 127, 8);
+        cvml_tensor* b = weight({oc}, 1000, 12);
+        return op("conv2d",
+                  {{"channels", std::to_string(oc)},
+                   {"kernel_size", "(3, 3)"},
+                   {"padding", "(1, 1)"},
+                   {"groups", std::to_string(groups)}},
+                  {x, w, b});
+    }
+    cvml_tensor* rshift(cvml_tensor* x, int p, int b) {
+        return op("cvm_right_shift",
+                  {{"precision", std::to_string(p)}, {"shift_bit", std::to_string(b)}}, {x});
+    }
+};
+
+using Builder = std::function<std::vector<cvml_tensor*>(G&)>;
+
+std::vector<std::vector<int32_t>> run(const Builder& build, const char* simd, int threads,
+                                      bool fusion) {
+    setenv("CVML_SIMD", simd, 1);
+    if (fusion)
+        unsetenv("CVML_NO_FUSION");
+    else
+        setenv("CVML_NO_FUSION", "1", 1);
+    cvml_init();
+    cvml_context* ctx = nullptr;
+    cvml_context_create(&ctx);
+    cvml_context_set_threads(ctx, threads);
+    G g;
+    cvml_graph_create(ctx, &g.g);
+    std::vector<cvml_tensor*> outs = build(g);
+    std::vector<std::vector<int32_t>> result;
+    EXPECT_EQ(cvml_graph_set_outputs(g.g, outs.data(), (int)outs.size()), CVML_OK);
+    EXPECT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
+    EXPECT_EQ(cvml_tensor_set_i32(g.in, g.input.data(), g.input.size()), CVML_OK);
+    EXPECT_EQ(cvml_graph_run(g.g), CVML_OK) << cvml_last_error();
+    for (cvml_tensor* t : outs) {
+        size_t n = 0;
+        cvml_tensor_element_count(t, &n);
+        std::vector<int32_t> v(n);
+        EXPECT_EQ(cvml_tensor_get_i32(t, v.data(), n), CVML_OK);
+        result.push_back(v);
+    }
+    cvml_graph_release(g.g);
+    cvml_context_release(ctx);
+    cvml_release();
+    unsetenv("CVML_SIMD");
+    unsetenv("CVML_NO_FUSION");
+    return result;
+}
+
+void check_all(const Builder& build) {
+    auto ref = run(build, "scalar", 1, false);
+    for (const char* simd : {"scalar", "avx2", "avx512"})
+        for (int threads = 1; threads <= 3; ++threads)
+            for (int fusion = 0; fusion <= 1; ++fusion)
+                EXPECT_EQ(run(build, simd, threads, fusion), ref)
+                    << simd << " threads=" << threads << " fusion=" << fusion;
+}
+
+TEST(Fusion, UnclippedShiftFeedsCastAndGroupedConv) {
+    // p + b >= 32: no clip, so values beyond int8 reach conv2d: groups == 1 casts them
+    // to int8, groups == 2 does not; neither may see a narrowed tensor.
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({1, 4, 9, 11});
+        cvml_tensor* y = g.rshift(g.conv(x, 4, 4, 1), 8, 24);
+        cvml_tensor* a = g.rshift(g.conv(y, 4, 6, 1), 8, 8);
+        cvml_tensor* b = g.rshift(g.conv(y, 4, 6, 2), 8, 8);
+        return std::vector<cvml_tensor*>{a, b};
+    });
+}
+
+TEST(Fusion, ShiftQuirksInTails) {
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({1, 3, 8, 8});
+        cvml_tensor* c = g.conv(x, 3, 8, 1);
+        cvml_tensor* a = g.rshift(c, 1, 4);  // p == 1: zeros
+        cvml_tensor* c2 = g.conv(x, 3, 8, 1);
+        cvml_tensor* b = g.rshift(c2, 8, 31);  // b >= 31: x >> 31
+        cvml_tensor* c3 = g.conv(x, 3, 8, 1);
+        cvml_tensor* d = g.op("clip", {{"a_min", "-300"}, {"a_max", "200"}}, {g.rshift(c3, 16, 3)});
+        cvml_tensor* e = g.op("relu", {}, {d});  // d is not int8-bounded
+        return std::vector<cvml_tensor*>{a, b, e};
+    });
+}
+
+TEST(Fusion, IntermediateOutputsAndSharedTensors) {
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({2, 4, 7, 7});
+        cvml_tensor* c = g.conv(x, 4, 8, 1);
+        cvml_tensor* s = g.rshift(c, 8, 9);  // graph output and read again
+        cvml_tensor* r = g.op("relu", {}, {s});
+        cvml_tensor* t = g.rshift(g.conv(r, 8, 8, 8), 8, 6);  // depthwise
+        cvml_tensor* twice = g.op("elemwise_add", {}, {t, t});
+        return std::vector<cvml_tensor*>{s, twice, c};
+    });
+}
+
+TEST(Fusion, ResidualOperandOrder) {
+    // The add's operand is produced after the conv that heads the chain: no fusion of
+    // the add into that conv; the other order fuses.
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({1, 4, 6, 6});
+        cvml_tensor* a = g.rshift(g.conv(x, 4, 4, 1), 8, 8);
+        cvml_tensor* b = g.op("relu", {}, {g.rshift(g.conv(x, 4, 4, 1), 8, 8)});
+        cvml_tensor* s1 =
+            g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {a, b})});
+        cvml_tensor* c = g.rshift(g.conv(s1, 4, 4, 1), 8, 8);
+        cvml_tensor* s2 = g.op("relu", {}, {g.op("elemwise_add", {}, {b, c})});
+        return std::vector<cvml_tensor*>{s2};
+    });
+}
+
+TEST(Fusion, CopiesAsViews) {
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({1, 4, 5, 5});
+        cvml_tensor* c = g.op("relu", {}, {g.rshift(g.conv(x, 4, 4, 1), 8, 8)});
+        cvml_tensor* f = g.op("flatten", {}, {c});
+        cvml_tensor* e = g.op("expand_dims", {{"axis", "1"}}, {f});
+        cvml_tensor* q = g.op("squeeze", {{"axis", "(1,)"}}, {e});
+        cvml_tensor* w = g.weight({10, 100}, 127, 8);
+        cvml_tensor* d =
+            g.rshift(g.op("dense", {{"units", "10"}, {"use_bias", "False"}}, {q, w}), 8, 9);
+        cvml_tensor* r = g.op("reshape", {{"shape", "(1, 4, 25)"}}, {c});
+        return std::vector<cvml_tensor*>{d, f, r};
+    });
+}
+
+}  // namespace
