@@ -3,8 +3,13 @@
  * PREFIX.params) and its input (PREFIX.input.bin); that is how the bundled model in
  * examples/models/ was made.
  *
- *   data (1,1,12,12) int8 -> conv2d 4x3x3 + bias -> cvm_right_shift -> relu
- *        -> max_pool2d 2x2 -> flatten -> dense 10 + bias -> output (1,10) int32
+ * It has the shape of a model quantized by MRT: every product of int8 tensors is
+ * rescaled by a right shift and clipped back to its precision before the next layer,
+ * so the output is int8 like a real CVM model's:
+ *
+ *   data (1,1,12,12) int8 -> conv2d 4x3x3 + bias -> cvm_right_shift(16, 8)
+ *        -> cvm_clip(8) -> relu -> max_pool2d 2x2 -> flatten -> dense 10 + bias
+ *        -> cvm_right_shift(8, 10) -> output (1,10) int8
  *
  * Plain C99: builds with `gcc` and links libcvml.a with -lm -lpthread -ldl only. */
 #include <stdint.h>
@@ -14,14 +19,13 @@
 
 #include "cvml.h"
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        int rc_ = (call);                                                            \
-        if (rc_ != CVML_OK) {                                                        \
-            fprintf(stderr, "build_and_run: %s failed (%d): %s\n", #call, rc_,       \
-                    cvml_last_error());                                              \
-            exit(rc_);                                                               \
-        }                                                                            \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != CVML_OK) {                                                                      \
+            fprintf(stderr, "build_and_run: %s failed (%d): %s\n", #call, rc_, cvml_last_error()); \
+            exit(rc_);                                                                             \
+        }                                                                                          \
     } while (0)
 
 /* Deterministic weights: a 32-bit LCG, so the model is the same on every machine. */
@@ -92,7 +96,10 @@ int main(int argc, char** argv) {
         const char* conv_keys[] = {"channels", "kernel_size", "strides", "padding", "use_bias"};
         const char* conv_vals[] = {"4", "(3, 3)", "(1, 1)", "(1, 1)", "True"};
         const char* shift_keys[] = {"precision", "shift_bit"};
-        const char* shift_vals[] = {"8", "7"};
+        const char* conv_shift_vals[] = {"16", "8"};
+        const char* clip_keys[] = {"precision"};
+        const char* clip_vals[] = {"8"};
+        const char* dense_shift_vals[] = {"8", "10"};
         const char* pool_keys[] = {"pool_size", "strides"};
         const char* pool_vals[] = {"(2, 2)", "(2, 2)"};
         const char* dense_keys[] = {"units", "use_bias"};
@@ -103,7 +110,8 @@ int main(int argc, char** argv) {
         CHECK(cvml_graph_add_const(g, "conv_w", 4, cw_dims, 8, conv_w, &t[1]));
         CHECK(cvml_graph_add_const(g, "conv_b", 1, cb_dims, 16, conv_b, &t[2]));
         y = node(g, "conv2d", "conv2d_0", conv_keys, conv_vals, 5, t, 3);
-        y = node(g, "cvm_right_shift", "cvm_right_shift_0", shift_keys, shift_vals, 2, &y, 1);
+        y = node(g, "cvm_right_shift", "cvm_right_shift_0", shift_keys, conv_shift_vals, 2, &y, 1);
+        y = node(g, "cvm_clip", "cvm_clip_0", clip_keys, clip_vals, 1, &y, 1);
         y = node(g, "relu", "relu_0", NULL, NULL, 0, &y, 1);
         y = node(g, "max_pool2d", "max_pool2d_0", pool_keys, pool_vals, 2, &y, 1);
         y = node(g, "flatten", "flatten_0", NULL, NULL, 0, &y, 1);
@@ -111,6 +119,7 @@ int main(int argc, char** argv) {
         CHECK(cvml_graph_add_const(g, "fc_w", 2, fw_dims, 8, fc_w, &t[1]));
         CHECK(cvml_graph_add_const(g, "fc_b", 1, fb_dims, 16, fc_b, &t[2]));
         y = node(g, "dense", "dense_0", dense_keys, dense_vals, 2, t, 3);
+        y = node(g, "cvm_right_shift", "cvm_right_shift_1", shift_keys, dense_shift_vals, 2, &y, 1);
         CHECK(cvml_graph_set_outputs(g, &y, 1));
     }
     CHECK(cvml_graph_verify(g));

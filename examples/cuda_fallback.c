@@ -68,8 +68,7 @@ int main(int argc, char** argv) {
     }
     printf("nodes: %d on cuda, %d on cpu\n", on_cuda, on_cpu);
 
-    if ((rc = cvml_graph_output_bytes(g, &out_len, &out_type)) != CVML_OK)
-        return fail(rc, "sizes");
+    if ((rc = cvml_graph_output_bytes(g, &out_len, &out_type)) != CVML_OK) return fail(rc, "sizes");
     input = read_all(argv[3], &input_size);
     if (!input) {
         fprintf(stderr, "cuda_fallback: cannot read '%s'\n", argv[3]);
@@ -80,11 +79,11 @@ int main(int argc, char** argv) {
     if ((rc = cvml_graph_run_bytes(g, input, input_size, output, out_len)) != CVML_OK)
         return fail(rc, "run");
     for (i = 0; i < out_len / (size_t)out_type; ++i) {
-        int32_t v = out_type == 1 ? (int8_t)output[i]
-                                  : (int32_t)((uint32_t)output[4 * i] |
-                                              (uint32_t)output[4 * i + 1] << 8 |
-                                              (uint32_t)output[4 * i + 2] << 16 |
-                                              (uint32_t)output[4 * i + 3] << 24);
+        int32_t v =
+            out_type == 1
+                ? (int8_t)output[i]
+                : (int32_t)((uint32_t)output[4 * i] | (uint32_t)output[4 * i + 1] << 8 |
+                            (uint32_t)output[4 * i + 2] << 16 | (uint32_t)output[4 * i + 3] << 24);
         printf(i ? " %d" : "%d", (int)v);
     }
     printf("\n");

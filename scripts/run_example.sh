@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds cvm-lite (library, plugin where nvcc exists, the cvml tool) and runs the
-# bundled example model, checking its output bytes against the expected ones.
+# Builds the cvml tool (and the core library it links) and runs the bundled example
+# model, checking its output bytes against the expected ones.
 # Needs only a C/C++ compiler and CMake.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 # The cvml tool: usage and exit codes, the bundled model, every conformance case and
-# the real model (skipped with a message when their files are absent).
+# the real model (skipped with a message when ../shared is absent).
 if(TARGET cvml_tool)
   foreach(mode usage bundled conformance real)
     add_test(NAME tools.${mode}

@@ -17,22 +17,12 @@ MODEL = os.path.join(MODEL_DIR, "tiny_convnet")
 
 
 def conformance_dirs():
-    for base in (os.path.join(SOURCE, "tests", "conformance", "cases"),
-                 os.path.join(SOURCE, "..", "shared", "conformance", "cases")):
-        if os.path.isdir(base):
-            return sorted(d for d in glob.glob(os.path.join(base, "*"))
-                          if os.path.isfile(os.path.join(d, "meta.json")))
-    return []
+    base = os.path.join(SOURCE, "tests", "conformance", "cases")
+    return sorted(d for d in glob.glob(os.path.join(base, "*"))
+                  if os.path.isfile(os.path.join(d, "meta.json")))
 
 
 CASES = conformance_dirs()
-
-
-def has_bundled_model():
-    return os.path.exists(MODEL + ".json")
-
-
-needs_model = pytest.mark.skipif(not has_bundled_model(), reason="no bundled example model")
 
 
 def test_version_is_semver():
@@ -71,7 +61,6 @@ def test_bad_thread_count_is_a_logic_error():
         cvml.Model.from_bytes(b"{}", b"", threads=0)
 
 
-@needs_model
 def test_bundled_model_facts_and_output():
     expected = json.load(open(os.path.join(MODEL_DIR, "tiny_convnet.expected.json")))
     with cvml.Model.from_files(MODEL + ".json", MODEL + ".params") as m:
@@ -89,7 +78,6 @@ def test_bundled_model_facts_and_output():
         assert m.run_upstream(image).tolist() == expected["output"]
 
 
-@needs_model
 def test_from_bytes_equals_from_files():
     graph = open(MODEL + ".json", "rb").read()
     params = open(MODEL + ".params", "rb").read()
@@ -100,7 +88,6 @@ def test_from_bytes_equals_from_files():
         assert a.run_bytes(image.tobytes()) == b.run_bytes(image.tobytes())
 
 
-@needs_model
 def test_bad_inputs_raise_logic_errors():
     with cvml.Model.from_files(MODEL + ".json", MODEL + ".params") as m:
         with pytest.raises(cvml.LogicError):
@@ -116,27 +103,29 @@ def test_bad_inputs_raise_logic_errors():
         m.gas  # closed
 
 
-def library_has_byte_io():
-    # The byte I/O calls land with the CVM serializer; a library without them cannot load
-    # files yet (the tool and the examples wait for them too).
-    import ctypes
-    return hasattr(ctypes.CDLL(cvml.load_library().path), "cvml_graph_run_bytes")
+def error_class(exp):
+    return cvml.LogicError if exp.get("class") == "logic" else cvml.RuntimeError
 
 
-@pytest.mark.skipif(not CASES, reason="no conformance cases")
-@pytest.mark.skipif(not library_has_byte_io(), reason="the library has no CVM serializer yet")
-def test_conformance_cases():
+def read_case(case):
+    meta = json.load(open(os.path.join(case, "meta.json")))
+    files = [os.path.join(case, f) for f in ("model.json", "model.params")]
+    graph, params = (open(f, "rb").read() for f in files)
+    return meta, files, graph, params
+
+
+def test_conformance_cases_from_bytes():
+    """Every case through from_bytes and upstream's byte I/O: gas, output bytes, and
+    the error class of every refused model or run."""
     checked = 0
     for case in CASES:
-        meta = json.load(open(os.path.join(case, "meta.json")))
+        meta, _, graph, params = read_case(case)
         exp = meta.get("expect", {})
-        graph = open(os.path.join(case, "model.json"), "rb").read()
-        params = open(os.path.join(case, "model.params"), "rb").read()
         outcome = exp.get("outcome")
         if outcome == "load_error":
-            cls = cvml.LogicError if exp.get("class") == "logic" else cvml.RuntimeError
-            with pytest.raises(cls, match=".+"):
+            with pytest.raises(error_class(exp), match=".+") as e:
                 cvml.Model.from_bytes(graph, params)
+            assert e.value.status == (1 if exp["class"] == "logic" else 2), case
             checked += 1
         elif outcome in ("ok", "inference_error"):
             with cvml.Model.from_bytes(graph, params) as m:
@@ -146,8 +135,99 @@ def test_conformance_cases():
                     want = open(os.path.join(case, exp["output"]), "rb").read()
                     assert m.run_bytes(data) == want, case
                 else:
-                    cls = cvml.LogicError if exp.get("class") == "logic" else cvml.RuntimeError
-                    with pytest.raises(cls):
+                    with pytest.raises(error_class(exp), match=".+"):
                         m.run_bytes(data)
             checked += 1
-    assert checked > 0
+    assert checked == sum(1 for c in CASES if json.load(open(os.path.join(c, "meta.json")))
+                          ["expect"]["outcome"] in ("ok", "inference_error", "load_error"))
+    assert checked > 100
+
+
+def test_conformance_cases_from_files_with_numpy():
+    """Every runnable case through from_files and numpy: the input decoded from its
+    bytes, the outputs compared with the expected bytes (through run_upstream, and
+    through run() for one output without post-processing)."""
+    checked_numpy = 0
+    for case in CASES:
+        meta, files, _, _ = read_case(case)
+        exp = meta.get("expect", {})
+        outcome = exp.get("outcome")
+        if outcome == "load_error":
+            with pytest.raises(error_class(exp)):
+                cvml.Model.from_files(*files)
+            continue
+        if outcome != "ok":
+            continue
+        with cvml.Model.from_files(*files, threads=2) as m:
+            assert m.gas == exp["gas"], case
+            (in_len, in_type), (out_len, out_type) = m.byte_sizes()
+            up = meta["upstream"]
+            assert (in_len, in_type, out_len, out_type) == (
+                up["input_length"], up["input_type_size"], up["output_length"],
+                up["output_type_size"]), case
+            raw = open(os.path.join(case, "input.bin"), "rb").read()
+            want = open(os.path.join(case, exp["output"]), "rb").read()
+            array = np.frombuffer(raw, dtype="<i1" if in_type == 1 else "<i4")
+            wanted = np.frombuffer(want, dtype="<i1" if out_type == 1 else "<i4")
+            assert m.run_upstream(array).tolist() == wanted.tolist(), case
+            # several outputs are interleaved row by row in upstream's bytes
+            if len(m.inputs) == 1 and len(m.outputs) == 1 and not m.postprocess:
+                outs = m.run(array.reshape(m.inputs[0].shape))
+                assert all(o.dtype == np.int32 for o in outs)
+                assert [o.shape for o in outs] == [o.shape for o in m.outputs], case
+                flat = np.concatenate([o.ravel() for o in outs])
+                assert flat.tolist() == wanted.tolist(), case
+                checked_numpy += 1
+    assert checked_numpy > 50
+
+
+REAL = os.path.join(SOURCE, "..", "shared", "models", "cifar_resnet20_2019")
+REAL_OUTPUT = [20, 53, -18, -4, -48, -17, -32, -29, -14, 89]
+
+
+def read_text_tensor(path):
+    """Upstream's text layouts: cpu.txt (ndim, the shape, the values) and result_0.txt
+    (a count, then the values)."""
+    tokens = [int(v) for v in open(path).read().split()]
+    if len(tokens) == tokens[0] + 1:
+        return np.array(tokens[1:], dtype=np.int32)
+    ndim = tokens[0]
+    shape = tuple(tokens[1:1 + ndim])
+    values = np.array(tokens[1 + ndim:], dtype=np.int32)
+    assert values.size == int(np.prod(shape)), path
+    return values.reshape(shape)
+
+
+needs_real = pytest.mark.skipif(not os.path.isfile(os.path.join(REAL, "symbol")),
+                                reason="no real model at %s (../shared is absent)" % REAL)
+
+
+@needs_real
+def test_real_model_from_files_and_bytes():
+    image = read_text_tensor(os.path.join(REAL, "cpu.txt"))
+    want = read_text_tensor(os.path.join(REAL, "result_0.txt")).ravel().tolist()
+    assert want == REAL_OUTPUT
+    graph = open(os.path.join(REAL, "symbol"), "rb").read()
+    params = open(os.path.join(REAL, "params"), "rb").read()
+    with cvml.Model.from_files(os.path.join(REAL, "symbol"), os.path.join(REAL, "params"),
+                               threads=2) as a, cvml.Model.from_bytes(graph, params) as b:
+        assert a.gas == b.gas == 137396206
+        (inp,) = a.inputs
+        (out,) = a.run(image.reshape(inp.shape))
+        assert out.dtype == np.int32 and out.shape == a.outputs[0].shape
+        assert out.ravel().tolist() == REAL_OUTPUT
+        assert b.run_upstream(image).tolist() == REAL_OUTPUT
+        # a wrong-size input keeps its class and the model stays usable
+        with pytest.raises(cvml.LogicError):
+            b.run(image.ravel()[:-1])
+        assert b.run(image.reshape(inp.shape))[0].ravel().tolist() == REAL_OUTPUT
+
+
+@needs_real
+def test_real_model_with_truncated_params_is_refused_with_its_class():
+    graph = open(os.path.join(REAL, "symbol"), "rb").read()
+    params = open(os.path.join(REAL, "params"), "rb").read()
+    with pytest.raises(cvml.CvmlError, match=".+") as e:
+        cvml.Model.from_bytes(graph, params[: len(params) // 2])
+    assert type(e.value) in (cvml.LogicError, cvml.RuntimeError)
+    assert e.value.status == (1 if isinstance(e.value, cvml.LogicError) else 2)

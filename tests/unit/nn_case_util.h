@@ -24,7 +24,8 @@ struct Array {
 };
 
 inline std::string case_dir(const std::string& name) {
-    return std::string(CVML_SHARED_DIR) + "/conformance/cases/" + name;
+    // The vectors are copied into the repository so these tests run without ../shared.
+    return std::string(CVML_SOURCE_DIR) + "/tests/conformance/cases/" + name;
 }
 
 inline std::vector<uint8_t> read_file(const std::string& path) {

@@ -13,9 +13,7 @@
 
 #include "cli.h"
 
-#if CVML_HAVE_CVM_API
 #include "cvm_api.h"
-#endif
 
 using namespace cli;
 
@@ -29,19 +27,15 @@ const char kModelHelp[] =
 const char kDeviceHelp[] =
     "  --device NAMES     devices to use, comma-separated in priority order; the CPU is\n"
     "                     always the fallback (see 'cvml devices')\n"
-#if CVML_HAVE_PLUGIN_API
     "  --plugin PATH      load a device plugin first (repeatable; CVML_PLUGIN_PATH and\n"
     "                     lib/cvml/plugins are searched anyway)\n"
-#endif
     "  --threads N        CPU threads (default: CVML_NUM_THREADS or 1)\n";
 
 /* Options every model command takes. */
 std::vector<OptionSpec> with_device_options(std::vector<OptionSpec> specs) {
     specs.push_back({"--device", true, true});
     specs.push_back({"--threads", true, false});
-#if CVML_HAVE_PLUGIN_API
     specs.push_back({"--plugin", true, true});
-#endif
     return specs;
 }
 
@@ -216,7 +210,6 @@ int cmd_info(int argc, char** argv) {
     }
     bool have_storage = false;
     unsigned long long storage = 0;
-#if CVML_HAVE_CVM_API
     {
         /* Upstream's storage figure comes from its memory plan; the drop-in API
          * computes it the way CVMAPIGetStorageSize does. */
@@ -229,7 +222,6 @@ int cmd_info(int argc, char** argv) {
             CVMAPIFreeModel(net);
         }
     }
-#endif
 
     if (args.has("--json")) {
         Json j;
@@ -613,9 +605,7 @@ int cmd_validate(int argc, char** argv) {
 int cmd_devices(int argc, char** argv) {
     Args args;
     std::vector<OptionSpec> specs = {{"--json", false, false}};
-#if CVML_HAVE_PLUGIN_API
     specs.push_back({"--plugin", true, true});
-#endif
     if (!parse_args(argc, argv, specs, &args)) {
         printf(
             "usage: cvml devices [--json]\n\n"
@@ -623,9 +613,7 @@ int cmd_devices(int argc, char** argv) {
             "devices first, the CPU last), the plugins found or refused and why, and the\n"
             "registries.\n\n"
             "options:\n  --json             print the list as JSON\n"
-#if CVML_HAVE_PLUGIN_API
             "  --plugin PATH      load a device plugin first (repeatable)\n"
-#endif
             "  -h, --help         show this help\n");
         return kOk;
     }
@@ -645,7 +633,6 @@ int cmd_devices(int argc, char** argv) {
     };
     std::vector<Device> found;
     std::vector<Plugin> plugins;
-#if CVML_HAVE_PLUGIN_API
     for (int i = 0; i < devs; ++i) {
         const char *name = nullptr, *version = nullptr;
         check(cvml_device_info(i, &name, &version), "cannot read device " + std::to_string(i));
@@ -661,14 +648,6 @@ int cmd_devices(int argc, char** argv) {
         plugins.push_back({name ? name : "", version ? version : "", path ? path : "",
                            reason ? reason : "", loaded != 0});
     }
-#else
-    /* Without the device list, devices are probed by name: the registry refuses a name
-     * it does not hold. */
-    for (const char* name : {"cuda", "cpu"}) {
-        const char* names[] = {name};
-        if (cvml_context_set_devices(ctx.ctx, names, 1) == CVML_OK) found.push_back({name, ""});
-    }
-#endif
     const char* plugin_path = getenv("CVML_PLUGIN_PATH");
     if (args.has("--json")) {
         Json j;

@@ -200,10 +200,8 @@ Context::~Context() {
 }
 
 void Context::configure(const Args& args) {
-#if CVML_HAVE_PLUGIN_API
     for (const auto& path : args.all("--plugin"))
         check(cvml_load_plugin(path.c_str()), "cannot load plugin '" + path + "'");
-#endif
     if (args.has("--threads"))
         check(cvml_context_set_threads(ctx, parse_int("--threads", args.get("--threads"), 1, 256)),
               "cannot set threads");

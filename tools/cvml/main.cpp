@@ -69,6 +69,11 @@ int main(int argc, char** argv) {
             /* The benchmark parses its own arguments with argv[0] == "bench". */
             return cvml_bench_main(argc - 1, argv + 1);
         }
+#else
+        if (cmd == "bench") {
+            fprintf(stderr, "cvml: this build has no benchmark (tools/bench is not in the tree)\n");
+            return 64;
+        }
 #endif
         fprintf(stderr, "cvml: unknown command '%s' (see 'cvml --help')\n", cmd.c_str());
         return cli::kUsage;
