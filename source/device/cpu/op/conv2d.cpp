@@ -178,6 +178,14 @@ void phase_range(void* arg, int64_t begin, int64_t end) {
                 memset(d + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
                 continue;
             }
+            if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
+                const int64_t pe = g.pw % 2, plane = f->hp * f->wq;
+                int8_t* row = dst + (h + g.ph) * f->wq;
+                simd_deinterleave2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w,
+                                      row + pe * plane + g.pw / 2,
+                                      row + (1 - pe) * plane + (g.pw + 1) / 2);
+                continue;
+            }
             // Upstream's groups == 1 path casts every input value to int8.
             cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, f->hp * f->wq, dst + (h + g.ph) * f->wq);
         }

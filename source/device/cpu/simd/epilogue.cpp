@@ -152,6 +152,18 @@ CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_
 
 #endif
 
+CVML_TARGET_AVX512 void deinterleave2_avx512(const int8_t* src, int64_t n, int8_t* even,
+                                             int8_t* odd) {
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i v = _mm512_loadu_si512(src + i);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(even + i / 2), _mm512_cvtepi16_epi8(v));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(odd + i / 2),
+                            _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
+    }
+    for (; i < n; ++i) (i % 2 ? odd : even)[i / 2] = src[i];
+}
+
 bool vector_storage(int32_t s) {
     return s == STORAGE_INT8 || s == STORAGE_INT32;
 }
@@ -236,4 +248,16 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
     (void)vec;
 #endif
     apply_scalar(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+}
+
+void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
+#if CVML_SIMD_X86
+    if (level == CPU_SIMD_AVX512) {
+        deinterleave2_avx512(src, n, even, odd);
+        return;
+    }
+#else
+    (void)level;
+#endif
+    for (int64_t i = 0; i < n; ++i) (i % 2 ? odd : even)[i / 2] = src[i];
 }

@@ -43,3 +43,7 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
                     int64_t out_index, int64_t n);
 /* One value through the chain (scalar). */
 int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index);
+
+/* even[i] = src[2i], odd[i] = src[2i+1] for the n bytes of src (stride-2 column phases of
+ * an int8 row for pooling and convolution). */
+void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even, int8_t* odd);
