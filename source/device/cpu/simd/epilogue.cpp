@@ -152,6 +152,16 @@ CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_
 
 #endif
 
+/* Plain pairs from i (even) on: no vectorizer games with alternating destinations. */
+void deinterleave2_tail(const int8_t* src, int64_t i, int64_t n, int8_t* even, int8_t* odd) {
+    for (; i + 1 < n; i += 2) {
+        even[i / 2] = src[i];
+        odd[i / 2] = src[i + 1];
+    }
+    if (i < n) even[i / 2] = src[i];
+}
+
+#if CVML_SIMD_X86
 CVML_TARGET_AVX512 void deinterleave2_avx512(const int8_t* src, int64_t n, int8_t* even,
                                              int8_t* odd) {
     int64_t i = 0;
@@ -161,8 +171,9 @@ CVML_TARGET_AVX512 void deinterleave2_avx512(const int8_t* src, int64_t n, int8_
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(odd + i / 2),
                             _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
     }
-    for (; i < n; ++i) (i % 2 ? odd : even)[i / 2] = src[i];
+    deinterleave2_tail(src, i, n, even, odd);
 }
+#endif
 
 bool vector_storage(int32_t s) {
     return s == STORAGE_INT8 || s == STORAGE_INT32;
@@ -259,5 +270,5 @@ void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even
 #else
     (void)level;
 #endif
-    for (int64_t i = 0; i < n; ++i) (i % 2 ? odd : even)[i / 2] = src[i];
+    deinterleave2_tail(src, 0, n, even, odd);
 }
