@@ -10,3 +10,13 @@ target_compile_definitions(cvml_conformance_tests PRIVATE
   CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
 gtest_discover_tests(cvml_conformance_tests DISCOVERY_TIMEOUT 120)
+
+# The whole conformance run (every case, twice, and in two threads; the real model)
+# under valgrind: no invalid read, no uninitialised use, no leak.
+find_program(VALGRIND valgrind)
+if(VALGRIND)
+  add_test(NAME conformance.valgrind
+    COMMAND ${VALGRIND} --error-exitcode=9 --leak-check=full
+            --errors-for-leak-kinds=definite,indirect -q $<TARGET_FILE:cvml_conformance_tests>)
+  set_tests_properties(conformance.valgrind PROPERTIES LABELS valgrind TIMEOUT 900)
+endif()
