@@ -10,7 +10,9 @@
 #if CVML_SIMD_X86
 #include <immintrin.h>
 /* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #endif
 
 namespace {
