@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "cvml.h"
 
 namespace {
@@ -108,6 +110,46 @@ TEST(Library, InitReleaseInit) {
         ASSERT_EQ(cvml_release(), CVML_OK);
     }
     EXPECT_EQ(cvml_release(), CVML_ERR_LOGIC);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(Lib, ThreadsLookupAndArena) {
+    int threads = 0;
+    ASSERT_EQ(cvml_context_set_threads(ctx, 3), CVML_OK);
+    ASSERT_EQ(cvml_context_get_threads(ctx, &threads), CVML_OK);
+    EXPECT_EQ(threads, 3);
+    EXPECT_EQ(cvml_context_get_threads(ctx, nullptr), CVML_ERR_LOGIC);
+
+    cvml_graph* g = nullptr;
+    ASSERT_EQ(cvml_graph_create(ctx, &g), CVML_OK);
+    int32_t dims[2] = {4, 256};
+    cvml_tensor *x = nullptr, *a = nullptr, *b = nullptr;
+    ASSERT_EQ(cvml_graph_add_input(g, "data", 2, dims, 8, &x), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_node(g, "relu", "a", nullptr, nullptr, 0, &x, 1, &a, 1), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_node(g, "relu", "b", nullptr, nullptr, 0, &a, 1, &b, 1), CVML_OK);
+    ASSERT_EQ(cvml_graph_set_outputs(g, &b, 1), CVML_OK);
+
+    cvml_tensor* found = nullptr;
+    ASSERT_EQ(cvml_graph_find_tensor(g, "a", &found), CVML_OK);
+    EXPECT_EQ(found, a);
+    EXPECT_EQ(cvml_graph_find_tensor(g, "nope", &found), CVML_ERR_LOGIC);
+
+    size_t arena = 0;
+    ASSERT_EQ(cvml_graph_prerun(g), CVML_OK) << cvml_last_error();
+    ASSERT_EQ(cvml_graph_cpu_arena_bytes(g, &arena), CVML_OK);
+    // Both intermediates (4 KiB each as int32, or less when narrowed) fit; the planner
+    // never needs more than the sum of everything it places.
+    EXPECT_GT(arena, 0u);
+    EXPECT_LE(arena, 2u * 4 * 256 * sizeof(int32_t) + 256);
+    const char* level = cvml_cpu_simd_level();
+    ASSERT_NE(level, nullptr);
+    EXPECT_TRUE(std::string(level) == "scalar" || std::string(level) == "avx2" ||
+                std::string(level) == "avx512")
+        << level;
+    cvml_graph_release(g);
 }
 
 }  // namespace
