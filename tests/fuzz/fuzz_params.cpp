@@ -42,8 +42,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (t->kind != TENSOR_CONST) continue;
             if (!t->const_data) __builtin_trap();
             int32_t bound = ir_precision_bound(t->precision);
-            for (int64_t k = 0; k < ir_tensor_element_count(t); ++k)
-                if (t->const_data[k] < -bound || t->const_data[k] > bound) __builtin_trap();
+            for (int64_t k = 0; k < ir_tensor_element_count(t); ++k) {
+                int32_t v = ir_const_value(t, k);
+                if (v < -bound || v > bound) __builtin_trap();
+            }
         }
     }
     ir_graph_release(g);
