@@ -7,15 +7,15 @@
 
 static int passed, failed;
 
-#define CHECK(cond)                                                       \
-    do {                                                                  \
-        if (cond) {                                                       \
-            ++passed;                                                     \
-        } else {                                                          \
-            ++failed;                                                     \
+#define CHECK(cond)                                                                     \
+    do {                                                                                \
+        if (cond) {                                                                     \
+            ++passed;                                                                   \
+        } else {                                                                        \
+            ++failed;                                                                   \
             fprintf(stderr, "%s:%d: CHECK(%s) failed: %s\n", __FILE__, __LINE__, #cond, \
-                    cvml_last_error());                                   \
-        }                                                                 \
+                    cvml_last_error());                                                 \
+        }                                                                               \
     } while (0)
 
 static void test_null_arguments(void) {

@@ -1,3 +1,5 @@
 /* A shared library that is not a cvm-lite plugin: the loader must refuse it. */
 int not_a_plugin(void);
-int not_a_plugin(void) { return 42; }
+int not_a_plugin(void) {
+    return 42;
+}
