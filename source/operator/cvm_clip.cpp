@@ -4,6 +4,7 @@
 
 #include "operator/cvm_clip.h"
 #include "operator/op_common.h"
+#include "operator/nn_attr.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
 
@@ -18,10 +19,7 @@ int cvm_clip_infer_precision(op_infer_ctx* ctx) {
     const cvm_clip_param* p = static_cast<const cvm_clip_param*>(ctx->param);
     // Upstream VerifyAttrRange(precision, 1, 33) is inclusive; 33 then fails the
     // verifier's 1..32 output check, also a logic error.
-    if (p->precision < 1 || p->precision > 33)
-        return cvml_fail(CVML_ERR_LOGIC,
-                         "attribute cvm_clip.precision value: %d out of range [1, 33]",
-                         p->precision);
+    if (int rc = nn_verify_attr_range(p->precision, "cvm_clip.precision", 1, 33)) return rc;
     ctx->outputs[0]->precision = p->precision;
     return CVML_OK;
 }

@@ -5,6 +5,7 @@
 
 #include "operator/cvm_left_shift.h"
 #include "operator/op_common.h"
+#include "operator/nn_attr.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
 
@@ -19,14 +20,8 @@ const attr_spec cvm_left_shift_attrs[] = {
 int cvm_left_shift_infer_precision(op_infer_ctx* ctx) {
     const cvm_left_shift_param* p = static_cast<const cvm_left_shift_param*>(ctx->param);
     // Upstream VerifyAttrRange(v, 1, 33) is inclusive on both ends.
-    if (p->precision < 1 || p->precision > 33)
-        return cvml_fail(CVML_ERR_LOGIC,
-                         "attribute cvm_left_shift.precision value: %d out of range [1, 33]",
-                         p->precision);
-    if (p->shift_bit < 1 || p->shift_bit > 33)
-        return cvml_fail(CVML_ERR_LOGIC,
-                         "attribute cvm_left_shift.shift_bit value: %d out of range [1, 33]",
-                         p->shift_bit);
+    if (int rc = nn_verify_attr_range(p->precision, "cvm_left_shift.precision", 1, 33)) return rc;
+    if (int rc = nn_verify_attr_range(p->shift_bit, "cvm_left_shift.shift_bit", 1, 33)) return rc;
     // Upstream's inference returns false here, which its caller reports as a
     // runtime error ("infer precision failed"), not a VERIFY.
     if (static_cast<int64_t>(ctx->inputs[0]->precision) + p->shift_bit > 32)

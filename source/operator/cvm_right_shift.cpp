@@ -5,6 +5,7 @@
 
 #include "operator/cvm_right_shift.h"
 #include "operator/op_common.h"
+#include "operator/nn_attr.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
 
@@ -19,14 +20,8 @@ const attr_spec cvm_right_shift_attrs[] = {
 int cvm_right_shift_infer_precision(op_infer_ctx* ctx) {
     const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
     // Upstream VerifyAttrRange(v, 1, 33) is inclusive on both ends.
-    if (p->precision < 1 || p->precision > 33)
-        return cvml_fail(CVML_ERR_LOGIC,
-                         "attribute cvm_right_shift.precision value: %d out of range [1, 33]",
-                         p->precision);
-    if (p->shift_bit < 1 || p->shift_bit > 33)
-        return cvml_fail(CVML_ERR_LOGIC,
-                         "attribute cvm_right_shift.shift_bit value: %d out of range [1, 33]",
-                         p->shift_bit);
+    if (int rc = nn_verify_attr_range(p->precision, "cvm_right_shift.precision", 1, 33)) return rc;
+    if (int rc = nn_verify_attr_range(p->shift_bit, "cvm_right_shift.shift_bit", 1, 33)) return rc;
     ctx->outputs[0]->precision = p->precision;
     return CVML_OK;
 }
