@@ -242,6 +242,52 @@ TEST(Conv2d, PropertyAgainstReference) {
     }
 }
 
+/* Shapes that reach the fast path's edges: several GEMM strips with dropped columns at
+ * each row end, strips split over channel blocks, K and output channels off the packing
+ * multiples, stride-phase images, dilation. */
+TEST(Conv2d, PropertyAgainstReferenceLarge) {
+    uint32_t seed = 1000;
+    for (int iter = 0; iter < 16; ++iter) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.groups = 1;
+        c.n = pick(1, 1, 2);
+        c.c = pick(2, 1, 37);
+        c.o = pick(3, 1, 41);
+        c.kh = pick(4, 1, 5);
+        c.kw = pick(5, 1, 5);
+        c.sh = pick(6, 1, 2);
+        c.sw = pick(7, 1, 3);
+        c.ph = pick(8, 0, 3);
+        c.pw = pick(9, 0, 3);
+        c.dh = pick(10, 1, 2);
+        c.dw = pick(11, 1, 2);
+        if (c.ph >= c.kh) c.ph = c.kh - 1;
+        if (c.pw >= c.kw) c.pw = c.kw - 1;
+        c.h = (c.kh - 1) * c.dh + 1 + pick(12, 0, 30);
+        c.w = (c.kw - 1) * c.dw + 1 + pick(13, 0, 40);
+        c.bias = pick(14, 0, 1) == 1;
+        if (iter % 4 == 0) {  // 1x1, stride 1, no padding: the input is used in place
+            c.kh = c.kw = c.sh = c.sw = c.dh = c.dw = 1;
+            c.ph = c.pw = 0;
+        }
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.c * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
+                                    Operand{{c.o, c.c, c.kh, c.kw}, 8, w, true}};
+        if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2, 3}) {
+            auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
+            ASSERT_EQ(r.verify_rc, CVML_OK) << r.error << " iter " << iter;
+            ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+            ASSERT_EQ(r.outputs[0], expect) << "iter " << iter << " threads " << threads;
+        }
+    }
+}
+
 /* The int8 cast (groups == 1) and int32 wrap-around (groups > 1) only show with values
  * outside int8, which verified graphs reach through an unclipped cvm_right_shift (case
  * 006); here the kernel is driven directly with such values. */

@@ -121,11 +121,14 @@ conv_geom make_geom(const cpu_node_ctx* ctx) {
 }
 
 /* ---- fast paths (SIMD levels) ---------------------------------------------------------
- * groups == 1: im2col rows of the int8-cast input packed for the exact int8 GEMM, the
- * weights packed once here. groups > 1: per output plane, int32 multiply-adds over a
- * zero-padded copy of the input plane split by column phase so every row read is
- * contiguous (no cast: upstream's grouped path multiplies int32 values). Both write
- * through the fused tail (kernel_util.h), in the output's storage. */
+ * groups == 1: an implicit im2col. The int8-cast input is copied once per image into a
+ * zero-padded image split into stride phases (below), in which every im2col row is a
+ * contiguous run; strips of GEMM_NT columns are packed from it straight into the GEMM's
+ * B layout and multiplied with the weights, packed once at prerun (or used in place).
+ * groups > 1: per output plane, int32 multiply-adds over a zero-padded copy of the input
+ * plane split by column phase so every row read is contiguous (no cast: upstream's
+ * grouped path multiplies int32 values). Both write through the fused tail
+ * (kernel_util.h), in the output's storage. */
 
 struct conv_fast {
     int level;
@@ -133,61 +136,61 @@ struct conv_fast {
     conv_geom g;
     int64_t N, K;
     gemm_weights w;
-    size_t strip_packed_bytes, strip_bytes, x8_bytes; /* groups == 1 scratch parts */
-    int64_t hp, wp, wq;                               /* groups > 1: padded plane and phase width */
-    size_t plane_bytes;                               /* groups > 1: per-thread scratch */
-    int32_t* wg;                                      /* groups > 1: the weights as int32 */
-    int64_t* taps; /* groups == 1: where im2col row k starts in the phase-split image */
+    /* groups == 1 */
+    bool direct;    /* 1x1, stride 1, no padding: the input itself is the image */
+    int64_t hq, wq; /* rows and columns of one phase plane */
+    int64_t nf;     /* GEMM columns: oh rows of wq (the wq - ow last ones dropped) */
+    size_t strip_bytes, image_bytes;
+    int64_t* taps;                /* where im2col row k starts in the image */
+    int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
+    /* groups > 1 */
+    int64_t hp, wp;
+    size_t plane_bytes; /* per-thread scratch */
+    int32_t* wg;        /* the weights as int32 */
 };
 
 size_t align64(size_t v) {
     return (v + 63) & ~static_cast<size_t>(63);
 }
 
-/* The image zero-padded and split by column phase (sw), so that every im2col row
- * segment is a contiguous run: xph[((ic*sw + p)*hp + h)*wq + j] = xpad[ic][h][j*sw + p]. */
-struct phase_args {
+/* The image: zero-padded (ph, pw) and split into sh x sw phases of hq x wq values,
+ * phase (pr, pc) holding padded rows pr, pr + sh, ... and columns pc, pc + sw, ...:
+ *   img[((ic*sh + pr)*sw + pc)*hq*wq + i*wq + j] = xpad[ic][i*sh + pr][j*sw + pc].
+ * Output (y, x) then reads tap (r, s) at taps[k] + y*wq + x, so GEMM column y*wq + x
+ * is one flat run per tap over every output row; columns x >= ow read padding or the
+ * next row and are computed but never stored. */
+struct image_args {
     const conv_fast* f;
     const ir_tensor* x;
     int64_t base; /* first element of the image in x */
-    int8_t* xph;
+    int8_t* img;
 };
 
-void phase_range(void* arg, int64_t begin, int64_t end) {
-    const phase_args* a = static_cast<const phase_args*>(arg);
+void image_channels(void* arg, int64_t begin, int64_t end) {
+    const image_args* a = static_cast<const image_args*>(arg);
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
+    const int64_t plane = f->hq * f->wq;
+    const size_t channel_bytes = static_cast<size_t>(g.sh * g.sw * plane);
     for (int64_t ic = begin; ic < end; ++ic) {
-        int8_t* dst = a->xph + ic * g.sw * f->hp * f->wq;
-        const bool copy_rows = a->x->storage == STORAGE_INT8 && g.sw == 1;
-        if (copy_rows) {
-            // Only the border needs zeros: rows are copied whole below.
-            memset(dst, 0, static_cast<size_t>(g.ph * f->wq));
-            memset(dst + (g.ph + g.h) * f->wq, 0,
-                   static_cast<size_t>((f->hp - g.ph - g.h) * f->wq));
-        } else {
-            memset(dst, 0, static_cast<size_t>(g.sw * f->hp * f->wq));
-        }
+        int8_t* dst = a->img + ic * g.sh * g.sw * plane;
+        memset(dst, 0, channel_bytes);
         for (int64_t h = 0; h < g.h; ++h) {
             const int64_t src = a->base + (ic * g.h + h) * g.w;
-            if (copy_rows) {
-                int8_t* d = dst + (h + g.ph) * f->wq;
-                memset(d, 0, static_cast<size_t>(g.pw));
-                memcpy(d + g.pw, static_cast<const int8_t*>(a->x->data) + src,
+            const int64_t hp = h + g.ph;
+            int8_t* row = dst + (hp % g.sh) * g.sw * plane + (hp / g.sh) * f->wq;
+            if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
+                memcpy(row + g.pw, static_cast<const int8_t*>(a->x->data) + src,
                        static_cast<size_t>(g.w));
-                memset(d + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
-                continue;
-            }
-            if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
-                const int64_t pe = g.pw % 2, plane = f->hp * f->wq;
-                int8_t* row = dst + (h + g.ph) * f->wq;
+            } else if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
+                const int64_t pe = g.pw % 2;
                 simd_deinterleave2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w,
                                       row + pe * plane + g.pw / 2,
                                       row + (1 - pe) * plane + (g.pw + 1) / 2);
-                continue;
+            } else {
+                // Upstream's groups == 1 path casts every input value to int8.
+                cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, plane, row);
             }
-            // Upstream's groups == 1 path casts every input value to int8.
-            cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, f->hp * f->wq, dst + (h + g.ph) * f->wq);
         }
     }
 }
@@ -204,111 +207,117 @@ void cast8_range(void* arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) a->dst[i] = static_cast<int8_t>(src[i]);
 }
 
-/* A strip is GEMM_NT output pixels (one GEMM n-tile): each thread packs its own strips'
- * im2col columns into a small buffer that stays in cache while every output channel
- * block is computed over it, so a conv2d has one parallel region per image. */
+/* A strip is GEMM_NT GEMM columns (one n-tile): each thread packs its own strips into a
+ * small buffer that stays in cache while every output channel block is computed over
+ * it, so a conv2d has one parallel region per image after the image copy. */
 struct strip_args {
     const conv_fast* f;
-    const int8_t* x; /* direct: the int8 image; else the phase-split image */
-    bool direct;
+    const int8_t* img;
+    bool padded; /* img has slack after it, so packing may read whole 16-column groups */
     const epilogue* ep;
     const int32_t* bias;
     void* out;
     int32_t out_storage;
     int64_t out_base;
     uint8_t* scratch; /* per slot: strip_bytes */
-    int64_t n0;       /* the strip being computed (per call of the tile callback) */
+};
+
+/* The GEMM columns of a strip that are stored (x < ow): they are consecutive output
+ * pixels from `first` on, so a tile row is compacted and written as one run. */
+struct strip_keep {
+    int64_t first;
+    int32_t count;               /* stored columns */
+    bool all;                    /* the first `count` columns, no gaps */
+    uint16_t mask[GEMM_NT / 16]; /* bit c % 16 of mask[c / 16]: column c stored */
 };
 
 struct strip_tile_args {
     const strip_args* s;
-    int64_t n0;
+    const strip_keep* keep;
 };
 
 void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
                 const int32_t* tile) {
+    (void)n0;
     const strip_tile_args* t = static_cast<const strip_tile_args*>(arg);
     const strip_args* a = t->s;
-    for (int32_t r = 0; r < rows; ++r) {
+    const strip_keep* k = t->keep;
+    alignas(64) int32_t row[GEMM_NT + 16];
+    for (int32_t r = 0; r < rows && k->count > 0; ++r) {
         const int64_t m = m0 + r;
-        epilogue_apply(a->f->level, a->ep, tile + r * GEMM_NT, STORAGE_INT32, 0,
-                       a->bias ? a->bias[m] : 0, a->out, a->out_storage,
-                       a->out_base + m * a->f->N + t->n0 + n0, cols);
+        const int32_t* src = tile + r * GEMM_NT;
+        if (!k->all) {
+            simd_compact_i32(a->f->level, src, k->mask, (cols + 15) / 16, row);
+            src = row;
+        }
+        epilogue_apply(a->f->level, a->ep, src, STORAGE_INT32, 0, a->bias ? a->bias[m] : 0, a->out,
+                       a->out_storage, a->out_base + m * a->f->N + k->first, k->count);
     }
 }
 
-struct pixel_run {
-    int32_t j, len; /* strip columns [j, j + len) */
-    int64_t src;    /* their first source element relative to a tap's base */
-};
+void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
+    memset(k, 0, sizeof *k);
+    k->first = -1;
+    for (int32_t c = 0; c < cols; ++c) {
+        const int64_t y = (n0 + c) / f->wq, x = (n0 + c) % f->wq;
+        if (x >= f->g.ow) continue;
+        if (k->first < 0) k->first = y * f->g.ow + x;
+        k->mask[c / 16] = static_cast<uint16_t>(k->mask[c / 16] | (1u << (c % 16)));
+        ++k->count;
+    }
+    k->all = true;
+    for (int32_t c = 0; c < k->count; ++c)
+        if (!(k->mask[c / 16] >> (c % 16) & 1)) k->all = false;
+}
+
+void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
+    const conv_fast* f = a->f;
+    const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
+    // With slack after the image, whole 16-column groups are read (the extra columns
+    // are dropped); the input tensor itself is read exactly.
+    const int32_t width = a->padded ? (cols + 15) / 16 * 16 : cols;
+    for (int64_t k4 = 0; k4 < k4n; ++k4) {
+        const int8_t* rows[GEMM_KG];
+        for (int i = 0; i < GEMM_KG; ++i) {
+            const int64_t k = k4 * GEMM_KG + i;
+            rows[i] = k < f->K ? a->img + f->taps[k] + n0 : f->pad_row;
+        }
+        gemm_pack_b_group(f->level, rows, width, static_cast<int32_t>(f->K),
+                          static_cast<int32_t>(k4), packed);
+    }
+}
 
 void strip_slot(void* arg, int64_t begin, int64_t end) {
     const strip_args* a = static_cast<const strip_args*>(arg);
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
-    const int64_t strips = (f->N + GEMM_NT - 1) / GEMM_NT;
-    const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
+    const int64_t strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
     const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
+    // Work items are (strip, block of output channels): with fewer strips than a few
+    // per thread (deep layers: 7x7 outputs) the channels are split too, and a thread
+    // packs each strip it touches once.
+    int64_t mparts = 1;
+    if (strips < 4 * f->threads) {
+        mparts = (4 * f->threads + strips - 1) / strips;
+        if (mparts > mblocks) mparts = mblocks;
+    }
+    const int64_t items = strips * mparts;
     for (int64_t slot = begin; slot < end; ++slot) {
-        uint8_t* base = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
-        void* packed = base;
-        int8_t* rowbuf = reinterpret_cast<int8_t*>(base + f->strip_packed_bytes);
-        // Work items are (strip, block of output channels): with fewer strips than a
-        // few per thread (deep layers: 7x7 outputs) the channels are split too, and a
-        // thread packs each strip it touches once.
-        int64_t mparts = 1;
-        if (strips < 4 * f->threads) {
-            mparts = (4 * f->threads + strips - 1) / strips;
-            if (mparts > mblocks) mparts = mblocks;
-        }
-        const int64_t items = strips * mparts;
+        void* packed = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
+        strip_keep keep;
+        strip_tile_args ta = {a, &keep};
         int64_t packed_strip = -1;
         for (int64_t it = items * slot / f->threads; it < items * (slot + 1) / f->threads; ++it) {
             const int64_t st = it / mparts, mp = it % mparts;
             const int64_t n0 = st * GEMM_NT;
-            const int32_t cols = static_cast<int32_t>(f->N - n0 < GEMM_NT ? f->N - n0 : GEMM_NT);
-            const int64_t mb0 = mblocks * mp / mparts, mb1 = mblocks * (mp + 1) / mparts;
-            strip_tile_args ta = {a, n0};
-            if (st == packed_strip) {
-                gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
-                continue;
+            const int32_t cols = static_cast<int32_t>(f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT);
+            if (st != packed_strip) {
+                pack_strip(a, n0, cols, packed);
+                strip_keep_of(f, n0, cols, &keep);
+                packed_strip = st;
             }
-            packed_strip = st;
-            pixel_run runs[GEMM_NT];
-            int32_t nruns = 0;
-            for (int32_t j = 0; j < cols;) {
-                const int64_t y = (n0 + j) / g.ow, x = (n0 + j) % g.ow;
-                int32_t len = static_cast<int32_t>(g.ow - x);
-                if (a->direct || len > cols - j) len = cols - j;
-                runs[nruns].j = j;
-                runs[nruns].len = len;
-                runs[nruns].src = a->direct ? n0 + j : y * g.sh * f->wq + x;
-                ++nruns;
-                j += len;
-            }
-            for (int64_t k4 = 0; k4 < k4n; ++k4) {
-                const int8_t* rows[GEMM_KG];
-                for (int i = 0; i < GEMM_KG; ++i) {
-                    const int64_t k = k4 * GEMM_KG + i;
-                    if (k >= f->K) {
-                        rows[i] = nullptr;
-                        continue;
-                    }
-                    const int64_t tap = a->direct ? k * f->N : f->taps[k];
-                    int8_t* row = rowbuf + i * (GEMM_NT + 64);
-                    // 16-byte chunks: a chunk past a run's end is rewritten by the next
-                    // run or lands in the row's slack; reads stay within the image's.
-                    for (int32_t q = 0; q < nruns; ++q) {
-                        const int8_t* src = a->x + tap + runs[q].src;
-                        for (int32_t c = 0; c < runs[q].len; c += 16)
-                            memcpy(row + runs[q].j + c, src + c, 16);
-                    }
-                    rows[i] = row;
-                }
-                gemm_pack_b_group(f->level, rows, cols, static_cast<int32_t>(f->K),
-                                  static_cast<int32_t>(k4), packed);
-            }
-            gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
+            gemm_run_tiles(&f->w, packed, cols, mblocks * mp / mparts, mblocks * (mp + 1) / mparts,
+                           strip_tile, &ta);
         }
     }
 }
@@ -316,29 +325,26 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, const int32_t* bias) {
     const conv_geom& g = f->g;
     uint8_t* scratch = static_cast<uint8_t*>(ctx->scratch);
-    int8_t* x8buf =
+    int8_t* own =
         reinterpret_cast<int8_t*>(scratch + f->strip_bytes * static_cast<size_t>(f->threads));
     const ir_tensor* xt = ctx->inputs[0];
     const ir_tensor* yt = ctx->outputs[0];
     const int64_t chw = g.c * g.h * g.w;
-    const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                        g.pw == 0 && g.oh == g.h && g.ow == g.w;
     for (int64_t n = 0; n < g.n; ++n) {
-        const int8_t* x8;
-        if (direct && xt->storage == STORAGE_INT8) {
-            x8 = static_cast<const int8_t*>(xt->data) + n * chw;
-        } else if (direct) {
+        const int8_t* img = own;
+        bool padded = true;
+        if (f->direct && xt->storage == STORAGE_INT8) {
+            img = static_cast<const int8_t*>(xt->data) + n * chw;
+            padded = false;
+        } else if (f->direct) {
             // Upstream's groups == 1 path casts every input value to int8.
-            cast8_args c = {xt, n * chw, x8buf};
+            cast8_args c = {xt, n * chw, own};
             cpu_parallel_for(ctx, chw, cast8_range, &c);
-            x8 = x8buf;
         } else {
-            phase_args pa = {f, xt, n * chw, x8buf};
-            cpu_parallel_for(ctx, g.c, phase_range, &pa);
-            x8 = x8buf;
+            image_args ia = {f, xt, n * chw, own};
+            cpu_parallel_for(ctx, g.c, image_channels, &ia);
         }
-        strip_args sa = {f,        x8,          direct,         ep,      bias,
-                         yt->data, yt->storage, n * g.o * f->N, scratch, 0};
+        strip_args sa = {f, img, padded, ep, bias, yt->data, yt->storage, n * g.o * f->N, scratch};
         cpu_for_each_slot(ctx, strip_slot, &sa);
     }
     return CVML_OK;
@@ -448,27 +454,34 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
             free(f);
             return rc;
         }
-        f->strip_packed_bytes =
-            align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
+        f->direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                    g.oh == g.h && g.ow == g.w;
+        f->hq = (g.h + 2 * g.ph + g.sh - 1) / g.sh;
+        f->wq = (g.w + 2 * g.pw + g.sw - 1) / g.sw;
+        f->nf = g.oh * f->wq;
+        if (f->nf > INT32_MAX / 2) {
+            gemm_weights_free(&f->w);
+            free(f);
+            return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
+        }
         f->taps = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
         if (!f->taps) {
             gemm_weights_free(&f->w);
             free(f);
             return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         }
-        f->strip_bytes = f->strip_packed_bytes + align64(GEMM_KG * (GEMM_NT + 64));
-        f->hp = g.h + 2 * g.ph;
-        f->wp = g.w + 2 * g.pw;
-        f->wq = (f->wp + g.sw - 1) / g.sw + 16;
-        size_t phased = static_cast<size_t>(g.c * g.sw * f->hp * f->wq);
-        size_t flat = static_cast<size_t>(g.c * g.h * g.w);
-        f->x8_bytes = align64((phased > flat ? phased : flat) + 64);
+        memset(f->pad_row, 0x80, sizeof f->pad_row);
+        const int64_t plane = f->hq * f->wq;
         for (int64_t k = 0; k < f->K; ++k) {
             const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
-            const int64_t col = sk * g.dw, p = col % g.sw, off = col / g.sw;
-            f->taps[k] = ((ic * g.sw + p) * f->hp + r * g.dh) * f->wq + off;
+            const int64_t row = r * g.dh, col = sk * g.dw;
+            f->taps[k] = ((ic * g.sh + row % g.sh) * g.sw + col % g.sw) * plane +
+                         (row / g.sh) * f->wq + col / g.sw;
         }
-        *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->x8_bytes;
+        f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
+        // A strip reads at most a row and a 16-column group past the last phase plane.
+        f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
+        *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
     } else {
         const int64_t nw = g.o * g.ic * g.kh * g.kw;
         f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
@@ -479,7 +492,7 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
         f->hp = g.h + 2 * g.ph;
         f->wp = g.w + 2 * g.pw;
-        f->wq = (f->wp + g.sw - 1) / g.sw + 1;
+        f->wq = (f->wp + g.sw - 1) / g.sw + 1;  // acc and phase rows: one column of slack
         // The flat stride-1 runs read up to a row and a tap offset past the last plane.
         f->plane_bytes =
             align64(static_cast<size_t>(g.oh * f->wq) * 4) +

@@ -57,43 +57,76 @@ CVML_TARGET_AVX512 inline __m512i load16_512(const void* p, int32_t storage, int
     return _mm512_maskz_loadu_epi32(m, static_cast<const int32_t*>(p) + i);
 }
 
+/* Lanes [i, i + 16) of a row of n, as a mask (empty past the end). */
+inline __mmask16 lanes_from(int64_t i, int64_t n) {
+    if (n - i >= 16) return static_cast<__mmask16>(0xFFFF);
+    if (n <= i) return 0;
+    return static_cast<__mmask16>((1u << static_cast<unsigned>(n - i)) - 1u);
+}
+
+/* Four vectors per pass, so the step chain is decoded once per 64 values. */
 CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t in_storage,
                                      int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                                      int64_t out_index, int64_t n) {
     const __m512i vb = _mm512_set1_epi32(bias);
     const __m512i one = _mm512_set1_epi32(1);
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = n - i >= 16
-                                ? static_cast<__mmask16>(0xFFFF)
-                                : static_cast<__mmask16>((1u << static_cast<unsigned>(n - i)) - 1u);
-        __m512i v = _mm512_add_epi32(load16_512(in, in_storage, in_index + i, m), vb);
+    for (int64_t i = 0; i < n; i += 64) {
+        __mmask16 m[4];
+        __m512i v[4];
+        for (int j = 0; j < 4; ++j) {
+            m[j] = lanes_from(i + 16 * j, n);
+            v[j] = _mm512_add_epi32(load16_512(in, in_storage, in_index + i + 16 * j, m[j]), vb);
+        }
         for (int32_t s = 0; s < ep->step_count; ++s) {
             const ep_step& st = ep->steps[s];
             switch (st.kind) {
-                case EP_CLIP:
-                    v = _mm512_max_epi32(_mm512_min_epi32(v, _mm512_set1_epi32(st.hi)),
-                                         _mm512_set1_epi32(st.lo));
+                case EP_CLIP: {
+                    const __m512i hi = _mm512_set1_epi32(st.hi), lo = _mm512_set1_epi32(st.lo);
+                    for (int j = 0; j < 4; ++j)
+                        v[j] = _mm512_max_epi32(_mm512_min_epi32(v[j], hi), lo);
                     break;
-                case EP_ROUND:
-                    v = _mm512_srai_epi32(
-                        _mm512_add_epi32(_mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)), one),
-                        1);
+                }
+                case EP_ROUND: {
+                    const __m128i sh = _mm_cvtsi32_si128(st.shift - 1);
+                    for (int j = 0; j < 4; ++j)
+                        v[j] =
+                            _mm512_srai_epi32(_mm512_add_epi32(_mm512_sra_epi32(v[j], sh), one), 1);
                     break;
+                }
                 case EP_SRA31:
-                    v = _mm512_srai_epi32(v, 31);
+                    for (int j = 0; j < 4; ++j) v[j] = _mm512_srai_epi32(v[j], 31);
                     break;
                 case EP_ADD:
-                    v = _mm512_add_epi32(v, load16_512(st.src, st.src_storage, out_index + i, m));
+                    for (int j = 0; j < 4; ++j)
+                        v[j] = _mm512_add_epi32(
+                            v[j], load16_512(st.src, st.src_storage, out_index + i + 16 * j, m[j]));
                     break;
                 default:
                     break;
             }
         }
-        if (out_storage == STORAGE_INT8)
-            _mm512_mask_cvtepi32_storeu_epi8(static_cast<int8_t*>(out) + out_index + i, m, v);
-        else
-            _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + out_index + i, m, v);
+        for (int j = 0; j < 4; ++j) {
+            // Narrowed in a register, then a byte-masked store: the memory form of
+            // vpmovdb is microcoded on some cores (Zen 4).
+            if (out_storage == STORAGE_INT8)
+                _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + out_index + i + 16 * j, m[j],
+                                     _mm512_cvtepi32_epi8(v[j]));
+            else
+                _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + out_index + i + 16 * j, m[j],
+                                         v[j]);
+        }
     }
+}
+
+CVML_TARGET_AVX512 int64_t compact_avx512(const int32_t* src, const uint16_t* keep, int32_t vectors,
+                                          int32_t* dst) {
+    int64_t n = 0;
+    for (int32_t j = 0; j < vectors; ++j) {
+        const __m512i v = _mm512_loadu_si512(src + 16 * j);
+        _mm512_storeu_si512(dst + n, _mm512_maskz_compress_epi32(keep[j], v));
+        n += __builtin_popcount(keep[j]);
+    }
+    return n;
 }
 
 CVML_TARGET_AVX2 inline __m256i load8_256(const void* p, int32_t storage, int64_t i) {
@@ -261,6 +294,20 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
     (void)vec;
 #endif
     apply_scalar(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+}
+
+int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,
+                         int32_t* dst) {
+#if CVML_SIMD_X86
+    if (level == CPU_SIMD_AVX512) return compact_avx512(src, keep, vectors, dst);
+#else
+    (void)level;
+#endif
+    int64_t n = 0;
+    for (int32_t j = 0; j < vectors; ++j)
+        for (int b = 0; b < 16; ++b)
+            if (keep[j] >> b & 1) dst[n++] = src[16 * j + b];
+    return n;
 }
 
 void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {

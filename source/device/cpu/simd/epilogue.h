@@ -44,6 +44,11 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
 /* One value through the chain (scalar). */
 int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index);
 
+/* Copies the values of src[0 .. 16 * vectors) whose bit is set in keep[i / 16] (bit
+ * i % 16) to dst, in order; returns how many. dst needs 16 values of slack. */
+int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,
+                         int32_t* dst);
+
 /* even[i] = src[2i], odd[i] = src[2i+1] for the n bytes of src (stride-2 column phases of
  * an int8 row for pooling and convolution). */
 void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even, int8_t* odd);
