@@ -11,6 +11,10 @@
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
 
+#if CVML_SIMD_X86
+#include <immintrin.h>
+#endif
+
 namespace {
 
 struct pool_args {
@@ -87,6 +91,30 @@ void max_row8_plain(int8_t* acc, const int8_t* src, int64_t n) {
     max_row_body(acc, src, n);
 }
 
+/* Where window offset (r, s) of output row i starts in the phase-split plane. */
+inline int64_t window_offset(const pool_fast* f, int64_t i, int64_t r, int64_t s) {
+    return ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw;
+}
+
+#if CVML_SIMD_X86
+/* Each 64-column block of an output row folds every window offset in a register. */
+CVML_TARGET_AVX512 void pool_rows8_avx512(const pool_fast* f, const int8_t* ph, int8_t* y) {
+    for (int64_t i = 0; i < f->oh; ++i) {
+        for (int64_t j = 0; j < f->ow; j += 64) {
+            const int64_t n = f->ow - j < 64 ? f->ow - j : 64;
+            const __mmask64 m =
+                n == 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << n) - 1;
+            __m512i v = _mm512_set1_epi8(-128);
+            for (int64_t r = 0; r < f->kh; ++r)
+                for (int64_t s = 0; s < f->kw; ++s)
+                    v = _mm512_max_epi8(
+                        v, _mm512_maskz_loadu_epi8(m, ph + window_offset(f, i, r, s) + j));
+            _mm512_mask_storeu_epi8(y + i * f->ow + j, m, v);
+        }
+    }
+}
+#endif
+
 /* Padding as -128 cannot win over a window's input cell, and every window has one. */
 void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
     void (*max_row)(int8_t*, const int8_t*, int64_t) = max_row8_plain;
@@ -106,12 +134,17 @@ void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
         }
         cpu_phase_row(x + h * f->w, f->w, f->pw, f->sw, f->hp * f->wq, row);
     }
+#if CVML_SIMD_X86
+    if (f->level == CPU_SIMD_AVX512) {
+        pool_rows8_avx512(f, ph, y);
+        return;
+    }
+#endif
     for (int64_t i = 0; i < f->oh; ++i) {
         int8_t* acc = y + i * f->ow;
         memset(acc, -128, static_cast<size_t>(f->ow));
         for (int64_t r = 0; r < f->kh; ++r)
-            for (int64_t s = 0; s < f->kw; ++s)
-                max_row(acc, ph + ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw, f->ow);
+            for (int64_t s = 0; s < f->kw; ++s) max_row(acc, ph + window_offset(f, i, r, s), f->ow);
     }
 }
 
@@ -152,8 +185,7 @@ void pool_fast_slot(void* arg, int64_t begin, int64_t end) {
                 for (int64_t j = 0; j < f->ow; ++j) acc[j] = INT32_MIN;
                 for (int64_t r = 0; r < f->kh; ++r)
                     for (int64_t s = 0; s < f->kw; ++s)
-                        max_row(acc, ph + ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw,
-                                f->ow);
+                        max_row(acc, ph + window_offset(f, i, r, s), f->ow);
                 epilogue_apply(f->level, &none, acc, STORAGE_INT32, 0, 0, y->data, y->storage,
                                (t * f->oh + i) * f->ow, f->ow);
             }
