@@ -24,17 +24,24 @@ void run_chunk(const job& j, int k, int threads) {
 
 #if CVML_WITH_THREADS
 
-/* Hand-off: a network runs dozens of parallel regions per inference, some well under a
+/* Chunks are claimed, not assigned: the caller and the workers take chunk indices from
+ * one counter until none is left. A chunk's range never changes (static split), so the
+ * bytes never depend on which thread ran it, but a worker that the OS has not scheduled
+ * (another process on its core) no longer stalls the caller: the caller runs the chunk
+ * itself. The counter carries the job's generation in its high half, so a late worker
+ * cannot claim a chunk of a later job with an earlier job's function.
+ *
+ * Hand-off: a network runs dozens of parallel regions per inference, some well under a
  * millisecond, and waking a sleeping thread costs tens of microseconds (more in a VM).
  * So both sides spin for a bounded while on an atomic before blocking: the workers for
- * the next job, the caller for the last worker to finish. The blocking side announces
- * itself (sleepers / caller_sleeping) before re-checking, and the publishing side
- * checks the announcement after publishing; both with sequentially consistent atomics,
- * so at least one of them sees the other and no wake-up is lost. */
+ * the next job, the caller for chunks other threads are still running. The blocking
+ * side announces itself (sleepers / caller_sleeping) before re-checking, and the
+ * publishing side checks the announcement after publishing; both with sequentially
+ * consistent atomics, so at least one of them sees the other and no wake-up is lost. */
 
-/* ~0.1-0.5 ms of pause instructions: longer than the gap between two regions of one
+/* ~0.1 ms of pause instructions: longer than the gap between two regions of one
  * inference, short enough that an idle pool goes to sleep almost at once. */
-constexpr int kSpinRounds = 1 << 13;
+constexpr int kSpinRounds = 1 << 12;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -46,7 +53,6 @@ inline void cpu_relax() {
 
 struct worker_arg {
     thread_pool* pool;
-    int index;
 };
 
 struct thread_pool {
@@ -55,49 +61,72 @@ struct thread_pool {
     worker_arg* args;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    pthread_cond_t done;
-    job current;         /* written by the caller before generation is bumped */
-    uint64_t generation; /* atomic: one more per job; workers run each job once */
-    int pending;         /* atomic: workers still running the current job */
+    pthread_cond_t done_cond;
+    job current;         /* written by the caller before the ticket names its job */
+    uint64_t ticket;     /* atomic: generation << 32 | next unclaimed chunk */
+    int done;            /* atomic: chunks of the current job finished */
     int sleepers;        /* atomic: workers blocked (or about to block) on wake */
-    int caller_sleeping; /* atomic: the caller is blocked (or about to) on done */
+    int caller_sleeping; /* atomic: the caller is blocked (or about to) on done_cond */
     int stopping;        /* atomic */
 };
 
-static uint64_t load_generation(thread_pool* pool) {
-    return __atomic_load_n(&pool->generation, __ATOMIC_SEQ_CST);
+static uint32_t generation_of(uint64_t ticket) {
+    return static_cast<uint32_t>(ticket >> 32);
+}
+
+static uint64_t load_ticket(thread_pool* pool) {
+    return __atomic_load_n(&pool->ticket, __ATOMIC_SEQ_CST);
+}
+
+static bool stopping(thread_pool* pool) {
+    return __atomic_load_n(&pool->stopping, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* Runs chunks of job `generation` until none is left unclaimed. */
+static void claim_and_run(thread_pool* pool, uint32_t generation) {
+    uint64_t t = load_ticket(pool);
+    for (;;) {
+        if (generation_of(t) != generation) return;
+        const uint32_t k = static_cast<uint32_t>(t);
+        if (k >= static_cast<uint32_t>(pool->threads)) return;
+        if (!__atomic_compare_exchange_n(&pool->ticket, &t, t + 1, false, __ATOMIC_SEQ_CST,
+                                         __ATOMIC_SEQ_CST))
+            continue;  // t now holds the current value
+        // Read after the claim: the job cannot be replaced while a chunk of it is open.
+        const job j = pool->current;
+        run_chunk(j, static_cast<int>(k), pool->threads);
+        if (__atomic_add_fetch(&pool->done, 1, __ATOMIC_SEQ_CST) == pool->threads &&
+            __atomic_load_n(&pool->caller_sleeping, __ATOMIC_SEQ_CST)) {
+            pthread_mutex_lock(&pool->lock);
+            pthread_cond_signal(&pool->done_cond);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        t = load_ticket(pool);
+    }
 }
 
 /* Returns once the generation differs from `seen` or the pool stops. */
-static void worker_wait(thread_pool* pool, uint64_t seen) {
+static void worker_wait(thread_pool* pool, uint32_t seen) {
     for (int i = 0; i < kSpinRounds; ++i) {
-        if (load_generation(pool) != seen || __atomic_load_n(&pool->stopping, __ATOMIC_SEQ_CST))
-            return;
+        if (generation_of(load_ticket(pool)) != seen || stopping(pool)) return;
         cpu_relax();
     }
     pthread_mutex_lock(&pool->lock);
     __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
-    while (load_generation(pool) == seen && !__atomic_load_n(&pool->stopping, __ATOMIC_SEQ_CST))
+    while (generation_of(load_ticket(pool)) == seen && !stopping(pool))
         pthread_cond_wait(&pool->wake, &pool->lock);
     __atomic_sub_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pool->lock);
 }
 
 static void* worker_main(void* p) {
-    worker_arg* wa = static_cast<worker_arg*>(p);
-    thread_pool* pool = wa->pool;
-    uint64_t seen = 0;
+    thread_pool* pool = static_cast<worker_arg*>(p)->pool;
+    uint32_t seen = 0;
     for (;;) {
         worker_wait(pool, seen);
-        if (__atomic_load_n(&pool->stopping, __ATOMIC_SEQ_CST)) break;
-        seen = load_generation(pool);
-        run_chunk(pool->current, wa->index, pool->threads);
-        if (__atomic_sub_fetch(&pool->pending, 1, __ATOMIC_SEQ_CST) == 0 &&
-            __atomic_load_n(&pool->caller_sleeping, __ATOMIC_SEQ_CST)) {
-            pthread_mutex_lock(&pool->lock);
-            pthread_cond_signal(&pool->done);
-            pthread_mutex_unlock(&pool->lock);
-        }
+        if (stopping(pool)) break;
+        seen = generation_of(load_ticket(pool));
+        claim_and_run(pool, seen);
     }
     return nullptr;
 }
@@ -109,7 +138,7 @@ thread_pool* thread_pool_create(int threads) {
     pool->threads = threads;
     pthread_mutex_init(&pool->lock, nullptr);
     pthread_cond_init(&pool->wake, nullptr);
-    pthread_cond_init(&pool->done, nullptr);
+    pthread_cond_init(&pool->done_cond, nullptr);
     int extra = threads - 1;
     if (extra > 0) {
         pool->workers =
@@ -123,7 +152,6 @@ thread_pool* thread_pool_create(int threads) {
         }
         for (int i = 0; i < extra; ++i) {
             pool->args[i].pool = pool;
-            pool->args[i].index = i + 1;
             if (pthread_create(&pool->workers[i], nullptr, worker_main, &pool->args[i]) != 0) {
                 pool->threads = i + 1;  // release joins the ones that started
                 thread_pool_release(pool);
@@ -143,21 +171,24 @@ void thread_pool_release(thread_pool* pool) {
     for (int i = 0; i < pool->threads - 1; ++i) pthread_join(pool->workers[i], nullptr);
     pthread_mutex_destroy(&pool->lock);
     pthread_cond_destroy(&pool->wake);
-    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->done_cond);
     free(pool->workers);
     free(pool->args);
     free(pool);
 }
 
+static bool all_done(thread_pool* pool) {
+    return __atomic_load_n(&pool->done, __ATOMIC_SEQ_CST) == pool->threads;
+}
+
 static void caller_wait(thread_pool* pool) {
     for (int i = 0; i < kSpinRounds; ++i) {
-        if (__atomic_load_n(&pool->pending, __ATOMIC_SEQ_CST) == 0) return;
+        if (all_done(pool)) return;
         cpu_relax();
     }
     pthread_mutex_lock(&pool->lock);
     __atomic_store_n(&pool->caller_sleeping, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&pool->pending, __ATOMIC_SEQ_CST) != 0)
-        pthread_cond_wait(&pool->done, &pool->lock);
+    while (!all_done(pool)) pthread_cond_wait(&pool->done_cond, &pool->lock);
     __atomic_store_n(&pool->caller_sleeping, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pool->lock);
 }
@@ -170,14 +201,15 @@ void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg)
         return;
     }
     pool->current = j;
-    __atomic_store_n(&pool->pending, pool->threads - 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&pool->generation, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&pool->done, 0, __ATOMIC_SEQ_CST);
+    const uint32_t generation = generation_of(load_ticket(pool)) + 1;
+    __atomic_store_n(&pool->ticket, static_cast<uint64_t>(generation) << 32, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) {
         pthread_mutex_lock(&pool->lock);
         pthread_cond_broadcast(&pool->wake);
         pthread_mutex_unlock(&pool->lock);
     }
-    run_chunk(j, 0, pool->threads);
+    claim_and_run(pool, generation);
     caller_wait(pool);
 }
 
