@@ -79,7 +79,7 @@ bool is_graph_output(const ir_graph* g, int32_t tensor) {
 /* Kernels that read this narrow constant input themselves (the others see int32). */
 bool takes_narrow_const(const ir_node* node, int32_t input, int level) {
     return level != CPU_SIMD_SCALAR && input == 1 && node->op &&
-           strcmp(node->op->name, "conv2d") == 0;
+           (strcmp(node->op->name, "conv2d") == 0 || strcmp(node->op->name, "dense") == 0);
 }
 
 /* A constant kept as int8 gets an int32 stand-in (a copy of the tensor with widened

@@ -154,8 +154,12 @@ int dense_fast_run(cpu_node_ctx* ctx, const dense_fast* f) {
 int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     const ir_tensor* x = ctx->inputs[0];
     const ir_tensor* w = ctx->inputs[1];
+    // The device hands this path its weights as stored (int8 when their precision
+    // allows), which the reference loops cannot read: sizes past the GEMM's are refused.
     if (x->dims[0] > INT32_MAX / 4 || x->dims[1] > INT32_MAX / 4 || w->dims[0] > INT32_MAX / 4)
-        return CVML_OK;  // the reference loops handle it
+        return cvml_fail(CVML_ERR_RUNTIME, "dense: %lld x %lld by %lld units is too large",
+                         static_cast<long long>(x->dims[0]), static_cast<long long>(x->dims[1]),
+                         static_cast<long long>(w->dims[0]));
     dense_fast* f = static_cast<dense_fast*>(calloc(1, sizeof(dense_fast)));
     if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     f->level = cpu_level(ctx);
