@@ -15,6 +15,14 @@
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
 
+#if CVML_SIMD_X86
+#include <immintrin.h>
+/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#endif
+
 namespace {
 
 struct conv_geom {
@@ -146,7 +154,9 @@ struct conv_fast {
     /* groups > 1 */
     int64_t hp, wp;
     size_t plane_bytes; /* per-thread scratch */
-    int32_t* wg;        /* the weights as int32 */
+    int64_t* dw_taps;   /* depthwise: tap offsets in the plane image */
+    size_t dw_acc_bytes;
+    int32_t* wg; /* the weights as int32 */
 };
 
 size_t align64(size_t v) {
@@ -427,6 +437,130 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     }
 }
 
+/* ---- depthwise (one input channel per output channel, int8-stored input) ------------
+ * Upstream multiplies int32 values here; an int8-stored input holds them exactly, and
+ * each product and sum is computed in int32 lanes with wrap-around, so the bytes are
+ * upstream's. Per plane: the input channel as a stride-phase int8 image (like the
+ * groups == 1 image), every output row folded tap by tap in vector registers, and the
+ * plane written through the fused tail in one run. */
+
+/* Offsets of the taps in a plane's phase image, for output (0, 0). */
+void depthwise_taps(const conv_fast* f, int64_t* taps) {
+    const conv_geom& g = f->g;
+    const int64_t plane = f->hq * f->wq;
+    for (int64_t r = 0; r < g.kh; ++r)
+        for (int64_t s = 0; s < g.kw; ++s) {
+            const int64_t row = r * g.dh, col = s * g.dw;
+            taps[r * g.kw + s] =
+                ((row % g.sh) * g.sw + col % g.sw) * plane + (row / g.sh) * f->wq + col / g.sw;
+        }
+}
+
+void depthwise_image(const conv_fast* f, const int8_t* x, int8_t* img) {
+    const conv_geom& g = f->g;
+    const int64_t plane = f->hq * f->wq;
+    memset(img, 0, static_cast<size_t>(g.sh * g.sw * plane));
+    for (int64_t h = 0; h < g.h; ++h) {
+        const int64_t hp = h + g.ph;
+        int8_t* row = img + (hp % g.sh) * g.sw * plane + (hp / g.sh) * f->wq;
+        if (g.sw == 1) {
+            memcpy(row + g.pw, x + h * g.w, static_cast<size_t>(g.w));
+        } else if (g.sw == 2) {
+            const int64_t pe = g.pw % 2;
+            simd_deinterleave2_i8(f->level, x + h * g.w, g.w, row + pe * plane + g.pw / 2,
+                                  row + (1 - pe) * plane + (g.pw + 1) / 2);
+        } else {
+            cpu_phase_row(x + h * g.w, g.w, g.pw, g.sw, plane, row);
+        }
+    }
+}
+
+#if CVML_SIMD_X86
+CVML_TARGET_AVX512 void depthwise_plane_avx512(const conv_fast* f, const int8_t* img,
+                                               const int64_t* taps, const int32_t* w,
+                                               int32_t* acc) {
+    const conv_geom& g = f->g;
+    const int64_t nt = g.kh * g.kw;
+    for (int64_t y = 0; y < g.oh; ++y) {
+        const int8_t* base = img + y * f->wq;
+        for (int64_t x = 0; x < g.ow; x += 16) {
+            const int64_t n = g.ow - x < 16 ? g.ow - x : 16;
+            const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+            __m512i v = _mm512_setzero_si512();
+            for (int64_t t = 0; t < nt; ++t) {
+                const __m512i xv =
+                    _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, base + taps[t] + x));
+                v = _mm512_add_epi32(v, _mm512_mullo_epi32(xv, _mm512_set1_epi32(w[t])));
+            }
+            _mm512_storeu_si512(acc + y * g.ow + x, v);
+        }
+    }
+}
+
+CVML_TARGET_AVX2 void depthwise_plane_avx2(const conv_fast* f, const int8_t* img,
+                                           const int64_t* taps, const int32_t* w, int32_t* acc) {
+    const conv_geom& g = f->g;
+    const int64_t nt = g.kh * g.kw;
+    for (int64_t y = 0; y < g.oh; ++y) {
+        const int8_t* base = img + y * f->wq;
+        // Whole groups of 8 read up to 7 values past the row: the image has that slack,
+        // and acc rows are followed by the next row (or the plane's slack).
+        for (int64_t x = 0; x < g.ow; x += 8) {
+            __m256i v = _mm256_setzero_si256();
+            for (int64_t t = 0; t < nt; ++t) {
+                int64_t bytes;
+                memcpy(&bytes, base + taps[t] + x, 8);
+                const __m256i xv = _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes));
+                v = _mm256_add_epi32(v, _mm256_mullo_epi32(xv, _mm256_set1_epi32(w[t])));
+            }
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + y * g.ow + x), v);
+        }
+    }
+}
+#endif
+
+void depthwise_plane_plain(const conv_fast* f, const int8_t* img, const int64_t* taps,
+                           const int32_t* w, int32_t* acc) {
+    const conv_geom& g = f->g;
+    for (int64_t y = 0; y < g.oh; ++y)
+        for (int64_t x = 0; x < g.ow; ++x) {
+            uint32_t v = 0;
+            for (int64_t t = 0; t < g.kh * g.kw; ++t)
+                v += static_cast<uint32_t>(img[y * f->wq + taps[t] + x]) *
+                     static_cast<uint32_t>(w[t]);
+            acc[y * g.ow + x] = static_cast<int32_t>(v);
+        }
+}
+
+void depthwise_slot(void* arg, int64_t begin, int64_t end) {
+    const grouped_args* a = static_cast<const grouped_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    const ir_tensor* xt = a->ctx->inputs[0];
+    const ir_tensor* yt = a->ctx->outputs[0];
+    void (*plane_fn)(const conv_fast*, const int8_t*, const int64_t*, const int32_t*, int32_t*) =
+        depthwise_plane_plain;
+#if CVML_SIMD_X86
+    if (f->level == CPU_SIMD_AVX512) plane_fn = depthwise_plane_avx512;
+    if (f->level == CPU_SIMD_AVX2) plane_fn = depthwise_plane_avx2;
+#endif
+    const int64_t planes = g.n * g.o, out_plane = g.oh * g.ow;
+    for (int64_t slot = begin; slot < end; ++slot) {
+        uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
+        int32_t* acc = reinterpret_cast<int32_t*>(base);
+        int8_t* img = reinterpret_cast<int8_t*>(base + f->dw_acc_bytes);
+        for (int64_t t = planes * slot / f->threads; t < planes * (slot + 1) / f->threads; ++t) {
+            const int64_t n = t / g.o, o = t % g.o;
+            const int64_t c = (o / g.opg) * g.ic;
+            depthwise_image(f, static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w,
+                            img);
+            plane_fn(f, img, f->dw_taps, f->wg + o * g.kh * g.kw, acc);
+            epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
+                           yt->data, yt->storage, t * out_plane, out_plane);
+        }
+    }
+}
+
 int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
     conv_fast* f = static_cast<conv_fast*>(calloc(1, sizeof(conv_fast)));
     if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -497,6 +631,24 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         f->plane_bytes =
             align64(static_cast<size_t>(g.oh * f->wq) * 4) +
             align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq + g.kw * g.dw) * 4 + 64);
+        if (g.ic == 1) {
+            // Depthwise, taken at run time when the input is stored as int8.
+            f->hq = (f->hp + g.sh - 1) / g.sh;
+            f->wq = (f->wp + g.sw - 1) / g.sw + 1;  // wq - 1 columns: whole vectors fit
+            f->dw_taps =
+                static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
+            if (!f->dw_taps) {
+                free(f->wg);
+                free(f);
+                return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            }
+            depthwise_taps(f, f->dw_taps);
+            f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
+            const size_t dw =
+                f->dw_acc_bytes +
+                align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + f->wq + 64));
+            if (dw > f->plane_bytes) f->plane_bytes = dw;
+        }
         *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
     }
     ctx->state = f;
@@ -511,7 +663,10 @@ int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
     cpu_tail_epilogue(ctx, &ep);
     if (p->groups == 1) return conv_gemm_run(ctx, f, &ep, bias);
     grouped_args a = {ctx, f, &ep, bias};
-    cpu_for_each_slot(ctx, grouped_slot, &a);
+    if (f->dw_taps && ctx->inputs[0]->storage == STORAGE_INT8)
+        cpu_for_each_slot(ctx, depthwise_slot, &a);
+    else
+        cpu_for_each_slot(ctx, grouped_slot, &a);
     return CVML_OK;
 }
 
@@ -521,6 +676,7 @@ void conv2d_postrun(cpu_node_ctx* ctx) {
         gemm_weights_free(&f->w);
         free(f->wg);
         free(f->taps);
+        free(f->dw_taps);
     }
     free(f);
     ctx->state = nullptr;
