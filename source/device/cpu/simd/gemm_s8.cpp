@@ -12,6 +12,7 @@
 /* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #endif
 
@@ -310,20 +311,29 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
         ukr_avx512_1(ap, rs, ks, bp, panel_bytes, k4n, corr, tile);
 }
 
-/* Interleaves 16 columns of 4 rows into the [16][4] byte order, offset by 128. */
-void pack16_avx512(const int8_t* const rows[4], int32_t n, uint8_t* dst) {
-    __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + n));
-    __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + n));
-    __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + n));
-    __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[3] + n));
-    __m128i p01l = _mm_unpacklo_epi8(r0, r1), p01h = _mm_unpackhi_epi8(r0, r1);
-    __m128i p23l = _mm_unpacklo_epi8(r2, r3), p23h = _mm_unpackhi_epi8(r2, r3);
-    __m128i off = _mm_set1_epi8(static_cast<char>(0x80));
-    __m128i* d = reinterpret_cast<__m128i*>(dst);
-    _mm_storeu_si128(d + 0, _mm_xor_si128(_mm_unpacklo_epi16(p01l, p23l), off));
-    _mm_storeu_si128(d + 1, _mm_xor_si128(_mm_unpackhi_epi16(p01l, p23l), off));
-    _mm_storeu_si128(d + 2, _mm_xor_si128(_mm_unpacklo_epi16(p01h, p23h), off));
-    _mm_storeu_si128(d + 3, _mm_xor_si128(_mm_unpackhi_epi16(p01h, p23h), off));
+/* 64 columns of 4 rows at once: byte and word unpacks interleave within 128-bit lanes,
+ * so lane L of q0..q3 holds columns 16L..16L+15 in four quarters; a 4 x 4 transpose of
+ * lanes makes panel L. Columns past n read as 0 (never stored by the caller). */
+CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, int32_t avail,
+                                      int32_t panels, uint8_t* dst, size_t panel_bytes) {
+    const __mmask64 m =
+        avail >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << avail) - 1;
+    const __m512i r0 = _mm512_maskz_loadu_epi8(m, rows[0] + n);
+    const __m512i r1 = _mm512_maskz_loadu_epi8(m, rows[1] + n);
+    const __m512i r2 = _mm512_maskz_loadu_epi8(m, rows[2] + n);
+    const __m512i r3 = _mm512_maskz_loadu_epi8(m, rows[3] + n);
+    const __m512i p01l = _mm512_unpacklo_epi8(r0, r1), p01h = _mm512_unpackhi_epi8(r0, r1);
+    const __m512i p23l = _mm512_unpacklo_epi8(r2, r3), p23h = _mm512_unpackhi_epi8(r2, r3);
+    const __m512i q0 = _mm512_unpacklo_epi16(p01l, p23l), q1 = _mm512_unpackhi_epi16(p01l, p23l);
+    const __m512i q2 = _mm512_unpacklo_epi16(p01h, p23h), q3 = _mm512_unpackhi_epi16(p01h, p23h);
+    const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44), t1 = _mm512_shuffle_i64x2(q2, q3, 0x44);
+    const __m512i t2 = _mm512_shuffle_i64x2(q0, q1, 0xEE), t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE);
+    const __m512i off = _mm512_set1_epi8(static_cast<char>(0x80));
+    const __m512i p[4] = {_mm512_shuffle_i64x2(t0, t1, 0x88), _mm512_shuffle_i64x2(t0, t1, 0xDD),
+                          _mm512_shuffle_i64x2(t2, t3, 0x88), _mm512_shuffle_i64x2(t2, t3, 0xDD)};
+    for (int32_t i = 0; i < panels; ++i)
+        _mm512_storeu_si512(dst + static_cast<size_t>(i) * panel_bytes,
+                            _mm512_xor_si512(p[i], off));
 }
 
 /* ---- avx2 (vpmaddwd) ------------------------------------------------------------------ */
@@ -486,12 +496,17 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
         size_t panel_bytes = static_cast<size_t>(Kp / 4) * 64;
         int32_t n = 0;
         bool all = rows[0] && rows[1] && rows[2] && rows[3];
-        if (all)
-            for (; n + 16 <= N; n += 16)
-                pack16_avx512(rows, n,
-                              base + static_cast<size_t>(n / 16) * panel_bytes +
-                                  static_cast<size_t>(k4) * 64);
         int32_t Np = gemm_b_cols(level, N);
+        if (all) {
+            for (; n < Np; n += 64) {
+                const int32_t panels = (Np - n) / 16 < 4 ? (Np - n) / 16 : 4;
+                pack64_avx512(
+                    rows, n, N - n, panels,
+                    base + static_cast<size_t>(n / 16) * panel_bytes + static_cast<size_t>(k4) * 64,
+                    panel_bytes);
+            }
+            return;
+        }
         for (; n < Np; ++n) {
             uint8_t* d = base + static_cast<size_t>(n / 16) * panel_bytes +
                          static_cast<size_t>(k4) * 64 + static_cast<size_t>(n % 16) * 4;
