@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cvml.h"
+#include "graph/graph.h"
 
 namespace {
 
@@ -174,6 +175,54 @@ TEST(Fusion, ResidualOperandOrder) {
         cvml_tensor* s2 = g.op("relu", {}, {g.op("elemwise_add", {}, {b, c})});
         return std::vector<cvml_tensor*>{s2};
     });
+}
+
+/* Values proven within int16 (but not int8) between kernels that take int16: stored as
+ * int16; a maxpool, element-wise kernels, a residual add and a view read them. */
+std::vector<cvml_tensor*> int16_graph(G& g, std::vector<cvml_tensor*>* narrow) {
+    cvml_tensor* x = g.data({1, 4, 10, 12});
+    cvml_tensor* a = g.op("relu", {}, {g.rshift(g.conv(x, 4, 6, 1), 16, 3)});  // <= 32767
+    cvml_tensor* p = g.op("max_pool2d", {{"pool_size", "(2, 2)"}, {"strides", "(1, 1)"}}, {a});
+    cvml_tensor* q = g.op("cvm_clip", {{"precision", "12"}}, {p});  // <= 2047
+    cvml_tensor* b =
+        g.op("cvm_clip", {{"precision", "11"}}, {g.rshift(g.conv(x, 4, 6, 1), 16, 2)});  // <= 1023
+    cvml_tensor* b2 = g.op("max_pool2d", {{"pool_size", "(2, 2)"}, {"strides", "(1, 1)"}}, {b});
+    cvml_tensor* r = g.op("elemwise_add", {}, {q, b2});  // <= 3070
+    cvml_tensor* f = g.op("flatten", {}, {r});
+    cvml_tensor* w = g.weight({7, 6 * 9 * 11}, 127, 8);
+    cvml_tensor* d = g.rshift(
+        g.op("dense", {{"units", "7"}, {"use_bias", "False"}}, {g.rshift(f, 8, 4), w}), 10, 9);
+    cvml_tensor* s = g.rshift(r, 8, 5);
+    cvml_tensor* c = g.rshift(g.conv(s, 6, 3, 1), 8, 6);
+    if (narrow) *narrow = {p, q, b2, r};
+    return std::vector<cvml_tensor*>{d, c};
+}
+
+TEST(Fusion, Int16Intermediates) {
+    check_all([](G& g) { return int16_graph(g, nullptr); });
+    for (const char* simd : {"avx2", "avx512"}) {
+        setenv("CVML_SIMD", simd, 1);
+        cvml_init();
+        cvml_context* ctx = nullptr;
+        cvml_context_create(&ctx);
+        G g;
+        cvml_graph_create(ctx, &g.g);
+        std::vector<cvml_tensor*> narrow;
+        std::vector<cvml_tensor*> outs = int16_graph(g, &narrow);
+        ASSERT_EQ(cvml_graph_set_outputs(g.g, outs.data(), (int)outs.size()), CVML_OK);
+        ASSERT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
+        ASSERT_EQ(cvml_tensor_set_i32(g.in, g.input.data(), g.input.size()), CVML_OK);
+        ASSERT_EQ(cvml_graph_run(g.g), CVML_OK) << cvml_last_error();
+        for (cvml_tensor* t : narrow)
+            EXPECT_EQ(reinterpret_cast<const ir_tensor*>(t)->storage, STORAGE_INT16)
+                << simd << " " << reinterpret_cast<const ir_tensor*>(t)->name;
+        for (cvml_tensor* t : outs)  // graph outputs stay int32
+            EXPECT_EQ(reinterpret_cast<const ir_tensor*>(t)->storage, STORAGE_INT32) << simd;
+        cvml_graph_release(g.g);
+        cvml_context_release(ctx);
+        cvml_release();
+        unsetenv("CVML_SIMD");
+    }
 }
 
 TEST(Fusion, CopiesAsViews) {

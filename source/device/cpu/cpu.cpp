@@ -292,6 +292,12 @@ int64_t tail_bound(int64_t x, const cpu_tail_step& s) {
 
 int64_t tensor_bound(const ir_graph* g, const cpu_subgraph_state* st, int32_t t, int depth);
 
+/* |a + b| for operands bounded by a and b (-1: unknown); unknown when it could wrap. */
+int64_t sum_bound(int64_t a, int64_t b) {
+    if (a < 0 || b < 0 || a + b > INT32_MAX) return -1;
+    return a + b;
+}
+
 int64_t node_bound(const ir_graph* g, const cpu_subgraph_state* st, const cpu_node_exec* ne,
                    int depth) {
     const ir_node* n = ne->ctx.node;
@@ -305,8 +311,15 @@ int64_t node_bound(const ir_graph* g, const cpu_subgraph_state* st, const cpu_no
         if (op_is(n, "relu")) b = in;
     } else if (op_is(n, "max_pool2d") && n->input_count == 1) {
         b = tensor_bound(g, st, n->inputs[0], depth + 1);
+    } else if (op_is(n, "elemwise_add") && n->input_count == 2) {
+        b = sum_bound(tensor_bound(g, st, n->inputs[0], depth + 1),
+                      tensor_bound(g, st, n->inputs[1], depth + 1));
     }
-    for (int32_t k = 0; k < ne->tail.count; ++k) b = tail_bound(b, ne->tail.steps[k]);
+    for (int32_t k = 0; k < ne->tail.count; ++k) {
+        const cpu_tail_step& t = ne->tail.steps[k];
+        b = t.kind == CPU_TAIL_ADD ? sum_bound(b, tensor_bound(g, st, t.operand->index, depth + 1))
+                                   : tail_bound(b, t);
+    }
     return b;
 }
 
@@ -320,9 +333,10 @@ int64_t tensor_bound(const ir_graph* g, const cpu_subgraph_state* st, int32_t t,
     return node_bound(g, st, &st->nodes[s], depth);
 }
 
-/* A tensor is stored as int8 when its values are proven to fit, its producer writes
- * narrow outputs, and every reader here takes narrow inputs; it stays int32 when it
- * leaves the arena (graph output, another device), so the API never sees it. */
+/* A tensor is stored as int8 (int16) when its values are proven to fit, its producer
+ * writes narrow outputs, and every reader here takes narrow inputs (int16 ones too,
+ * CPU_CAP_INT16); it stays int32 when it leaves the arena (graph output, another
+ * device), so the API never sees it. */
 void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     for (int32_t i = 0; i < sg->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
@@ -330,8 +344,9 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
         ir_tensor* y = ne->ctx.outputs[0];
         if (y->kind != TENSOR_VAR || is_graph_output(g, y->index)) continue;
         int64_t b = node_bound(g, st, ne, 0);
-        if (b < 0 || b > 127) continue;
-        bool ok = true;
+        if (b < 0 || b > 32767) continue;
+        const bool wide = b > 127; /* int16 */
+        bool ok = !wide || (ne->ctx.caps & CPU_CAP_INT16);
         for (int32_t t = 0; t < g->tensor_count && ok; ++t) {
             if (alias_root(st, t) != y->index) continue;
             const ir_tensor* v = g->tensors[t];
@@ -356,13 +371,15 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
                     continue;
                 }
                 for (int32_t k = 0; k < ce->ctx.input_count && ok; ++k)
-                    if (ce->ctx.inputs[k] == v && !(ce->ctx.caps & CPU_CAP_NARROW_IN(k)))
+                    if (ce->ctx.inputs[k] == v && (!(ce->ctx.caps & CPU_CAP_NARROW_IN(k)) ||
+                                                   (wide && !(ce->ctx.caps & CPU_CAP_INT16))))
                         ok = false;
             }
         }
         if (!ok) continue;
         for (int32_t t = 0; t < g->tensor_count; ++t)
-            if (alias_root(st, t) == y->index) g->tensors[t]->storage = STORAGE_INT8;
+            if (alias_root(st, t) == y->index)
+                g->tensors[t]->storage = wide ? STORAGE_INT16 : STORAGE_INT8;
     }
 }
 

@@ -16,6 +16,7 @@ struct cpu_runtime;
 #define CPU_CAP_TAIL 1u                        /* applies ctx->tail (a fused element-wise tail) */
 #define CPU_CAP_NARROW_OUT 2u                  /* writes outputs[0] in its tensor's storage */
 #define CPU_CAP_NARROW_IN(i) (1u << (8 + (i))) /* reads input i in any storage */
+#define CPU_CAP_INT16 4u /* its narrow inputs and output may be int16 as well as int8 */
 
 enum cpu_tail_kind {
     CPU_TAIL_RSHIFT = 1, /* cvm_right_shift: a = precision, b = shift_bit */

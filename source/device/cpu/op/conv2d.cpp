@@ -213,8 +213,8 @@ struct cast8_args {
 
 void cast8_range(void* arg, int64_t begin, int64_t end) {
     const cast8_args* a = static_cast<const cast8_args*>(arg);
-    const int32_t* src = static_cast<const int32_t*>(a->t->data) + a->base;
-    for (int64_t i = begin; i < end; ++i) a->dst[i] = static_cast<int8_t>(src[i]);
+    for (int64_t i = begin; i < end; ++i)
+        a->dst[i] = static_cast<int8_t>(cpu_load(a->t, a->base + i));
 }
 
 /* A strip is GEMM_NT GEMM columns (one n-tile): each thread packs its own strips into a
@@ -652,7 +652,7 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
     }
     ctx->state = f;
-    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_NARROW_IN(0);
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0);
     return CVML_OK;
 }
 

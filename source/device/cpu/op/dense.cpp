@@ -66,11 +66,7 @@ void dense_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
             const int64_t u = m0 + r, b = n0 + c, i = b * a->f->units + u;
             int32_t v = static_cast<int32_t>(static_cast<uint32_t>(tile[r * GEMM_NT + c]) +
                                              static_cast<uint32_t>(a->bias ? a->bias[u] : 0));
-            v = epilogue_value(a->ep, v, i);
-            if (a->y->storage == STORAGE_INT8)
-                static_cast<int8_t*>(a->y->data)[i] = static_cast<int8_t>(v);
-            else
-                static_cast<int32_t*>(a->y->data)[i] = v;
+            cpu_store(a->y, i, epilogue_value(a->ep, v, i));
         }
 }
 
@@ -99,11 +95,7 @@ void dense_wide_range(void* arg, int64_t begin, int64_t end) {
         for (int64_t i = 0; i < a->f->k; ++i)
             acc += static_cast<uint32_t>(cpu_load(x, m * a->f->k + i)) *
                    static_cast<uint32_t>(cpu_load(w, u * a->f->k + i));
-        int32_t v = epilogue_value(a->ep, static_cast<int32_t>(acc), t);
-        if (y->storage == STORAGE_INT8)
-            static_cast<int8_t*>(y->data)[t] = static_cast<int8_t>(v);
-        else
-            static_cast<int32_t*>(y->data)[t] = v;
+        cpu_store(y, t, epilogue_value(a->ep, static_cast<int32_t>(acc), t));
     }
 }
 
@@ -193,7 +185,7 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         ~static_cast<size_t>(63);
     *scratch_bytes = f->b_bytes + static_cast<size_t>(GEMM_KG * f->batch) + 64;
     ctx->state = f;
-    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_NARROW_IN(0);
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0);
     return CVML_OK;
 }
 

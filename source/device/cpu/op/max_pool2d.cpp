@@ -220,7 +220,7 @@ int max_pool2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     f->slot_bytes = (static_cast<size_t>(f->sw * f->hp * f->wq + f->ow) * 4 + 63) & ~size_t{63};
     *scratch_bytes = f->slot_bytes * static_cast<size_t>(f->threads);
     ctx->state = f;
-    ctx->caps = CPU_CAP_NARROW_IN(0);
+    ctx->caps = CPU_CAP_NARROW_IN(0) | CPU_CAP_INT16;
     if (f->ph < f->kh && f->pw < f->kw) ctx->caps |= CPU_CAP_NARROW_OUT;
     return CVML_OK;
 }

@@ -54,6 +54,9 @@ CVML_TARGET_AVX512 inline __m512i load16_512(const void* p, int32_t storage, int
                                              __mmask16 m) {
     if (storage == STORAGE_INT8)
         return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, static_cast<const int8_t*>(p) + i));
+    if (storage == STORAGE_INT16)
+        return _mm512_cvtepi16_epi32(
+            _mm256_maskz_loadu_epi16(m, static_cast<const int16_t*>(p) + i));
     return _mm512_maskz_loadu_epi32(m, static_cast<const int32_t*>(p) + i);
 }
 
@@ -111,6 +114,9 @@ CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t
             if (out_storage == STORAGE_INT8)
                 _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + out_index + i + 16 * j, m[j],
                                      _mm512_cvtepi32_epi8(v[j]));
+            else if (out_storage == STORAGE_INT16)
+                _mm256_mask_storeu_epi16(static_cast<int16_t*>(out) + out_index + i + 16 * j, m[j],
+                                         _mm512_cvtepi32_epi16(v[j]));
             else
                 _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + out_index + i + 16 * j, m[j],
                                          v[j]);
@@ -210,8 +216,9 @@ CVML_TARGET_AVX512 void deinterleave2_avx512(const int8_t* src, int64_t n, int8_
 }
 #endif
 
+/* int16 is vectorized at the avx512 level only (the avx2 path takes int8 and int32). */
 bool vector_storage(int32_t s) {
-    return s == STORAGE_INT8 || s == STORAGE_INT32;
+    return s == STORAGE_INT8 || s == STORAGE_INT16 || s == STORAGE_INT32;
 }
 
 }  // namespace
@@ -278,20 +285,25 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
                     int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                     int64_t out_index, int64_t n) {
     bool vec = vector_storage(in_storage) && vector_storage(out_storage);
-    for (int32_t s = 0; s < ep->step_count && vec; ++s)
-        if (ep->steps[s].kind == EP_ADD) vec = vector_storage(ep->steps[s].src_storage);
+    bool any16 = in_storage == STORAGE_INT16 || out_storage == STORAGE_INT16;
+    for (int32_t s = 0; s < ep->step_count; ++s)
+        if (ep->steps[s].kind == EP_ADD) {
+            vec = vec && vector_storage(ep->steps[s].src_storage);
+            any16 = any16 || ep->steps[s].src_storage == STORAGE_INT16;
+        }
 #if CVML_SIMD_X86
     if (vec && level == CPU_SIMD_AVX512) {
         apply_avx512(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
         return;
     }
-    if (vec && level == CPU_SIMD_AVX2) {
+    if (vec && !any16 && level == CPU_SIMD_AVX2) {
         apply_avx2(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
         return;
     }
 #else
     (void)level;
     (void)vec;
+    (void)any16;
 #endif
     apply_scalar(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
 }

@@ -46,6 +46,16 @@ static inline int32_t cpu_load(const ir_tensor* t, int64_t i) {
     return static_cast<const int32_t*>(t->data)[i];
 }
 
+/* Narrow stores keep the low bits: a narrow tensor holds values proven in range. */
+static inline void cpu_store(const ir_tensor* t, int64_t i, int32_t v) {
+    if (t->storage == STORAGE_INT8)
+        static_cast<int8_t*>(t->data)[i] = static_cast<int8_t>(v);
+    else if (t->storage == STORAGE_INT16)
+        static_cast<int16_t*>(t->data)[i] = static_cast<int16_t>(v);
+    else
+        static_cast<int32_t*>(t->data)[i] = v;
+}
+
 /* Scatters one input row of `w` values into its column phases: dst[p*phase_stride + j]
  * receives column x + pad, where x + pad = j*s + p (no division per element). */
 template <typename In, typename Out>
@@ -78,13 +88,13 @@ static inline void cpu_phase_row_any(const ir_tensor* t, int64_t base, int64_t w
 }
 
 /* ---- element-wise kernels at the SIMD levels ----------------------------------------
- * The operator's own steps then its fused tail, over int8 or int32 storage. */
+ * The operator's own steps then its fused tail, over int8, int16 or int32 storage. */
 
 static inline int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
     if (cpu_level(ctx) == CPU_SIMD_SCALAR) return CVML_OK;
     static const int fast_marker = 1;
     ctx->state = const_cast<int*>(&fast_marker);  // no postrun: nothing is owned
-    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_NARROW_IN(0) |
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
                 (inputs > 1 ? CPU_CAP_NARROW_IN(1) : 0u);
     return CVML_OK;
 }
