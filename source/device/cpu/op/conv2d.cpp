@@ -237,7 +237,6 @@ struct strip_args {
 struct strip_keep {
     int64_t first;
     int32_t count;               /* stored columns */
-    bool all;                    /* the first `count` columns, no gaps */
     uint16_t mask[GEMM_NT / 16]; /* bit c % 16 of mask[c / 16]: column c stored */
 };
 
@@ -252,17 +251,10 @@ void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
     const strip_tile_args* t = static_cast<const strip_tile_args*>(arg);
     const strip_args* a = t->s;
     const strip_keep* k = t->keep;
-    alignas(64) int32_t row[GEMM_NT + 16];
-    for (int32_t r = 0; r < rows && k->count > 0; ++r) {
-        const int64_t m = m0 + r;
-        const int32_t* src = tile + r * GEMM_NT;
-        if (!k->all) {
-            simd_compact_i32(a->f->level, src, k->mask, (cols + 15) / 16, row);
-            src = row;
-        }
-        epilogue_apply(a->f->level, a->ep, src, STORAGE_INT32, 0, a->bias ? a->bias[m] : 0, a->out,
-                       a->out_storage, a->out_base + m * a->f->N + k->first, k->count);
-    }
+    if (k->count == 0) return;
+    epilogue_apply_tile(a->f->level, a->ep, tile, GEMM_NT, rows, k->mask, (cols + 15) / 16,
+                        a->bias ? a->bias + m0 : nullptr, a->out, a->out_storage,
+                        a->out_base + m0 * a->f->N + k->first, a->f->N);
 }
 
 void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
@@ -275,9 +267,6 @@ void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) 
         k->mask[c / 16] = static_cast<uint16_t>(k->mask[c / 16] | (1u << (c % 16)));
         ++k->count;
     }
-    k->all = true;
-    for (int32_t c = 0; c < k->count; ++c)
-        if (!(k->mask[c / 16] >> (c % 16) & 1)) k->all = false;
 }
 
 void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {

@@ -67,60 +67,97 @@ inline __mmask16 lanes_from(int64_t i, int64_t n) {
     return static_cast<__mmask16>((1u << static_cast<unsigned>(n - i)) - 1u);
 }
 
-/* Four vectors per pass, so the step chain is decoded once per 64 values. */
+/* One step on one vector; EP_ADD reads its operand at element `at`. */
+CVML_TARGET_AVX512 inline __m512i step_avx512(const ep_step& st, __m512i v, int64_t at,
+                                              __mmask16 m) {
+    switch (st.kind) {
+        case EP_CLIP:
+            return _mm512_max_epi32(_mm512_min_epi32(v, _mm512_set1_epi32(st.hi)),
+                                    _mm512_set1_epi32(st.lo));
+        case EP_ROUND:
+            return _mm512_srai_epi32(
+                _mm512_add_epi32(_mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)),
+                                 _mm512_set1_epi32(1)),
+                1);
+        case EP_SRA31:
+            return _mm512_srai_epi32(v, 31);
+        case EP_ADD:
+            return _mm512_add_epi32(v, load16_512(st.src, st.src_storage, at, m));
+        default:
+            return v;
+    }
+}
+
+CVML_TARGET_AVX512 inline void store16_512(void* out, int32_t storage, int64_t i, __mmask16 m,
+                                           __m512i v) {
+    // Narrowed in a register, then a masked store: the memory form of vpmovdb is
+    // microcoded on some cores (Zen 4).
+    if (storage == STORAGE_INT8)
+        _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + i, m, _mm512_cvtepi32_epi8(v));
+    else if (storage == STORAGE_INT16)
+        _mm256_mask_storeu_epi16(static_cast<int16_t*>(out) + i, m, _mm512_cvtepi32_epi16(v));
+    else
+        _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + i, m, v);
+}
+
+/* Three vectors per pass (a GEMM tile row is 48 values), so the step chain is decoded
+ * once per 48 values; named vectors, because GCC keeps an array of them on the stack. */
 CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t in_storage,
                                      int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                                      int64_t out_index, int64_t n) {
     const __m512i vb = _mm512_set1_epi32(bias);
-    const __m512i one = _mm512_set1_epi32(1);
-    for (int64_t i = 0; i < n; i += 64) {
-        __mmask16 m[4];
-        __m512i v[4];
-        for (int j = 0; j < 4; ++j) {
-            m[j] = lanes_from(i + 16 * j, n);
-            v[j] = _mm512_add_epi32(load16_512(in, in_storage, in_index + i + 16 * j, m[j]), vb);
-        }
+    for (int64_t i = 0; i < n; i += 48) {
+        const __mmask16 m0 = lanes_from(i, n), m1 = lanes_from(i + 16, n),
+                        m2 = lanes_from(i + 32, n);
+        __m512i v0 = _mm512_add_epi32(load16_512(in, in_storage, in_index + i, m0), vb);
+        __m512i v1 = _mm512_add_epi32(load16_512(in, in_storage, in_index + i + 16, m1), vb);
+        __m512i v2 = _mm512_add_epi32(load16_512(in, in_storage, in_index + i + 32, m2), vb);
         for (int32_t s = 0; s < ep->step_count; ++s) {
             const ep_step& st = ep->steps[s];
-            switch (st.kind) {
-                case EP_CLIP: {
-                    const __m512i hi = _mm512_set1_epi32(st.hi), lo = _mm512_set1_epi32(st.lo);
-                    for (int j = 0; j < 4; ++j)
-                        v[j] = _mm512_max_epi32(_mm512_min_epi32(v[j], hi), lo);
-                    break;
-                }
-                case EP_ROUND: {
-                    const __m128i sh = _mm_cvtsi32_si128(st.shift - 1);
-                    for (int j = 0; j < 4; ++j)
-                        v[j] =
-                            _mm512_srai_epi32(_mm512_add_epi32(_mm512_sra_epi32(v[j], sh), one), 1);
-                    break;
-                }
-                case EP_SRA31:
-                    for (int j = 0; j < 4; ++j) v[j] = _mm512_srai_epi32(v[j], 31);
-                    break;
-                case EP_ADD:
-                    for (int j = 0; j < 4; ++j)
-                        v[j] = _mm512_add_epi32(
-                            v[j], load16_512(st.src, st.src_storage, out_index + i + 16 * j, m[j]));
-                    break;
-                default:
-                    break;
-            }
+            v0 = step_avx512(st, v0, out_index + i, m0);
+            v1 = step_avx512(st, v1, out_index + i + 16, m1);
+            v2 = step_avx512(st, v2, out_index + i + 32, m2);
         }
-        for (int j = 0; j < 4; ++j) {
-            // Narrowed in a register, then a byte-masked store: the memory form of
-            // vpmovdb is microcoded on some cores (Zen 4).
-            if (out_storage == STORAGE_INT8)
-                _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + out_index + i + 16 * j, m[j],
-                                     _mm512_cvtepi32_epi8(v[j]));
-            else if (out_storage == STORAGE_INT16)
-                _mm256_mask_storeu_epi16(static_cast<int16_t*>(out) + out_index + i + 16 * j, m[j],
-                                         _mm512_cvtepi32_epi16(v[j]));
-            else
-                _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + out_index + i + 16 * j, m[j],
-                                         v[j]);
+        store16_512(out, out_storage, out_index + i, m0, v0);
+        store16_512(out, out_storage, out_index + i + 16, m1, v1);
+        store16_512(out, out_storage, out_index + i + 32, m2, v2);
+    }
+}
+
+/* A GEMM tile through the chain: row r's kept columns (keep) are compacted in registers
+ * and written from out_first + r * out_stride on; bias[r] is added first. */
+CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* tile,
+                                          int32_t tile_stride, int32_t rows, const uint16_t* keep,
+                                          int32_t vectors, const int32_t* bias, void* out,
+                                          int32_t out_storage, int64_t out_first,
+                                          int64_t out_stride) {
+    int64_t pos[4] = {0, 0, 0, 0};
+    __mmask16 m[4] = {0, 0, 0, 0};
+    for (int32_t j = 0, p = 0; j < vectors && j < 4; ++j) {
+        pos[j] = p;
+        const int c = __builtin_popcount(keep[j]);
+        m[j] = static_cast<__mmask16>((1u << c) - 1u);
+        p += c;
+    }
+    for (int32_t r = 0; r < rows; ++r) {
+        const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
+        const int32_t* src = tile + static_cast<int64_t>(r) * tile_stride;
+        const int64_t at = out_first + r * out_stride;
+        __m512i v0 =
+            _mm512_add_epi32(_mm512_maskz_compress_epi32(keep[0], _mm512_loadu_si512(src)), vb);
+        __m512i v1 = _mm512_add_epi32(
+            _mm512_maskz_compress_epi32(keep[1], _mm512_loadu_si512(src + 16)), vb);
+        __m512i v2 = _mm512_add_epi32(
+            _mm512_maskz_compress_epi32(keep[2], _mm512_loadu_si512(src + 32)), vb);
+        for (int32_t s = 0; s < ep->step_count; ++s) {
+            const ep_step& st = ep->steps[s];
+            v0 = step_avx512(st, v0, at + pos[0], m[0]);
+            v1 = step_avx512(st, v1, at + pos[1], m[1]);
+            v2 = step_avx512(st, v2, at + pos[2], m[2]);
         }
+        store16_512(out, out_storage, at + pos[0], m[0], v0);
+        store16_512(out, out_storage, at + pos[1], m[1], v1);
+        store16_512(out, out_storage, at + pos[2], m[2], v2);
     }
 }
 
@@ -306,6 +343,29 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
     (void)any16;
 #endif
     apply_scalar(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+}
+
+void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,
+                         int32_t rows, const uint16_t* keep, int32_t vectors, const int32_t* bias,
+                         void* out, int32_t out_storage, int64_t out_first, int64_t out_stride) {
+#if CVML_SIMD_X86
+    bool vec = vector_storage(out_storage) && vectors <= 3;
+    for (int32_t s = 0; s < ep->step_count; ++s)
+        if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
+    if (vec && level == CPU_SIMD_AVX512) {
+        apply_tile_avx512(ep, tile, tile_stride, rows, keep, vectors, bias, out, out_storage,
+                          out_first, out_stride);
+        return;
+    }
+#endif
+    int32_t row[64 + 16];
+    int32_t count = 0;
+    for (int32_t j = 0; j < vectors; ++j) count += __builtin_popcount(keep[j]);
+    for (int32_t r = 0; r < rows; ++r) {
+        simd_compact_i32(level, tile + static_cast<int64_t>(r) * tile_stride, keep, vectors, row);
+        epilogue_apply(level, ep, row, STORAGE_INT32, 0, bias ? bias[r] : 0, out, out_storage,
+                       out_first + r * out_stride, count);
+    }
 }
 
 int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,

@@ -44,6 +44,14 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
 /* One value through the chain (scalar). */
 int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index);
 
+/* A GEMM tile (rows of tile_stride int32) through the chain: row r keeps the columns
+ * whose bit is set in keep[c / 16] (bit c % 16), in order, adds bias[r] (bias may be
+ * NULL), and writes them from out_first + r * out_stride on. At most 4 vectors (64
+ * columns) a row; the tile is readable whole. */
+void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,
+                         int32_t rows, const uint16_t* keep, int32_t vectors, const int32_t* bias,
+                         void* out, int32_t out_storage, int64_t out_first, int64_t out_stride);
+
 /* Copies the values of src[0 .. 16 * vectors) whose bit is set in keep[i / 16] (bit
  * i % 16) to dst, in order; returns how many. dst needs 16 values of slack. */
 int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,
