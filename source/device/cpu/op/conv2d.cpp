@@ -182,8 +182,24 @@ void image_channels(void* arg, int64_t begin, int64_t end) {
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
     const size_t channel_bytes = static_cast<size_t>(g.sh * g.sw * plane);
+    const bool copy_rows = a->x->storage == STORAGE_INT8 && g.sh == 1 && g.sw == 1;
     for (int64_t ic = begin; ic < end; ++ic) {
         int8_t* dst = a->img + ic * g.sh * g.sw * plane;
+        if (copy_rows) {
+            // Rows are copied whole with their padding: only the rows above and below
+            // need zeros.
+            memset(dst, 0, static_cast<size_t>(g.ph * f->wq));
+            memset(dst + (g.ph + g.h) * f->wq, 0,
+                   static_cast<size_t>((f->hq - g.ph - g.h) * f->wq));
+            const int8_t* src = static_cast<const int8_t*>(a->x->data) + a->base + ic * g.h * g.w;
+            for (int64_t h = 0; h < g.h; ++h) {
+                int8_t* row = dst + (h + g.ph) * f->wq;
+                memset(row, 0, static_cast<size_t>(g.pw));
+                memcpy(row + g.pw, src + h * g.w, static_cast<size_t>(g.w));
+                memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
+            }
+            continue;
+        }
         memset(dst, 0, channel_bytes);
         for (int64_t h = 0; h < g.h; ++h) {
             const int64_t src = a->base + (ic * g.h + h) * g.w;
