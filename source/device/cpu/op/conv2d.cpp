@@ -176,47 +176,48 @@ struct image_args {
     int8_t* img;
 };
 
-void image_channels(void* arg, int64_t begin, int64_t end) {
+/* Zeros padded row r of a channel's image (its segment in every column phase). */
+void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
+    const conv_geom& g = f->g;
+    const int64_t plane = f->hq * f->wq;
+    for (int64_t pc = 0; pc < g.sw; ++pc)
+        memset(channel + ((r % g.sh) * g.sw + pc) * plane + (r / g.sh) * f->wq, 0,
+               static_cast<size_t>(f->wq));
+}
+
+/* Items are input rows (ic, h), so even a 3-channel image splits evenly over threads;
+ * the first and last row of a channel also zero the padding rows above and below. */
+void image_rows(void* arg, int64_t begin, int64_t end) {
     const image_args* a = static_cast<const image_args*>(arg);
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
-    const size_t channel_bytes = static_cast<size_t>(g.sh * g.sw * plane);
-    const bool copy_rows = a->x->storage == STORAGE_INT8 && g.sh == 1 && g.sw == 1;
-    for (int64_t ic = begin; ic < end; ++ic) {
-        int8_t* dst = a->img + ic * g.sh * g.sw * plane;
-        if (copy_rows) {
-            // Rows are copied whole with their padding: only the rows above and below
-            // need zeros.
-            memset(dst, 0, static_cast<size_t>(g.ph * f->wq));
-            memset(dst + (g.ph + g.h) * f->wq, 0,
-                   static_cast<size_t>((f->hq - g.ph - g.h) * f->wq));
-            const int8_t* src = static_cast<const int8_t*>(a->x->data) + a->base + ic * g.h * g.w;
-            for (int64_t h = 0; h < g.h; ++h) {
-                int8_t* row = dst + (h + g.ph) * f->wq;
-                memset(row, 0, static_cast<size_t>(g.pw));
-                memcpy(row + g.pw, src + h * g.w, static_cast<size_t>(g.w));
-                memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
-            }
+    for (int64_t item = begin; item < end; ++item) {
+        const int64_t ic = item / g.h, h = item % g.h;
+        int8_t* channel = a->img + ic * g.sh * g.sw * plane;
+        if (h == 0)
+            for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
+        if (h == g.h - 1)
+            for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
+        const int64_t src = a->base + (ic * g.h + h) * g.w;
+        const int64_t hp = h + g.ph;
+        int8_t* row = channel + (hp % g.sh) * g.sw * plane + (hp / g.sh) * f->wq;
+        if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
+            memset(row, 0, static_cast<size_t>(g.pw));
+            memcpy(row + g.pw, static_cast<const int8_t*>(a->x->data) + src,
+                   static_cast<size_t>(g.w));
+            memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
             continue;
         }
-        memset(dst, 0, channel_bytes);
-        for (int64_t h = 0; h < g.h; ++h) {
-            const int64_t src = a->base + (ic * g.h + h) * g.w;
-            const int64_t hp = h + g.ph;
-            int8_t* row = dst + (hp % g.sh) * g.sw * plane + (hp / g.sh) * f->wq;
-            if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
-                memcpy(row + g.pw, static_cast<const int8_t*>(a->x->data) + src,
-                       static_cast<size_t>(g.w));
-            } else if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
-                const int64_t pe = g.pw % 2;
-                simd_deinterleave2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w,
-                                      row + pe * plane + g.pw / 2,
-                                      row + (1 - pe) * plane + (g.pw + 1) / 2);
-            } else {
-                // Upstream's groups == 1 path casts every input value to int8.
-                cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, plane, row);
-            }
+        image_zero_row(f, channel, hp);
+        if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
+            const int64_t pe = g.pw % 2;
+            simd_deinterleave2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w,
+                                  row + pe * plane + g.pw / 2,
+                                  row + (1 - pe) * plane + (g.pw + 1) / 2);
+        } else {
+            // Upstream's groups == 1 path casts every input value to int8.
+            cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, plane, row);
         }
     }
 }
@@ -302,15 +303,29 @@ void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
     }
 }
 
+/* Packs strip st and runs output channel blocks [mb0, mb1) over it. */
+void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* packed) {
+    const conv_fast* f = a->f;
+    const int64_t n0 = st * GEMM_NT;
+    const int32_t cols = static_cast<int32_t>(f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT);
+    strip_keep keep;
+    strip_tile_args ta = {a, &keep};
+    pack_strip(a, n0, cols, packed);
+    strip_keep_of(f, n0, cols, &keep);
+    gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
+}
+
 void strip_slot(void* arg, int64_t begin, int64_t end) {
     const strip_args* a = static_cast<const strip_args*>(arg);
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     const int64_t strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
     const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
-    // Work items are (strip, block of output channels): with fewer strips than a few
-    // per thread (deep layers: 7x7 outputs) the channels are split too, and a thread
-    // packs each strip it touches once.
+    // With a few strips per thread or more, each thread takes whole strips. With fewer
+    // (deep layers: 7x7 outputs) the output channels are split into parts too, and the
+    // items (part, strip) are dealt part-major, so every thread gets a share of every
+    // strip (strips differ in width: the last is narrow); a thread packs each strip
+    // it touches once and runs its consecutive parts over it.
     int64_t mparts = 1;
     if (strips < 4 * f->threads) {
         mparts = (4 * f->threads + strips - 1) / strips;
@@ -319,20 +334,17 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
     const int64_t items = strips * mparts;
     for (int64_t slot = begin; slot < end; ++slot) {
         void* packed = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
-        strip_keep keep;
-        strip_tile_args ta = {a, &keep};
-        int64_t packed_strip = -1;
-        for (int64_t it = items * slot / f->threads; it < items * (slot + 1) / f->threads; ++it) {
-            const int64_t st = it / mparts, mp = it % mparts;
-            const int64_t n0 = st * GEMM_NT;
-            const int32_t cols = static_cast<int32_t>(f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT);
-            if (st != packed_strip) {
-                pack_strip(a, n0, cols, packed);
-                strip_keep_of(f, n0, cols, &keep);
-                packed_strip = st;
-            }
-            gemm_run_tiles(&f->w, packed, cols, mblocks * mp / mparts, mblocks * (mp + 1) / mparts,
-                           strip_tile, &ta);
+        const int64_t i0 = items * slot / f->threads, i1 = items * (slot + 1) / f->threads;
+        if (mparts == 1) {
+            for (int64_t st = i0; st < i1; ++st) strip_run(a, st, 0, mblocks, packed);
+            continue;
+        }
+        for (int64_t st = 0; st < strips; ++st) {
+            // Parts mp with i0 <= mp * strips + st < i1.
+            const int64_t lo = i0 - st <= 0 ? 0 : (i0 - st + strips - 1) / strips;
+            const int64_t hi = i1 - 1 - st < 0 ? -1 : (i1 - 1 - st) / strips;
+            if (lo > hi) continue;
+            strip_run(a, st, mblocks * lo / mparts, mblocks * (hi + 1) / mparts, packed);
         }
     }
 }
@@ -357,7 +369,7 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
             cpu_parallel_for(ctx, chw, cast8_range, &c);
         } else {
             image_args ia = {f, xt, n * chw, own};
-            cpu_parallel_for(ctx, g.c, image_channels, &ia);
+            cpu_parallel_for(ctx, g.c * g.h, image_rows, &ia);
         }
         strip_args sa = {f, img, padded, ep, bias, yt->data, yt->storage, n * g.o * f->N, scratch};
         cpu_for_each_slot(ctx, strip_slot, &sa);
