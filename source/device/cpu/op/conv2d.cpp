@@ -708,7 +708,10 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         return cvml_fail(CVML_ERR_RUNTIME, "conv2d: weight and output shapes disagree");
     *scratch_bytes = 0;
     // The reference loops are the scalar level; the others take the fast paths.
-    if (cpu_level(ctx) != CPU_SIMD_SCALAR) return conv_fast_prerun(ctx, g, scratch_bytes);
+    // The fast paths pack constant weights here; a weight that is a graph input or an
+    // operator output has no values yet, so it takes the loops that read it per run.
+    if (cpu_level(ctx) != CPU_SIMD_SCALAR && ctx->inputs[1]->kind == TENSOR_CONST)
+        return conv_fast_prerun(ctx, g, scratch_bytes);
     if (p->groups == 1)
         *scratch_bytes = static_cast<size_t>(g.n * g.c * g.h * g.w + g.o * g.ic * g.kh * g.kw);
     return CVML_OK;

@@ -208,7 +208,10 @@ int dense_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         y->dims[0] != x->dims[0] || y->dims[1] != w->dims[0])
         return cvml_fail(CVML_ERR_RUNTIME, "dense: input, weight and output shapes disagree");
     // The reference loops are the scalar level.
-    if (cpu_level(ctx) != CPU_SIMD_SCALAR) return dense_fast_prerun(ctx, scratch_bytes);
+    // The fast path packs constant weights here; a weight that is a graph input or an
+    // operator output has no values yet, so it takes the loops that read it per run.
+    if (cpu_level(ctx) != CPU_SIMD_SCALAR && ctx->inputs[1]->kind == TENSOR_CONST)
+        return dense_fast_prerun(ctx, scratch_bytes);
     return CVML_OK;
 }
 
