@@ -349,7 +349,7 @@ __global__ void copy_kernel(const int32_t* x, int32_t* y, int64_t n) {
 int cuda_copy_input0(cuda_node_ctx* ctx) {
     int64_t n = cuda_count(ctx->outputs[0]);
     if (ctx->in[0] == ctx->out[0]) return CVML_OK;
-    copy_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], n);
+    CUDA_LAUNCH(copy_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], n);
     return CVML_OK;
 }
 
@@ -393,6 +393,6 @@ __global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_
 
 int gather_launch(cuda_node_ctx* ctx, const gather_map& m) {
     int64_t n = cuda_count(ctx->outputs[0]);
-    gather_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], m, n);
+    CUDA_LAUNCH(gather_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], m, n);
     return CVML_OK;
 }

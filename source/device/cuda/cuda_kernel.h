@@ -10,6 +10,17 @@
 
 #include "graph/graph.h"
 
+/* Every kernel launch goes through this macro: nvcc gets the `<<<>>>` form, and the host
+ * emulation (emu/cuda_runtime.h, which g++ compiles) runs the kernel on the CPU and
+ * checks the launch as CUDA would. No dynamic shared memory: no kernel needs it. */
+#ifdef __CUDACC__
+#define CUDA_LAUNCH(kernel, grid, block, stream, ...) \
+    kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
+#else
+#define CUDA_LAUNCH(kernel, grid, block, stream, ...) \
+    CUDA_EMU_LAUNCH(kernel, grid, block, stream, __VA_ARGS__)
+#endif
+
 typedef struct cuda_node_ctx {
     const ir_graph* graph;
     const ir_node* node;
