@@ -375,6 +375,15 @@ extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
     if (rc) return rc;
     snprintf(g_version, sizeof g_version, "%s (%s, sm_%d%d)", CVML_CUDA_PLUGIN_VERSION, prop.name,
              prop.major, prop.minor);
+    // CVML_CUDA_ISLAND_WORK=N sets the island policy's threshold; 0 keeps every island
+    // here, so the checks run every node this device supports on it.
+    if (const char* w = getenv("CVML_CUDA_ISLAND_WORK")) {
+        char* end = nullptr;
+        const unsigned long v = strtoul(w, &end, 10);
+        if (!w[0] || *end || v > UINT32_MAX)
+            return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_ISLAND_WORK=%s is not a count", w);
+        g_device.island_work_per_element = static_cast<uint32_t>(v);
+    }
     return host->register_device(&g_device);
 }
 
