@@ -32,7 +32,6 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -79,19 +78,35 @@ struct CudaSources {
     std::set<std::string> ops, kernels;
 };
 
+bool is_ident(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The NAME of every "__global__ void NAME(" in text. */
+void find_kernels(const std::string& text, std::set<std::string>* out) {
+    const std::string key = "__global__";
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+        std::istringstream rest(text.substr(at + key.size(), 200));
+        std::string type, name;
+        rest >> type >> name;
+        size_t n = 0;
+        while (n < name.size() && is_ident(name[n])) ++n;
+        if (type == "void" && n > 0 && n < name.size() && name[n] == '(')
+            out->insert(name.substr(0, n));
+    }
+}
+
 CudaSources scan_sources(const std::string& root) {
     CudaSources src;
-    const std::regex global(R"(__global__\s+void\s+([A-Za-z_][A-Za-z_0-9]*)\s*\()");
     for (const std::string& dir : {root, root + "/op"}) {
         for (const std::string& name : list_dir(dir)) {
             if (!ends_with(name, ".cu") && !ends_with(name, ".cuh")) continue;
-            if (dir != root && ends_with(name, ".cu")) src.ops.insert(name.substr(0, name.size() - 3));
+            if (dir != root && ends_with(name, ".cu"))
+                src.ops.insert(name.substr(0, name.size() - 3));
             std::ifstream f(dir + "/" + name);
             std::stringstream text;
             text << f.rdbuf();
-            const std::string body = text.str();
-            for (std::sregex_iterator m(body.begin(), body.end(), global), end; m != end; ++m)
-                src.kernels.insert((*m)[1]);
+            find_kernels(text.str(), &src.kernels);
         }
     }
     return src;
@@ -109,7 +124,8 @@ Emulator find_emulator(const std::string& plugin_path) {
     Emulator e;
     void* h = dlopen(plugin_path.c_str(), RTLD_NOW | RTLD_NOLOAD);
     if (!h) return e;
-    e.kernel_stat = reinterpret_cast<decltype(e.kernel_stat)>(dlsym(h, "cvml_cuda_emu_kernel_stat"));
+    e.kernel_stat =
+        reinterpret_cast<decltype(e.kernel_stat)>(dlsym(h, "cvml_cuda_emu_kernel_stat"));
     e.memory = reinterpret_cast<decltype(e.memory)>(dlsym(h, "cvml_cuda_emu_memory"));
     e.fault = reinterpret_cast<decltype(e.fault)>(dlsym(h, "cvml_cuda_emu_fault"));
     dlclose(h);  // the library's own handle keeps it loaded
@@ -204,9 +220,13 @@ std::string expected_output(const std::string& dir) {
     std::vector<unsigned char> meta;
     if (!read_file(dir + "/meta.json", &meta)) return "output.bin";
     const std::string text(meta.begin(), meta.end());
-    std::smatch m;
-    if (std::regex_search(text, m, std::regex(R"re("output"\s*:\s*"([^"]+)")re"))) return m[1];
-    return "";
+    const std::string key = "\"output\":";
+    const size_t at = text.find(key);
+    if (at == std::string::npos) return "";
+    const size_t open = text.find_first_not_of(" \t\r\n", at + key.size());
+    if (open == std::string::npos || text[open] != '"') return "";  // null
+    const size_t close = text.find('"', open + 1);
+    return close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
 }
 
 void check_case(const std::string& dir) {
@@ -236,7 +256,8 @@ void check_case(const std::string& dir) {
 /* With the emulated plugin: each kernel's launches, and the kernels never launched. */
 void report_kernels() {
     if (!g_opt.emu.kernel_stat) {
-        if (g_opt.kernel_coverage) printf("kernel coverage: not available (not the emulated plugin)\n");
+        if (g_opt.kernel_coverage)
+            printf("kernel coverage: not available (not the emulated plugin)\n");
         return;
     }
     std::set<std::string> launched;

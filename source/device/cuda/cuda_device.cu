@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mutex>
+
 #include "cuda_kernel.h"
 #include "gather.cuh"
 #include "cvml_plugin.h"
@@ -32,8 +34,13 @@ struct graph_stream {
 };
 constexpr int32_t kMaxGraphs = 256;
 graph_stream g_streams[kMaxGraphs];
+// Graphs on different host threads prerun and release at the same time; without the
+// lock two of them could take one free slot and a stream would be lost (or destroyed
+// under the graph still using it).
+std::mutex g_streams_lock;
 
 int stream_acquire(const ir_graph* g, cudaStream_t* out) {
+    std::lock_guard<std::mutex> lock(g_streams_lock);
     int32_t free_slot = -1;
     for (int32_t i = 0; i < kMaxGraphs; ++i) {
         if (g_streams[i].refs > 0 && g_streams[i].graph == g) {
@@ -54,6 +61,7 @@ int stream_acquire(const ir_graph* g, cudaStream_t* out) {
 }
 
 void stream_release(const ir_graph* g) {
+    std::lock_guard<std::mutex> lock(g_streams_lock);
     for (int32_t i = 0; i < kMaxGraphs; ++i)
         if (g_streams[i].refs > 0 && g_streams[i].graph == g && --g_streams[i].refs == 0)
             cudaStreamDestroy(g_streams[i].stream);

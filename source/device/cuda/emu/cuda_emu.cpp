@@ -53,21 +53,19 @@ cudaError_t g_sticky = cudaSuccess; /* a fault: the context is unusable from the
 std::string g_fault;
 thread_local cudaError_t t_last = cudaSuccess;
 
+/* The environment is read at each use, so a test can change it between calls. */
 struct config {
     int devices = 1;
     bool reverse = false;
     size_t memory = static_cast<size_t>(80) << 30;
 };
 
-const config& settings() {
-    static const config c = [] {
-        config k;
-        if (const char* d = getenv("CVML_CUDA_EMU_DEVICES")) k.devices = atoi(d);
-        if (const char* o = getenv("CVML_CUDA_EMU_ORDER")) k.reverse = strcmp(o, "reverse") == 0;
-        if (const char* m = getenv("CVML_CUDA_EMU_MEMORY")) k.memory = strtoull(m, nullptr, 10);
-        return k;
-    }();
-    return c;
+config settings() {
+    config k;
+    if (const char* d = getenv("CVML_CUDA_EMU_DEVICES")) k.devices = atoi(d);
+    if (const char* o = getenv("CVML_CUDA_EMU_ORDER")) k.reverse = strcmp(o, "reverse") == 0;
+    if (const char* m = getenv("CVML_CUDA_EMU_MEMORY")) k.memory = strtoull(m, nullptr, 10);
+    return k;
 }
 
 std::map<uintptr_t, size_t> g_allocs; /* base -> bytes */
@@ -126,7 +124,7 @@ bool valid_stream(cudaStream_t s) {
     return !s || g_streams.count(s) > 0;
 }
 
-#define EMU_LOCK                                 \
+#define EMU_LOCK                               \
     std::lock_guard<std::mutex> lock(g_mutex); \
     if (g_sticky != cudaSuccess) return g_sticky
 
@@ -139,34 +137,56 @@ using namespace cuda_emu;
 
 const char* cudaGetErrorName(cudaError_t e) {
     switch (e) {
-        case cudaSuccess: return "cudaSuccess";
-        case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-        case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-        case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-        case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
-        case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
-        case cudaErrorNoDevice: return "cudaErrorNoDevice";
-        case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-        case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
-        case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
-        case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+        case cudaSuccess:
+            return "cudaSuccess";
+        case cudaErrorInvalidValue:
+            return "cudaErrorInvalidValue";
+        case cudaErrorMemoryAllocation:
+            return "cudaErrorMemoryAllocation";
+        case cudaErrorInvalidConfiguration:
+            return "cudaErrorInvalidConfiguration";
+        case cudaErrorInvalidDevicePointer:
+            return "cudaErrorInvalidDevicePointer";
+        case cudaErrorInvalidMemcpyDirection:
+            return "cudaErrorInvalidMemcpyDirection";
+        case cudaErrorNoDevice:
+            return "cudaErrorNoDevice";
+        case cudaErrorInvalidDevice:
+            return "cudaErrorInvalidDevice";
+        case cudaErrorInvalidResourceHandle:
+            return "cudaErrorInvalidResourceHandle";
+        case cudaErrorIllegalAddress:
+            return "cudaErrorIllegalAddress";
+        case cudaErrorLaunchFailure:
+            return "cudaErrorLaunchFailure";
     }
     return "cudaErrorUnknown";
 }
 
 const char* cudaGetErrorString(cudaError_t e) {
     switch (e) {
-        case cudaSuccess: return "no error";
-        case cudaErrorInvalidValue: return "invalid argument";
-        case cudaErrorMemoryAllocation: return "out of memory";
-        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-        case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-        case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-        case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-        case cudaErrorInvalidDevice: return "invalid device ordinal";
-        case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-        case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-        case cudaErrorLaunchFailure: return "unspecified launch failure";
+        case cudaSuccess:
+            return "no error";
+        case cudaErrorInvalidValue:
+            return "invalid argument";
+        case cudaErrorMemoryAllocation:
+            return "out of memory";
+        case cudaErrorInvalidConfiguration:
+            return "invalid configuration argument";
+        case cudaErrorInvalidDevicePointer:
+            return "invalid device pointer";
+        case cudaErrorInvalidMemcpyDirection:
+            return "invalid copy direction for memcpy";
+        case cudaErrorNoDevice:
+            return "no CUDA-capable device is detected";
+        case cudaErrorInvalidDevice:
+            return "invalid device ordinal";
+        case cudaErrorInvalidResourceHandle:
+            return "invalid resource handle";
+        case cudaErrorIllegalAddress:
+            return "an illegal memory access was encountered";
+        case cudaErrorLaunchFailure:
+            return "unspecified launch failure";
     }
     return "unknown error";
 }
@@ -187,14 +207,14 @@ cudaError_t cudaPeekAtLastError(void) {
 cudaError_t cudaGetDeviceCount(int* count) {
     EMU_LOCK;
     if (!count) return fail(cudaErrorInvalidValue);
-    *count = settings().devices > 0 ? settings().devices : 0;
+    const int devices = settings().devices;
+    *count = devices > 0 ? devices : 0;
     return *count ? cudaSuccess : fail(cudaErrorNoDevice);
 }
 
 cudaError_t cudaSetDevice(int device) {
     EMU_LOCK;
-    return device >= 0 && device < settings().devices ? cudaSuccess
-                                                      : fail(cudaErrorInvalidDevice);
+    return device >= 0 && device < settings().devices ? cudaSuccess : fail(cudaErrorInvalidDevice);
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
@@ -230,8 +250,8 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
     if (!ptr) return fail(cudaErrorInvalidValue);
     *ptr = nullptr;
     if (bytes == 0) return cudaSuccess;
-    if (bytes > settings().memory - g_live_bytes || g_live_bytes > settings().memory)
-        return fail(cudaErrorMemoryAllocation);
+    const size_t cap = settings().memory;
+    if (g_live_bytes > cap || bytes > cap - g_live_bytes) return fail(cudaErrorMemoryAllocation);
     void* p = nullptr;
     // Exactly `bytes`, so that the sanitizer sees a kernel reading past an allocation.
     if (posix_memalign(&p, 256, bytes) != 0) return fail(cudaErrorMemoryAllocation);
@@ -274,8 +294,8 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
     const bool want_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDeviceToDevice)
         return fail(cudaErrorInvalidMemcpyDirection);
-    if (want_src != src_dev || want_dst != dst_dev ||
-        (!want_src && is_device(src, 0)) || (!want_dst && is_device(dst, 0))) {
+    if (want_src != src_dev || want_dst != dst_dev || (!want_src && is_device(src, 0)) ||
+        (!want_dst && is_device(dst, 0))) {
         fprintf(stderr, "cuda-emu: copy of %zu bytes %p -> %p (kind %d): %s\n", bytes, src, dst,
                 static_cast<int>(kind), "an end is not the memory its kind says");
         return fail(cudaErrorInvalidValue);
@@ -744,8 +764,8 @@ void __syncthreads(void) {
 /* ---- counters for the tests (cuda_emu.h) --------------------------------------------- */
 
 extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char** name,
-                                                        uint64_t* launches, uint64_t* threads,
-                                                        uint64_t* cooperative) {
+                                                         uint64_t* launches, uint64_t* threads,
+                                                         uint64_t* cooperative) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (index < 0 || static_cast<size_t>(index) >= g_kernels.size()) return 0;
     auto it = g_kernels.begin();
@@ -758,12 +778,19 @@ extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char**
 }
 
 extern "C" CUDA_EMU_EXPORT void cvml_cuda_emu_memory(uint64_t* allocations, uint64_t* bytes,
-                                                    uint64_t* peak_bytes, uint64_t* streams) {
+                                                     uint64_t* peak_bytes, uint64_t* streams) {
     std::lock_guard<std::mutex> lock(g_mutex);
     *allocations = g_allocs.size();
     *bytes = g_live_bytes;
     *peak_bytes = g_peak_bytes;
     *streams = g_streams.size();
+}
+
+void cuda_emu::reset_fault() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_sticky = cudaSuccess;
+    g_fault.clear();
+    t_last = cudaSuccess;
 }
 
 extern "C" CUDA_EMU_EXPORT const char* cvml_cuda_emu_fault(void) {

@@ -23,4 +23,9 @@ CUDA_EMU_EXPORT const char* cvml_cuda_emu_fault(void);
 
 #ifdef __cplusplus
 }
+
+namespace cuda_emu {
+/* Clears a sticky fault, for tests that provoke one on purpose (not exported). */
+void reset_fault();
+}  // namespace cuda_emu
 #endif

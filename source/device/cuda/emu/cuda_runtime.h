@@ -208,7 +208,7 @@ void launch(const launch_site& site, dim3 grid, dim3 block, cudaStream_t stream,
 }  // namespace cuda_emu
 
 /* The generic lambda lets a template kernel deduce its arguments, as <<<>>> does. */
-#define CUDA_EMU_LAUNCH(kernel, grid, block, stream, ...)                                    \
-    ::cuda_emu::launch(::cuda_emu::launch_site{#kernel, __FILE__, __LINE__}, dim3(grid),     \
-                       dim3(block), (stream), [](auto... emu_a) { kernel(emu_a...); }, \
-                       __VA_ARGS__)
+#define CUDA_EMU_LAUNCH(kernel, grid, block, stream, ...)                                        \
+    ::cuda_emu::launch(                                                                          \
+        ::cuda_emu::launch_site{#kernel, __FILE__, __LINE__}, dim3(grid), dim3(block), (stream), \
+        [](auto... emu_a) { kernel(emu_a...); }, __VA_ARGS__)

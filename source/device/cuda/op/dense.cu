@@ -46,7 +46,9 @@ int dense_run(cuda_node_ctx* ctx) {
     if (n == 0) return CVML_OK;
     int64_t blocks = (n + kWarps - 1) / kWarps;
     if (blocks > 65535) blocks = 65535;
-    CUDA_LAUNCH(dense_kernel, static_cast<unsigned>(blocks), kThreads, ctx->stream, ctx->in[0], ctx->in[1], p->use_bias ? ctx->in[2] : nullptr, ctx->out[0], ctx->inputs[0]->dims[1], units, n);
+    CUDA_LAUNCH(dense_kernel, static_cast<unsigned>(blocks), kThreads, ctx->stream, ctx->in[0],
+                ctx->in[1], p->use_bias ? ctx->in[2] : nullptr, ctx->out[0],
+                ctx->inputs[0]->dims[1], units, n);
     return CVML_OK;
 }
 
