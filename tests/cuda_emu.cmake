@@ -10,6 +10,10 @@
 #   cuda_emu.conformance.reverse   the same with blocks and threads in reverse order
 #   cuda_emu.model          the real model (../shared), all of it on cuda; skipped when absent
 #   cuda_emu.model.placement       the real model with the GPU's own island policy
+#   cuda_emu.*.valgrind     the runtime tests and the conformance run under valgrind
+# The sanitizer build (CVML_SANITIZE) runs them all under ASan + UBSan, which see any
+# kernel access outside its device allocation: the emulation annotates its fiber
+# switches for ASan (the one warning ASan prints about swapcontext is expected).
 if(NOT TARGET cvml_cuda_emu)
   return()
 endif()
@@ -57,3 +61,16 @@ set_tests_properties(cuda_emu.model.placement PROPERTIES
   ENVIRONMENT "CVML_PLUGIN_PATH=${cvml_emu_plugin_dir}")
 # gpu_check exits 77 when the model directory is absent.
 set_tests_properties(cuda_emu.model cuda_emu.model.placement PROPERTIES SKIP_RETURN_CODE 77)
+
+# The fiber engine and the plugin's device code under valgrind: no invalid access, no
+# uninitialised use, no leak (the emulation registers its fiber stacks with valgrind).
+find_program(VALGRIND valgrind)
+if(VALGRIND)
+  set(cvml_vg ${VALGRIND} --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect -q)
+  add_test(NAME cuda_emu.runtime.valgrind COMMAND ${cvml_vg} $<TARGET_FILE:cvml_cuda_emu_runtime_tests>)
+  add_test(NAME cuda_emu.conformance.valgrind COMMAND ${cvml_vg} $<TARGET_FILE:cvml_gpu_check>
+           --require-cuda ${cvml_cuda_src} ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases)
+  set_tests_properties(cuda_emu.conformance.valgrind PROPERTIES ENVIRONMENT "${cvml_emu_env}")
+  set_tests_properties(cuda_emu.runtime.valgrind cuda_emu.conformance.valgrind PROPERTIES
+    LABELS valgrind TIMEOUT 900)
+endif()
