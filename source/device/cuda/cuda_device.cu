@@ -309,6 +309,10 @@ int cu_to_host(cvml_device*, ir_subgraph* sg, void* dst, const void* src, size_t
 
 void cu_release(cvml_device*) {}
 
+// A PCIe copy of one int32 costs about what a CPU core spends on a few dozen integer
+// operations; an island must do more work than that to be worth the trip.
+constexpr uint32_t kIslandWork = 32;
+
 cvml_device g_device = {
     sizeof(cvml_device),
     CVML_PLUGIN_ABI_VERSION,
@@ -322,9 +326,7 @@ cvml_device g_device = {
     cu_free,
     cu_to_device,
     cu_to_host,
-    // A PCIe copy of one int32 costs about what a CPU core spends on a few dozen
-    // integer operations; an island must do more work than that to be worth the trip.
-    32,
+    kIslandWork,
     cu_release,
     nullptr,
 };
@@ -384,7 +386,9 @@ extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
     snprintf(g_version, sizeof g_version, "%s (%s, sm_%d%d)", CVML_CUDA_PLUGIN_VERSION, prop.name,
              prop.major, prop.minor);
     // CVML_CUDA_ISLAND_WORK=N sets the island policy's threshold; 0 keeps every island
-    // here, so the checks run every node this device supports on it.
+    // here, so the checks run every node this device supports on it. Set at every
+    // entry: the library may stay loaded from one cvml_init to the next.
+    g_device.island_work_per_element = kIslandWork;
     if (const char* w = getenv("CVML_CUDA_ISLAND_WORK")) {
         char* end = nullptr;
         const unsigned long v = strtoul(w, &end, 10);
