@@ -8,6 +8,9 @@
 #                           CPU's and the expected ones, every node with a CUDA kernel on
 #                           "cuda", device memory released, every __global__ kernel run;
 #   cuda_emu.conformance.reverse   the same with blocks and threads in reverse order
+#   cuda_emu.*.smallgrid    the conformance cases, the real model and the random graphs
+#                           on a build whose launches use at most 3 blocks, so every
+#                           grid-stride loop goes round many times
 #   cuda_emu.model          the real model (../shared), all of it on cuda; skipped when absent
 #   cuda_emu.model.placement       the real model with the GPU's own island policy
 #   cuda_emu.*.valgrind     the runtime tests and the conformance run under valgrind
@@ -36,7 +39,7 @@ target_link_libraries(cvml_cuda_emu_plugin_tests PRIVATE cvml_static GTest::gtes
 target_compile_options(cvml_cuda_emu_plugin_tests PRIVATE ${CVML_WARNINGS})
 target_compile_definitions(cvml_cuda_emu_plugin_tests PRIVATE
   CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
-add_dependencies(cvml_cuda_emu_plugin_tests cvml_cuda_emu)
+add_dependencies(cvml_cuda_emu_plugin_tests cvml_cuda_emu cvml_cuda_emu_smallgrid)
 gtest_discover_tests(cvml_cuda_emu_plugin_tests TEST_PREFIX cuda_emu.plugin. DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 600)
 
@@ -44,7 +47,7 @@ gtest_discover_tests(cvml_cuda_emu_plugin_tests TEST_PREFIX cuda_emu.plugin. DIS
 add_executable(cvml_gpu_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu_check.cpp)
 target_link_libraries(cvml_gpu_check PRIVATE cvml ${CMAKE_DL_LIBS})
 target_compile_options(cvml_gpu_check PRIVATE ${CVML_WARNINGS})
-add_dependencies(cvml_gpu_check cvml_cuda_emu)
+add_dependencies(cvml_gpu_check cvml_cuda_emu cvml_cuda_emu_smallgrid)
 
 set(cvml_emu_env CVML_PLUGIN_PATH=${cvml_emu_plugin_dir} CVML_CUDA_ISLAND_WORK=0)
 set(cvml_model_case ${PROJECT_SOURCE_DIR}/../shared/models/cifar_resnet20_2019/case)
@@ -52,6 +55,14 @@ add_test(NAME cuda_emu.conformance COMMAND cvml_gpu_check --require-cuda ${cvml_
          --kernel-coverage ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases)
 add_test(NAME cuda_emu.conformance.reverse COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
          ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases)
+add_test(NAME cuda_emu.conformance.smallgrid COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
+         --kernel-coverage ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases ${cvml_model_case})
+set_tests_properties(cuda_emu.conformance.smallgrid PROPERTIES ENVIRONMENT
+  "CVML_PLUGIN_PATH=${CMAKE_BINARY_DIR}/plugins/emu-smallgrid;CVML_CUDA_ISLAND_WORK=0")
+add_test(NAME cuda_emu.plugin.smallgrid COMMAND cvml_cuda_emu_plugin_tests
+         --gtest_filter=-*PastTheGridLimit*)
+set_tests_properties(cuda_emu.plugin.smallgrid PROPERTIES TIMEOUT 600 ENVIRONMENT
+  "CVML_CUDA_EMU_PLUGIN_DIR=${CMAKE_BINARY_DIR}/plugins/emu-smallgrid")
 add_test(NAME cuda_emu.model COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src} ${cvml_model_case})
 add_test(NAME cuda_emu.model.placement COMMAND cvml_gpu_check --some-cuda ${cvml_model_case})
 set_tests_properties(cuda_emu.conformance cuda_emu.model PROPERTIES ENVIRONMENT "${cvml_emu_env}")

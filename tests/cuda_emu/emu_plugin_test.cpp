@@ -22,7 +22,11 @@
 
 namespace {
 
-const std::string kPluginDir = CVML_CUDA_EMU_PLUGIN_DIR;
+/* The emulated plugin's directory; CVML_CUDA_EMU_PLUGIN_DIR picks another build of it
+ * (the one with small grids). */
+const std::string kPluginDir = getenv("CVML_CUDA_EMU_PLUGIN_DIR")
+                                   ? getenv("CVML_CUDA_EMU_PLUGIN_DIR")
+                                   : CVML_CUDA_EMU_PLUGIN_DIR;
 
 /* Device memory and streams the emulated plugin holds now (its cuda_emu.h counters). */
 struct DeviceUse {
@@ -536,6 +540,55 @@ TEST_F(CudaEmu, DenseAndPoolingMatchTheCpu) {
                 return one_node("upsampling", {x}, {{"scale", std::to_string(r.in(1, 4))}});
             }
         }
+    });
+}
+
+/* ---- chains: intermediates in the plugin's arena ------------------------------------------ */
+
+/* Random chains of same-shape operators, each reading one or two earlier results, so
+ * the intermediates live in the subgraph's arena with lifetimes that overlap in many
+ * ways (the plugin's memory plan places them by lifetime and size). */
+TEST_F(CudaEmu, ChainsSharingTheArenaMatchTheCpu) {
+    fuzz("chain", 80, 12, [](Rng& r) {
+        Graph g;
+        const std::vector<int32_t> shape = r.shape(r.in(1, 4), 6);
+        g.operands = {{shape, 8, false}, {shape, 8, true}};
+        std::vector<int> values = {0, 1};  // what a node may read
+        const int nodes = r.in(2, 10);
+        for (int k = 0; k < nodes; ++k) {
+            const int a =
+                values[static_cast<size_t>(r.in(0, static_cast<int32_t>(values.size()) - 1))];
+            const int b =
+                values[static_cast<size_t>(r.in(0, static_cast<int32_t>(values.size()) - 1))];
+            switch (r.in(0, 6)) {
+                case 0:
+                    g.nodes.push_back({"relu", {}, {a}});
+                    break;
+                case 1:
+                    g.nodes.push_back({"negative", {}, {a}});
+                    break;
+                case 2:
+                    g.nodes.push_back({"cvm_clip", {{"precision", "8"}}, {a}});
+                    break;
+                case 3:
+                    g.nodes.push_back({"elemwise_add", {}, {a, b}});
+                    break;
+                case 4:
+                    g.nodes.push_back({"broadcast_max", {}, {a, b}});
+                    break;
+                case 5:
+                    g.nodes.push_back({"where", {}, {a, b, a}});
+                    break;
+                default:
+                    g.nodes.push_back(
+                        {"cvm_right_shift", {{"precision", "8"}, {"shift_bit", "1"}}, {a}});
+            }
+            values.push_back(out(k));
+        }
+        // The last node reads from far back too, so early results stay live.
+        g.nodes.push_back(
+            {"elemwise_sub", {}, {out(nodes - 1), values[static_cast<size_t>(r.in(0, nodes))]}});
+        return g;
     });
 }
 

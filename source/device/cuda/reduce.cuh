@@ -168,7 +168,7 @@ int cuda_reduce_run(cuda_node_ctx* ctx) {
         return CVML_OK;
     }
     int64_t blocks = (p.ysize + kReduceThreads / 32 - 1) / (kReduceThreads / 32);
-    if (blocks > 65535) blocks = 65535;
+    if (blocks > CVML_CUDA_MAX_BLOCKS) blocks = CVML_CUDA_MAX_BLOCKS;
     CUDA_LAUNCH(reduce_general_kernel<Kind>, static_cast<unsigned>(blocks), kReduceThreads,
                 ctx->stream, ctx->in[0], ctx->out[0], p);
     return CVML_OK;

@@ -3,7 +3,8 @@
 # run every kernel's index math, the plugin's memory planning, uploads and copies, and
 # compare the bytes with the CPU, on machines without a GPU or nvcc. The plugin is
 # ${CMAKE_BINARY_DIR}/plugins/emu/libcvml_cuda.so and registers the device "cuda", as the
-# real one does (CVML_PLUGIN_PATH=<build>/plugins/emu picks it). Never installed.
+# real one does (CVML_PLUGIN_PATH=<build>/plugins/emu picks it); plugins/emu-smallgrid
+# holds a variant whose launches use at most 3 blocks. Never installed.
 #
 # Each .cu file is compiled through a generated one-line C++ file that includes it, so
 # the .cu files keep LANGUAGE CUDA for the real plugin (a source file property is one
@@ -21,17 +22,27 @@ endforeach()
 cvml_cuda_write(${emu_dir}/cuda_kernels_gen.cpp "${cvml_cuda_table}")
 list(APPEND emu_sources ${emu_dir}/cuda_kernels_gen.cpp)
 
-add_library(cvml_cuda_emu MODULE ${emu_sources})
-# The emulation's cuda_runtime.h comes before anything else named so.
-target_include_directories(cvml_cuda_emu BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
-target_include_directories(cvml_cuda_emu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-  ${PROJECT_SOURCE_DIR}/api ${PROJECT_SOURCE_DIR}/source)
-target_compile_options(cvml_cuda_emu PRIVATE ${CVML_WARNINGS} -fvisibility=hidden)
-target_compile_definitions(cvml_cuda_emu PRIVATE
-  CVML_CUDA_PLUGIN_VERSION="${PROJECT_VERSION}-emu")
+# One emulated plugin: `target` in <build>/plugins/`dir`/libcvml_cuda.so, with extra
+# compile definitions.
+function(cvml_cuda_emu_plugin target dir)
+  add_library(${target} MODULE ${emu_sources})
+  # The emulation's cuda_runtime.h comes before anything else named so.
+  target_include_directories(${target} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+    ${PROJECT_SOURCE_DIR}/api ${PROJECT_SOURCE_DIR}/source)
+  target_compile_options(${target} PRIVATE ${CVML_WARNINGS} -fvisibility=hidden)
+  target_compile_definitions(${target} PRIVATE
+    CVML_CUDA_PLUGIN_VERSION="${PROJECT_VERSION}-emu" ${ARGN})
+  target_link_libraries(${target} PRIVATE Threads::Threads)
+  # Like the real plugin, it links nothing of libcvml: everything comes through the host.
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  set_target_properties(${target} PROPERTIES PREFIX "lib" OUTPUT_NAME cvml_cuda
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins/${dir})
+endfunction()
+
 find_package(Threads REQUIRED)
-target_link_libraries(cvml_cuda_emu PRIVATE Threads::Threads)
-# Like the real plugin, it links nothing of libcvml: everything comes through the host.
-target_link_options(cvml_cuda_emu PRIVATE -Wl,--no-undefined)
-set_target_properties(cvml_cuda_emu PROPERTIES PREFIX "lib" OUTPUT_NAME cvml_cuda
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins/emu)
+cvml_cuda_emu_plugin(cvml_cuda_emu emu)
+# The same with launches of at most 3 blocks: every grid-stride loop goes round many
+# times even on the conformance cases' small tensors (on a GPU only tensors of more
+# than 65535 blocks' worth do).
+cvml_cuda_emu_plugin(cvml_cuda_emu_smallgrid emu-smallgrid CVML_CUDA_MAX_BLOCKS=3)
