@@ -54,11 +54,11 @@ int binary_run(cuda_node_ctx* ctx, F f) {
     const ir_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *o = ctx->outputs[0];
     int64_t n = cuda_count(o);
     if (cuda_count(a) == n && cuda_count(b) == n) {
-        same_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0], n,
-                                                             f);
+        CUDA_LAUNCH(same_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->in[1],
+                    ctx->out[0], n, f);
     } else {
-        bcast_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0],
-                                                              make_bcast(a, b, o), n, f);
+        CUDA_LAUNCH(bcast_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->in[1],
+                    ctx->out[0], make_bcast(a, b, o), n, f);
     }
     return CVML_OK;
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mutex>
+
 #include "cuda_kernel.h"
 #include "gather.cuh"
 #include "cvml_plugin.h"
@@ -32,8 +34,13 @@ struct graph_stream {
 };
 constexpr int32_t kMaxGraphs = 256;
 graph_stream g_streams[kMaxGraphs];
+// Graphs on different host threads prerun and release at the same time; without the
+// lock two of them could take one free slot and a stream would be lost (or destroyed
+// under the graph still using it).
+std::mutex g_streams_lock;
 
 int stream_acquire(const ir_graph* g, cudaStream_t* out) {
+    std::lock_guard<std::mutex> lock(g_streams_lock);
     int32_t free_slot = -1;
     for (int32_t i = 0; i < kMaxGraphs; ++i) {
         if (g_streams[i].refs > 0 && g_streams[i].graph == g) {
@@ -54,6 +61,7 @@ int stream_acquire(const ir_graph* g, cudaStream_t* out) {
 }
 
 void stream_release(const ir_graph* g) {
+    std::lock_guard<std::mutex> lock(g_streams_lock);
     for (int32_t i = 0; i < kMaxGraphs; ++i)
         if (g_streams[i].refs > 0 && g_streams[i].graph == g && --g_streams[i].refs == 0)
             cudaStreamDestroy(g_streams[i].stream);
@@ -301,6 +309,10 @@ int cu_to_host(cvml_device*, ir_subgraph* sg, void* dst, const void* src, size_t
 
 void cu_release(cvml_device*) {}
 
+// A PCIe copy of one int32 costs about what a CPU core spends on a few dozen integer
+// operations; an island must do more work than that to be worth the trip.
+constexpr uint32_t kIslandWork = 32;
+
 cvml_device g_device = {
     sizeof(cvml_device),
     CVML_PLUGIN_ABI_VERSION,
@@ -314,9 +326,7 @@ cvml_device g_device = {
     cu_free,
     cu_to_device,
     cu_to_host,
-    // A PCIe copy of one int32 costs about what a CPU core spends on a few dozen
-    // integer operations; an island must do more work than that to be worth the trip.
-    32,
+    kIslandWork,
     cu_release,
     nullptr,
 };
@@ -349,7 +359,7 @@ __global__ void copy_kernel(const int32_t* x, int32_t* y, int64_t n) {
 int cuda_copy_input0(cuda_node_ctx* ctx) {
     int64_t n = cuda_count(ctx->outputs[0]);
     if (ctx->in[0] == ctx->out[0]) return CVML_OK;
-    copy_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], n);
+    CUDA_LAUNCH(copy_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], n);
     return CVML_OK;
 }
 
@@ -375,6 +385,17 @@ extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
     if (rc) return rc;
     snprintf(g_version, sizeof g_version, "%s (%s, sm_%d%d)", CVML_CUDA_PLUGIN_VERSION, prop.name,
              prop.major, prop.minor);
+    // CVML_CUDA_ISLAND_WORK=N sets the island policy's threshold; 0 keeps every island
+    // here, so the checks run every node this device supports on it. Set at every
+    // entry: the library may stay loaded from one cvml_init to the next.
+    g_device.island_work_per_element = kIslandWork;
+    if (const char* w = getenv("CVML_CUDA_ISLAND_WORK")) {
+        char* end = nullptr;
+        const unsigned long v = strtoul(w, &end, 10);
+        if (!w[0] || *end || v > UINT32_MAX)
+            return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_ISLAND_WORK=%s is not a count", w);
+        g_device.island_work_per_element = static_cast<uint32_t>(v);
+    }
     return host->register_device(&g_device);
 }
 
@@ -393,6 +414,6 @@ __global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_
 
 int gather_launch(cuda_node_ctx* ctx, const gather_map& m) {
     int64_t n = cuda_count(ctx->outputs[0]);
-    gather_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], m, n);
+    CUDA_LAUNCH(gather_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], m, n);
     return CVML_OK;
 }

@@ -10,6 +10,17 @@
 
 #include "graph/graph.h"
 
+/* Every kernel launch goes through this macro: nvcc gets the `<<<>>>` form, and the host
+ * emulation (emu/cuda_runtime.h, which g++ compiles) runs the kernel on the CPU and
+ * checks the launch as CUDA would. No dynamic shared memory: no kernel needs it. */
+#ifdef __CUDACC__
+#define CUDA_LAUNCH(kernel, grid, block, stream, ...) \
+    kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
+#else
+#define CUDA_LAUNCH(kernel, grid, block, stream, ...) \
+    CUDA_EMU_LAUNCH(kernel, grid, block, stream, __VA_ARGS__)
+#endif
+
 typedef struct cuda_node_ctx {
     const ir_graph* graph;
     const ir_node* node;
@@ -46,11 +57,18 @@ static inline int64_t cuda_count(const ir_tensor* t) {
     return n;
 }
 
+/* The most blocks a launch uses; every kernel loops over the rest (grid-stride). A
+ * build may lower it: the emulated tests do, so that each loop goes round many times
+ * on small tensors. */
+#ifndef CVML_CUDA_MAX_BLOCKS
+#define CVML_CUDA_MAX_BLOCKS 65535
+#endif
+
 /* Grid for n elements with a grid-stride loop: bounded, so huge tensors still launch. */
 static inline unsigned cuda_blocks(int64_t n, unsigned threads = 256) {
     int64_t b = (n + threads - 1) / threads;
     if (b < 1) b = 1;
-    if (b > 65535) b = 65535;
+    if (b > CVML_CUDA_MAX_BLOCKS) b = CVML_CUDA_MAX_BLOCKS;
     return static_cast<unsigned>(b);
 }
 

@@ -163,13 +163,13 @@ int cuda_reduce_run(cuda_node_ctx* ctx) {
     if (p.ysize == 0) return CVML_OK;
     if (p.mode == CUDA_REDUCE_COPY) return cuda_copy_input0(ctx);
     if (p.mode == CUDA_REDUCE_ALL) {
-        reduce_all_kernel<Kind>
-            <<<1, kReduceThreads, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], p.xsize, p.ysize);
+        CUDA_LAUNCH(reduce_all_kernel<Kind>, 1, kReduceThreads, ctx->stream, ctx->in[0],
+                    ctx->out[0], p.xsize, p.ysize);
         return CVML_OK;
     }
     int64_t blocks = (p.ysize + kReduceThreads / 32 - 1) / (kReduceThreads / 32);
-    if (blocks > 65535) blocks = 65535;
-    reduce_general_kernel<Kind><<<static_cast<unsigned>(blocks), kReduceThreads, 0, ctx->stream>>>(
-        ctx->in[0], ctx->out[0], p);
+    if (blocks > CVML_CUDA_MAX_BLOCKS) blocks = CVML_CUDA_MAX_BLOCKS;
+    CUDA_LAUNCH(reduce_general_kernel<Kind>, static_cast<unsigned>(blocks), kReduceThreads,
+                ctx->stream, ctx->in[0], ctx->out[0], p);
     return CVML_OK;
 }

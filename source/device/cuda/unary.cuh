@@ -35,6 +35,7 @@ __global__ void unary_kernel(const int32_t* x, int32_t* y, int64_t n, F f) {
 template <typename F>
 int unary_run(cuda_node_ctx* ctx, F f) {
     const int64_t n = cuda_count(ctx->outputs[0]);
-    if (n > 0) unary_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], n, f);
+    if (n > 0)
+        CUDA_LAUNCH(unary_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], n, f);
     return CVML_OK;
 }

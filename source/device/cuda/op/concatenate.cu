@@ -46,8 +46,8 @@ int concatenate_run(cuda_node_ctx* ctx) {
         const int64_t len = ctx->inputs[i]->dims[axis] * inner;
         const int64_t n = outer * len;
         if (n > 0)
-            band_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[i], ctx->out[0], len,
-                                                                 out_row, offset, n);
+            CUDA_LAUNCH(band_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[i], ctx->out[0], len,
+                        out_row, offset, n);
         offset += len;
     }
     return CVML_OK;

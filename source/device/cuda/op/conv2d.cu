@@ -179,23 +179,24 @@ int conv2d_run(cuda_node_ctx* ctx) {
     const int64_t total = cuda_count(ctx->outputs[0]);
     if (total == 0) return CVML_OK;
     if (p->groups != 1) {
-        conv_direct<<<cuda_blocks(total), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], bias,
-                                                                 ctx->out[0], g, total);
+        CUDA_LAUNCH(conv_direct, cuda_blocks(total), 256, ctx->stream, ctx->in[0], ctx->in[1], bias,
+                    ctx->out[0], g, total);
         return CVML_OK;
     }
     conv_state* st = static_cast<conv_state*>(ctx->state);
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "conv2d: not prepared");
     const int64_t xw = g.n * g.h * g.w * g.icw;
-    if (xw > 0) pack_input<<<cuda_blocks(xw), 256, 0, ctx->stream>>>(ctx->in[0], st->x8, g, xw);
+    if (xw > 0)
+        CUDA_LAUNCH(pack_input, cuda_blocks(xw), 256, ctx->stream, ctx->in[0], st->x8, g, xw);
     if (!st->w_packed) {
         const int64_t ww = g.o * g.kh * g.kw * g.icw;
         if (ww > 0)
-            pack_weight<<<cuda_blocks(ww), 256, 0, ctx->stream>>>(ctx->in[1], st->w8, g, ww);
+            CUDA_LAUNCH(pack_weight, cuda_blocks(ww), 256, ctx->stream, ctx->in[1], st->w8, g, ww);
         // Stream order puts this after the constant upload and before every later run.
         st->w_packed = st->w_const;
     }
-    conv_dp4a<<<cuda_blocks(total), 256, 0, ctx->stream>>>(st->x8, st->w8, bias, ctx->out[0], g,
-                                                           total);
+    CUDA_LAUNCH(conv_dp4a, cuda_blocks(total), 256, ctx->stream, st->x8, st->w8, bias, ctx->out[0],
+                g, total);
     return CVML_OK;
 }
 

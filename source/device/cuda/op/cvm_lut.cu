@@ -19,8 +19,8 @@ int cvm_lut_supports(const ir_graph* g, const ir_node* node) {
 int cvm_lut_run(cuda_node_ctx* ctx) {
     const int64_t n = cuda_count(ctx->outputs[0]);
     if (n > 0)
-        lut_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0],
-                                                            cuda_count(ctx->inputs[1]), n);
+        CUDA_LAUNCH(lut_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->in[1],
+                    ctx->out[0], cuda_count(ctx->inputs[1]), n);
     return CVML_OK;
 }
 

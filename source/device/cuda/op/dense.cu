@@ -45,10 +45,10 @@ int dense_run(cuda_node_ctx* ctx) {
     const int64_t units = ctx->outputs[0]->dims[1];
     if (n == 0) return CVML_OK;
     int64_t blocks = (n + kWarps - 1) / kWarps;
-    if (blocks > 65535) blocks = 65535;
-    dense_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, ctx->stream>>>(
-        ctx->in[0], ctx->in[1], p->use_bias ? ctx->in[2] : nullptr, ctx->out[0],
-        ctx->inputs[0]->dims[1], units, n);
+    if (blocks > CVML_CUDA_MAX_BLOCKS) blocks = CVML_CUDA_MAX_BLOCKS;
+    CUDA_LAUNCH(dense_kernel, static_cast<unsigned>(blocks), kThreads, ctx->stream, ctx->in[0],
+                ctx->in[1], p->use_bias ? ctx->in[2] : nullptr, ctx->out[0],
+                ctx->inputs[0]->dims[1], units, n);
     return CVML_OK;
 }
 

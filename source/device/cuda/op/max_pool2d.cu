@@ -56,7 +56,8 @@ int max_pool2d_run(cuda_node_ctx* ctx) {
     g.sw = p->strides.values[1];
     max_pool2d_pads(p, &g.ph, &g.pw);
     const int64_t n = cuda_count(y);
-    if (n > 0) pool_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], g, n);
+    if (n > 0)
+        CUDA_LAUNCH(pool_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], g, n);
     return CVML_OK;
 }
 

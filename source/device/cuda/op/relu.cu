@@ -11,7 +11,7 @@ __global__ void relu_kernel(const int32_t* x, int32_t* y, int64_t n) {
 
 int relu_run(cuda_node_ctx* ctx) {
     int64_t n = cuda_count(ctx->outputs[0]);
-    relu_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->out[0], n);
+    CUDA_LAUNCH(relu_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], n);
     return CVML_OK;
 }
 

@@ -40,15 +40,15 @@ int take_run(cuda_node_ctx* ctx) {
     const int64_t n = cuda_count(ctx->outputs[0]);
     if (n == 0) return CVML_OK;
     if (!p->axis.present) {
-        take_flat<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0],
-                                                           cuda_count(data), n);
+        CUDA_LAUNCH(take_flat, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->in[1],
+                    ctx->out[0], cuda_count(data), n);
         return CVML_OK;
     }
     const int32_t axis = p->axis.value < 0 ? p->axis.value + data->ndim : p->axis.value;
     int64_t inner = 1;
     for (int32_t d = axis + 1; d < data->ndim; ++d) inner *= data->dims[d];
-    take_axis<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->out[0], n_idx,
-                                                       data->dims[axis], inner, n);
+    CUDA_LAUNCH(take_axis, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->in[1], ctx->out[0],
+                n_idx, data->dims[axis], inner, n);
     return CVML_OK;
 }
 

@@ -28,8 +28,8 @@ int where_run(cuda_node_ctx* ctx) {
     const int64_t n = cuda_count(ctx->outputs[0]);
     const int64_t c = cuda_count(ctx->inputs[0]);
     if (n == 0) return CVML_OK;
-    where_kernel<<<cuda_blocks(n), 256, 0, ctx->stream>>>(ctx->in[0], ctx->in[1], ctx->in[2],
-                                                          ctx->out[0], c == n ? 1 : n / c, n);
+    CUDA_LAUNCH(where_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->in[1], ctx->in[2],
+                ctx->out[0], c == n ? 1 : n / c, n);
     return CVML_OK;
 }
 

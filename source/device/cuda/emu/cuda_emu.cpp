@@ -1,0 +1,801 @@
+/* The host emulation of the CUDA runtime (cuda_runtime.h): errors, device memory,
+ * streams, and the launch engine with its fibers. One emulated device: every call and
+ * every launch holds one mutex, so launches from several host threads run one at a
+ * time, as kernels of one stream would. */
+#include "cuda_runtime.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cuda_emu.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CUDA_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CUDA_EMU_ASAN 1
+#endif
+#endif
+#ifdef CUDA_EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define VALGRIND_STACK_REGISTER(start, end) 0u
+#define VALGRIND_STACK_DEREGISTER(id) ((void)(id))
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+thread_local uint3 threadIdx;
+thread_local uint3 blockIdx;
+thread_local dim3 blockDim;
+thread_local dim3 gridDim;
+
+namespace cuda_emu {
+namespace {
+
+/* ---- state ----------------------------------------------------------------------- */
+
+std::mutex g_mutex;
+cudaError_t g_sticky = cudaSuccess; /* a fault: the context is unusable from then on */
+std::string g_fault;
+thread_local cudaError_t t_last = cudaSuccess;
+
+/* The environment is read at each use, so a test can change it between calls. */
+struct config {
+    int devices = 1;
+    bool reverse = false;
+    size_t memory = static_cast<size_t>(80) << 30;
+};
+
+config settings() {
+    config k;
+    if (const char* d = getenv("CVML_CUDA_EMU_DEVICES")) k.devices = atoi(d);
+    if (const char* o = getenv("CVML_CUDA_EMU_ORDER")) k.reverse = strcmp(o, "reverse") == 0;
+    if (const char* m = getenv("CVML_CUDA_EMU_MEMORY")) k.memory = strtoull(m, nullptr, 10);
+    return k;
+}
+
+std::map<uintptr_t, size_t> g_allocs; /* base -> bytes */
+size_t g_live_bytes, g_peak_bytes;
+std::set<const CUstream_st*> g_streams;
+
+struct kernel_stats {
+    uint64_t launches = 0, threads = 0, cooperative = 0;
+};
+std::map<std::string, kernel_stats> g_kernels; /* by name, template arguments dropped */
+
+cudaError_t fail(cudaError_t e) {
+    t_last = e;
+    return e;
+}
+
+/* Records a fault (the first one's message is kept) and makes it sticky. */
+void fault(cudaError_t e, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void fault(cudaError_t e, const char* fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "cuda-emu: %s\n", msg);
+    if (g_sticky != cudaSuccess) return;
+    g_sticky = e;
+    g_fault = msg;
+}
+
+/* A launch-time error: not sticky (CUDA returns it once from cudaGetLastError). */
+bool launch_error(cudaError_t e, const launch_site& s, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool launch_error(cudaError_t e, const launch_site& s, const char* fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "cuda-emu: %s:%d: launch of %s: %s\n", s.file, s.line, s.kernel, msg);
+    t_last = e;
+    return false;
+}
+
+/* The live allocation holding [p, p + bytes) (its end included when bytes is 0). */
+bool is_device(const void* p, size_t bytes) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    auto it = g_allocs.upper_bound(a);
+    if (it == g_allocs.begin()) return false;
+    --it;
+    const uintptr_t off = a - it->first;
+    return off <= it->second && bytes <= it->second - off;
+}
+
+bool valid_stream(cudaStream_t s) {
+    return !s || g_streams.count(s) > 0;
+}
+
+#define EMU_LOCK                               \
+    std::lock_guard<std::mutex> lock(g_mutex); \
+    if (g_sticky != cudaSuccess) return g_sticky
+
+}  // namespace
+}  // namespace cuda_emu
+
+using namespace cuda_emu;
+
+/* ---- errors and device -------------------------------------------------------------- */
+
+const char* cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess:
+            return "cudaSuccess";
+        case cudaErrorInvalidValue:
+            return "cudaErrorInvalidValue";
+        case cudaErrorMemoryAllocation:
+            return "cudaErrorMemoryAllocation";
+        case cudaErrorInvalidConfiguration:
+            return "cudaErrorInvalidConfiguration";
+        case cudaErrorInvalidDevicePointer:
+            return "cudaErrorInvalidDevicePointer";
+        case cudaErrorInvalidMemcpyDirection:
+            return "cudaErrorInvalidMemcpyDirection";
+        case cudaErrorNoDevice:
+            return "cudaErrorNoDevice";
+        case cudaErrorInvalidDevice:
+            return "cudaErrorInvalidDevice";
+        case cudaErrorInvalidResourceHandle:
+            return "cudaErrorInvalidResourceHandle";
+        case cudaErrorIllegalAddress:
+            return "cudaErrorIllegalAddress";
+        case cudaErrorLaunchFailure:
+            return "cudaErrorLaunchFailure";
+    }
+    return "cudaErrorUnknown";
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess:
+            return "no error";
+        case cudaErrorInvalidValue:
+            return "invalid argument";
+        case cudaErrorMemoryAllocation:
+            return "out of memory";
+        case cudaErrorInvalidConfiguration:
+            return "invalid configuration argument";
+        case cudaErrorInvalidDevicePointer:
+            return "invalid device pointer";
+        case cudaErrorInvalidMemcpyDirection:
+            return "invalid copy direction for memcpy";
+        case cudaErrorNoDevice:
+            return "no CUDA-capable device is detected";
+        case cudaErrorInvalidDevice:
+            return "invalid device ordinal";
+        case cudaErrorInvalidResourceHandle:
+            return "invalid resource handle";
+        case cudaErrorIllegalAddress:
+            return "an illegal memory access was encountered";
+        case cudaErrorLaunchFailure:
+            return "unspecified launch failure";
+    }
+    return "unknown error";
+}
+
+cudaError_t cudaGetLastError(void) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_sticky != cudaSuccess) return g_sticky;
+    const cudaError_t e = t_last;
+    t_last = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_sticky != cudaSuccess ? g_sticky : t_last;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    EMU_LOCK;
+    if (!count) return fail(cudaErrorInvalidValue);
+    const int devices = settings().devices;
+    *count = devices > 0 ? devices : 0;
+    return *count ? cudaSuccess : fail(cudaErrorNoDevice);
+}
+
+cudaError_t cudaSetDevice(int device) {
+    EMU_LOCK;
+    return device >= 0 && device < settings().devices ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+    EMU_LOCK;
+    if (!prop) return fail(cudaErrorInvalidValue);
+    if (device < 0 || device >= settings().devices) return fail(cudaErrorInvalidDevice);
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "host emulation");
+    prop->totalGlobalMem = settings().memory;
+    prop->sharedMemPerBlock = 48 * 1024;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = INT_MAX;
+    prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
+    prop->major = 9;
+    prop->minor = 0;
+    prop->multiProcessorCount = 1;
+    return cudaSuccess;
+}
+
+/* Work runs at the call, so there is never anything to wait for. */
+cudaError_t cudaDeviceSynchronize(void) {
+    EMU_LOCK;
+    return cudaSuccess;
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+    EMU_LOCK;
+    if (!ptr) return fail(cudaErrorInvalidValue);
+    *ptr = nullptr;
+    if (bytes == 0) return cudaSuccess;
+    const size_t cap = settings().memory;
+    if (g_live_bytes > cap || bytes > cap - g_live_bytes) return fail(cudaErrorMemoryAllocation);
+    void* p = nullptr;
+    // Exactly `bytes`, so that the sanitizer sees a kernel reading past an allocation.
+    if (posix_memalign(&p, 256, bytes) != 0) return fail(cudaErrorMemoryAllocation);
+    // Fresh device memory holds whatever was there: a pattern, never zeros. Under
+    // valgrind it stays undefined instead, so reading it before writing is reported.
+    if (!RUNNING_ON_VALGRIND) memset(p, 0xa5, bytes);
+    g_allocs[reinterpret_cast<uintptr_t>(p)] = bytes;
+    g_live_bytes += bytes;
+    if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void* ptr) {
+    EMU_LOCK;
+    if (!ptr) return cudaSuccess;
+    auto it = g_allocs.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == g_allocs.end()) {
+        fprintf(stderr, "cuda-emu: cudaFree(%p): not a live allocation\n", ptr);
+        return fail(cudaErrorInvalidValue);
+    }
+    g_live_bytes -= it->second;
+    g_allocs.erase(it);
+    free(ptr);
+    return cudaSuccess;
+}
+
+namespace {
+
+/* Both ends of a copy must be what its kind says, the device end inside one live
+ * allocation. */
+cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                 cudaStream_t stream) {
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+    if (bytes == 0) return cudaSuccess;
+    if (!dst || !src) return fail(cudaErrorInvalidValue);
+    const bool dst_dev = is_device(dst, bytes), src_dev = is_device(src, bytes);
+    if (kind == cudaMemcpyDefault)
+        kind = static_cast<cudaMemcpyKind>((src_dev ? 2 : 0) | (dst_dev ? 1 : 0));
+    const bool want_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    const bool want_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDeviceToDevice)
+        return fail(cudaErrorInvalidMemcpyDirection);
+    if (want_src != src_dev || want_dst != dst_dev || (!want_src && is_device(src, 0)) ||
+        (!want_dst && is_device(dst, 0))) {
+        fprintf(stderr, "cuda-emu: copy of %zu bytes %p -> %p (kind %d): %s\n", bytes, src, dst,
+                static_cast<int>(kind), "an end is not the memory its kind says");
+        return fail(cudaErrorInvalidValue);
+    }
+    memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+    EMU_LOCK;
+    return copy(dst, src, bytes, kind, nullptr);
+}
+
+/* Synchronous: the copy is done when the call returns, which every caller of the async
+ * form must already tolerate. */
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+    EMU_LOCK;
+    return copy(dst, src, bytes, kind, stream);
+}
+
+/* ---- streams ----------------------------------------------------------------------- */
+
+struct CUstream_st {
+    unsigned int flags;
+};
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    EMU_LOCK;
+    if (!stream || (flags != cudaStreamDefault && flags != cudaStreamNonBlocking))
+        return fail(cudaErrorInvalidValue);
+    *stream = new CUstream_st{flags};
+    g_streams.insert(*stream);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+    EMU_LOCK;
+    if (!stream || !g_streams.erase(stream)) return fail(cudaErrorInvalidResourceHandle);
+    delete stream;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+    EMU_LOCK;
+    return valid_stream(stream) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+
+/* ---- the launch engine -------------------------------------------------------------- */
+
+namespace cuda_emu {
+namespace {
+
+/* Kernel frames are small; the sanitizer's redzones make them larger. */
+#ifdef CUDA_EMU_ASAN
+constexpr size_t kStackBytes = 512 * 1024;
+#else
+constexpr size_t kStackBytes = 128 * 1024;
+#endif
+
+struct fiber {
+    ucontext_t uc;
+    char* stack = nullptr; /* above a guard page, so an overflow faults */
+    size_t size = 0;
+    void* fake_stack = nullptr; /* ASan's bookkeeping while switched out */
+    unsigned valgrind_id = 0;
+};
+
+/* Fibers are kept from launch to launch (one per thread of the largest cooperative
+ * block, plus the runner); freed when the plugin is unloaded. */
+struct fiber_pool {
+    std::vector<fiber*> fibers;
+    ~fiber_pool() {
+        const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        for (fiber* f : fibers) {
+            VALGRIND_STACK_DEREGISTER(f->valgrind_id);
+            munmap(f->stack - page, f->size + page);
+            delete f;
+        }
+    }
+    fiber* at(size_t i) {
+        const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        while (fibers.size() <= i) {
+            void* m = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (m == MAP_FAILED) return nullptr;
+            mprotect(m, page, PROT_NONE);
+            fiber* f = new fiber;
+            f->stack = static_cast<char*>(m) + page;
+            f->size = kStackBytes;
+            f->valgrind_id = VALGRIND_STACK_REGISTER(f->stack, f->stack + f->size);
+            fibers.push_back(f);
+        }
+        return fibers[i];
+    }
+};
+fiber_pool g_pool;
+
+enum thread_state : uint8_t { T_NEW, T_READY, T_RUNNING, T_WAIT_BLOCK, T_WAIT_WARP, T_DONE };
+
+struct sim_thread {
+    fiber* f = nullptr;
+    uint8_t state = T_NEW;
+    unsigned gen = 0; /* the warp barrier generation it arrived at */
+};
+
+struct warp_state {
+    unsigned arrived = 0, mask = 0, gen = 0;
+    uint64_t value[2][32]; /* by generation parity: a lane can be one barrier ahead */
+};
+
+struct grid_run {
+    launch_site site;
+    dim3 grid, block;
+    uint64_t blocks = 0;
+    unsigned threads = 0;
+    void (*body)(void*) = nullptr;
+    void* arg = nullptr;
+    bool reverse = false;
+    bool coop = false;         /* a barrier was reached: blocks run as fibers */
+    bool failed = false;       /* a fault: stop running */
+    bool start_runner = false; /* what the next new fiber runs */
+    uint64_t block_pos = 0;    /* in run order */
+    unsigned thread_pos = 0;   /* plain mode, in run order */
+    unsigned current = 0;      /* linear index of the running thread in its block */
+    fiber main;                /* the launching context */
+    const void* main_bottom = nullptr;
+    size_t main_size = 0;
+    fiber* runner = nullptr;
+    std::vector<sim_thread> th;
+    std::vector<warp_state> warps;
+    unsigned block_arrived = 0;
+};
+
+thread_local grid_run* t_run;
+
+uint64_t nth(const grid_run& r, uint64_t pos, uint64_t count) {
+    return r.reverse ? count - 1 - pos : pos;
+}
+
+uint3 unflatten(uint64_t i, dim3 d) {
+    return {static_cast<unsigned>(i % d.x), static_cast<unsigned>((i / d.x) % d.y),
+            static_cast<unsigned>(i / (static_cast<uint64_t>(d.x) * d.y))};
+}
+
+void enter_block(grid_run& r) {
+    blockIdx = unflatten(nth(r, r.block_pos, r.blocks), r.grid);
+}
+
+void enter_thread(grid_run& r, unsigned t) {
+    r.current = t;
+    threadIdx = unflatten(t, r.block);
+}
+
+/* ---- context switches (annotated for ASan, which otherwise loses track of stacks) -- */
+
+void asan_start(void** fake_save, const void* bottom, size_t size) {
+#ifdef CUDA_EMU_ASAN
+    __sanitizer_start_switch_fiber(fake_save, bottom, size);
+#else
+    (void)fake_save, (void)bottom, (void)size;
+#endif
+}
+
+void asan_finish(void* fake_save, const void** bottom_old, size_t* size_old) {
+#ifdef CUDA_EMU_ASAN
+    __sanitizer_finish_switch_fiber(fake_save, bottom_old, size_old);
+#else
+    (void)fake_save, (void)bottom_old, (void)size_old;
+#endif
+}
+
+/* From a fiber back to the launching context; `finished`: it will not be resumed. */
+void yield_to_main(grid_run& r, fiber* self, bool finished) {
+    asan_start(finished ? nullptr : &self->fake_stack, r.main_bottom, r.main_size);
+    swapcontext(&self->uc, &r.main.uc);
+    asan_finish(self->fake_stack, &r.main_bottom, &r.main_size);
+}
+
+void resume(grid_run& r, fiber* f) {
+    asan_start(&r.main.fake_stack, f->stack, f->size);
+    swapcontext(&r.main.uc, &f->uc);
+    asan_finish(r.main.fake_stack, nullptr, nullptr);
+}
+
+void fiber_main();
+
+void prepare(fiber* f) {
+#ifdef CUDA_EMU_ASAN
+    // An abandoned fiber (a fault) may have left its frames poisoned.
+    ASAN_UNPOISON_MEMORY_REGION(f->stack, f->size);
+#endif
+    getcontext(&f->uc);
+    f->uc.uc_stack.ss_sp = f->stack;
+    f->uc.uc_stack.ss_size = f->size;
+    f->uc.uc_link = nullptr;
+    f->fake_stack = nullptr;
+    makecontext(&f->uc, fiber_main, 0);
+}
+
+/* ---- blocks ------------------------------------------------------------------------- */
+
+/* Plain mode, on the runner fiber: blocks in turn, threads one after the other, until
+ * a thread reaches a barrier (then it goes on as a fiber of a cooperative block). */
+void run_plain(grid_run& r) {
+    for (; r.block_pos < r.blocks; ++r.block_pos) {
+        enter_block(r);
+        for (r.thread_pos = 0; r.thread_pos < r.threads; ++r.thread_pos) {
+            enter_thread(r, static_cast<unsigned>(nth(r, r.thread_pos, r.threads)));
+            r.body(r.arg);
+            if (r.coop) {
+                r.th[r.current].state = T_DONE;
+                return;
+            }
+        }
+    }
+}
+
+void fiber_main() {
+    grid_run& r = *t_run;
+    asan_finish(nullptr, &r.main_bottom, &r.main_size);
+    fiber* self;
+    if (r.start_runner) {
+        self = r.runner;
+        run_plain(r);
+    } else {
+        self = r.th[r.current].f;
+        r.body(r.arg);
+        r.th[r.current].state = T_DONE;
+    }
+    yield_to_main(r, self, true);
+    abort();  // never resumed
+}
+
+/* A fault inside a kernel: the thread stops here and the launch ends. */
+[[noreturn]] void abandon(grid_run& r) {
+    r.failed = true;
+    yield_to_main(r, r.th[r.current].f, true);
+    abort();
+}
+
+/* Threads and warps of the block about to run cooperatively. When the launch turns
+ * cooperative mid-block, the threads before the current one in run order have
+ * already finished (they never reached a barrier, which is itself a fault if the
+ * barrier needed them), and the current one goes on on the runner's stack. */
+bool setup_block(grid_run& r, bool converting) {
+    r.th.assign(r.threads, sim_thread());
+    r.warps.assign((r.threads + 31) / 32, warp_state());
+    r.block_arrived = 0;
+    size_t next = 1;  // fiber 0 is the runner
+    for (unsigned pos = 0; pos < r.threads; ++pos) {
+        sim_thread& s = r.th[nth(r, pos, r.threads)];
+        if (converting && pos < r.thread_pos) {
+            s.state = T_DONE;
+        } else if (converting && pos == r.thread_pos) {
+            s.f = r.runner;
+            s.state = T_RUNNING;
+        } else {
+            s.f = g_pool.at(next++);
+            if (!s.f) {
+                fault(cudaErrorLaunchFailure, "%s: no memory for %u fiber stacks", r.site.kernel,
+                      r.threads);
+                return false;
+            }
+            s.state = T_NEW;
+        }
+    }
+    return true;
+}
+
+void make_cooperative(grid_run& r) {
+    r.coop = true;
+    if (!setup_block(r, true)) abandon(r);
+}
+
+const char* where(const grid_run& r, char* buf, size_t cap) {
+    snprintf(buf, cap, "%s:%d: %s, block (%u,%u,%u) thread (%u,%u,%u)", r.site.file, r.site.line,
+             r.site.kernel, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y,
+             threadIdx.z);
+    return buf;
+}
+
+/* Nothing can run but some threads have not finished: a barrier can never complete. */
+void deadlock(grid_run& r) {
+    unsigned at_block = 0, at_warp = 0, done = 0;
+    for (const sim_thread& s : r.th) {
+        at_block += s.state == T_WAIT_BLOCK;
+        at_warp += s.state == T_WAIT_WARP;
+        done += s.state == T_DONE;
+    }
+    fault(cudaErrorLaunchFailure,
+          "%s:%d: %s, block (%u,%u,%u): barrier never completes: %u threads at __syncthreads, %u "
+          "at a warp shuffle, %u exited",
+          r.site.file, r.site.line, r.site.kernel, blockIdx.x, blockIdx.y, blockIdx.z, at_block,
+          at_warp, done);
+    r.failed = true;
+}
+
+/* Runs the threads of a cooperative block until all finish or none can go on. */
+void schedule_block(grid_run& r) {
+    for (bool ran = true; ran && !r.failed;) {
+        ran = false;
+        for (unsigned pos = 0; pos < r.threads && !r.failed; ++pos) {
+            const unsigned t = static_cast<unsigned>(nth(r, pos, r.threads));
+            sim_thread& s = r.th[t];
+            if (s.state != T_NEW && s.state != T_READY) continue;
+            if (s.state == T_NEW) prepare(s.f);
+            s.state = T_RUNNING;
+            r.start_runner = false;
+            enter_thread(r, t);
+            resume(r, s.f);
+            ran = true;
+        }
+    }
+    if (r.failed) return;
+    for (const sim_thread& s : r.th)
+        if (s.state != T_DONE) return deadlock(r);
+}
+
+grid_run& running(const char* what) {
+    if (!t_run) {
+        fprintf(stderr, "cuda-emu: %s called outside a kernel\n", what);
+        abort();
+    }
+    return *t_run;
+}
+
+void wait_here(grid_run& r, uint8_t state) {
+    sim_thread& me = r.th[r.current];
+    me.state = state;
+    yield_to_main(r, me.f, false);
+}
+
+}  // namespace
+
+bool launch_check(const launch_site& site, dim3 grid, dim3 block, size_t shmem,
+                  cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_sticky != cudaSuccess) return false;
+    const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
+    if (!grid.x || !grid.y || !grid.z || !threads || block.x > 1024 || block.y > 1024 ||
+        block.z > 64 || threads > 1024 || grid.x > static_cast<unsigned>(INT_MAX) ||
+        grid.y > 65535 || grid.z > 65535)
+        return launch_error(cudaErrorInvalidConfiguration, site,
+                            "grid (%u,%u,%u), block (%u,%u,%u) outside CUDA's limits", grid.x,
+                            grid.y, grid.z, block.x, block.y, block.z);
+    if (shmem > 48 * 1024)
+        return launch_error(cudaErrorInvalidValue, site, "%zu bytes of dynamic shared memory",
+                            shmem);
+    if (!valid_stream(stream))
+        return launch_error(cudaErrorInvalidResourceHandle, site, "stream %p is not live",
+                            static_cast<const void*>(stream));
+    return true;
+}
+
+bool check_pointer_arg(const launch_site& site, int index, const void* p) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!p || is_device(p, 0)) return true;
+    fault(cudaErrorIllegalAddress, "%s:%d: %s: argument %d (%p) is not device memory", site.file,
+          site.line, site.kernel, index, p);
+    return false;
+}
+
+void launch_run(const launch_site& site, dim3 grid, dim3 block, void (*body)(void*), void* arg) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_sticky != cudaSuccess) return;
+    if (t_run) {
+        fault(cudaErrorLaunchFailure, "%s: launched from inside a kernel", site.kernel);
+        return;
+    }
+    grid_run r;
+    r.site = site;
+    r.grid = grid;
+    r.block = block;
+    r.blocks = static_cast<uint64_t>(grid.x) * grid.y * grid.z;
+    r.threads = block.x * block.y * block.z;
+    r.body = body;
+    r.arg = arg;
+    r.reverse = settings().reverse;
+    gridDim = grid;
+    blockDim = block;
+    r.runner = g_pool.at(0);
+    if (!r.runner) {
+        fault(cudaErrorLaunchFailure, "%s: no memory for a fiber stack", site.kernel);
+        return;
+    }
+    t_run = &r;
+    prepare(r.runner);
+    r.start_runner = true;
+    resume(r, r.runner);  // back when every block ran plainly, or at the first barrier
+    if (r.coop && !r.failed) {
+        schedule_block(r);
+        for (++r.block_pos; r.block_pos < r.blocks && !r.failed; ++r.block_pos) {
+            enter_block(r);
+            if (!setup_block(r, false)) break;
+            schedule_block(r);
+        }
+    }
+    t_run = nullptr;
+    std::string name(site.kernel);
+    kernel_stats& k = g_kernels[name.substr(0, name.find('<'))];
+    ++k.launches;
+    k.threads += r.blocks * r.threads;
+    k.cooperative += r.coop;
+}
+
+uint64_t shfl_down(unsigned int mask, uint64_t value, unsigned int delta, int width) {
+    grid_run& r = running("__shfl_down_sync");
+    if (!r.coop) make_cooperative(r);
+    char buf[256];
+    const unsigned t = r.current, lane = t % 32, w = t / 32;
+    const unsigned lanes = r.threads - w * 32 < 32 ? r.threads - w * 32 : 32;
+    const unsigned existing = lanes == 32 ? ~0u : (1u << lanes) - 1;
+    if (width <= 0 || width > 32 || (width & (width - 1)) || !((mask >> lane) & 1u) ||
+        (mask & ~existing)) {
+        fault(cudaErrorLaunchFailure, "%s: __shfl_down_sync(mask %#x, width %d) from lane %u",
+              where(r, buf, sizeof buf), mask, width, lane);
+        abandon(r);
+    }
+    warp_state& ws = r.warps[w];
+    if (ws.arrived && ws.mask != mask) {
+        fault(cudaErrorLaunchFailure, "%s: lanes of one warp shuffle with masks %#x and %#x",
+              where(r, buf, sizeof buf), ws.mask, mask);
+        abandon(r);
+    }
+    sim_thread& me = r.th[t];
+    me.gen = ws.gen;
+    ws.mask = mask;
+    ws.value[ws.gen & 1][lane] = value;
+    ws.arrived |= 1u << lane;
+    if (ws.arrived == mask) {
+        ws.arrived = 0;
+        ++ws.gen;
+        for (unsigned l = 0; l < lanes; ++l)
+            if (r.th[w * 32 + l].state == T_WAIT_WARP) r.th[w * 32 + l].state = T_READY;
+    } else {
+        wait_here(r, T_WAIT_WARP);
+    }
+    const unsigned seg = static_cast<unsigned>(width);
+    if ((lane & (seg - 1)) + delta >= seg) return value;
+    const unsigned src = lane + delta;
+    if (!((mask >> src) & 1u)) {
+        fault(cudaErrorLaunchFailure, "%s: __shfl_down_sync reads lane %u, outside mask %#x",
+              where(r, buf, sizeof buf), src, mask);
+        abandon(r);
+    }
+    return ws.value[r.th[t].gen & 1][src];
+}
+
+}  // namespace cuda_emu
+
+void __syncthreads(void) {
+    grid_run& r = running("__syncthreads");
+    if (!r.coop) make_cooperative(r);
+    if (++r.block_arrived == r.threads) {
+        r.block_arrived = 0;
+        for (sim_thread& s : r.th)
+            if (s.state == T_WAIT_BLOCK) s.state = T_READY;
+        return;
+    }
+    wait_here(r, T_WAIT_BLOCK);
+}
+
+/* ---- counters for the tests (cuda_emu.h) --------------------------------------------- */
+
+extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char** name,
+                                                         uint64_t* launches, uint64_t* threads,
+                                                         uint64_t* cooperative) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (index < 0 || static_cast<size_t>(index) >= g_kernels.size()) return 0;
+    auto it = g_kernels.begin();
+    std::advance(it, index);
+    *name = it->first.c_str();
+    *launches = it->second.launches;
+    *threads = it->second.threads;
+    *cooperative = it->second.cooperative;
+    return 1;
+}
+
+extern "C" CUDA_EMU_EXPORT void cvml_cuda_emu_memory(uint64_t* allocations, uint64_t* bytes,
+                                                     uint64_t* peak_bytes, uint64_t* streams) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    *allocations = g_allocs.size();
+    *bytes = g_live_bytes;
+    *peak_bytes = g_peak_bytes;
+    *streams = g_streams.size();
+}
+
+void cuda_emu::reset_fault() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_sticky = cudaSuccess;
+    g_fault.clear();
+    t_last = cudaSuccess;
+}
+
+extern "C" CUDA_EMU_EXPORT const char* cvml_cuda_emu_fault(void) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_fault.c_str();
+}

@@ -1,0 +1,31 @@
+/* Counters of the CUDA host emulation, exported by the emulated plugin (and only by
+ * it) for the tests, which find them with dlsym on the loaded plugin. */
+#pragma once
+
+#include <stdint.h>
+
+#define CUDA_EMU_EXPORT __attribute__((visibility("default")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kernel `index` in name order (template arguments dropped): 1 and its launches, the
+ * threads they ran and how many launches ran cooperatively (reached a barrier); 0 past
+ * the last kernel launched. */
+CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char** name, uint64_t* launches,
+                                              uint64_t* threads, uint64_t* cooperative);
+/* Device memory and streams live now, and the most device memory ever live. */
+CUDA_EMU_EXPORT void cvml_cuda_emu_memory(uint64_t* allocations, uint64_t* bytes,
+                                          uint64_t* peak_bytes, uint64_t* streams);
+/* The first fault's description ("" when none): faults are sticky. */
+CUDA_EMU_EXPORT const char* cvml_cuda_emu_fault(void);
+
+#ifdef __cplusplus
+}
+
+namespace cuda_emu {
+/* Clears a sticky fault, for tests that provoke one on purpose (not exported). */
+void reset_fault();
+}  // namespace cuda_emu
+#endif

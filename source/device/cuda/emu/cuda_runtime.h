@@ -1,0 +1,214 @@
+/* A host emulation of the part of the CUDA runtime that the CUDA plugin uses, so that
+ * g++ compiles the plugin's .cu files unchanged and their kernels run on the CPU (the
+ * cvml_cuda_emu target). It stands in for <cuda_runtime.h> by coming first on the
+ * include path. docs/architecture.md ("The CUDA device") says what it proves.
+ *
+ * - Device memory is host memory (cudaMalloc fills it with a garbage pattern, as fresh
+ *   device memory is undefined). Allocations are tracked: a copy, a free or a kernel
+ *   pointer argument outside a live allocation fails as it would on a GPU, and the
+ *   sanitizer build sees every kernel access out of an allocation.
+ * - A launch is validated as CUDA validates it (block and grid limits, dynamic shared
+ *   memory, the stream) and then runs at once on the calling thread: each block in
+ *   turn, the threads of a block one after the other. The first barrier a kernel
+ *   reaches (__syncthreads, a warp shuffle) turns that launch cooperative: from then
+ *   on every thread of a block is a fiber, and a thread at a barrier waits until all
+ *   threads of its block (or all lanes of the shuffle's mask) have arrived. A barrier
+ *   that cannot complete (a thread exited, or waits at another barrier) is a fault.
+ * - Faults are sticky, as in a CUDA context: every later call returns the error. The
+ *   details go to stderr.
+ * - CVML_CUDA_EMU_ORDER=reverse runs blocks and threads in reverse order (a kernel
+ *   whose result depends on thread order has a race); CVML_CUDA_EMU_DEVICES=0 reports
+ *   no device; CVML_CUDA_EMU_MEMORY=BYTES caps device memory. */
+#pragma once
+
+#ifdef __CUDACC__
+#error "emu/cuda_runtime.h is the host emulation of CUDA; nvcc uses the real runtime"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
+
+/* ---- language --------------------------------------------------------------------- */
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+/* Blocks run one at a time on the launching thread (launches are serialised), so a
+ * static per host thread is the running block's shared memory. */
+#define __shared__ static thread_local
+
+struct uint3 {
+    unsigned int x, y, z;
+};
+
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
+        : x(vx), y(vy), z(vz) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+
+/* The built-in indices of the thread that runs (set by the emulator before it runs or
+ * resumes a thread). */
+extern thread_local uint3 threadIdx;
+extern thread_local uint3 blockIdx;
+extern thread_local dim3 blockDim;
+extern thread_local dim3 gridDim;
+constexpr int warpSize = 32;
+
+/* ---- runtime API ------------------------------------------------------------------ */
+
+/* The values are CUDA's, so messages read as on a GPU. */
+enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchFailure = 719,
+};
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4,
+};
+
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+constexpr unsigned int cudaStreamDefault = 0;
+constexpr unsigned int cudaStreamNonBlocking = 1;
+
+struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int warpSize;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int major;
+    int minor;
+    int multiProcessorCount;
+};
+
+const char* cudaGetErrorName(cudaError_t e);
+const char* cudaGetErrorString(cudaError_t e);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+cudaError_t cudaGetDeviceCount(int* count);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaMalloc(void** ptr, size_t bytes);
+cudaError_t cudaFree(void* ptr);
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream = nullptr);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+
+/* ---- device intrinsics ------------------------------------------------------------ */
+
+/* Four signed byte products added to c, in 32-bit wrap-around arithmetic. */
+inline int __dp4a(int a, int b, int c) {
+    uint32_t acc = static_cast<uint32_t>(c);
+    for (int k = 0; k < 32; k += 8) {
+        const int32_t x = static_cast<int8_t>(static_cast<uint32_t>(a) >> k);
+        const int32_t y = static_cast<int8_t>(static_cast<uint32_t>(b) >> k);
+        acc += static_cast<uint32_t>(x * y);
+    }
+    return static_cast<int>(acc);
+}
+
+inline unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c) {
+    for (int k = 0; k < 32; k += 8) c += ((a >> k) & 0xffu) * ((b >> k) & 0xffu);
+    return c;
+}
+
+inline int __clz(int x) {
+    return x == 0 ? 32 : __builtin_clz(static_cast<unsigned int>(x));
+}
+
+void __syncthreads(void);
+
+namespace cuda_emu {
+/* The value of lane + delta in the calling thread's warp segment (own value past it);
+ * waits until every lane of `mask` has arrived. */
+uint64_t shfl_down(unsigned int mask, uint64_t value, unsigned int delta, int width);
+}  // namespace cuda_emu
+
+template <typename T>
+T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = warpSize) {
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 8, "shuffle type");
+    uint64_t bits = 0;
+    memcpy(&bits, &var, sizeof var);
+    bits = cuda_emu::shfl_down(mask, bits, delta, width);
+    memcpy(&var, &bits, sizeof var);
+    return var;
+}
+
+/* ---- launches --------------------------------------------------------------------- */
+
+namespace cuda_emu {
+
+struct launch_site {
+    const char* kernel; /* as written at the launch, template arguments included */
+    const char* file;
+    int line;
+};
+
+/* Checks the configuration and the stream; false with the last error set. */
+bool launch_check(const launch_site& site, dim3 grid, dim3 block, size_t shmem,
+                  cudaStream_t stream);
+/* A pointer argument must be null or inside a live device allocation (a GPU would fault
+ * on a host pointer); false with a sticky fault otherwise. */
+bool check_pointer_arg(const launch_site& site, int index, const void* p);
+/* Runs the grid: body(arg) once per thread, with the indices set. */
+void launch_run(const launch_site& site, dim3 grid, dim3 block, void (*body)(void*), void* arg);
+
+template <typename A>
+bool check_arg(const launch_site& site, int index, const A& a) {
+    if constexpr (std::is_pointer<A>::value)
+        return check_pointer_arg(site, index, static_cast<const void*>(a));
+    (void)site;
+    (void)index;
+    (void)a;
+    return true;
+}
+
+/* The arguments are copied once, as a launch copies them to the device; each thread
+ * then calls the kernel with its own copies. */
+template <typename K, typename... A>
+void launch(const launch_site& site, dim3 grid, dim3 block, cudaStream_t stream, K kernel,
+            A... args) {
+    if (!launch_check(site, grid, block, 0, stream)) return;
+    int index = 0;
+    bool ok = true;
+    ((ok = ok && check_arg(site, index++, args)), ...);
+    if (!ok) return;
+    auto body = [&]() { kernel(args...); };
+    launch_run(
+        site, grid, block, [](void* p) { (*static_cast<decltype(body)*>(p))(); }, &body);
+}
+
+}  // namespace cuda_emu
+
+/* The generic lambda lets a template kernel deduce its arguments, as <<<>>> does. */
+#define CUDA_EMU_LAUNCH(kernel, grid, block, stream, ...)                                        \
+    ::cuda_emu::launch(                                                                          \
+        ::cuda_emu::launch_site{#kernel, __FILE__, __LINE__}, dim3(grid), dim3(block), (stream), \
+        [](auto... emu_a) { kernel(emu_a...); }, __VA_ARGS__)

@@ -1,0 +1,87 @@
+# The CUDA plugin's code without a GPU: cvml_cuda_emu (source/device/cuda/emu) is the
+# plugin's own .cu sources built by the C++ compiler against a host emulation of CUDA.
+#   cuda_emu.runtime_tests  the emulation itself (indices, launch limits, barriers,
+#                           shuffles, memory and error rules)
+#   cuda_emu.plugin_tests   random graphs of every operator with a CUDA kernel, sizes
+#                           past the grid limit, threads, fallbacks: bytes equal to the CPU
+#   cuda_emu.conformance    gpu_check over every conformance case: bytes equal to the
+#                           CPU's and the expected ones, every node with a CUDA kernel on
+#                           "cuda", device memory released, every __global__ kernel run;
+#   cuda_emu.conformance.reverse   the same with blocks and threads in reverse order
+#   cuda_emu.*.smallgrid    the conformance cases, the real model and the random graphs
+#                           on a build whose launches use at most 3 blocks, so every
+#                           grid-stride loop goes round many times
+#   cuda_emu.model          the real model (../shared), all of it on cuda; skipped when absent
+#   cuda_emu.model.placement       the real model with the GPU's own island policy
+#   cuda_emu.*.valgrind     the runtime tests and the conformance run under valgrind
+# The sanitizer build (CVML_SANITIZE) runs them all under ASan + UBSan, which see any
+# kernel access outside its device allocation: the emulation annotates its fiber
+# switches for ASan (the one warning ASan prints about swapcontext is expected).
+if(NOT TARGET cvml_cuda_emu)
+  return()
+endif()
+set(cvml_emu_plugin_dir ${CMAKE_BINARY_DIR}/plugins/emu)
+set(cvml_cuda_src ${PROJECT_SOURCE_DIR}/source/device/cuda)
+
+# The runtime tests link the emulation directly and build their kernels with it.
+add_executable(cvml_cuda_emu_runtime_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_runtime_test.cpp
+  ${cvml_cuda_src}/emu/cuda_emu.cpp)
+target_include_directories(cvml_cuda_emu_runtime_tests BEFORE PRIVATE ${cvml_cuda_src}/emu)
+target_include_directories(cvml_cuda_emu_runtime_tests PRIVATE ${cvml_cuda_src}
+  ${PROJECT_SOURCE_DIR}/api ${PROJECT_SOURCE_DIR}/source)
+target_link_libraries(cvml_cuda_emu_runtime_tests PRIVATE GTest::gtest GTest::gtest_main)
+target_compile_options(cvml_cuda_emu_runtime_tests PRIVATE ${CVML_WARNINGS})
+gtest_discover_tests(cvml_cuda_emu_runtime_tests TEST_PREFIX cuda_emu.runtime. DISCOVERY_TIMEOUT 60)
+
+add_executable(cvml_cuda_emu_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_plugin_test.cpp)
+target_link_libraries(cvml_cuda_emu_plugin_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main
+  ${CMAKE_DL_LIBS})
+target_compile_options(cvml_cuda_emu_plugin_tests PRIVATE ${CVML_WARNINGS})
+target_compile_definitions(cvml_cuda_emu_plugin_tests PRIVATE
+  CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
+add_dependencies(cvml_cuda_emu_plugin_tests cvml_cuda_emu cvml_cuda_emu_smallgrid)
+gtest_discover_tests(cvml_cuda_emu_plugin_tests TEST_PREFIX cuda_emu.plugin. DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 600)
+
+# gpu_check as tools/gpu_check.sh builds it for a GPU: only the C API.
+add_executable(cvml_gpu_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu_check.cpp)
+target_link_libraries(cvml_gpu_check PRIVATE cvml ${CMAKE_DL_LIBS})
+target_compile_options(cvml_gpu_check PRIVATE ${CVML_WARNINGS})
+add_dependencies(cvml_gpu_check cvml_cuda_emu cvml_cuda_emu_smallgrid)
+
+set(cvml_emu_env CVML_PLUGIN_PATH=${cvml_emu_plugin_dir} CVML_CUDA_ISLAND_WORK=0)
+set(cvml_model_case ${PROJECT_SOURCE_DIR}/../shared/models/cifar_resnet20_2019/case)
+add_test(NAME cuda_emu.conformance COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
+         --kernel-coverage ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases)
+add_test(NAME cuda_emu.conformance.reverse COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
+         ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases)
+add_test(NAME cuda_emu.conformance.smallgrid COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
+         --kernel-coverage ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases ${cvml_model_case})
+set_tests_properties(cuda_emu.conformance.smallgrid PROPERTIES ENVIRONMENT
+  "CVML_PLUGIN_PATH=${CMAKE_BINARY_DIR}/plugins/emu-smallgrid;CVML_CUDA_ISLAND_WORK=0")
+add_test(NAME cuda_emu.plugin.smallgrid COMMAND cvml_cuda_emu_plugin_tests
+         --gtest_filter=-*PastTheGridLimit*)
+set_tests_properties(cuda_emu.plugin.smallgrid PROPERTIES TIMEOUT 600 ENVIRONMENT
+  "CVML_CUDA_EMU_PLUGIN_DIR=${CMAKE_BINARY_DIR}/plugins/emu-smallgrid")
+add_test(NAME cuda_emu.model COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src} ${cvml_model_case})
+add_test(NAME cuda_emu.model.placement COMMAND cvml_gpu_check --some-cuda ${cvml_model_case})
+set_tests_properties(cuda_emu.conformance cuda_emu.model PROPERTIES ENVIRONMENT "${cvml_emu_env}")
+set_tests_properties(cuda_emu.conformance.reverse PROPERTIES
+  ENVIRONMENT "${cvml_emu_env};CVML_CUDA_EMU_ORDER=reverse")
+set_tests_properties(cuda_emu.model.placement PROPERTIES
+  ENVIRONMENT "CVML_PLUGIN_PATH=${cvml_emu_plugin_dir}")
+# gpu_check exits 77 when the model directory is absent.
+set_tests_properties(cuda_emu.model cuda_emu.model.placement PROPERTIES SKIP_RETURN_CODE 77)
+
+# The fiber engine and the plugin's device code under valgrind: no invalid access, no
+# uninitialised use, no leak (the emulation registers its fiber stacks with valgrind).
+find_program(VALGRIND valgrind)
+if(VALGRIND)
+  set(cvml_vg ${VALGRIND} --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect -q)
+  add_test(NAME cuda_emu.runtime.valgrind COMMAND ${cvml_vg} $<TARGET_FILE:cvml_cuda_emu_runtime_tests>)
+  add_test(NAME cuda_emu.conformance.valgrind COMMAND ${cvml_vg} $<TARGET_FILE:cvml_gpu_check>
+           --require-cuda ${cvml_cuda_src} ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases)
+  set_tests_properties(cuda_emu.conformance.valgrind PROPERTIES ENVIRONMENT "${cvml_emu_env}")
+  set_tests_properties(cuda_emu.runtime.valgrind cuda_emu.conformance.valgrind PROPERTIES
+    LABELS valgrind TIMEOUT 900)
+endif()

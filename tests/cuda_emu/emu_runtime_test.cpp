@@ -1,0 +1,396 @@
+/* The CUDA host emulation itself (source/device/cuda/emu): its indices, launch checks,
+ * barriers, warp shuffles, memory and error rules, with small kernels written as the
+ * plugin's are (CUDA_LAUNCH). The plugin's kernels rely on all of it being CUDA's. */
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_emu.h"
+#include "cuda_kernel.h"
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+namespace {
+
+/* Runs with both thread orders where the test loops over this. */
+const char* const kOrders[] = {"forward", "reverse"};
+
+struct Emu : ::testing::Test {
+    void SetUp() override {
+        unsetenv("CVML_CUDA_EMU_ORDER");
+        unsetenv("CVML_CUDA_EMU_DEVICES");
+        unsetenv("CVML_CUDA_EMU_MEMORY");
+        cuda_emu::reset_fault();
+    }
+    void TearDown() override {
+        SetUp();
+        uint64_t allocations, bytes, peak, streams;
+        cvml_cuda_emu_memory(&allocations, &bytes, &peak, &streams);
+        EXPECT_EQ(allocations, 0u) << "a test leaked device memory";
+        EXPECT_EQ(streams, 0u);
+    }
+};
+
+/* Device buffers of int32 that free themselves. */
+struct Buffer {
+    int32_t* p = nullptr;
+    size_t n;
+    explicit Buffer(size_t count) : n(count) {
+        void* v = nullptr;
+        EXPECT_EQ(cudaMalloc(&v, n * sizeof(int32_t)), cudaSuccess);
+        p = static_cast<int32_t*>(v);
+    }
+    ~Buffer() { cudaFree(p); }
+    std::vector<int32_t> get() const {
+        std::vector<int32_t> h(n);
+        EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(int32_t), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        return h;
+    }
+    void set(const std::vector<int32_t>& h) {
+        EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice),
+                  cudaSuccess);
+    }
+};
+
+/* ---- kernels -------------------------------------------------------------------------- */
+
+/* Each thread writes what it sees of its indices at its global linear index. */
+__global__ void indices_kernel(int32_t* out) {
+    const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const unsigned per_block = blockDim.x * blockDim.y * blockDim.z;
+    int32_t* o = out + 4 * (b * per_block + t);
+    o[0] = static_cast<int32_t>(b);
+    o[1] = static_cast<int32_t>(t);
+    o[2] = static_cast<int32_t>(per_block);
+    o[3] = static_cast<int32_t>(gridDim.x * gridDim.y * gridDim.z);
+}
+
+__global__ void set_flag(int32_t* flag) {
+    *flag = 1;
+}
+
+/* A block-wide tree sum in shared memory: wrong without a real __syncthreads. */
+__global__ void block_sum(const int32_t* x, int32_t* y) {
+    __shared__ int32_t part[1024];
+    const unsigned t = threadIdx.x;
+    part[t] = x[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+        if (t < half) part[t] += part[t + half];
+        __syncthreads();
+    }
+    if (t == 0) y[blockIdx.x] = part[0];
+}
+
+/* out[t] = the shuffle of (lane * 10 + warp) by delta within width. */
+__global__ void shuffle_kernel(int32_t* out, unsigned delta, int width) {
+    const unsigned t = threadIdx.x;
+    const int32_t v = static_cast<int32_t>((t % 32) * 10 + t / 32);
+    out[t] = __shfl_down_sync(0xffffffffu, v, delta, width);
+}
+
+/* Warp w folds w + 1 values: the warps of one block shuffle different numbers of
+ * times, as the plugin's reduce does. */
+__global__ void uneven_warps(int32_t* out) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (unsigned k = 0; k <= warp; ++k) {
+        int32_t v = static_cast<int32_t>(lane + k);
+        for (unsigned off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+        if (lane == 0) out[warp * 8 + k] = v;
+    }
+}
+
+/* Threads past `live` leave before the barrier the others wait at. */
+__global__ void divergent_sync(int32_t* out, unsigned live) {
+    if (threadIdx.x >= live) return;
+    __syncthreads();
+    out[threadIdx.x] = 1;
+}
+
+__global__ void divergent_shuffle(int32_t* out, unsigned live) {
+    if (threadIdx.x >= live) return;
+    out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1, 1);
+}
+
+__global__ void shuffle_with_mask(int32_t* out, unsigned mask) {
+    out[threadIdx.x] = __shfl_down_sync(mask, 1, 1);
+}
+
+__global__ void read_host(const int32_t* x, int32_t* y) {
+    y[threadIdx.x] = x[threadIdx.x];
+}
+
+/* ---- launches ----------------------------------------------------------------------------- */
+
+TEST_F(Emu, EveryThreadRunsOnceWithItsIndices) {
+    for (const char* order : kOrders) {
+        SCOPED_TRACE(order);
+        setenv("CVML_CUDA_EMU_ORDER", order, 1);
+        const dim3 grid(3, 2, 2), block(4, 3, 2);
+        const size_t threads = 12 * 24;
+        Buffer out(4 * threads);
+        out.set(std::vector<int32_t>(4 * threads, -1));
+        CUDA_LAUNCH(indices_kernel, grid, block, nullptr, out.p);
+        ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+        const std::vector<int32_t> h = out.get();
+        for (size_t i = 0; i < threads; ++i) {
+            ASSERT_EQ(h[4 * i], static_cast<int32_t>(i / 24)) << i;
+            ASSERT_EQ(h[4 * i + 1], static_cast<int32_t>(i % 24)) << i;
+            ASSERT_EQ(h[4 * i + 2], 24);
+            ASSERT_EQ(h[4 * i + 3], 12);
+        }
+    }
+}
+
+TEST_F(Emu, LaunchesOutsideCudasLimitsFailWithoutRunning) {
+    const struct {
+        dim3 grid, block;
+    } bad[] = {
+        {dim3(1), dim3(1025)},        {dim3(1), dim3(32, 33)},   {dim3(1), dim3(1, 1, 65)},
+        {dim3(0), dim3(1)},           {dim3(1), dim3(0)},        {dim3(1, 65536), dim3(1)},
+        {dim3(1, 1, 65536), dim3(1)}, {dim3(1u << 31), dim3(1)},
+    };
+    Buffer flag(1);
+    for (const auto& b : bad) {
+        flag.set({0});
+        CUDA_LAUNCH(set_flag, b.grid, b.block, nullptr, flag.p);
+        EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration)
+            << b.grid.x << "," << b.grid.y << "," << b.grid.z << " / " << b.block.x << ","
+            << b.block.y << "," << b.block.z;
+        EXPECT_EQ(flag.get()[0], 0) << "an invalid launch ran";
+    }
+    // Not sticky: the error was returned once, and the next launch runs.
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    CUDA_LAUNCH(set_flag, dim3(1, 65535), dim3(1), nullptr, flag.p);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(flag.get()[0], 1);
+    flag.set({0});
+    CUDA_LAUNCH(set_flag, 1, dim3(16, 16, 4), nullptr, flag.p);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(flag.get()[0], 1);
+}
+
+TEST_F(Emu, LaunchOnADestroyedStreamFails) {
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    Buffer flag(1);
+    flag.set({0});
+    CUDA_LAUNCH(set_flag, 1, 1, s, flag.p);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(s), cudaErrorInvalidResourceHandle);
+    CUDA_LAUNCH(set_flag, 1, 1, s, flag.p);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaErrorInvalidResourceHandle);
+}
+
+TEST_F(Emu, AHostPointerArgumentIsAStickyFault) {
+    std::vector<int32_t> host(32, 7);
+    Buffer y(32);
+    CUDA_LAUNCH(read_host, 1, 32, nullptr, host.data(), y.p);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorIllegalAddress);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorIllegalAddress) << "a fault stays";
+    void* p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, 4), cudaErrorIllegalAddress);
+    EXPECT_NE(std::string(cvml_cuda_emu_fault()).find("argument 0"), std::string::npos)
+        << cvml_cuda_emu_fault();
+    cuda_emu::reset_fault();
+}
+
+TEST_F(Emu, AFreedPointerArgumentIsAFault) {
+    void* p = nullptr;
+    ASSERT_EQ(cudaMalloc(&p, 64), cudaSuccess);
+    ASSERT_EQ(cudaFree(p), cudaSuccess);
+    CUDA_LAUNCH(set_flag, 1, 1, nullptr, static_cast<int32_t*>(p));
+    EXPECT_EQ(cudaGetLastError(), cudaErrorIllegalAddress);
+    cuda_emu::reset_fault();
+}
+
+/* ---- barriers and shuffles ----------------------------------------------------------- */
+
+TEST_F(Emu, SyncthreadsMakesSharedMemoryReductionsExact) {
+    for (const char* order : kOrders) {
+        SCOPED_TRACE(order);
+        setenv("CVML_CUDA_EMU_ORDER", order, 1);
+        for (unsigned threads : {32u, 256u, 1024u}) {
+            const unsigned blocks = 5;
+            Buffer x(blocks * threads), y(blocks);
+            std::vector<int32_t> h(blocks * threads);
+            std::vector<int32_t> want(blocks, 0);
+            for (size_t i = 0; i < h.size(); ++i) {
+                h[i] = static_cast<int32_t>(i * 7919 % 1000) - 500;
+                want[i / threads] += h[i];
+            }
+            x.set(h);
+            CUDA_LAUNCH(block_sum, blocks, threads, nullptr, x.p, y.p);
+            ASSERT_EQ(cudaGetLastError(), cudaSuccess) << cvml_cuda_emu_fault();
+            EXPECT_EQ(y.get(), want) << threads << " threads";
+        }
+    }
+}
+
+TEST_F(Emu, ShuffleDownReadsTheLaneBelowWithinItsWidth) {
+    for (const char* order : kOrders) {
+        SCOPED_TRACE(order);
+        setenv("CVML_CUDA_EMU_ORDER", order, 1);
+        for (int width : {32, 16, 8, 1}) {
+            for (unsigned delta : {0u, 1u, 5u, 16u, 31u}) {
+                Buffer out(96);
+                CUDA_LAUNCH(shuffle_kernel, 1, 96, nullptr, out.p, delta, width);
+                ASSERT_EQ(cudaGetLastError(), cudaSuccess) << cvml_cuda_emu_fault();
+                const std::vector<int32_t> h = out.get();
+                for (unsigned t = 0; t < 96; ++t) {
+                    const unsigned lane = t % 32, w = static_cast<unsigned>(width);
+                    const unsigned src = (lane % w) + delta < w ? lane + delta : lane;
+                    EXPECT_EQ(h[t], static_cast<int32_t>(src * 10 + t / 32))
+                        << "thread " << t << " width " << width << " delta " << delta;
+                }
+            }
+        }
+    }
+}
+
+TEST_F(Emu, WarpsOfABlockMayShuffleDifferentNumbersOfTimes) {
+    Buffer out(64);
+    out.set(std::vector<int32_t>(64, -1));
+    CUDA_LAUNCH(uneven_warps, 1, 256, nullptr, out.p);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess) << cvml_cuda_emu_fault();
+    const std::vector<int32_t> h = out.get();
+    for (unsigned w = 0; w < 8; ++w)
+        for (unsigned k = 0; k <= w; ++k)  // sum over lanes of (lane + k)
+            EXPECT_EQ(h[w * 8 + k], static_cast<int32_t>(496 + 32 * k)) << w << " " << k;
+}
+
+TEST_F(Emu, ABarrierSomeThreadsNeverReachIsAFaultNotAHang) {
+    for (unsigned live : {5u, 40u}) {
+        Buffer out(64);
+        CUDA_LAUNCH(divergent_sync, 1, 64, nullptr, out.p, live);
+        EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+        EXPECT_NE(std::string(cvml_cuda_emu_fault()).find("never completes"), std::string::npos)
+            << cvml_cuda_emu_fault();
+        cuda_emu::reset_fault();
+    }
+}
+
+TEST_F(Emu, AShuffleWhoseMaskNamesAnExitedLaneIsAFault) {
+    Buffer out(32);
+    CUDA_LAUNCH(divergent_shuffle, 1, 32, nullptr, out.p, 20u);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+    cuda_emu::reset_fault();
+    // A full mask in a warp cut short by the block size names lanes that do not exist.
+    CUDA_LAUNCH(shuffle_with_mask, 1, 48, nullptr, out.p, 0xffffffffu);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+    cuda_emu::reset_fault();
+    // The calling lane must be in the mask.
+    CUDA_LAUNCH(shuffle_with_mask, 1, 32, nullptr, out.p, 0xfffffffeu);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+    cuda_emu::reset_fault();
+}
+
+TEST_F(Emu, KernelsAreCountedAndCooperativeOnesMarked) {
+    Buffer out(256);
+    CUDA_LAUNCH(uneven_warps, 1, 256, nullptr, out.p);
+    CUDA_LAUNCH(set_flag, 2, 3, nullptr, out.p);
+    const char* name;
+    uint64_t launches, threads, coop;
+    bool seen_uneven = false, seen_flag = false;
+    for (int i = 0; cvml_cuda_emu_kernel_stat(i, &name, &launches, &threads, &coop); ++i) {
+        if (std::string(name) == "uneven_warps") {
+            seen_uneven = true;
+            EXPECT_GE(coop, 1u);
+        }
+        if (std::string(name) == "set_flag") {
+            seen_flag = true;
+            EXPECT_GE(threads, 6u);
+        }
+    }
+    EXPECT_TRUE(seen_uneven && seen_flag);
+}
+
+/* ---- memory, device, intrinsics ----------------------------------------------------------- */
+
+TEST_F(Emu, MemoryStartsAsGarbageAndCopiesStayInsideAllocations) {
+    void* p = nullptr;
+    ASSERT_EQ(cudaMalloc(&p, 16), cudaSuccess);
+    unsigned char h[32] = {};
+    ASSERT_EQ(cudaMemcpy(h, p, 16, cudaMemcpyDeviceToHost), cudaSuccess);
+    // Under valgrind fresh device memory is left undefined (valgrind reports its use).
+    if (!RUNNING_ON_VALGRIND) {
+        EXPECT_EQ(h[0], 0xa5) << "fresh device memory must not look zeroed";
+    }
+    EXPECT_EQ(cudaMemcpy(h, p, 17, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
+    EXPECT_EQ(cudaMemcpy(static_cast<char*>(p) + 8, h, 9, cudaMemcpyHostToDevice),
+              cudaErrorInvalidValue);
+    EXPECT_EQ(cudaMemcpy(p, h, 16, cudaMemcpyDeviceToHost), cudaErrorInvalidValue)
+        << "the kind must match the pointers";
+    EXPECT_EQ(cudaMemcpyAsync(p, h, 16, cudaMemcpyHostToDevice, nullptr), cudaSuccess);
+    void* q = nullptr;
+    ASSERT_EQ(cudaMalloc(&q, 16), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(q, p, 16, cudaMemcpyDeviceToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(q, p, 16, cudaMemcpyDefault), cudaSuccess);
+    EXPECT_EQ(cudaFree(static_cast<char*>(p) + 4), cudaErrorInvalidValue);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(cudaFree(p), cudaSuccess);
+    EXPECT_EQ(cudaFree(q), cudaSuccess);
+    EXPECT_EQ(cudaFree(nullptr), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&p, 0), cudaSuccess);
+    EXPECT_EQ(p, nullptr);
+}
+
+TEST_F(Emu, DeviceMemoryCanBeCapped) {
+    setenv("CVML_CUDA_EMU_MEMORY", "1000", 1);
+    void *a = nullptr, *b = nullptr;
+    ASSERT_EQ(cudaMalloc(&a, 600), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&b, 600), cudaErrorMemoryAllocation);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation);
+    EXPECT_EQ(cudaFree(a), cudaSuccess);
+}
+
+TEST_F(Emu, OneDeviceOrNone) {
+    int n = 0;
+    EXPECT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+    EXPECT_EQ(n, 1);
+    cudaDeviceProp prop;
+    EXPECT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+    EXPECT_EQ(prop.maxThreadsPerBlock, 1024);
+    EXPECT_EQ(cudaSetDevice(1), cudaErrorInvalidDevice);
+    cudaGetLastError();
+    setenv("CVML_CUDA_EMU_DEVICES", "0", 1);
+    EXPECT_EQ(cudaGetDeviceCount(&n), cudaErrorNoDevice);
+    EXPECT_EQ(n, 0);
+    EXPECT_STREQ(cudaGetErrorName(cudaErrorNoDevice), "cudaErrorNoDevice");
+    cudaGetLastError();
+}
+
+TEST_F(Emu, Dp4aAndClzAreTheHardwaresOperations) {
+    uint32_t s = 12345;
+    auto next = [&s] { return s = s * 1664525u + 1013904223u; };
+    for (int i = 0; i < 10000; ++i) {
+        const uint32_t a = next(), b = next(), c = next();
+        int64_t want = static_cast<int32_t>(c), uwant = c;
+        for (int k = 0; k < 4; ++k) {
+            want += static_cast<int8_t>(a >> (8 * k)) * static_cast<int8_t>(b >> (8 * k));
+            uwant += ((a >> (8 * k)) & 0xff) * ((b >> (8 * k)) & 0xff);
+        }
+        ASSERT_EQ(__dp4a(static_cast<int>(a), static_cast<int>(b), static_cast<int>(c)),
+                  static_cast<int32_t>(static_cast<uint32_t>(want)));
+        ASSERT_EQ(__dp4a(a, b, c), static_cast<uint32_t>(uwant));
+    }
+    EXPECT_EQ(__clz(0), 32);
+    EXPECT_EQ(__clz(1), 31);
+    EXPECT_EQ(__clz(-1), 0);
+    EXPECT_EQ(__clz(INT32_MIN), 0);
+    EXPECT_EQ(__clz(0x00010000), 15);
+}
+
+}  // namespace
