@@ -383,7 +383,12 @@ CVML_TARGET_AVX2 void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t
 
 }  // namespace
 
-int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_weights* out) {
+namespace {
+
+/* Packs M x K weights given as int32 or int8 values (cast to int8 as upstream's conv2d
+ * does) for `level`. */
+template <typename T>
+int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out) {
     memset(out, 0, sizeof(*out));
 #if !CVML_SIMD_X86
     level = CPU_SIMD_SCALAR;
@@ -423,18 +428,15 @@ int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_we
     return CVML_OK;
 }
 
+}  // namespace
+
+int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_weights* out) {
+    return pack_weights(level, w, M, K, out);
+}
+
 int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_weights* out) {
-    if (level != CPU_SIMD_AVX512) {
-        // Other levels keep their own packed copy.
-        int32_t* wide =
-            static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(M) * K + 4));
-        if (!wide)
-            return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
-        for (size_t i = 0; i < static_cast<size_t>(M) * K; ++i) wide[i] = w[i];
-        int rc = gemm_weights_pack(level, wide, M, K, out);
-        free(wide);
-        return rc;
-    }
+    // Other levels keep their own packed copy.
+    if (level != CPU_SIMD_AVX512) return pack_weights(level, w, M, K, out);
     memset(out, 0, sizeof(*out));
     out->level = level;
     out->M = M;
