@@ -4,7 +4,7 @@
 # sudo) only when something is missing.
 set -euo pipefail
 
-want=(cmake g++ gcc make libgtest-dev python3 python3-numpy python3-pytest valgrind clang
+want=(cmake g++ gcc make libgtest-dev python3 python3-numpy python3-pytest valgrind clang clang-format
       libclang-rt-14-dev)
 missing=()
 for p in "${want[@]}"; do
