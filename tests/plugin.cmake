@@ -49,3 +49,15 @@ if(VALGRIND)
            --gtest_filter=PluginLoader.InitReleaseInitRuns)
   set_tests_properties(plugin_valgrind PROPERTIES LABELS valgrind)
 endif()
+
+# The core never links CUDA; the CUDA plugin (when built) links its runtime statically.
+find_program(CVML_READELF readelf)
+if(CVML_READELF)
+  if(TARGET cvml_cuda)
+    add_test(NAME cuda_linkage COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_cuda_linkage.sh
+             ${CVML_READELF} $<TARGET_FILE:cvml> $<TARGET_FILE:cvml_cuda>)
+  else()
+    add_test(NAME cuda_linkage COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_cuda_linkage.sh
+             ${CVML_READELF} $<TARGET_FILE:cvml>)
+  endif()
+endif()
