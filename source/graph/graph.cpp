@@ -241,21 +241,26 @@ int32_t ir_const_value(const ir_tensor* t, int64_t i) {
     return static_cast<const int32_t*>(t->const_data)[i];
 }
 
-int ir_const_store(ir_tensor* t, const int32_t* values) {
+int ir_const_alloc(ir_tensor* t) {
     size_t n = static_cast<size_t>(ir_tensor_element_count(t));
     uint8_t storage = t->precision >= 1 && t->precision <= 8 ? STORAGE_INT8 : STORAGE_INT32;
     void* p = calloc(n * storage + 64, 1);
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory for parameter '%s'", t->name);
-    if (values) {
-        if (storage == STORAGE_INT8)
-            for (size_t i = 0; i < n; ++i)
-                static_cast<int8_t*>(p)[i] = static_cast<int8_t>(values[i]);
-        else
-            memcpy(p, values, n * sizeof(int32_t));
-    }
     free(t->const_data);
     t->const_data = p;
     t->storage = storage;
+    return CVML_OK;
+}
+
+int ir_const_store(ir_tensor* t, const int32_t* values) {
+    int rc = ir_const_alloc(t);
+    if (rc || !values) return rc;
+    size_t n = static_cast<size_t>(ir_tensor_element_count(t));
+    if (t->storage == STORAGE_INT8)
+        for (size_t i = 0; i < n; ++i)
+            static_cast<int8_t*>(t->const_data)[i] = static_cast<int8_t>(values[i]);
+    else
+        memcpy(t->const_data, values, n * sizeof(int32_t));
     return CVML_OK;
 }
 

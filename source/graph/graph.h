@@ -136,6 +136,10 @@ int32_t ir_const_value(const ir_tensor* t, int64_t i);
  * sets t->storage, and fills it from `values` (NULL: leaves it zeroed). Frees any
  * previous array. Returns CVML_OK or a runtime error. */
 int ir_const_store(ir_tensor* t, const int32_t* values);
+/* Gives the constant zeroed storage chosen by its precision (int8 for <= 8 bits, else
+ * int32; 64 bytes of slack) to be filled in place, replacing any earlier values.
+ * Returns CVML_OK or a runtime error (out of memory). */
+int ir_const_alloc(ir_tensor* t);
 /* Largest magnitude a value of `precision` bits may have: 2^(p-1)-1. */
 int32_t ir_precision_bound(int32_t precision);
 

@@ -146,10 +146,12 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
                              name, i, static_cast<long long>(shape[i]),
                              static_cast<long long>(t->dims[i]));
     if (t->kind == TENSOR_INPUT) return CVML_OK;  // `data` is set at each inference
+    // Values go straight into the constant's storage (no int32 copy of a large array
+    // at load); a value out of range fails the whole load, so a partly filled
+    // constant is never used.
     int32_t bound = ir_precision_bound(t->precision);
-    int32_t* values =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(elems ? elems : 1)));
-    if (!values) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int rc = ir_const_alloc(t);
+    if (rc) return rc;
     for (int64_t i = 0; i < elems; ++i) {
         int32_t v;
         if (bits == 8) {
@@ -160,17 +162,15 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
                 static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
                 static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
         }
-        if (v < -bound || v > bound) {
-            free(values);
+        if (v < -bound || v > bound)
             return cvml_fail(CVML_ERR_LOGIC,
                              "params: parameter %s at index %lld value %d exceeds precision %d",
                              name, static_cast<long long>(i), v, t->precision);
-        }
-        values[i] = v;
+        if (t->storage == STORAGE_INT8)
+            static_cast<int8_t*>(t->const_data)[i] = static_cast<int8_t>(v);
+        else
+            static_cast<int32_t*>(t->const_data)[i] = v;
     }
-    int rc = ir_const_store(t, values);
-    free(values);
-    if (rc) return rc;
     t->file_bits = bits;
     (void)g;
     return CVML_OK;
