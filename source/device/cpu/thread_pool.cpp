@@ -4,6 +4,8 @@
 
 #if CVML_WITH_THREADS
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #endif
 
 namespace {
@@ -40,8 +42,12 @@ void run_chunk(const job& j, int k, int threads) {
  * consistent atomics, so at least one of them sees the other and no wake-up is lost. */
 
 /* ~0.1 ms of pause instructions: longer than the gap between two regions of one
- * inference, short enough that an idle pool goes to sleep almost at once. */
+ * inference, short enough that an idle pool goes to sleep almost at once. Every
+ * kYieldEvery rounds the spinner yields, so a thread that shares its core (more
+ * threads than cores, or another process) gets to run. A pool with more threads than
+ * online CPUs does not spin at all. */
 constexpr int kSpinRounds = 1 << 12;
+constexpr int kYieldEvery = 1 << 7;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,6 +63,7 @@ struct worker_arg {
 
 struct thread_pool {
     int threads;
+    int spin_rounds; /* kSpinRounds, or 0 when the threads outnumber the CPUs */
     pthread_t* workers;
     worker_arg* args;
     pthread_mutex_t lock;
@@ -106,10 +113,17 @@ static void claim_and_run(thread_pool* pool, uint32_t generation) {
 }
 
 /* Returns once the generation differs from `seen` or the pool stops. */
-static void worker_wait(thread_pool* pool, uint32_t seen) {
-    for (int i = 0; i < kSpinRounds; ++i) {
-        if (generation_of(load_ticket(pool)) != seen || stopping(pool)) return;
+static void spin_pause(int round) {
+    if (round % kYieldEvery == kYieldEvery - 1)
+        sched_yield();
+    else
         cpu_relax();
+}
+
+static void worker_wait(thread_pool* pool, uint32_t seen) {
+    for (int i = 0; i < pool->spin_rounds; ++i) {
+        if (generation_of(load_ticket(pool)) != seen || stopping(pool)) return;
+        spin_pause(i);
     }
     pthread_mutex_lock(&pool->lock);
     __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
@@ -136,6 +150,8 @@ thread_pool* thread_pool_create(int threads) {
     thread_pool* pool = static_cast<thread_pool*>(calloc(1, sizeof(thread_pool)));
     if (!pool) return nullptr;
     pool->threads = threads;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    pool->spin_rounds = cpus > 0 && threads > cpus ? 0 : kSpinRounds;
     pthread_mutex_init(&pool->lock, nullptr);
     pthread_cond_init(&pool->wake, nullptr);
     pthread_cond_init(&pool->done_cond, nullptr);
@@ -182,9 +198,9 @@ static bool all_done(thread_pool* pool) {
 }
 
 static void caller_wait(thread_pool* pool) {
-    for (int i = 0; i < kSpinRounds; ++i) {
+    for (int i = 0; i < pool->spin_rounds; ++i) {
         if (all_done(pool)) return;
-        cpu_relax();
+        spin_pause(i);
     }
     pthread_mutex_lock(&pool->lock);
     __atomic_store_n(&pool->caller_sleeping, 1, __ATOMIC_SEQ_CST);
