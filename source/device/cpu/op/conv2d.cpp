@@ -578,6 +578,83 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     }
 }
 
+void conv_fast_free(conv_fast* f) {
+    if (!f) return;
+    gemm_weights_free(&f->w);
+    free(f->wg);
+    free(f->taps);
+    free(f->dw_taps);
+    free(f);
+}
+
+/* groups == 1: packed (or in-place) weights, the image geometry and the tap table. */
+int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
+    const conv_geom& g = f->g;
+    if (f->K > INT32_MAX / 2 || f->N > INT32_MAX / 2 || g.o > INT32_MAX / 2)
+        return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
+    // The device hands this kernel its weights as stored: int8 (precision <= 8, so
+    // upstream's int8 cast changes nothing) is used in place at the avx512 level.
+    const ir_tensor* wt = ctx->inputs[1];
+    int rc = wt->storage == STORAGE_INT8
+                 ? gemm_weights_plain(f->level, static_cast<const int8_t*>(wt->data),
+                                      static_cast<int32_t>(g.o), static_cast<int32_t>(f->K), &f->w)
+                 : gemm_weights_pack(f->level, cpu_in(ctx, 1), static_cast<int32_t>(g.o),
+                                     static_cast<int32_t>(f->K), &f->w);
+    if (rc) return rc;
+    f->direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                g.oh == g.h && g.ow == g.w;
+    f->hq = (g.h + 2 * g.ph + g.sh - 1) / g.sh;
+    f->wq = (g.w + 2 * g.pw + g.sw - 1) / g.sw;
+    f->nf = g.oh * f->wq;
+    if (f->nf > INT32_MAX / 2) return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
+    f->taps = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
+    if (!f->taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    memset(f->pad_row, 0x80, sizeof f->pad_row);
+    const int64_t plane = f->hq * f->wq;
+    for (int64_t k = 0; k < f->K; ++k) {
+        const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
+        const int64_t row = r * g.dh, col = sk * g.dw;
+        f->taps[k] = ((ic * g.sh + row % g.sh) * g.sw + col % g.sw) * plane + (row / g.sh) * f->wq +
+                     col / g.sw;
+    }
+    f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
+    // A strip reads at most a row and a 16-column group past the last phase plane.
+    f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
+    *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
+    return CVML_OK;
+}
+
+/* groups > 1: int32 weights, per-thread plane scratch, and the depthwise tap table
+ * (that path is taken at run time when the input is stored as int8). */
+int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
+    const conv_geom& g = f->g;
+    const int64_t nw = g.o * g.ic * g.kh * g.kw;
+    f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
+    if (!f->wg) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
+    f->hp = g.h + 2 * g.ph;
+    f->wp = g.w + 2 * g.pw;
+    // acc and phase rows get one column of slack, so whole vectors fit.
+    f->wq = (f->wp + g.sw - 1) / g.sw + 1;
+    // The flat stride-1 runs read up to a row and a tap offset past the last plane.
+    f->plane_bytes =
+        align64(static_cast<size_t>(g.oh * f->wq) * 4) +
+        align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq + g.kw * g.dw) * 4 + 64);
+    if (g.ic == 1) {
+        f->hq = (f->hp + g.sh - 1) / g.sh;
+        f->dw_taps =
+            static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
+        if (!f->dw_taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        depthwise_taps(f, f->dw_taps);
+        f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
+        const size_t dw = f->dw_acc_bytes +
+                          align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + f->wq + 64));
+        if (dw > f->plane_bytes) f->plane_bytes = dw;
+    }
+    *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
+    return CVML_OK;
+}
+
 int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
     conv_fast* f = static_cast<conv_fast*>(calloc(1, sizeof(conv_fast)));
     if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -587,86 +664,11 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
     f->g = g;
     f->N = g.oh * g.ow;
     f->K = g.ic * g.kh * g.kw;
-    if (p->groups == 1) {
-        if (f->K > INT32_MAX / 2 || f->N > INT32_MAX / 2 || g.o > INT32_MAX / 2) {
-            free(f);
-            return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
-        }
-        // The device hands this kernel its weights as stored: int8 (precision <= 8, so
-        // upstream's int8 cast changes nothing) is used in place at the avx512 level.
-        const ir_tensor* wt = ctx->inputs[1];
-        int rc =
-            wt->storage == STORAGE_INT8
-                ? gemm_weights_plain(f->level, static_cast<const int8_t*>(wt->data),
-                                     static_cast<int32_t>(g.o), static_cast<int32_t>(f->K), &f->w)
-                : gemm_weights_pack(f->level, cpu_in(ctx, 1), static_cast<int32_t>(g.o),
-                                    static_cast<int32_t>(f->K), &f->w);
-        if (rc) {
-            free(f);
-            return rc;
-        }
-        f->direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
-                    g.oh == g.h && g.ow == g.w;
-        f->hq = (g.h + 2 * g.ph + g.sh - 1) / g.sh;
-        f->wq = (g.w + 2 * g.pw + g.sw - 1) / g.sw;
-        f->nf = g.oh * f->wq;
-        if (f->nf > INT32_MAX / 2) {
-            gemm_weights_free(&f->w);
-            free(f);
-            return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
-        }
-        f->taps = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
-        if (!f->taps) {
-            gemm_weights_free(&f->w);
-            free(f);
-            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        }
-        memset(f->pad_row, 0x80, sizeof f->pad_row);
-        const int64_t plane = f->hq * f->wq;
-        for (int64_t k = 0; k < f->K; ++k) {
-            const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
-            const int64_t row = r * g.dh, col = sk * g.dw;
-            f->taps[k] = ((ic * g.sh + row % g.sh) * g.sw + col % g.sw) * plane +
-                         (row / g.sh) * f->wq + col / g.sw;
-        }
-        f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
-        // A strip reads at most a row and a 16-column group past the last phase plane.
-        f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
-        *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
-    } else {
-        const int64_t nw = g.o * g.ic * g.kh * g.kw;
-        f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
-        if (!f->wg) {
-            free(f);
-            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        }
-        for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
-        f->hp = g.h + 2 * g.ph;
-        f->wp = g.w + 2 * g.pw;
-        f->wq = (f->wp + g.sw - 1) / g.sw + 1;  // acc and phase rows: one column of slack
-        // The flat stride-1 runs read up to a row and a tap offset past the last plane.
-        f->plane_bytes =
-            align64(static_cast<size_t>(g.oh * f->wq) * 4) +
-            align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq + g.kw * g.dw) * 4 + 64);
-        if (g.ic == 1) {
-            // Depthwise, taken at run time when the input is stored as int8.
-            f->hq = (f->hp + g.sh - 1) / g.sh;
-            f->wq = (f->wp + g.sw - 1) / g.sw + 1;  // wq - 1 columns: whole vectors fit
-            f->dw_taps =
-                static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
-            if (!f->dw_taps) {
-                free(f->wg);
-                free(f);
-                return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-            }
-            depthwise_taps(f, f->dw_taps);
-            f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
-            const size_t dw =
-                f->dw_acc_bytes +
-                align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + f->wq + 64));
-            if (dw > f->plane_bytes) f->plane_bytes = dw;
-        }
-        *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
+    int rc =
+        p->groups == 1 ? gemm_prerun(ctx, f, scratch_bytes) : grouped_prerun(ctx, f, scratch_bytes);
+    if (rc) {
+        conv_fast_free(f);
+        return rc;
     }
     ctx->state = f;
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0);
@@ -688,14 +690,7 @@ int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
 }
 
 void conv2d_postrun(cpu_node_ctx* ctx) {
-    conv_fast* f = static_cast<conv_fast*>(ctx->state);
-    if (f) {
-        gemm_weights_free(&f->w);
-        free(f->wg);
-        free(f->taps);
-        free(f->dw_taps);
-    }
-    free(f);
+    conv_fast_free(static_cast<conv_fast*>(ctx->state));
     ctx->state = nullptr;
 }
 
