@@ -185,6 +185,25 @@ void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
                static_cast<size_t>(f->wq));
 }
 
+/* One int32 input row (stride 1 or 2) into its phase row(s), cast to int8 as upstream's
+ * groups == 1 path does, in vector-sized chunks. */
+void image_row_from_i32(const conv_fast* f, const int32_t* src, int8_t* row) {
+    const conv_geom& g = f->g;
+    if (g.sw == 1) {
+        simd_narrow_i32_i8(f->level, src, g.w, row + g.pw);
+        return;
+    }
+    const int64_t plane = f->hq * f->wq, pe = g.pw % 2;
+    int8_t* even = row + pe * plane + g.pw / 2;
+    int8_t* odd = row + (1 - pe) * plane + (g.pw + 1) / 2;
+    int8_t chunk[256];
+    for (int64_t x = 0; x < g.w; x += 256) {  // x even: chunk parity is the row's
+        const int64_t n = g.w - x < 256 ? g.w - x : 256;
+        simd_narrow_i32_i8(f->level, src + x, n, chunk);
+        simd_deinterleave2_i8(f->level, chunk, n, even + x / 2, odd + x / 2);
+    }
+}
+
 /* Items are input rows (ic, h), so even a 3-channel image splits evenly over threads;
  * the first and last row of a channel also zero the padding rows above and below. */
 void image_rows(void* arg, int64_t begin, int64_t end) {
@@ -210,7 +229,9 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
             continue;
         }
         image_zero_row(f, channel, hp);
-        if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
+        if (a->x->storage == STORAGE_INT32 && g.sw <= 2) {
+            image_row_from_i32(f, static_cast<const int32_t*>(a->x->data) + src, row);
+        } else if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
             const int64_t pe = g.pw % 2;
             simd_deinterleave2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w,
                                   row + pe * plane + g.pw / 2,
@@ -223,6 +244,7 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
 }
 
 struct cast8_args {
+    int level;
     const ir_tensor* t;
     int64_t base;
     int8_t* dst;
@@ -230,6 +252,11 @@ struct cast8_args {
 
 void cast8_range(void* arg, int64_t begin, int64_t end) {
     const cast8_args* a = static_cast<const cast8_args*>(arg);
+    if (a->t->storage == STORAGE_INT32) {
+        simd_narrow_i32_i8(a->level, static_cast<const int32_t*>(a->t->data) + a->base + begin,
+                           end - begin, a->dst + begin);
+        return;
+    }
     for (int64_t i = begin; i < end; ++i)
         a->dst[i] = static_cast<int8_t>(cpu_load(a->t, a->base + i));
 }
@@ -365,7 +392,7 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
             padded = false;
         } else if (f->direct) {
             // Upstream's groups == 1 path casts every input value to int8.
-            cast8_args c = {xt, n * chw, own};
+            cast8_args c = {f->level, xt, n * chw, own};
             cpu_parallel_for(ctx, chw, cast8_range, &c);
         } else {
             image_args ia = {f, xt, n * chw, own};

@@ -161,6 +161,14 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
     }
 }
 
+CVML_TARGET_AVX512 void narrow_avx512(const int32_t* src, int64_t n, int8_t* dst) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm512_cvtepi32_epi8(_mm512_loadu_si512(src + i)));
+    for (; i < n; ++i) dst[i] = static_cast<int8_t>(src[i]);
+}
+
 CVML_TARGET_AVX512 int64_t compact_avx512(const int32_t* src, const uint16_t* keep, int32_t vectors,
                                           int32_t* dst) {
     int64_t n = 0;
@@ -366,6 +374,18 @@ void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int
         epilogue_apply(level, ep, row, STORAGE_INT32, 0, bias ? bias[r] : 0, out, out_storage,
                        out_first + r * out_stride, count);
     }
+}
+
+void simd_narrow_i32_i8(int level, const int32_t* src, int64_t n, int8_t* dst) {
+#if CVML_SIMD_X86
+    if (level == CPU_SIMD_AVX512) {
+        narrow_avx512(src, n, dst);
+        return;
+    }
+#else
+    (void)level;
+#endif
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(src[i]);
 }
 
 int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,

@@ -57,6 +57,9 @@ void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int
 int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,
                          int32_t* dst);
 
+/* dst[i] = (int8_t)src[i] (the low byte, as a C cast), for n values. */
+void simd_narrow_i32_i8(int level, const int32_t* src, int64_t n, int8_t* dst);
+
 /* even[i] = src[2i], odd[i] = src[2i+1] for the n bytes of src (stride-2 column phases of
  * an int8 row for pooling and convolution). */
 void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even, int8_t* odd);
