@@ -133,10 +133,11 @@ conv_geom make_geom(const cpu_node_ctx* ctx) {
  * zero-padded image split into stride phases (below), in which every im2col row is a
  * contiguous run; strips of GEMM_NT columns are packed from it straight into the GEMM's
  * B layout and multiplied with the weights, packed once at prerun (or used in place).
- * groups > 1: per output plane, int32 multiply-adds over a zero-padded copy of the input
- * plane split by column phase so every row read is contiguous (no cast: upstream's
- * grouped path multiplies int32 values). Both write through the fused tail
- * (kernel_util.h), in the output's storage. */
+ * groups > 1 (no cast: upstream's grouped path multiplies int32 values): depthwise on an
+ * int8-stored input folds each output row tap by tap in vector registers (below);
+ * otherwise, per output plane, int32 multiply-adds over a zero-padded copy of the input
+ * plane split by column phase so every row read is contiguous. All write through the
+ * fused tail (kernel_util.h), in the output's storage. */
 
 struct conv_fast {
     int level;
