@@ -250,14 +250,18 @@ void deinterleave2_tail(const int8_t* src, int64_t i, int64_t n, int8_t* even, i
 #if CVML_SIMD_X86
 CVML_TARGET_AVX512 void deinterleave2_avx512(const int8_t* src, int64_t n, int8_t* even,
                                              int8_t* odd) {
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m512i v = _mm512_loadu_si512(src + i);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(even + i / 2), _mm512_cvtepi16_epi8(v));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(odd + i / 2),
-                            _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
+    // Whole 64-byte blocks, then one masked block: rows are often shorter than 64.
+    for (int64_t i = 0; i < n; i += 64) {
+        const int64_t left = n - i;
+        const __mmask64 m =
+            left >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << left) - 1;
+        const __m512i v = _mm512_maskz_loadu_epi8(m, src + i);
+        const int64_t ne = left >= 64 ? 32 : (left + 1) / 2, no = left >= 64 ? 32 : left / 2;
+        _mm256_mask_storeu_epi8(even + i / 2, static_cast<__mmask32>((1ull << ne) - 1),
+                                _mm512_cvtepi16_epi8(v));
+        _mm256_mask_storeu_epi8(odd + i / 2, static_cast<__mmask32>((1ull << no) - 1),
+                                _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
     }
-    deinterleave2_tail(src, i, n, even, odd);
 }
 #endif
 
