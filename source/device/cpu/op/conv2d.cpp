@@ -316,19 +316,11 @@ void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) 
 
 void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
     const conv_fast* f = a->f;
-    const int64_t k4n = (f->K + GEMM_KG - 1) / GEMM_KG;
     // With slack after the image, whole 16-column groups are read (the extra columns
     // are dropped); the input tensor itself is read exactly.
     const int32_t width = a->padded ? (cols + 15) / 16 * 16 : cols;
-    for (int64_t k4 = 0; k4 < k4n; ++k4) {
-        const int8_t* rows[GEMM_KG];
-        for (int i = 0; i < GEMM_KG; ++i) {
-            const int64_t k = k4 * GEMM_KG + i;
-            rows[i] = k < f->K ? a->img + f->taps[k] + n0 : f->pad_row;
-        }
-        gemm_pack_b_group(f->level, rows, width, static_cast<int32_t>(f->K),
-                          static_cast<int32_t>(k4), packed);
-    }
+    gemm_pack_b_rows(f->level, a->img + n0, f->taps, f->pad_row, width, static_cast<int32_t>(f->K),
+                     packed);
 }
 
 /* Packs strip st and runs output channel blocks [mb0, mb1) over it. */
