@@ -151,6 +151,14 @@ static void put_value(uint8_t* out, size_t index, int type, int32_t v) {
     }
 }
 
+/* Value i of an output tensor. Outputs computed on the CPU are int32, but a graph
+ * output may be a parameter itself, kept in its own (int8 for <= 8 bits) storage. */
+static int32_t output_value(const ir_tensor* t, uint64_t i) {
+    if (t->storage == STORAGE_INT8) return static_cast<const int8_t*>(t->data)[i];
+    if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->data)[i];
+    return static_cast<const int32_t*>(t->data)[i];
+}
+
 /* CVMModel::SaveTensor. */
 static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
     int type = output_type(g);
@@ -162,13 +170,13 @@ static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
         // the comparison is on int8-truncated values, the first maximum wins.
         for (int32_t k = 0; k < g->output_count; ++k) {
             const ir_tensor* t = g->tensors[g->outputs[k]];
-            const int32_t* data = static_cast<const int32_t*>(t->data);
             uint64_t last = static_cast<uint64_t>(t->dims[t->ndim - 1]);
             uint64_t rows = static_cast<uint64_t>(ir_tensor_element_count(t)) / last;
             for (uint64_t i = 0; i < rows; i += last) {
                 uint64_t best = 0;
                 for (uint64_t j = i; j < i + last; ++j)
-                    if (static_cast<int8_t>(data[j]) > static_cast<int8_t>(data[i + best]))
+                    if (static_cast<int8_t>(output_value(t, j)) >
+                        static_cast<int8_t>(output_value(t, i + best)))
                         best = j - i;
                 put_value(out, w++, 4, static_cast<int32_t>(best));
             }
@@ -199,17 +207,17 @@ static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
         for (uint64_t x = 0; x < x0; ++x) {
             for (int32_t k = 0; k < g->output_count; ++k) {
                 const ir_tensor* t = g->tensors[g->outputs[k]];
-                const int32_t* data = static_cast<const int32_t*>(t->data);
                 uint64_t y = static_cast<uint64_t>(t->dims[t->ndim - 1]);
-                for (uint64_t i = 0; i < y; ++i) put_value(out, w++, type, data[x * y + i]);
+                for (uint64_t i = 0; i < y; ++i)
+                    put_value(out, w++, type, output_value(t, x * y + i));
             }
         }
         return CVML_OK;
     }
     const ir_tensor* t = g->tensors[g->outputs[0]];
-    const int32_t* data = static_cast<const int32_t*>(t->data);
     int64_t n = ir_tensor_element_count(t);
-    for (int64_t i = 0; i < n; ++i) put_value(out, w++, type, data[i]);
+    for (int64_t i = 0; i < n; ++i)
+        put_value(out, w++, type, output_value(t, static_cast<uint64_t>(i)));
     return CVML_OK;
 }
 

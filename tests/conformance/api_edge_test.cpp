@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "conformance_util.h"
 #include "cvm_api.h"
@@ -215,6 +216,38 @@ TEST(ByteIo, BuiltGraphSavesAndLoads) {
     cvml_graph_release(g);
     cvml_context_release(ctx);
     cvml_release();
+}
+
+/* A graph whose output is a parameter (found by the load fuzzer): the output bytes are
+ * the parameter's values, read from its own int8 storage (not as int32). */
+TEST(ByteIo, ParameterAsGraphOutput) {
+    std::string dir = conformance::cases_dir() + "/061_slice_like_axis";
+    std::string graph = conformance::read_file(dir + "/model.json");
+    std::string params = conformance::read_file(dir + "/model.params");
+    size_t heads = graph.find("\"heads\"");
+    ASSERT_NE(heads, std::string::npos);
+    size_t open = graph.find("[[", heads), close = graph.find("]]", heads);
+    ASSERT_TRUE(open != std::string::npos && close != std::string::npos);
+    graph.replace(open, close + 2 - open, "[[1, 0, 0]]");  // the parameter "like"
+    void* net = nullptr;
+    ASSERT_EQ(load(graph, params, &net), 0) << cvml_last_error();
+    unsigned long long in_len = 0, out_len = 0;
+    ASSERT_EQ(CVMAPIGetInputLength(net, &in_len), 0);
+    ASSERT_EQ(CVMAPIGetOutputLength(net, &out_len), 0);
+    std::string in(in_len, '\0'), out(out_len, '\x55');
+    ASSERT_EQ(CVMAPIInference(net, in.data(), static_cast<int>(in_len), &out[0]), 0)
+        << cvml_last_error();
+    cvml_graph* g = static_cast<cvml_graph*>(net);
+    cvml_tensor* y = nullptr;
+    ASSERT_EQ(cvml_graph_get_output(g, 0, &y), 0);
+    size_t n = 0;
+    ASSERT_EQ(cvml_tensor_element_count(y, &n), 0);
+    ASSERT_EQ(n, out_len);  // precision 8: one byte a value
+    std::vector<int32_t> values(n);
+    ASSERT_EQ(cvml_tensor_get_i32(y, values.data(), n), 0);
+    for (size_t i = 0; i < n; ++i)
+        EXPECT_EQ(static_cast<int8_t>(out[i]), values[i]) << "value " << i;
+    CVMAPIFreeModel(net);
 }
 
 }  // namespace
