@@ -1,6 +1,8 @@
 /* The int8 GEMM micro-kernels and the fused epilogue against plain reference loops, at
  * every SIMD level this CPU has: odd sizes, K not a multiple of 4, extremes -128/127. */
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <stdint.h>
 
 #include <random>
@@ -191,6 +193,38 @@ TEST(SimdEpilogue, RshiftQuirksAndChainsAllLevels) {
                                            << " add=" << add << " i=" << i;
                     }
                 }
+}
+
+/* Consecutive clips are merged into one when the chain is built; the result must be
+ * that of applying max(min(v, hi), lo) step by step, for any bounds: nested, disjoint,
+ * touching, reversed (lo > hi: the constant lo), extreme. */
+TEST(SimdEpilogue, ClipChainsMergeExactly) {
+    std::mt19937 rng(11);
+    const int32_t edges[] = {INT32_MIN, -300, -128, -127, -1, 0, 1, 5, 127, 128, 300, INT32_MAX};
+    std::vector<int32_t> x(200);
+    for (auto& v : x) v = static_cast<int32_t>(rng());
+    for (size_t i = 0; i < 12; ++i) x[i] = edges[i];
+    for (int level : levels())
+        for (int iter = 0; iter < 300; ++iter) {
+            epilogue ep = {};
+            const int steps = 2 + iter % 3;
+            std::vector<std::pair<int32_t, int32_t>> clips;
+            for (int k = 0; k < steps; ++k) {
+                int32_t lo = edges[rng() % 12], hi = edges[rng() % 12];
+                clips.push_back({lo, hi});
+                ASSERT_TRUE(epilogue_add_clip(&ep, lo, hi));
+            }
+            EXPECT_EQ(ep.step_count, 1);
+            std::vector<int32_t> y(x.size());
+            epilogue_apply(level, &ep, x.data(), STORAGE_INT32, 0, 0, y.data(), STORAGE_INT32, 0,
+                           static_cast<int64_t>(x.size()));
+            for (size_t i = 0; i < x.size(); ++i) {
+                int32_t v = x[i];
+                for (auto& c : clips) v = std::max(std::min(v, c.second), c.first);
+                ASSERT_EQ(y[i], v) << cpu_simd_name(level) << " iter " << iter << " i " << i;
+                ASSERT_EQ(epilogue_value(&ep, x[i], static_cast<int64_t>(i)), v);
+            }
+        }
 }
 
 TEST(SimdEpilogue, Int8StorageInAndOut) {
