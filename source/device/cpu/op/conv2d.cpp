@@ -186,6 +186,29 @@ void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
                static_cast<size_t>(f->wq));
 }
 
+#if CVML_SIMD_X86
+/* row[0, wq) = the w values of `in` after pw zeros, zeros after them: masked 64-byte
+ * loads and stores (a masked-off lane never touches memory), no library calls for
+ * rows of a few dozen bytes. */
+CVML_TARGET_AVX512 void copy_row_padded_avx512(const int8_t* in, int64_t w, int64_t pw, int64_t wq,
+                                               int8_t* row) {
+    for (int64_t j = 0; j < wq; j += 64) {
+        const int64_t lo = pw - j > 0 ? pw - j : 0;
+        const int64_t hi = pw - j + w < 64 ? pw - j + w : 64;
+        const int64_t out = wq - j < 64 ? wq - j : 64;
+        const __mmask64 below =
+            lo >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << lo) - 1;
+        const __mmask64 upto = hi <= 0    ? 0
+                               : hi >= 64 ? ~static_cast<__mmask64>(0)
+                                          : (static_cast<__mmask64>(1) << hi) - 1;
+        const __mmask64 store =
+            out >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << out) - 1;
+        const __m512i v = _mm512_maskz_loadu_epi8(upto & ~below, in + (j - pw));
+        _mm512_mask_storeu_epi8(row + j, store, v);
+    }
+}
+#endif
+
 /* One int32 input row (stride 1 or 2) into its phase row(s), cast to int8 as upstream's
  * groups == 1 path does, in vector-sized chunks. */
 void image_row_from_i32(const conv_fast* f, const int32_t* src, int8_t* row) {
@@ -223,9 +246,15 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
         const int64_t hp = h + g.ph;
         int8_t* row = channel + (hp % g.sh) * g.sw * plane + (hp / g.sh) * f->wq;
         if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
+            const int8_t* in = static_cast<const int8_t*>(a->x->data) + src;
+#if CVML_SIMD_X86
+            if (f->level == CPU_SIMD_AVX512) {
+                copy_row_padded_avx512(in, g.w, g.pw, f->wq, row);
+                continue;
+            }
+#endif
             memset(row, 0, static_cast<size_t>(g.pw));
-            memcpy(row + g.pw, static_cast<const int8_t*>(a->x->data) + src,
-                   static_cast<size_t>(g.w));
+            memcpy(row + g.pw, in, static_cast<size_t>(g.w));
             memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
             continue;
         }
