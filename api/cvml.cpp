@@ -665,9 +665,7 @@ int cvml_tensor_set_i8(cvml_tensor* t, const int8_t* values, size_t count) {
 /* The CPU device may keep a tensor proven to fit in int8/int16 in that width
  * (ir_tensor.storage); the API always speaks int32 values. */
 static int32_t stored_value(const ir_tensor* t, size_t i) {
-    if (t->storage == STORAGE_INT8) return static_cast<const int8_t*>(t->data)[i];
-    if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->data)[i];
-    return static_cast<const int32_t*>(t->data)[i];
+    return ir_storage_load(t->data, t->storage, static_cast<int64_t>(i));
 }
 
 static int readable(const cvml_tensor* t, size_t count, const int32_t** src) {

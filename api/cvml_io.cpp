@@ -154,9 +154,7 @@ static void put_value(uint8_t* out, size_t index, int type, int32_t v) {
 /* Value i of an output tensor. Outputs computed on the CPU are int32, but a graph
  * output may be a parameter itself, kept in its own (int8 for <= 8 bits) storage. */
 static int32_t output_value(const ir_tensor* t, uint64_t i) {
-    if (t->storage == STORAGE_INT8) return static_cast<const int8_t*>(t->data)[i];
-    if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->data)[i];
-    return static_cast<const int32_t*>(t->data)[i];
+    return ir_storage_load(t->data, t->storage, static_cast<int64_t>(i));
 }
 
 /* CVMModel::SaveTensor. */

@@ -236,9 +236,7 @@ int64_t ir_tensor_element_count(const ir_tensor* t) {
 }
 
 int32_t ir_const_value(const ir_tensor* t, int64_t i) {
-    if (t->storage == STORAGE_INT8) return static_cast<const int8_t*>(t->const_data)[i];
-    if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->const_data)[i];
-    return static_cast<const int32_t*>(t->const_data)[i];
+    return ir_storage_load(t->const_data, t->storage, i);
 }
 
 int ir_const_alloc(ir_tensor* t) {
@@ -255,12 +253,8 @@ int ir_const_alloc(ir_tensor* t) {
 int ir_const_store(ir_tensor* t, const int32_t* values) {
     int rc = ir_const_alloc(t);
     if (rc || !values) return rc;
-    size_t n = static_cast<size_t>(ir_tensor_element_count(t));
-    if (t->storage == STORAGE_INT8)
-        for (size_t i = 0; i < n; ++i)
-            static_cast<int8_t*>(t->const_data)[i] = static_cast<int8_t>(values[i]);
-    else
-        memcpy(t->const_data, values, n * sizeof(int32_t));
+    const int64_t n = ir_tensor_element_count(t);
+    for (int64_t i = 0; i < n; ++i) ir_storage_store(t->const_data, t->storage, i, values[i]);
     return CVML_OK;
 }
 

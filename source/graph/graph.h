@@ -20,6 +20,24 @@ enum tensor_kind {
 /* Bytes per element of a tensor's host storage, chosen from its value bound. */
 enum tensor_storage { STORAGE_INT8 = 1, STORAGE_INT16 = 2, STORAGE_INT32 = 4 };
 
+/* Element i of an array held in `storage` (enum tensor_storage), as int32. */
+static inline int32_t ir_storage_load(const void* p, int storage, int64_t i) {
+    if (storage == STORAGE_INT8) return static_cast<const int8_t*>(p)[i];
+    if (storage == STORAGE_INT16) return static_cast<const int16_t*>(p)[i];
+    return static_cast<const int32_t*>(p)[i];
+}
+
+/* Stores v as element i; narrow storage keeps the low bits (a narrow array only ever
+ * holds values proven to fit it). */
+static inline void ir_storage_store(void* p, int storage, int64_t i, int32_t v) {
+    if (storage == STORAGE_INT8)
+        static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v);
+    else if (storage == STORAGE_INT16)
+        static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v);
+    else
+        static_cast<int32_t*>(p)[i] = v;
+}
+
 typedef struct ir_tensor {
     char* name;
     int32_t index;

@@ -166,10 +166,7 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
             return cvml_fail(CVML_ERR_LOGIC,
                              "params: parameter %s at index %lld value %d exceeds precision %d",
                              name, static_cast<long long>(i), v, t->precision);
-        if (t->storage == STORAGE_INT8)
-            static_cast<int8_t*>(t->const_data)[i] = static_cast<int8_t>(v);
-        else
-            static_cast<int32_t*>(t->const_data)[i] = v;
+        ir_storage_store(t->const_data, t->storage, i, v);
     }
     t->file_bits = bits;
     (void)g;
