@@ -151,6 +151,8 @@ struct conv_fast {
     int64_t nf;     /* GEMM columns: oh rows of wq (the wq - ow last ones dropped) */
     size_t strip_bytes, image_bytes;
     int64_t* taps;                /* where im2col row k starts in the image */
+    int64_t strips;               /* GEMM_NT-column strips of the nf columns */
+    struct strip_keep* keeps;     /* per strip: its stored columns */
     int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
     /* groups > 1 */
     int64_t hp, wp;
@@ -217,14 +219,11 @@ void image_row_from_i32(const conv_fast* f, const int32_t* src, int8_t* row) {
         simd_narrow_i32_i8(f->level, src, g.w, row + g.pw);
         return;
     }
-    const int64_t plane = f->hq * f->wq, pe = g.pw % 2;
-    int8_t* even = row + pe * plane + g.pw / 2;
-    int8_t* odd = row + (1 - pe) * plane + (g.pw + 1) / 2;
     int8_t chunk[256];
     for (int64_t x = 0; x < g.w; x += 256) {  // x even: chunk parity is the row's
         const int64_t n = g.w - x < 256 ? g.w - x : 256;
         simd_narrow_i32_i8(f->level, src + x, n, chunk);
-        simd_deinterleave2_i8(f->level, chunk, n, even + x / 2, odd + x / 2);
+        cpu_phase_row2_i8(f->level, chunk, n, g.pw, f->hq * f->wq, row + x / 2);
     }
 }
 
@@ -262,10 +261,8 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
         if (a->x->storage == STORAGE_INT32 && g.sw <= 2) {
             image_row_from_i32(f, static_cast<const int32_t*>(a->x->data) + src, row);
         } else if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
-            const int64_t pe = g.pw % 2;
-            simd_deinterleave2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w,
-                                  row + pe * plane + g.pw / 2,
-                                  row + (1 - pe) * plane + (g.pw + 1) / 2);
+            cpu_phase_row2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w, g.pw,
+                              plane, row);
         } else {
             // Upstream's groups == 1 path casts every input value to int8.
             cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, plane, row);
@@ -307,11 +304,11 @@ struct strip_args {
 };
 
 /* The GEMM columns of a strip that are stored (x < ow): they are consecutive output
- * pixels from `first` on, so a tile row is compacted and written as one run. */
+ * pixels from `first` on, so a tile row is compacted and written as one run. Built at
+ * prerun, one per strip. */
 struct strip_keep {
     int64_t first;
-    int32_t count;               /* stored columns */
-    uint16_t mask[GEMM_NT / 16]; /* bit c % 16 of mask[c / 16]: column c stored */
+    ep_tile_keep tile;
 };
 
 struct strip_tile_args {
@@ -322,25 +319,26 @@ struct strip_tile_args {
 void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
                 const int32_t* tile) {
     (void)n0;
+    (void)cols;
     const strip_tile_args* t = static_cast<const strip_tile_args*>(arg);
     const strip_args* a = t->s;
     const strip_keep* k = t->keep;
-    if (k->count == 0) return;
-    epilogue_apply_tile(a->f->level, a->ep, tile, GEMM_NT, rows, k->mask, (cols + 15) / 16,
+    if (k->tile.count == 0) return;
+    epilogue_apply_tile(a->f->level, a->ep, tile, GEMM_NT, rows, &k->tile,
                         a->bias ? a->bias + m0 : nullptr, a->out, a->out_storage,
                         a->out_base + m0 * a->f->N + k->first, a->f->N);
 }
 
 void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
-    memset(k, 0, sizeof *k);
+    uint16_t mask[GEMM_NT / 16] = {0, 0, 0};
     k->first = -1;
     for (int32_t c = 0; c < cols; ++c) {
         const int64_t y = (n0 + c) / f->wq, x = (n0 + c) % f->wq;
         if (x >= f->g.ow) continue;
         if (k->first < 0) k->first = y * f->g.ow + x;
-        k->mask[c / 16] = static_cast<uint16_t>(k->mask[c / 16] | (1u << (c % 16)));
-        ++k->count;
+        mask[c / 16] = static_cast<uint16_t>(mask[c / 16] | (1u << (c % 16)));
     }
+    epilogue_tile_keep(&k->tile, mask, cols);
 }
 
 void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
@@ -357,10 +355,8 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
     const conv_fast* f = a->f;
     const int64_t n0 = st * GEMM_NT;
     const int32_t cols = static_cast<int32_t>(f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT);
-    strip_keep keep;
-    strip_tile_args ta = {a, &keep};
+    strip_tile_args ta = {a, &f->keeps[st]};
     pack_strip(a, n0, cols, packed);
-    strip_keep_of(f, n0, cols, &keep);
     gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
 }
 
@@ -368,7 +364,7 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
     const strip_args* a = static_cast<const strip_args*>(arg);
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
-    const int64_t strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
+    const int64_t strips = f->strips;
     const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
     // With a few strips per thread or more, each thread takes whole strips. With fewer
     // (deep layers: 7x7 outputs) the output channels are split into parts too, and the
@@ -532,9 +528,7 @@ void depthwise_image(const conv_fast* f, const int8_t* x, int8_t* img) {
         if (g.sw == 1) {
             memcpy(row + g.pw, x + h * g.w, static_cast<size_t>(g.w));
         } else if (g.sw == 2) {
-            const int64_t pe = g.pw % 2;
-            simd_deinterleave2_i8(f->level, x + h * g.w, g.w, row + pe * plane + g.pw / 2,
-                                  row + (1 - pe) * plane + (g.pw + 1) / 2);
+            cpu_phase_row2_i8(f->level, x + h * g.w, g.w, g.pw, plane, row);
         } else {
             cpu_phase_row(x + h * g.w, g.w, g.pw, g.sw, plane, row);
         }
@@ -632,6 +626,7 @@ void conv_fast_free(conv_fast* f) {
     gemm_weights_free(&f->w);
     free(f->wg);
     free(f->taps);
+    free(f->keeps);
     free(f->dw_taps);
     free(f);
 }
@@ -665,6 +660,15 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
         const int64_t row = r * g.dh, col = sk * g.dw;
         f->taps[k] = ((ic * g.sh + row % g.sh) * g.sw + col % g.sw) * plane + (row / g.sh) * f->wq +
                      col / g.sw;
+    }
+    f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
+    f->keeps =
+        static_cast<strip_keep*>(malloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
+    if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t st = 0; st < f->strips; ++st) {
+        const int64_t n0 = st * GEMM_NT;
+        strip_keep_of(f, n0, static_cast<int32_t>(f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT),
+                      &f->keeps[st]);
     }
     f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
     // A strip reads at most a row and a 16-column group past the last phase plane.

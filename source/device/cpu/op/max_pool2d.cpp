@@ -126,10 +126,7 @@ void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
     for (int64_t h = 0; h < f->h; ++h) {
         int8_t* row = ph + (h + f->ph) * f->wq;
         if (f->sw == 2) {
-            // Even columns land in phase pw % 2 from column pw / 2, odd ones in the other.
-            const int64_t pe = f->pw % 2, plane = f->hp * f->wq;
-            simd_deinterleave2_i8(f->level, x + h * f->w, f->w, row + pe * plane + f->pw / 2,
-                                  row + (1 - pe) * plane + (f->pw + 1) / 2);
+            cpu_phase_row2_i8(f->level, x + h * f->w, f->w, f->pw, f->hp * f->wq, row);
             continue;
         }
         cpu_phase_row(x + h * f->w, f->w, f->pw, f->sw, f->hp * f->wq, row);

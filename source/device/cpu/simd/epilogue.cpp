@@ -1,5 +1,7 @@
 #include "device/cpu/simd/epilogue.h"
 
+#include <string.h>
+
 #include "device/cpu/simd/simd.h"
 #include "graph/graph.h"
 
@@ -8,26 +10,11 @@
 /* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #endif
 
 namespace {
-
-inline int32_t load_at(const void* p, int32_t storage, int64_t i) {
-    if (storage == STORAGE_INT8) return static_cast<const int8_t*>(p)[i];
-    if (storage == STORAGE_INT16) return static_cast<const int16_t*>(p)[i];
-    return static_cast<const int32_t*>(p)[i];
-}
-
-/* Narrow stores keep the low bits: every narrow tensor holds values proven in range. */
-inline void store_at(void* p, int32_t storage, int64_t i, int32_t v) {
-    if (storage == STORAGE_INT8)
-        static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v);
-    else if (storage == STORAGE_INT16)
-        static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v);
-    else
-        static_cast<int32_t*>(p)[i] = v;
-}
 
 inline int32_t wrap_add32(int32_t a, int32_t b) {
     return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
@@ -42,8 +29,8 @@ int push(epilogue* ep, const ep_step& s) {
 void apply_scalar(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
                   int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
-        int32_t v = wrap_add32(load_at(in, in_storage, in_index + i), bias);
-        store_at(out, out_storage, out_index + i, epilogue_value(ep, v, out_index + i));
+        int32_t v = wrap_add32(ir_storage_load(in, in_storage, in_index + i), bias);
+        ir_storage_store(out, out_storage, out_index + i, epilogue_value(ep, v, out_index + i));
     }
 }
 
@@ -124,32 +111,26 @@ CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t
     }
 }
 
-/* The lanes whose bit is set in `keep`, in order, as vpermd indices (the rest 0). */
-CVML_TARGET_AVX512 inline __m512i kept_lanes(uint16_t keep) {
-    alignas(64) int32_t idx[16] = {0};
-    int32_t n = 0;
-    for (int32_t b = 0; b < 16; ++b)
-        if (keep >> b & 1) idx[n++] = b;
-    return _mm512_load_si512(idx);
+CVML_TARGET_AVX512 inline __m512i lanes_of(const ep_tile_keep* k, int j) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k->lanes[j])));
 }
 
-/* A GEMM tile through the chain: row r's kept columns (keep) are compacted in registers
- * and written from out_first + r * out_stride on; bias[r] is added first. */
+/* A GEMM tile through the chain: row r's kept columns are compacted in registers and
+ * written from out_first + r * out_stride on; bias[r] is added first. */
 CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* tile,
-                                          int32_t tile_stride, int32_t rows, const uint16_t* keep,
-                                          int32_t vectors, const int32_t* bias, void* out,
-                                          int32_t out_storage, int64_t out_first,
-                                          int64_t out_stride) {
-    int64_t pos[4] = {0, 0, 0, 0};
-    __mmask16 m[4] = {0, 0, 0, 0};
-    for (int32_t j = 0, p = 0; j < vectors && j < 4; ++j) {
+                                          int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
+                                          const int32_t* bias, void* out, int32_t out_storage,
+                                          int64_t out_first, int64_t out_stride) {
+    const uint16_t* keep = k->mask;
+    int64_t pos[3] = {0, 0, 0};
+    __mmask16 m[3] = {0, 0, 0};
+    for (int32_t j = 0, p = 0; j < k->vectors; ++j) {
         pos[j] = p;
         const int c = __builtin_popcount(keep[j]);
         m[j] = static_cast<__mmask16>((1u << c) - 1u);
         p += c;
     }
-    const __m512i idx0 = kept_lanes(keep[0]), idx1 = kept_lanes(keep[1]),
-                  idx2 = kept_lanes(keep[2]);
+    const __m512i idx0 = lanes_of(k, 0), idx1 = lanes_of(k, 1), idx2 = lanes_of(k, 2);
     for (int32_t r = 0; r < rows; ++r) {
         const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
         const int32_t* src = tile + static_cast<int64_t>(r) * tile_stride;
@@ -347,7 +328,7 @@ int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
                 v = v >> 31;
                 break;
             case EP_ADD:
-                v = wrap_add32(v, load_at(st.src, st.src_storage, index));
+                v = wrap_add32(v, ir_storage_load(st.src, st.src_storage, index));
                 break;
             default:
                 break;
@@ -383,26 +364,38 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
     apply_scalar(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
 }
 
+void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols) {
+    memset(k, 0, sizeof *k);
+    k->vectors = (cols + 15) / 16;
+    for (int32_t j = 0; j < k->vectors; ++j) {
+        k->mask[j] = mask[j];
+        for (int32_t b = 0, n = 0; b < 16; ++b)
+            if (mask[j] >> b & 1) {
+                k->lanes[j][n++] = static_cast<uint8_t>(b);
+                ++k->count;
+            }
+    }
+}
+
 void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,
-                         int32_t rows, const uint16_t* keep, int32_t vectors, const int32_t* bias,
-                         void* out, int32_t out_storage, int64_t out_first, int64_t out_stride) {
+                         int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
+                         int32_t out_storage, int64_t out_first, int64_t out_stride) {
 #if CVML_SIMD_X86
-    bool vec = vector_storage(out_storage) && vectors <= 3;
+    bool vec = vector_storage(out_storage);
     for (int32_t s = 0; s < ep->step_count; ++s)
         if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
     if (vec && level == CPU_SIMD_AVX512) {
-        apply_tile_avx512(ep, tile, tile_stride, rows, keep, vectors, bias, out, out_storage,
-                          out_first, out_stride);
+        apply_tile_avx512(ep, tile, tile_stride, rows, keep, bias, out, out_storage, out_first,
+                          out_stride);
         return;
     }
 #endif
-    int32_t row[64 + 16];
-    int32_t count = 0;
-    for (int32_t j = 0; j < vectors; ++j) count += __builtin_popcount(keep[j]);
+    int32_t row[48 + 16];
     for (int32_t r = 0; r < rows; ++r) {
-        simd_compact_i32(level, tile + static_cast<int64_t>(r) * tile_stride, keep, vectors, row);
+        simd_compact_i32(level, tile + static_cast<int64_t>(r) * tile_stride, keep->mask,
+                         keep->vectors, row);
         epilogue_apply(level, ep, row, STORAGE_INT32, 0, bias ? bias[r] : 0, out, out_storage,
-                       out_first + r * out_stride, count);
+                       out_first + r * out_stride, keep->count);
     }
 }
 

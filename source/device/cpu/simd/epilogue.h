@@ -44,13 +44,24 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
 /* One value through the chain (scalar). */
 int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index);
 
-/* A GEMM tile (rows of tile_stride int32) through the chain: row r keeps the columns
- * whose bit is set in keep[c / 16] (bit c % 16), in order, adds bias[r] (bias may be
- * NULL), and writes them from out_first + r * out_stride on. At most 4 vectors (64
- * columns) a row; the tile is readable whole. */
+/* The columns of a GEMM tile row (up to 48) that are stored, to consecutive outputs.
+ * Built once per tile shape (epilogue_tile_keep), used by every tile of that shape. */
+typedef struct ep_tile_keep {
+    uint16_t mask[3];     /* bit c % 16 of mask[c / 16]: column c is kept */
+    int32_t vectors;      /* 16-column vectors of the row (the last may be partial) */
+    int32_t count;        /* kept columns */
+    uint8_t lanes[3][16]; /* per vector, its kept lanes in order (vpermd indices) */
+} ep_tile_keep;
+
+/* Fills `k` for a row of `cols` columns (<= 48) whose kept ones are set in mask. */
+void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols);
+
+/* A GEMM tile (rows of tile_stride int32, readable whole) through the chain: row r keeps
+ * the columns of `keep`, in order, adds bias[r] (bias may be NULL), and writes them from
+ * out_first + r * out_stride on. */
 void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,
-                         int32_t rows, const uint16_t* keep, int32_t vectors, const int32_t* bias,
-                         void* out, int32_t out_storage, int64_t out_first, int64_t out_stride);
+                         int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
+                         int32_t out_storage, int64_t out_first, int64_t out_stride);
 
 /* Copies the values of src[0 .. 16 * vectors) whose bit is set in keep[i / 16] (bit
  * i % 16) to dst, in order; returns how many. dst needs 16 values of slack. */

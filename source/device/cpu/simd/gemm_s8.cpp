@@ -551,30 +551,7 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
 
 void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                       int32_t N, int32_t K, void* packed) {
-    const int32_t k4n = (K + GEMM_KG - 1) / GEMM_KG;
-#if CVML_SIMD_X86
-    if (level == CPU_SIMD_AVX512) {
-        uint8_t* out = static_cast<uint8_t*>(packed);
-        const size_t panel_bytes = static_cast<size_t>(k4n) * 64;
-        const int32_t Np = gemm_b_cols(level, N);
-        for (int32_t k4 = 0; k4 < k4n; ++k4) {
-            const int8_t* rows[GEMM_KG];
-            for (int32_t i = 0; i < GEMM_KG; ++i) {
-                const int32_t k = k4 * GEMM_KG + i;
-                rows[i] = k < K ? base + offsets[k] : pad;
-            }
-            for (int32_t n = 0; n < Np; n += 64) {
-                const int32_t panels = (Np - n) / 16 < 4 ? (Np - n) / 16 : 4;
-                pack64_avx512(
-                    rows, n, N - n, panels,
-                    out + static_cast<size_t>(n / 16) * panel_bytes + static_cast<size_t>(k4) * 64,
-                    panel_bytes);
-            }
-        }
-        return;
-    }
-#endif
-    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         const int8_t* rows[GEMM_KG];
         for (int32_t i = 0; i < GEMM_KG; ++i) {
             const int32_t k = k4 * GEMM_KG + i;

@@ -47,8 +47,7 @@ void gemm_pack_b_group(int level, const int8_t* const rows[GEMM_KG], int32_t N, 
                        int32_t k4, void* packed);
 
 /* Packs all of B (K x N) whose row k is base + offsets[k] (N int8 values each; rows
- * past K read `pad`, which must hold -128s: they pack to u8 0). One call per strip, so
- * the avx512 level runs its 64-column packer without a call per group of rows. */
+ * past K read `pad`, which must hold -128s: they pack to u8 0). */
 void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                       int32_t N, int32_t K, void* packed);
 

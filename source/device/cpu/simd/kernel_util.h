@@ -41,19 +41,11 @@ static inline void cpu_for_each_slot(const cpu_node_ctx* ctx, cpu_range_fn fn, v
 }
 
 static inline int32_t cpu_load(const ir_tensor* t, int64_t i) {
-    if (t->storage == STORAGE_INT8) return static_cast<const int8_t*>(t->data)[i];
-    if (t->storage == STORAGE_INT16) return static_cast<const int16_t*>(t->data)[i];
-    return static_cast<const int32_t*>(t->data)[i];
+    return ir_storage_load(t->data, t->storage, i);
 }
 
-/* Narrow stores keep the low bits: a narrow tensor holds values proven in range. */
 static inline void cpu_store(const ir_tensor* t, int64_t i, int32_t v) {
-    if (t->storage == STORAGE_INT8)
-        static_cast<int8_t*>(t->data)[i] = static_cast<int8_t>(v);
-    else if (t->storage == STORAGE_INT16)
-        static_cast<int16_t*>(t->data)[i] = static_cast<int16_t>(v);
-    else
-        static_cast<int32_t*>(t->data)[i] = v;
+    ir_storage_store(t->data, t->storage, i, v);
 }
 
 /* Scatters one input row of `w` values into its column phases: dst[p*phase_stride + j]
@@ -73,6 +65,15 @@ static inline void cpu_phase_row(const In* src, int64_t w, int64_t pad, int64_t 
             ++j;
         }
     }
+}
+
+/* The same for an int8 row and stride 2, vectorized: padded column x + pad lands in
+ * phase (x + pad) % 2 at index (x + pad) / 2, the two phases `phase_stride` apart. */
+static inline void cpu_phase_row2_i8(int level, const int8_t* src, int64_t w, int64_t pad,
+                                     int64_t phase_stride, int8_t* dst) {
+    const int64_t pe = pad % 2;
+    simd_deinterleave2_i8(level, src, w, dst + pe * phase_stride + pad / 2,
+                          dst + (1 - pe) * phase_stride + (pad + 1) / 2);
 }
 
 /* The same from a tensor in any storage, starting at element `base`. */
