@@ -151,6 +151,8 @@ struct conv_fast {
     int64_t nf;     /* GEMM columns: oh rows of wq (the wq - ow last ones dropped) */
     size_t strip_bytes, image_bytes;
     int64_t* taps;                /* where im2col row k starts in the image */
+    int64_t* row_at;              /* padded row r: its start in a channel's image (phase 0) */
+    int64_t channel_stride;       /* sh * sw phase planes */
     int64_t strips;               /* GEMM_NT-column strips of the nf columns */
     struct strip_keep* keeps;     /* per strip: its stored columns */
     int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
@@ -181,11 +183,9 @@ struct image_args {
 
 /* Zeros padded row r of a channel's image (its segment in every column phase). */
 void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
-    const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
-    for (int64_t pc = 0; pc < g.sw; ++pc)
-        memset(channel + ((r % g.sh) * g.sw + pc) * plane + (r / g.sh) * f->wq, 0,
-               static_cast<size_t>(f->wq));
+    for (int64_t pc = 0; pc < f->g.sw; ++pc)
+        memset(channel + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
 }
 
 #if CVML_SIMD_X86
@@ -228,22 +228,28 @@ void image_row_from_i32(const conv_fast* f, const int32_t* src, int8_t* row) {
 }
 
 /* Items are input rows (ic, h), so even a 3-channel image splits evenly over threads;
- * the first and last row of a channel also zero the padding rows above and below. */
+ * the first and last row of a channel also zero the padding rows above and below.
+ * Rows are a few dozen bytes, so (ic, h) are stepped and row starts looked up rather
+ * than divided out: four 64-bit divisions per row took most of this function's time. */
 void image_rows(void* arg, int64_t begin, int64_t end) {
     const image_args* a = static_cast<const image_args*>(arg);
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
-    for (int64_t item = begin; item < end; ++item) {
-        const int64_t ic = item / g.h, h = item % g.h;
-        int8_t* channel = a->img + ic * g.sh * g.sw * plane;
+    int64_t ic = begin / g.h, h = begin % g.h;
+    for (int64_t item = begin; item < end; ++item, ++h) {
+        if (h == g.h) {
+            h = 0;
+            ++ic;
+        }
+        int8_t* channel = a->img + ic * f->channel_stride;
         if (h == 0)
             for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
         if (h == g.h - 1)
             for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
-        const int64_t src = a->base + (ic * g.h + h) * g.w;
+        const int64_t src = a->base + item * g.w;
         const int64_t hp = h + g.ph;
-        int8_t* row = channel + (hp % g.sh) * g.sw * plane + (hp / g.sh) * f->wq;
+        int8_t* row = channel + f->row_at[hp];
         if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
             const int8_t* in = static_cast<const int8_t*>(a->x->data) + src;
 #if CVML_SIMD_X86
@@ -626,6 +632,7 @@ void conv_fast_free(conv_fast* f) {
     gemm_weights_free(&f->w);
     free(f->wg);
     free(f->taps);
+    free(f->row_at);
     free(f->keeps);
     free(f->dw_taps);
     free(f);
@@ -655,6 +662,11 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     if (!f->taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     memset(f->pad_row, 0x80, sizeof f->pad_row);
     const int64_t plane = f->hq * f->wq;
+    f->channel_stride = g.sh * g.sw * plane;
+    f->row_at = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->hq * g.sh)));
+    if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t r = 0; r < f->hq * g.sh; ++r)
+        f->row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * f->wq;
     for (int64_t k = 0; k < f->K; ++k) {
         const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
         const int64_t row = r * g.dh, col = sk * g.dw;

@@ -77,13 +77,18 @@ CVML_TARGET_AVX512 inline __m512i step_avx512(const ep_step& st, __m512i v, int6
 
 CVML_TARGET_AVX512 inline void store16_512(void* out, int32_t storage, int64_t i, __mmask16 m,
                                            __m512i v) {
-    // Narrowed in a register, then a masked store: the memory form of vpmovdb is
-    // microcoded on some cores (Zen 4).
-    if (storage == STORAGE_INT8)
-        _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + i, m, _mm512_cvtepi32_epi8(v));
-    else if (storage == STORAGE_INT16)
-        _mm256_mask_storeu_epi16(static_cast<int16_t*>(out) + i, m, _mm512_cvtepi32_epi16(v));
-    else
+    // Narrowed in a register, then a masked store: the memory form of vpmovdb/vpmovdw
+    // is microcoded on some cores (Zen 4). The empty asm keeps GCC from fusing the two
+    // back into that form.
+    if (storage == STORAGE_INT8) {
+        __m128i n = _mm512_cvtepi32_epi8(v);
+        __asm__("" : "+v"(n));
+        _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + i, m, n);
+    } else if (storage == STORAGE_INT16) {
+        __m256i n = _mm512_cvtepi32_epi16(v);
+        __asm__("" : "+v"(n));
+        _mm256_mask_storeu_epi16(static_cast<int16_t*>(out) + i, m, n);
+    } else
         _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + i, m, v);
 }
 

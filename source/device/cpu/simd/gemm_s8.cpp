@@ -314,8 +314,9 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
 /* 64 columns of 4 rows at once: byte and word unpacks interleave within 128-bit lanes,
  * so lane L of q0..q3 holds columns 16L..16L+15 in four quarters; a 4 x 4 transpose of
  * lanes makes panel L. Columns past n read as 0 (never stored by the caller). */
-CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, int32_t avail,
-                                      int32_t panels, uint8_t* dst, size_t panel_bytes) {
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_body(
+    const int8_t* const rows[4], int32_t n, int32_t avail, int32_t panels, uint8_t* dst,
+    size_t panel_bytes) {
     const __mmask64 m =
         avail >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << avail) - 1;
     const __m512i r0 = _mm512_maskz_loadu_epi8(m, rows[0] + n);
@@ -334,6 +335,33 @@ CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, in
     for (int32_t i = 0; i < panels; ++i)
         _mm512_storeu_si512(dst + static_cast<size_t>(i) * panel_bytes,
                             _mm512_xor_si512(p[i], off));
+}
+
+CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, int32_t avail,
+                                      int32_t panels, uint8_t* dst, size_t panel_bytes) {
+    pack64_body(rows, n, avail, panels, dst, panel_bytes);
+}
+
+/* All row groups of a strip (gemm_pack_b_rows at avx512): one loop with the 64-column
+ * step inlined, since a strip's 48 columns make each group a single step and a call
+ * and level dispatch per group cost as much as the unpacks. */
+CVML_TARGET_AVX512 void pack_rows_avx512(const int8_t* base, const int64_t* offsets,
+                                         const int8_t* pad, int32_t N, int32_t K, uint8_t* packed) {
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
+    const int32_t Np = round_up(N, 16);
+    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
+        const int8_t* rows[GEMM_KG];
+        for (int32_t i = 0; i < GEMM_KG; ++i) {
+            const int32_t k = k4 * GEMM_KG + i;
+            rows[i] = k < K ? base + offsets[k] : pad;
+        }
+        uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
+        for (int32_t n = 0; n < Np; n += 64) {
+            const int32_t panels = (Np - n) / 16 < 4 ? (Np - n) / 16 : 4;
+            pack64_body(rows, n, N - n, panels, dst + static_cast<size_t>(n / 16) * panel_bytes,
+                        panel_bytes);
+        }
+    }
 }
 
 /* ---- avx2 (vpmaddwd) ------------------------------------------------------------------ */
@@ -551,6 +579,12 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
 
 void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                       int32_t N, int32_t K, void* packed) {
+#if CVML_SIMD_X86
+    if (level == CPU_SIMD_AVX512) {
+        pack_rows_avx512(base, offsets, pad, N, K, static_cast<uint8_t*>(packed));
+        return;
+    }
+#endif
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         const int8_t* rows[GEMM_KG];
         for (int32_t i = 0; i < GEMM_KG; ++i) {
