@@ -529,8 +529,7 @@ void depthwise_image(const conv_fast* f, const int8_t* x, int8_t* img) {
     const int64_t plane = f->hq * f->wq;
     memset(img, 0, static_cast<size_t>(g.sh * g.sw * plane));
     for (int64_t h = 0; h < g.h; ++h) {
-        const int64_t hp = h + g.ph;
-        int8_t* row = img + (hp % g.sh) * g.sw * plane + (hp / g.sh) * f->wq;
+        int8_t* row = img + f->row_at[h + g.ph];
         if (g.sw == 1) {
             memcpy(row + g.pw, x + h * g.w, static_cast<size_t>(g.w));
         } else if (g.sw == 2) {
@@ -638,6 +637,17 @@ void conv_fast_free(conv_fast* f) {
     free(f);
 }
 
+/* row_at[r]: where padded row r starts in a channel's phase image (hq x wq planes). */
+int phase_row_table(conv_fast* f) {
+    const conv_geom& g = f->g;
+    const int64_t rows = f->hq * g.sh, plane = f->hq * f->wq;
+    f->row_at = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(rows)));
+    if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t r = 0; r < rows; ++r)
+        f->row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * f->wq;
+    return CVML_OK;
+}
+
 /* groups == 1: packed (or in-place) weights, the image geometry and the tap table. */
 int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     const conv_geom& g = f->g;
@@ -663,10 +673,8 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     memset(f->pad_row, 0x80, sizeof f->pad_row);
     const int64_t plane = f->hq * f->wq;
     f->channel_stride = g.sh * g.sw * plane;
-    f->row_at = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->hq * g.sh)));
-    if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    for (int64_t r = 0; r < f->hq * g.sh; ++r)
-        f->row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * f->wq;
+    rc = phase_row_table(f);
+    if (rc) return rc;
     for (int64_t k = 0; k < f->K; ++k) {
         const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
         const int64_t row = r * g.dh, col = sk * g.dw;
@@ -711,6 +719,8 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
             static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
         if (!f->dw_taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         depthwise_taps(f, f->dw_taps);
+        const int rc = phase_row_table(f);
+        if (rc) return rc;
         f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
         const size_t dw = f->dw_acc_bytes +
                           align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + f->wq + 64));
