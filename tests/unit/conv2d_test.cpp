@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/simd/simd.h"
 #include "nn_case_util.h"
 #include "op_runner.h"
 #include "operator/conv2d.h"
@@ -286,6 +287,63 @@ TEST(Conv2d, PropertyAgainstReferenceLarge) {
             ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
             ASSERT_EQ(r.outputs[0], expect) << "iter " << iter << " threads " << threads;
         }
+    }
+}
+
+/* Shapes whose flat columns would waste work (small outputs, wide padding), with output
+ * channels a multiple of 8: at avx512 they take dense strips, including the
+ * dot-product tails of 1 to 4 columns (N % 48) and wider partial strips. At the other
+ * levels the same shapes check the flat path. */
+TEST(Conv2d, DenseStripsAgainstReference) {
+    struct Shape {
+        int c, o, h, w, k, s, p;
+        bool dense; /* at avx512; the others do not fit the 64-column selection */
+    };
+    const Shape shapes[] = {
+        {5, 16, 7, 7, 3, 1, 1, true},     // 49 pixels: one strip + a 1-column tail
+        {3, 8, 14, 14, 3, 1, 1, true},    // 196: four strips + a 4-column tail
+        {4, 8, 28, 28, 3, 1, 1, true},    // 784: a 16-column last strip
+        {6, 16, 14, 14, 3, 2, 1, true},   // stride 2 down to 7 x 7
+        {2, 8, 9, 11, 3, 1, 1, true},     // 99: a 3-column tail
+        {9, 32, 5, 5, 3, 1, 1, true},     // 25: a single partial strip
+        {3, 8, 8, 20, 3, 1, 1, true},     // 160: strips span row ends
+        {3, 24, 10, 10, 5, 1, 2, false},  // 4 padding columns a row: a strip spans > 64
+        {7, 8, 12, 6, 3, 1, 0, false},    // a third panel past the 64 columns
+        {2, 8, 6, 2, 7, 1, 3, false},     // 12 pixels in rows of 8 columns
+    };
+    int dense_shapes = 0;
+    for (const Shape& sh : shapes) dense_shapes += sh.dense ? 1 : 0;
+    const int64_t before = cpu_conv2d_dense_preruns();
+    uint32_t seed = 77;
+    for (const Shape& sh : shapes) {
+        ConvCfg c;
+        c.groups = 1;
+        c.n = 1;
+        c.c = sh.c;
+        c.o = sh.o;
+        c.h = sh.h;
+        c.w = sh.w;
+        c.kh = c.kw = sh.k;
+        c.sh = c.sw = sh.s;
+        c.ph = c.pw = sh.p;
+        c.dh = c.dw = 1;
+        c.bias = true;
+        auto x = cvml_test::random_values(c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.c * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        std::vector<Operand> ops = {Operand{{1, c.c, c.h, c.w}, 8, x, false},
+                                    Operand{{c.o, c.c, c.kh, c.kw}, 8, w, true},
+                                    Operand{{c.o}, 18, b, true}};
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2, 3}) {
+            auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
+            ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+            ASSERT_EQ(r.outputs[0], expect) << sh.h << "x" << sh.w << " threads " << threads;
+        }
+    }
+    if (cpu_simd_level() == CPU_SIMD_AVX512) {
+        EXPECT_EQ(cpu_conv2d_dense_preruns() - before, 3 * dense_shapes)
+            << "dense strips were not used where they pay";
     }
 }
 

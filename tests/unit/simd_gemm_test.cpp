@@ -137,6 +137,109 @@ TEST(SimdGemm, LargeKWrapsLikeUpstream) {
     for (int level : levels()) check_gemm(level, 8, 140000, 16, 2, 3, 1);
 }
 
+/* gemm_run_narrow (dot products along K) against the reference, for every tail width,
+ * K around the 64-byte steps, extremes (the +128 offset and its correction) and sums
+ * that wrap. avx512 only: the other levels never take it. */
+TEST(SimdGemm, NarrowTailsMatchReference) {
+    if (cpu_simd_detect() < CPU_SIMD_AVX512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    std::mt19937 rng(11);
+    for (int mode = 0; mode <= 2; ++mode)
+        for (int32_t K : {1, 3, 63, 64, 65, 147, 1152, 140000})
+            for (int32_t c = 1; c <= GEMM_NARROW; ++c) {
+                const int32_t M = K > 10000 ? 8 : 24;
+                std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
+                std::vector<int32_t> B = values(static_cast<size_t>(K) * c, rng, mode);
+                std::vector<int8_t> a8(A.size() + 4, 0x55);
+                for (size_t i = 0; i < A.size(); ++i) a8[i] = static_cast<int8_t>(A[i]);
+                gemm_weights w;
+                ASSERT_EQ(gemm_weights_plain(CPU_SIMD_AVX512, a8.data(), M, K, &w), CVML_OK);
+                ASSERT_TRUE(gemm_narrow_ok(&w));
+                const size_t stride = gemm_narrow_stride(K);
+                std::vector<uint8_t> cols(stride * static_cast<size_t>(c), 0);
+                for (int32_t j = 0; j < c; ++j)
+                    for (int32_t k = 0; k < K; ++k)
+                        cols[stride * j + k] = static_cast<uint8_t>(
+                            static_cast<uint8_t>(B[static_cast<size_t>(k) * c + j]) ^ 0x80u);
+                std::vector<int32_t> C(static_cast<size_t>(M) * c, 0x5a5a5a5a);
+                std::vector<int> hits(C.size(), 0);
+                Sink s = {&C, c, &hits};
+                gemm_run_narrow(&w, cols.data(), c, 0, 0, 1, sink_tile, &s);
+                gemm_run_narrow(&w, cols.data(), c, 0, 1, M / GEMM_MR, sink_tile, &s);
+                gemm_weights_free(&w);
+                for (int32_t m = 0; m < M; ++m)
+                    for (int32_t j = 0; j < c; ++j) {
+                        uint32_t acc = 0;
+                        for (int32_t k = 0; k < K; ++k)
+                            acc += static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(
+                                                             A[static_cast<size_t>(m) * K + k])) *
+                                                         static_cast<int32_t>(static_cast<int8_t>(
+                                                             B[static_cast<size_t>(k) * c + j])));
+                        const size_t i = static_cast<size_t>(m) * c + j;
+                        ASSERT_EQ(hits[i], 1);
+                        ASSERT_EQ(C[i], static_cast<int32_t>(acc))
+                            << "K=" << K << " c=" << c << " mode=" << mode << " m=" << m;
+                    }
+            }
+}
+
+/* gemm_pack_b_select picks columns out of 64 consecutive ones: the same packed bytes as
+ * gemm_pack_b_rows over those columns gathered first. */
+TEST(SimdGemm, SelectPackingMatchesGatheredColumns) {
+    if (cpu_simd_detect() < CPU_SIMD_AVX512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    std::mt19937 rng(12);
+    for (int iter = 0; iter < 200; ++iter) {
+        const int32_t K = 1 + static_cast<int32_t>(rng() % 40);
+        const int32_t cols = 1 + static_cast<int32_t>(rng() % 48);
+        // Increasing flat positions whose panels each fit two 16-column groups.
+        gemm_select sel = {};
+        std::vector<int32_t> pos;
+        int32_t at = 0;
+        for (int32_t j = 0; j < cols; ++j) {
+            pos.push_back(at);
+            at += 1 + (rng() % 5 == 0 ? 1 : 0);
+        }
+        if (pos.back() >= 64) continue;
+        sel.panels = (cols + 15) / 16;
+        bool fits = true;
+        for (int32_t i = 0; i < sel.panels; ++i) {
+            sel.from[i] = pos[16 * i] / 16;
+            for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
+                const int32_t rel = pos[16 * i + j] - 16 * sel.from[i];
+                fits = fits && rel < 32;
+                sel.idx[i][j] = static_cast<uint8_t>(rel);
+            }
+        }
+        if (!fits || sel.from[sel.panels - 1] > 2) continue;
+        std::vector<int8_t> img(static_cast<size_t>(K) * 64 + 64);
+        for (auto& v : img) v = static_cast<int8_t>(rng());
+        std::vector<int64_t> offsets(K);
+        for (int32_t k = 0; k < K; ++k) offsets[k] = static_cast<int64_t>(k) * 64;
+        std::vector<int8_t> pad(64, -128);
+        std::vector<uint8_t> got(gemm_b_bytes(CPU_SIMD_AVX512, K, 48), 0xEE);
+        gemm_pack_b_select(CPU_SIMD_AVX512, img.data(), offsets.data(), pad.data(), K, &sel,
+                           got.data());
+        std::vector<int8_t> gathered(static_cast<size_t>(K) * cols + 64);
+        for (int32_t k = 0; k < K; ++k)
+            for (int32_t j = 0; j < cols; ++j)
+                gathered[static_cast<size_t>(k) * cols + j] = img[offsets[k] + pos[j]];
+        std::vector<int64_t> goff(K);
+        for (int32_t k = 0; k < K; ++k) goff[k] = static_cast<int64_t>(k) * cols;
+        std::vector<uint8_t> want(got.size(), 0xEE);
+        gemm_pack_b_rows(CPU_SIMD_AVX512, gathered.data(), goff.data(), pad.data(), cols, K,
+                         want.data());
+        // Only the selected lanes are defined: compare column by column.
+        const size_t panel_bytes = static_cast<size_t>((K + 3) / 4) * 64;
+        for (int32_t j = 0; j < cols; ++j)
+            for (int32_t k4 = 0; k4 * 4 < K; ++k4)
+                for (int32_t b = 0; b < 4; ++b) {
+                    const size_t i = static_cast<size_t>(j / 16) * panel_bytes +
+                                     static_cast<size_t>(k4) * 64 +
+                                     static_cast<size_t>(j % 16) * 4 + b;
+                    ASSERT_EQ(got[i], want[i]) << "iter " << iter << " column " << j;
+                }
+    }
+}
+
 int32_t ref_rshift(int32_t x, int32_t p, int32_t b) {
     int64_t mx = (int64_t{1} << (p - 1)) - 1;
     if (mx == 0) return 0;

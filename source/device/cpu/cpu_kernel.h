@@ -78,6 +78,10 @@ int32_t cpu_kernel_count(void);
 typedef void (*cpu_range_fn)(void* arg, int64_t begin, int64_t end);
 void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void* arg);
 
+/* How many conv2d nodes have been prepared with dense strips (no dropped columns, a
+ * dot-product tail) since the library was loaded: lets tests prove that path ran. */
+int64_t cpu_conv2d_dense_preruns(void);
+
 /* Convenience accessors. */
 static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {
     return static_cast<int32_t*>(ctx->inputs[i]->data);

@@ -150,11 +150,17 @@ struct conv_fast {
     int64_t hq, wq; /* rows and columns of one phase plane */
     int64_t nf;     /* GEMM columns: oh rows of wq (the wq - ow last ones dropped) */
     size_t strip_bytes, image_bytes;
-    int64_t* taps;                /* where im2col row k starts in the image */
-    int64_t* row_at;              /* padded row r: its start in a channel's image (phase 0) */
-    int64_t channel_stride;       /* sh * sw phase planes */
-    int64_t strips;               /* GEMM_NT-column strips of the nf columns */
-    struct strip_keep* keeps;     /* per strip: its stored columns */
+    int64_t* taps;            /* where im2col row k starts in the image */
+    int64_t* row_at;          /* padded row r: its start in a channel's image (phase 0) */
+    int64_t channel_stride;   /* sh * sw phase planes */
+    int64_t strips;           /* GEMM_NT-column strips of the GEMM columns */
+    struct strip_keep* keeps; /* per strip: its stored columns */
+    /* Dense mode (avx512, when it saves work): the GEMM columns are the N output pixels,
+     * not nf flat columns, so no column is computed to be dropped; each strip is packed
+     * from the flat columns it spans (dense_strip), and a last strip of at most
+     * GEMM_NARROW columns is done by dot products (gemm_run_narrow). */
+    bool dense;
+    struct dense_strip* dstrips;
     int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
     /* groups > 1 */
     int64_t hp, wp;
@@ -335,7 +341,73 @@ void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
                         a->out_base + m0 * a->f->N + k->first, a->f->N);
 }
 
+/* Dense mode: where strip st starts among the flat columns, and how its columns are
+ * picked from the 64 flat ones from there (unused by a narrow strip). */
+struct dense_strip {
+    int64_t flat0;
+    gemm_select sel;
+};
+
+/* Flat column of output pixel p (row p / ow, column p % ow). */
+inline int64_t flat_of(const conv_fast* f, int64_t p) {
+    return p / f->g.ow * f->wq + p % f->g.ow;
+}
+
+int32_t strip_cols(const conv_fast* f, int64_t st) {
+    const int64_t n = f->dense ? f->N : f->nf, n0 = st * GEMM_NT;
+    return static_cast<int32_t>(n - n0 < GEMM_NT ? n - n0 : GEMM_NT);
+}
+
+bool strip_is_narrow(const conv_fast* f, int64_t st) {
+    return f->dense && strip_cols(f, st) <= GEMM_NARROW;
+}
+
+/* Fills d for dense strip st; false when its columns do not fit the selection (more
+ * than 64 flat columns, or a panel spread over more than two flat panels). */
+bool dense_strip_of(const conv_fast* f, int64_t st, dense_strip* d) {
+    memset(d, 0, sizeof *d);
+    const int64_t p0 = st * GEMM_NT;
+    const int32_t cols = strip_cols(f, st);
+    d->flat0 = flat_of(f, p0);
+    if (flat_of(f, p0 + cols - 1) - d->flat0 >= 64) return false;
+    d->sel.panels = (cols + 15) / 16;
+    for (int32_t i = 0; i < d->sel.panels; ++i) {
+        const int64_t from = (flat_of(f, p0 + 16 * i) - d->flat0) / 16;
+        if (from > 2) return false;
+        d->sel.from[i] = static_cast<int32_t>(from);
+        for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
+            const int64_t rel = flat_of(f, p0 + 16 * i + j) - d->flat0 - 16 * from;
+            if (rel >= 32) return false;
+            d->sel.idx[i][j] = static_cast<uint8_t>(rel);
+        }
+    }
+    return true;
+}
+
+/* Dense mode pays when it saves at least 5% of the 16-column vectors computed (its
+ * packing does a little more work); counted in half vectors, a narrow tail as one. */
+bool dense_pays(const conv_fast* f) {
+    if (f->level != CPU_SIMD_AVX512 || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w))
+        return false;
+    int64_t flat = 0;
+    for (int64_t n0 = 0; n0 < f->nf; n0 += GEMM_NT)
+        flat += 2 * ((f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT) + 15) / 16;
+    const int64_t rest = f->N % GEMM_NT;
+    const int64_t dense = 6 * (f->N / GEMM_NT) + (rest == 0             ? 0
+                                                  : rest <= GEMM_NARROW ? 1
+                                                                        : 2 * ((rest + 15) / 16));
+    return 20 * dense <= 19 * flat;
+}
+
 void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
+    if (f->dense) {  // every column is an output pixel, from n0 on
+        uint16_t mask[GEMM_NT / 16] = {0, 0, 0};
+        for (int32_t c = 0; c < cols; ++c)
+            mask[c / 16] = static_cast<uint16_t>(mask[c / 16] | (1u << (c % 16)));
+        k->first = n0;
+        epilogue_tile_keep(&k->tile, mask, cols);
+        return;
+    }
     uint16_t mask[GEMM_NT / 16] = {0, 0, 0};
     k->first = -1;
     for (int32_t c = 0; c < cols; ++c) {
@@ -356,13 +428,39 @@ void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
                      packed);
 }
 
+/* A narrow strip's columns for gemm_run_narrow: each one's K image values as u8 x + 128,
+ * zeros after them. */
+void gather_narrow(const strip_args* a, int64_t p0, int32_t cols, uint8_t* dst) {
+    const conv_fast* f = a->f;
+    const size_t stride = gemm_narrow_stride(static_cast<int32_t>(f->K));
+    for (int32_t j = 0; j < cols; ++j) {
+        const int8_t* src = a->img + flat_of(f, p0 + j);
+        uint8_t* col = dst + stride * static_cast<size_t>(j);
+        for (int64_t k = 0; k < f->K; ++k)
+            col[k] = static_cast<uint8_t>(static_cast<uint8_t>(src[f->taps[k]]) ^ 0x80u);
+        memset(col + f->K, 0, stride - static_cast<size_t>(f->K));
+    }
+}
+
 /* Packs strip st and runs output channel blocks [mb0, mb1) over it. */
 void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* packed) {
     const conv_fast* f = a->f;
     const int64_t n0 = st * GEMM_NT;
-    const int32_t cols = static_cast<int32_t>(f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT);
+    const int32_t cols = strip_cols(f, st);
     strip_tile_args ta = {a, &f->keeps[st]};
-    pack_strip(a, n0, cols, packed);
+    if (strip_is_narrow(f, st)) {
+        uint8_t* b = static_cast<uint8_t*>(packed);
+        gather_narrow(a, n0, cols, b);
+        gemm_run_narrow(&f->w, b, cols, static_cast<int32_t>(n0), mb0, mb1, strip_tile, &ta);
+        return;
+    }
+    if (f->dense) {
+        const dense_strip& d = f->dstrips[st];
+        gemm_pack_b_select(f->level, a->img + d.flat0, f->taps, f->pad_row,
+                           static_cast<int32_t>(f->K), &d.sel, packed);
+    } else {
+        pack_strip(a, n0, cols, packed);
+    }
     gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
 }
 
@@ -633,6 +731,7 @@ void conv_fast_free(conv_fast* f) {
     free(f->taps);
     free(f->row_at);
     free(f->keeps);
+    free(f->dstrips);
     free(f->dw_taps);
     free(f);
 }
@@ -645,6 +744,34 @@ int phase_row_table(conv_fast* f) {
     if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t r = 0; r < rows; ++r)
         f->row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * f->wq;
+    return CVML_OK;
+}
+
+int64_t dense_preruns = 0; /* atomic */
+
+/* The strips: dense when that pays and every strip's columns can be selected, else
+ * flat; and each strip's stored columns. */
+int choose_strips(conv_fast* f) {
+    f->dense = dense_pays(f);
+    if (f->dense) {
+        f->strips = (f->N + GEMM_NT - 1) / GEMM_NT;
+        f->dstrips =
+            static_cast<dense_strip*>(malloc(sizeof(dense_strip) * static_cast<size_t>(f->strips)));
+        if (!f->dstrips) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        for (int64_t st = 0; st < f->strips && f->dense; ++st)
+            if (!strip_is_narrow(f, st)) f->dense = dense_strip_of(f, st, &f->dstrips[st]);
+        if (!f->dense) {
+            free(f->dstrips);
+            f->dstrips = nullptr;
+        }
+    }
+    if (f->dense) __atomic_fetch_add(&dense_preruns, 1, __ATOMIC_RELAXED);
+    if (!f->dense) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
+    f->keeps =
+        static_cast<strip_keep*>(malloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
+    if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t st = 0; st < f->strips; ++st)
+        strip_keep_of(f, st * GEMM_NT, strip_cols(f, st), &f->keeps[st]);
     return CVML_OK;
 }
 
@@ -681,17 +808,13 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
         f->taps[k] = ((ic * g.sh + row % g.sh) * g.sw + col % g.sw) * plane + (row / g.sh) * f->wq +
                      col / g.sw;
     }
-    f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
-    f->keeps =
-        static_cast<strip_keep*>(malloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
-    if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    for (int64_t st = 0; st < f->strips; ++st) {
-        const int64_t n0 = st * GEMM_NT;
-        strip_keep_of(f, n0, static_cast<int32_t>(f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT),
-                      &f->keeps[st]);
-    }
+    rc = choose_strips(f);
+    if (rc) return rc;
     f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
-    // A strip reads at most a row and a 16-column group past the last phase plane.
+    const size_t narrow = gemm_narrow_stride(static_cast<int32_t>(f->K)) * GEMM_NARROW;
+    if (f->dense && narrow > f->strip_bytes) f->strip_bytes = align64(narrow);
+    // A flat strip reads at most a row and a 16-column group past the last phase plane,
+    // a dense one 64 columns from its first pixel's.
     f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
     *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
     return CVML_OK;
@@ -813,6 +936,10 @@ int conv2d_run(cpu_node_ctx* ctx) {
 const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, conv2d_postrun};
 
 }  // namespace
+
+int64_t cpu_conv2d_dense_preruns(void) {
+    return __atomic_load_n(&dense_preruns, __ATOMIC_RELAXED);
+}
 
 int register_cpu_op_conv2d(void) {
     return cpu_kernel_registry_add(&conv2d_kernel);

@@ -314,9 +314,8 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
 /* 64 columns of 4 rows at once: byte and word unpacks interleave within 128-bit lanes,
  * so lane L of q0..q3 holds columns 16L..16L+15 in four quarters; a 4 x 4 transpose of
  * lanes makes panel L. Columns past n read as 0 (never stored by the caller). */
-CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_body(
-    const int8_t* const rows[4], int32_t n, int32_t avail, int32_t panels, uint8_t* dst,
-    size_t panel_bytes) {
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
+    const int8_t* const rows[4], int32_t n, int32_t avail, __m512i p[4]) {
     const __mmask64 m =
         avail >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << avail) - 1;
     const __m512i r0 = _mm512_maskz_loadu_epi8(m, rows[0] + n);
@@ -330,11 +329,19 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_body(
     const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44), t1 = _mm512_shuffle_i64x2(q2, q3, 0x44);
     const __m512i t2 = _mm512_shuffle_i64x2(q0, q1, 0xEE), t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE);
     const __m512i off = _mm512_set1_epi8(static_cast<char>(0x80));
-    const __m512i p[4] = {_mm512_shuffle_i64x2(t0, t1, 0x88), _mm512_shuffle_i64x2(t0, t1, 0xDD),
-                          _mm512_shuffle_i64x2(t2, t3, 0x88), _mm512_shuffle_i64x2(t2, t3, 0xDD)};
+    p[0] = _mm512_xor_si512(_mm512_shuffle_i64x2(t0, t1, 0x88), off);
+    p[1] = _mm512_xor_si512(_mm512_shuffle_i64x2(t0, t1, 0xDD), off);
+    p[2] = _mm512_xor_si512(_mm512_shuffle_i64x2(t2, t3, 0x88), off);
+    p[3] = _mm512_xor_si512(_mm512_shuffle_i64x2(t2, t3, 0xDD), off);
+}
+
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_body(
+    const int8_t* const rows[4], int32_t n, int32_t avail, int32_t panels, uint8_t* dst,
+    size_t panel_bytes) {
+    __m512i p[4];
+    pack64_panels(rows, n, avail, p);
     for (int32_t i = 0; i < panels; ++i)
-        _mm512_storeu_si512(dst + static_cast<size_t>(i) * panel_bytes,
-                            _mm512_xor_si512(p[i], off));
+        _mm512_storeu_si512(dst + static_cast<size_t>(i) * panel_bytes, p[i]);
 }
 
 CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, int32_t avail,
@@ -361,6 +368,85 @@ CVML_TARGET_AVX512 void pack_rows_avx512(const int8_t* base, const int64_t* offs
             pack64_body(rows, n, N - n, panels, dst + static_cast<size_t>(n / 16) * panel_bytes,
                         panel_bytes);
         }
+    }
+}
+
+/* gemm_pack_b_select at avx512: each row group packed as 64 consecutive columns, then
+ * every output panel picked from two of those panels with one vpermt2d. */
+CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* offsets,
+                                           const int8_t* pad, int32_t K, const gemm_select* sel,
+                                           uint8_t* packed) {
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
+    __m512i idx[3];
+    for (int32_t i = 0; i < sel->panels; ++i)
+        idx[i] =
+            _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[i])));
+    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
+        const int8_t* rows[GEMM_KG];
+        for (int32_t i = 0; i < GEMM_KG; ++i) {
+            const int32_t k = k4 * GEMM_KG + i;
+            rows[i] = k < K ? base + offsets[k] : pad;
+        }
+        __m512i p[4];
+        pack64_panels(rows, 0, 64, p);
+        uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
+        for (int32_t i = 0; i < sel->panels; ++i) {
+            const int32_t f = sel->from[i];
+            _mm512_storeu_si512(dst + static_cast<size_t>(i) * panel_bytes,
+                                _mm512_permutex2var_epi32(p[f], idx[i], p[f + 1]));
+        }
+    }
+}
+
+/* 4 rows x C columns of a narrow tail: dot products along K, 64 bytes per step. Row r
+ * of A is a + r * lda (read exactly: the last step is masked); column j of B is
+ * b + j * stride, zero past K. */
+template <int C>
+CVML_TARGET_AVX512 void narrow4_avx512(const int8_t* a, size_t lda, int32_t K, const uint8_t* b,
+                                       size_t stride, const int32_t* corr, int32_t* tile) {
+    __m512i acc[4][C];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j) acc[r][j] = _mm512_setzero_si512();
+    for (int32_t k = 0; k < K; k += 64) {
+        const __mmask64 m =
+            K - k >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << (K - k)) - 1;
+        __m512i bv[C];
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j)
+            bv[j] = _mm512_loadu_si512(b + static_cast<size_t>(j) * stride + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+            const __m512i av = _mm512_maskz_loadu_epi8(m, a + static_cast<size_t>(r) * lda + k);
+#pragma GCC unroll 4
+            for (int j = 0; j < C; ++j) dpbusd(acc[r][j], bv[j], av);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j)
+            tile[r * GEMM_NT + j] =
+                static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(acc[r][j])) -
+                                     static_cast<uint32_t>(corr[r]));
+}
+
+CVML_TARGET_AVX512 void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride,
+                                            int32_t c, int32_t m0, int32_t* tile) {
+    for (int32_t r = 0; r < GEMM_MR; r += 4) {
+        const int8_t* ar = a->plain + static_cast<size_t>(m0 + r) * static_cast<size_t>(a->lda);
+        const size_t lda = static_cast<size_t>(a->lda);
+        const int32_t* corr = a->corr + m0 + r;
+        int32_t* t = tile + r * GEMM_NT;
+        if (c == 1)
+            narrow4_avx512<1>(ar, lda, a->K, b, stride, corr, t);
+        else if (c == 2)
+            narrow4_avx512<2>(ar, lda, a->K, b, stride, corr, t);
+        else if (c == 3)
+            narrow4_avx512<3>(ar, lda, a->K, b, stride, corr, t);
+        else
+            narrow4_avx512<4>(ar, lda, a->K, b, stride, corr, t);
     }
 }
 
@@ -620,4 +706,58 @@ void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int6
             tile_scalar(a, static_cast<const int8_t*>(packed_b), N, m0, rows, n0, cols, tile);
         fn(arg, m0, rows, n0, cols, tile);
     }
+}
+
+void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
+                        int32_t K, const gemm_select* sel, void* packed) {
+#if CVML_SIMD_X86
+    if (level == CPU_SIMD_AVX512) {
+        pack_select_avx512(base, offsets, pad, K, sel, static_cast<uint8_t*>(packed));
+        return;
+    }
+#endif
+    (void)level;
+    (void)base;
+    (void)offsets;
+    (void)pad;
+    (void)K;
+    (void)sel;
+    (void)packed;
+    abort();  // gemm_narrow_ok() is false below avx512, so callers never get here
+}
+
+int gemm_narrow_ok(const gemm_weights* a) {
+#if CVML_SIMD_X86
+    return a->level == CPU_SIMD_AVX512 && a->plain && a->M % GEMM_MR == 0;
+#else
+    (void)a;
+    return 0;
+#endif
+}
+
+size_t gemm_narrow_stride(int32_t K) {
+    return static_cast<size_t>(round_up(K, 64));
+}
+
+void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int32_t n0, int64_t mb0,
+                     int64_t mb1, gemm_tile_fn fn, void* arg) {
+#if CVML_SIMD_X86
+    alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
+    const size_t stride = gemm_narrow_stride(a->K);
+    for (int64_t mb = mb0; mb < mb1; ++mb) {
+        const int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
+        narrow_block_avx512(a, cols, stride, c, m0, tile);
+        fn(arg, m0, GEMM_MR, n0, c, tile);
+    }
+#else
+    (void)a;
+    (void)cols;
+    (void)c;
+    (void)n0;
+    (void)mb0;
+    (void)mb1;
+    (void)fn;
+    (void)arg;
+    abort();
+#endif
 }

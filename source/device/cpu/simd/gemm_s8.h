@@ -58,3 +58,26 @@ int64_t gemm_tile_count(int32_t M, int32_t N);
 /* Computes tiles [t0, t1) of A * B and hands each to fn. */
 void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
                     gemm_tile_fn fn, void* arg);
+
+/* Dense strips (conv2d without the columns it would drop): each output panel p takes
+ * columns idx[p][0..15] (0..31) of the two 16-column groups from[p], from[p] + 1 of the 64
+ * consecutive columns starting at base + offsets[k] (readable whole). */
+typedef struct gemm_select {
+    int32_t panels; /* 1..3 */
+    int32_t from[3];
+    uint8_t idx[3][16];
+} gemm_select;
+/* Packs a strip of K rows, its columns chosen by sel (avx512 only). */
+void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
+                        int32_t K, const gemm_select* sel, void* packed);
+
+/* Narrow tails: the last few (<= GEMM_NARROW) columns of a GEMM as dot products along K,
+ * where a 16-column tile would compute mostly padding. Only for avx512 weights used in
+ * place whose every row block is whole (gemm_narrow_ok). Column j is cols + j * stride
+ * (stride = gemm_narrow_stride(K)), K values x + 128 as u8, then zeros. Tiles go to fn as
+ * in gemm_run_tiles, for row blocks [mb0, mb1), as columns n0 .. n0 + c - 1. */
+#define GEMM_NARROW 4
+int gemm_narrow_ok(const gemm_weights* a);
+size_t gemm_narrow_stride(int32_t K);
+void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int32_t n0, int64_t mb0,
+                     int64_t mb1, gemm_tile_fn fn, void* arg);
