@@ -391,7 +391,7 @@ bool dense_pays(const conv_fast* f) {
         return false;
     int64_t flat = 0;
     for (int64_t n0 = 0; n0 < f->nf; n0 += GEMM_NT)
-        flat += 2 * ((f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT) + 15) / 16;
+        flat += 2 * (((f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT) + 15) / 16);
     const int64_t rest = f->N % GEMM_NT;
     const int64_t dense = 6 * (f->N / GEMM_NT) + (rest == 0             ? 0
                                                   : rest <= GEMM_NARROW ? 1
