@@ -373,7 +373,6 @@ bool dense_strip_of(const conv_fast* f, int64_t st, dense_strip* d) {
     d->sel.panels = (cols + 15) / 16;
     for (int32_t i = 0; i < d->sel.panels; ++i) {
         const int64_t from = (flat_of(f, p0 + 16 * i) - d->flat0) / 16;
-        if (from > 2) return false;
         d->sel.from[i] = static_cast<int32_t>(from);
         for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
             const int64_t rel = flat_of(f, p0 + 16 * i + j) - d->flat0 - 16 * from;
@@ -381,7 +380,7 @@ bool dense_strip_of(const conv_fast* f, int64_t st, dense_strip* d) {
             d->sel.idx[i][j] = static_cast<uint8_t>(rel);
         }
     }
-    return true;
+    return gemm_select_ok(&d->sel) != 0;
 }
 
 /* Dense mode pays when it saves at least 5% of the 16-column vectors computed (its

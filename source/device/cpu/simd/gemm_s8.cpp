@@ -372,15 +372,16 @@ CVML_TARGET_AVX512 void pack_rows_avx512(const int8_t* base, const int64_t* offs
 }
 
 /* gemm_pack_b_select at avx512: each row group packed as 64 consecutive columns, then
- * every output panel picked from two of those panels with one vpermt2d. */
-CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* offsets,
-                                           const int8_t* pad, int32_t K, const gemm_select* sel,
-                                           uint8_t* packed) {
+ * every output panel picked from two of those panels with one vpermt2d. Panel 0 always
+ * starts in flat panel 0 and panel 2 in flat panel 2 (conv2d's selections; checked
+ * below), so only panel 1's source varies: one loop per case keeps every vector in a
+ * register. */
+template <int From1>
+CVML_TARGET_AVX512 void pack_select_loop(const int8_t* base, const int64_t* offsets,
+                                         const int8_t* pad, int32_t K, int32_t panels,
+                                         const __m512i idx[3], uint8_t* packed) {
     const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
-    __m512i idx[3];
-    for (int32_t i = 0; i < sel->panels; ++i)
-        idx[i] =
-            _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[i])));
+    const __m512i i0 = idx[0], i1 = idx[1], i2 = idx[2];
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         const int8_t* rows[GEMM_KG];
         for (int32_t i = 0; i < GEMM_KG; ++i) {
@@ -390,12 +391,26 @@ CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* of
         __m512i p[4];
         pack64_panels(rows, 0, 64, p);
         uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
-        for (int32_t i = 0; i < sel->panels; ++i) {
-            const int32_t f = sel->from[i];
-            _mm512_storeu_si512(dst + static_cast<size_t>(i) * panel_bytes,
-                                _mm512_permutex2var_epi32(p[f], idx[i], p[f + 1]));
-        }
+        _mm512_storeu_si512(dst, _mm512_permutex2var_epi32(p[0], i0, p[1]));
+        if (panels > 1)
+            _mm512_storeu_si512(dst + panel_bytes,
+                                _mm512_permutex2var_epi32(p[From1], i1, p[From1 + 1]));
+        if (panels > 2)
+            _mm512_storeu_si512(dst + 2 * panel_bytes, _mm512_permutex2var_epi32(p[2], i2, p[3]));
     }
+}
+
+CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* offsets,
+                                           const int8_t* pad, int32_t K, const gemm_select* sel,
+                                           uint8_t* packed) {
+    __m512i idx[3];
+    for (int32_t i = 0; i < 3; ++i)
+        idx[i] =
+            _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[i])));
+    if (sel->panels > 1 && sel->from[1] == 2)
+        pack_select_loop<2>(base, offsets, pad, K, sel->panels, idx, packed);
+    else
+        pack_select_loop<1>(base, offsets, pad, K, sel->panels, idx, packed);
 }
 
 /* 4 rows x C columns of a narrow tail: dot products along K, 64 bytes per step. Row r
@@ -724,6 +739,16 @@ void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, c
     (void)sel;
     (void)packed;
     abort();  // gemm_narrow_ok() is false below avx512, so callers never get here
+}
+
+int gemm_select_ok(const gemm_select* sel) {
+    if (sel->panels < 1 || sel->panels > 3 || sel->from[0] != 0) return 0;
+    if (sel->panels > 1 && sel->from[1] != 1 && sel->from[1] != 2) return 0;
+    if (sel->panels > 2 && sel->from[2] != 2) return 0;
+    for (int32_t i = 0; i < sel->panels; ++i)
+        for (int32_t j = 0; j < 16; ++j)
+            if (sel->idx[i][j] >= 32) return 0;
+    return 1;
 }
 
 int gemm_narrow_ok(const gemm_weights* a) {

@@ -61,12 +61,14 @@ void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int6
 
 /* Dense strips (conv2d without the columns it would drop): each output panel p takes
  * columns idx[p][0..15] (0..31) of the two 16-column groups from[p], from[p] + 1 of the 64
- * consecutive columns starting at base + offsets[k] (readable whole). */
+ * consecutive columns starting at base + offsets[k] (readable whole). from[0] must be 0,
+ * from[1] 1 or 2, from[2] 2 (gemm_select_ok). */
 typedef struct gemm_select {
     int32_t panels; /* 1..3 */
     int32_t from[3];
     uint8_t idx[3][16];
 } gemm_select;
+int gemm_select_ok(const gemm_select* sel);
 /* Packs a strip of K rows, its columns chosen by sel (avx512 only). */
 void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                         int32_t K, const gemm_select* sel, void* packed);
