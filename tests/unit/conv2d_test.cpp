@@ -291,29 +291,37 @@ TEST(Conv2d, PropertyAgainstReferenceLarge) {
 }
 
 /* Shapes whose flat columns would waste work (small outputs, wide padding), with output
- * channels a multiple of 8: at avx512 they take dense strips, including the
- * dot-product tails of 1 to 4 columns (N % 48) and wider partial strips. At the other
- * levels the same shapes check the flat path. */
-TEST(Conv2d, DenseStripsAgainstReference) {
+ * channels a multiple of 8: at avx512 they take dense strips, and a last strip of 1 to 4
+ * columns (N % 48, dense or flat) is done by dot products. At the other levels the same
+ * shapes check the flat path. */
+TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
     struct Shape {
         int c, o, h, w, k, s, p;
-        bool dense; /* at avx512; the others do not fit the 64-column selection */
+        bool dense, narrow; /* at avx512 */
     };
     const Shape shapes[] = {
-        {5, 16, 7, 7, 3, 1, 1, true},     // 49 pixels: one strip + a 1-column tail
-        {3, 8, 14, 14, 3, 1, 1, true},    // 196: four strips + a 4-column tail
-        {4, 8, 28, 28, 3, 1, 1, true},    // 784: a 16-column last strip
-        {6, 16, 14, 14, 3, 2, 1, true},   // stride 2 down to 7 x 7
-        {2, 8, 9, 11, 3, 1, 1, true},     // 99: a 3-column tail
-        {9, 32, 5, 5, 3, 1, 1, true},     // 25: a single partial strip
-        {3, 8, 8, 20, 3, 1, 1, true},     // 160: strips span row ends
-        {3, 24, 10, 10, 5, 1, 2, false},  // 4 padding columns a row: a strip spans > 64
-        {7, 8, 12, 6, 3, 1, 0, false},    // a third panel past the 64 columns
-        {2, 8, 6, 2, 7, 1, 3, false},     // 12 pixels in rows of 8 columns
+        {5, 16, 7, 7, 3, 1, 1, true, true},      // 49 pixels: one strip + a 1-column tail
+        {3, 8, 14, 14, 3, 1, 1, true, true},     // 196: four strips + a 4-column tail
+        {4, 8, 28, 28, 3, 1, 1, true, false},    // 784: a 16-column last strip
+        {6, 16, 14, 14, 3, 2, 1, true, true},    // stride 2 down to 7 x 7
+        {2, 8, 9, 11, 3, 1, 1, true, true},      // 99: a 3-column tail
+        {9, 32, 5, 5, 3, 1, 1, true, false},     // 25: a single partial strip
+        {3, 8, 8, 20, 3, 1, 1, true, false},     // 160: strips span row ends
+        {3, 24, 10, 10, 5, 1, 2, false, false},  // 4 padding columns a row: a strip spans > 64
+        {7, 8, 12, 6, 3, 1, 0, false, false},    // a third panel past the 64 columns
+        {2, 8, 6, 2, 7, 1, 3, false, false},     // 12 pixels in rows of 8 columns
+        {5, 16, 7, 7, 1, 1, 0, false, true},     // 1x1 in place: 49 = 48 + a flat 1-column tail
+        {4, 8, 10, 5, 1, 1, 0, false, true},     // 1x1: 50 = 48 + 2
+        {3, 8, 4, 47, 3, 1, 1, false, true},     // flat 4 x 49 = 196: a tail of 2 kept, 2 dropped
+        {2, 16, 5, 37, 3, 1, 1, false, true},    // flat 5 x 39 = 195: a 3-column tail
     };
-    int dense_shapes = 0;
-    for (const Shape& sh : shapes) dense_shapes += sh.dense ? 1 : 0;
-    const int64_t before = cpu_conv2d_dense_preruns();
+    int dense_shapes = 0, narrow_shapes = 0;
+    for (const Shape& sh : shapes) {
+        dense_shapes += sh.dense ? 1 : 0;
+        narrow_shapes += sh.narrow ? 1 : 0;
+    }
+    int64_t dense0, narrow0;
+    cpu_conv2d_path_counts(&dense0, &narrow0);
     uint32_t seed = 77;
     for (const Shape& sh : shapes) {
         ConvCfg c;
@@ -342,8 +350,10 @@ TEST(Conv2d, DenseStripsAgainstReference) {
         }
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        EXPECT_EQ(cpu_conv2d_dense_preruns() - before, 3 * dense_shapes)
-            << "dense strips were not used where they pay";
+        int64_t dense1, narrow1;
+        cpu_conv2d_path_counts(&dense1, &narrow1);
+        EXPECT_EQ(dense1 - dense0, 3 * dense_shapes) << "dense strips not used where they pay";
+        EXPECT_EQ(narrow1 - narrow0, 3 * narrow_shapes) << "narrow tails not used";
     }
 }
 

@@ -78,9 +78,10 @@ int32_t cpu_kernel_count(void);
 typedef void (*cpu_range_fn)(void* arg, int64_t begin, int64_t end);
 void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void* arg);
 
-/* How many conv2d nodes have been prepared with dense strips (no dropped columns, a
- * dot-product tail) since the library was loaded: lets tests prove that path ran. */
-int64_t cpu_conv2d_dense_preruns(void);
+/* How many conv2d nodes have been prepared, since the library was loaded, with dense
+ * strips (no dropped columns) and with a narrow last strip (dot products along K): lets
+ * tests prove those paths ran. */
+void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow);
 
 /* Convenience accessors. */
 static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {

@@ -358,8 +358,10 @@ int32_t strip_cols(const conv_fast* f, int64_t st) {
     return static_cast<int32_t>(n - n0 < GEMM_NT ? n - n0 : GEMM_NT);
 }
 
+/* A last strip of a few columns (N % 48 <= GEMM_NARROW, flat or dense) is done by dot
+ * products along K rather than a 16-column tile. */
 bool strip_is_narrow(const conv_fast* f, int64_t st) {
-    return f->dense && strip_cols(f, st) <= GEMM_NARROW;
+    return strip_cols(f, st) <= GEMM_NARROW && gemm_narrow_ok(&f->w);
 }
 
 /* Fills d for dense strip st; false when its columns do not fit the selection (more
@@ -383,19 +385,19 @@ bool dense_strip_of(const conv_fast* f, int64_t st, dense_strip* d) {
     return gemm_select_ok(&d->sel) != 0;
 }
 
+/* The 16-column vectors computed for n GEMM columns, in halves: 48-column strips, and a
+ * narrow tail (dot products) counted as one half. */
+int64_t half_vectors(int64_t n) {
+    const int64_t rest = n % GEMM_NT;
+    return 6 * (n / GEMM_NT) + (rest == 0 ? 0 : rest <= GEMM_NARROW ? 1 : 2 * ((rest + 15) / 16));
+}
+
 /* Dense mode pays when it saves at least 5% of the 16-column vectors computed (its
- * packing does a little more work); counted in half vectors, a narrow tail as one. */
+ * packing does a little more work). */
 bool dense_pays(const conv_fast* f) {
     if (f->level != CPU_SIMD_AVX512 || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w))
         return false;
-    int64_t flat = 0;
-    for (int64_t n0 = 0; n0 < f->nf; n0 += GEMM_NT)
-        flat += 2 * (((f->nf - n0 < GEMM_NT ? f->nf - n0 : GEMM_NT) + 15) / 16);
-    const int64_t rest = f->N % GEMM_NT;
-    const int64_t dense = 6 * (f->N / GEMM_NT) + (rest == 0             ? 0
-                                                  : rest <= GEMM_NARROW ? 1
-                                                                        : 2 * ((rest + 15) / 16));
-    return 20 * dense <= 19 * flat;
+    return 20 * half_vectors(f->N) <= 19 * half_vectors(f->nf);
 }
 
 void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
@@ -433,7 +435,7 @@ void gather_narrow(const strip_args* a, int64_t p0, int32_t cols, uint8_t* dst) 
     const conv_fast* f = a->f;
     const size_t stride = gemm_narrow_stride(static_cast<int32_t>(f->K));
     for (int32_t j = 0; j < cols; ++j) {
-        const int8_t* src = a->img + flat_of(f, p0 + j);
+        const int8_t* src = a->img + (f->dense ? flat_of(f, p0 + j) : p0 + j);
         uint8_t* col = dst + stride * static_cast<size_t>(j);
         for (int64_t k = 0; k < f->K; ++k)
             col[k] = static_cast<uint8_t>(static_cast<uint8_t>(src[f->taps[k]]) ^ 0x80u);
@@ -746,7 +748,8 @@ int phase_row_table(conv_fast* f) {
     return CVML_OK;
 }
 
-int64_t dense_preruns = 0; /* atomic */
+int64_t dense_preruns = 0;  /* atomic */
+int64_t narrow_preruns = 0; /* atomic */
 
 /* The strips: dense when that pays and every strip's columns can be selected, else
  * flat; and each strip's stored columns. */
@@ -764,8 +767,10 @@ int choose_strips(conv_fast* f) {
             f->dstrips = nullptr;
         }
     }
-    if (f->dense) __atomic_fetch_add(&dense_preruns, 1, __ATOMIC_RELAXED);
     if (!f->dense) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
+    if (f->dense) __atomic_fetch_add(&dense_preruns, 1, __ATOMIC_RELAXED);
+    if (f->strips > 0 && strip_is_narrow(f, f->strips - 1))
+        __atomic_fetch_add(&narrow_preruns, 1, __ATOMIC_RELAXED);
     f->keeps =
         static_cast<strip_keep*>(malloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
     if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -811,7 +816,7 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     if (rc) return rc;
     f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
     const size_t narrow = gemm_narrow_stride(static_cast<int32_t>(f->K)) * GEMM_NARROW;
-    if (f->dense && narrow > f->strip_bytes) f->strip_bytes = align64(narrow);
+    if (gemm_narrow_ok(&f->w) && narrow > f->strip_bytes) f->strip_bytes = align64(narrow);
     // A flat strip reads at most a row and a 16-column group past the last phase plane,
     // a dense one 64 columns from its first pixel's.
     f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
@@ -936,8 +941,9 @@ const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, conv2d_po
 
 }  // namespace
 
-int64_t cpu_conv2d_dense_preruns(void) {
-    return __atomic_load_n(&dense_preruns, __ATOMIC_RELAXED);
+void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow) {
+    *dense = __atomic_load_n(&dense_preruns, __ATOMIC_RELAXED);
+    *narrow = __atomic_load_n(&narrow_preruns, __ATOMIC_RELAXED);
 }
 
 int register_cpu_op_conv2d(void) {
