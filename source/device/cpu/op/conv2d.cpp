@@ -195,24 +195,50 @@ void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
 }
 
 #if CVML_SIMD_X86
-/* row[0, wq) = the w values of `in` after pw zeros, zeros after them: masked 64-byte
- * loads and stores (a masked-off lane never touches memory), no library calls for
- * rows of a few dozen bytes. */
-CVML_TARGET_AVX512 void copy_row_padded_avx512(const int8_t* in, int64_t w, int64_t pw, int64_t wq,
-                                               int8_t* row) {
-    for (int64_t j = 0; j < wq; j += 64) {
-        const int64_t lo = pw - j > 0 ? pw - j : 0;
-        const int64_t hi = pw - j + w < 64 ? pw - j + w : 64;
-        const int64_t out = wq - j < 64 ? wq - j : 64;
-        const __mmask64 below =
-            lo >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << lo) - 1;
-        const __mmask64 upto = hi <= 0    ? 0
-                               : hi >= 64 ? ~static_cast<__mmask64>(0)
-                                          : (static_cast<__mmask64>(1) << hi) - 1;
-        const __mmask64 store =
-            out >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << out) - 1;
-        const __m512i v = _mm512_maskz_loadu_epi8(upto & ~below, in + (j - pw));
-        _mm512_mask_storeu_epi8(row + j, store, v);
+/* Bits [lo, hi) of a 64-bit mask, clamped to [0, 64). */
+inline __mmask64 mask_bits(int64_t lo, int64_t hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 64 ? 64 : hi;
+    if (lo >= hi) return 0;
+    const __mmask64 upto =
+        hi >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << hi) - 1;
+    return upto & ~((static_cast<__mmask64>(1) << lo) - 1);
+}
+
+/* image_rows for an int8 input with column stride 1 at avx512 (most convolutions after
+ * the first): row[0, wq) is the w input values after pw zeros, zeros after them, one
+ * masked load and store per 64 bytes (a masked-off lane never touches memory). The
+ * masks are the same for every row, so they are made once per call. */
+CVML_TARGET_AVX512 void image_rows_i8_avx512(const image_args* a, int64_t begin, int64_t end) {
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    constexpr int kMaxChunks = 8;
+    const int64_t chunks = (f->wq + 63) / 64;
+    __mmask64 load[kMaxChunks], store[kMaxChunks];
+    for (int64_t c = 0; c < chunks && c < kMaxChunks; ++c) {
+        load[c] = mask_bits(g.pw - 64 * c, g.pw + g.w - 64 * c);
+        store[c] = mask_bits(0, f->wq - 64 * c);
+    }
+    const int8_t* x = static_cast<const int8_t*>(a->x->data) + a->base;
+    int64_t ic = begin / g.h, h = begin % g.h;
+    for (int64_t item = begin; item < end; ++item, ++h) {
+        if (h == g.h) {
+            h = 0;
+            ++ic;
+        }
+        int8_t* channel = a->img + ic * f->channel_stride;
+        if (h == 0)
+            for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
+        if (h == g.h - 1)
+            for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
+        const int8_t* in = x + item * g.w - g.pw;
+        int8_t* row = channel + f->row_at[h + g.ph];
+        for (int64_t c = 0; c < chunks; ++c) {
+            const __mmask64 lm =
+                c < kMaxChunks ? load[c] : mask_bits(g.pw - 64 * c, g.pw + g.w - 64 * c);
+            const __mmask64 sm = c < kMaxChunks ? store[c] : mask_bits(0, f->wq - 64 * c);
+            _mm512_mask_storeu_epi8(row + 64 * c, sm, _mm512_maskz_loadu_epi8(lm, in + 64 * c));
+        }
     }
 }
 #endif
@@ -242,6 +268,12 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
+#if CVML_SIMD_X86
+    if (a->x->storage == STORAGE_INT8 && g.sw == 1 && f->level == CPU_SIMD_AVX512) {
+        image_rows_i8_avx512(a, begin, end);
+        return;
+    }
+#endif
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
         if (h == g.h) {
@@ -258,12 +290,6 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
         int8_t* row = channel + f->row_at[hp];
         if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
             const int8_t* in = static_cast<const int8_t*>(a->x->data) + src;
-#if CVML_SIMD_X86
-            if (f->level == CPU_SIMD_AVX512) {
-                copy_row_padded_avx512(in, g.w, g.pw, f->wq, row);
-                continue;
-            }
-#endif
             memset(row, 0, static_cast<size_t>(g.pw));
             memcpy(row + g.pw, in, static_cast<size_t>(g.w));
             memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
