@@ -22,8 +22,10 @@ int32_t round_up(int32_t v, int32_t m) {
     return (v + m - 1) / m * m;
 }
 
+/* B's columns are packed in multiples of this: a 16-column panel at avx512, the 12
+ * columns (3 panels of 4) of an avx2 micro-kernel. */
 int32_t panel_width(int level) {
-    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? 8 : 1;
+    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? 12 : 1;
 }
 
 /* ---- scalar ------------------------------------------------------------------------- */
@@ -465,47 +467,114 @@ CVML_TARGET_AVX512 void narrow_block_avx512(const gemm_weights* a, const uint8_t
     }
 }
 
-/* ---- avx2 (vpmaddwd) ------------------------------------------------------------------ */
+/* ---- avx2 (vpmaddwd) ------------------------------------------------------------------
+ * B is packed as int16 in panels of 4 columns, each k4 step one ymm holding every
+ * column's 4 values in turn; the weights are int8 rows read in place. A row's 4 bytes,
+ * broadcast and sign-extended, give the int16 pairs (w0, w1), (w2, w3) alternating, so
+ * one vpmaddwd makes two partial sums per column, added at the end. */
 
-CVML_TARGET_AVX2 void ukr_avx2(const int16_t* a, const int16_t* b, int32_t k2n, int32_t* tile) {
-    __m256i acc[GEMM_MR];
-#pragma GCC unroll 8
-    for (int r = 0; r < GEMM_MR; ++r) acc[r] = _mm256_setzero_si256();
-    for (int32_t k2 = 0; k2 < k2n; ++k2) {
-        __m256i bv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k2 * 16));
-        const int16_t* ak = a + static_cast<size_t>(k2) * (GEMM_MR * 2);
-#pragma GCC unroll 8
-        for (int r = 0; r < GEMM_MR; ++r) {
-            int32_t pair;
-            memcpy(&pair, ak + r * 2, 4);
-            acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(bv, _mm256_set1_epi32(pair)));
-        }
+#define AVX2_ROWS 4
+#define AVX2_COLS 12 /* 3 panels */
+
+/* acc += vpmaddwd(b, w), in this order: left to itself GCC computes every product
+ * first and spills the accumulators from the 16 registers. */
+#define MADD_ACC(acc, b, w, t) \
+    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "xm"(b), "x"(w))
+
+CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int16_t* b, size_t panel,
+                               int32_t k4n, int32_t* tile) {
+    __m256i c00 = _mm256_setzero_si256(), c01 = _mm256_setzero_si256(),
+            c02 = _mm256_setzero_si256();
+    __m256i c10 = _mm256_setzero_si256(), c11 = _mm256_setzero_si256(),
+            c12 = _mm256_setzero_si256();
+    __m256i c20 = _mm256_setzero_si256(), c21 = _mm256_setzero_si256(),
+            c22 = _mm256_setzero_si256();
+    __m256i c30 = _mm256_setzero_si256(), c31 = _mm256_setzero_si256(),
+            c32 = _mm256_setzero_si256();
+    const int8_t* a0 = a;
+    const int8_t* a1 = a + lda;
+    const int8_t* a2 = a + 2 * lda;
+    const int8_t* a3 = a + 3 * lda;
+    __m256i t;
+    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+        const int16_t* bk = b + static_cast<size_t>(k4) * 16;
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + panel));
+        const __m256i b2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + 2 * panel));
+        const size_t k = static_cast<size_t>(k4) * 4;
+        __m256i w;
+        w = _mm256_cvtepi8_epi16(
+            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a0 + k))));
+        MADD_ACC(c00, b0, w, t);
+        MADD_ACC(c01, b1, w, t);
+        MADD_ACC(c02, b2, w, t);
+        w = _mm256_cvtepi8_epi16(
+            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a1 + k))));
+        MADD_ACC(c10, b0, w, t);
+        MADD_ACC(c11, b1, w, t);
+        MADD_ACC(c12, b2, w, t);
+        w = _mm256_cvtepi8_epi16(
+            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a2 + k))));
+        MADD_ACC(c20, b0, w, t);
+        MADD_ACC(c21, b1, w, t);
+        MADD_ACC(c22, b2, w, t);
+        w = _mm256_cvtepi8_epi16(
+            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a3 + k))));
+        MADD_ACC(c30, b0, w, t);
+        MADD_ACC(c31, b1, w, t);
+        MADD_ACC(c32, b2, w, t);
     }
-#pragma GCC unroll 8
-    for (int r = 0; r < GEMM_MR; ++r)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT), acc[r]);
+    // hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; the 64-bit permute puts them in order.
+    const __m256i c[AVX2_ROWS][3] = {
+        {c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+    for (int r = 0; r < AVX2_ROWS; ++r) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT),
+                            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][0], c[r][1]), 0xD8));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(tile + r * GEMM_NT + 8),
+                         _mm256_castsi256_si128(
+                             _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][2], c[r][2]), 0xD8)));
+    }
 }
 
 void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile) {
-    int32_t k2n = a->Kp / 2;
-    size_t panel = static_cast<size_t>(k2n) * 16;
-    const int16_t* ap = static_cast<const int16_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
-    for (int32_t c = 0; c * 8 < cols; ++c)
-        ukr_avx2(ap, b + static_cast<size_t>(n0 / 8 + c) * panel, k2n, tile + c * 8);
+    const int32_t k4n = a->Kp / 4;
+    const size_t panel = static_cast<size_t>(k4n) * 16;
+    const int8_t* ap;
+    size_t lda;
+    if (a->plain && m0 + GEMM_MR <= a->M) {
+        ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+        lda = static_cast<size_t>(a->lda);
+    } else {
+        // Zero-padded rows: all of them when packed, the last partial block in plain mode.
+        const size_t blk = a->plain ? 0 : static_cast<size_t>(m0);
+        ap = static_cast<const int8_t*>(a->data) + blk * static_cast<size_t>(a->Kp);
+        lda = static_cast<size_t>(a->Kp);
+    }
+    for (int32_t half = 0; half < GEMM_MR / AVX2_ROWS; ++half)
+        for (int32_t c = 0; c < cols; c += AVX2_COLS)
+            ukr_avx2(ap + static_cast<size_t>(half * AVX2_ROWS) * lda, lda,
+                     b + static_cast<size_t>((n0 + c) / 4) * panel, panel, k4n,
+                     tile + half * AVX2_ROWS * GEMM_NT + c);
 }
 
-CVML_TARGET_AVX2 void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* lo, int16_t* hi) {
+/* Columns n .. n + 7 of 4 rows into two panels (at p0 and p0 + panel). */
+CVML_TARGET_AVX2 void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* p0,
+                                 size_t panel) {
     __m128i r[4];
     for (int i = 0; i < 4; ++i) {
         int64_t v;
         memcpy(&v, rows[i] + n, 8);
         r[i] = _mm_cvtepi8_epi16(_mm_cvtsi64_si128(v));
     }
-    __m256i p01 = _mm256_set_m128i(_mm_unpackhi_epi16(r[0], r[1]), _mm_unpacklo_epi16(r[0], r[1]));
-    __m256i p23 = _mm256_set_m128i(_mm_unpackhi_epi16(r[2], r[3]), _mm_unpacklo_epi16(r[2], r[3]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo), p01);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi), p23);
+    const __m128i lo01 = _mm_unpacklo_epi16(r[0], r[1]), lo23 = _mm_unpacklo_epi16(r[2], r[3]);
+    const __m128i hi01 = _mm_unpackhi_epi16(r[0], r[1]), hi23 = _mm_unpackhi_epi16(r[2], r[3]);
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(p0),
+        _mm256_set_m128i(_mm_unpackhi_epi32(lo01, lo23), _mm_unpacklo_epi32(lo01, lo23)));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(p0 + panel),
+        _mm256_set_m128i(_mm_unpackhi_epi32(hi01, hi23), _mm_unpacklo_epi32(hi01, hi23)));
 }
 
 #endif /* CVML_SIMD_X86 */
@@ -528,14 +597,13 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
     out->Mp = round_up(M, GEMM_MR);
     out->Kp = round_up(K, GEMM_KG);
     size_t elems = static_cast<size_t>(out->Mp) * static_cast<size_t>(out->Kp);
-    size_t elem_bytes = level == CPU_SIMD_AVX2 ? 2 : 1;
-    out->data = aligned_alloc(64, (elems * elem_bytes + 63) / 64 * 64);
+    out->data = aligned_alloc(64, (elems + 63) / 64 * 64);
     out->corr = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
     if (!out->data || !out->corr) {
         gemm_weights_free(out);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
     }
-    memset(out->data, 0, elems * elem_bytes);
+    memset(out->data, 0, elems);
     for (int32_t m = 0; m < M; ++m) {
         uint32_t sum = 0;
         for (int32_t k = 0; k < K; ++k) {
@@ -546,10 +614,7 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
             if (level == CPU_SIMD_AVX512)
                 static_cast<int8_t*>(out->data)[blk + static_cast<size_t>(k / 4) * GEMM_MR * 4 +
                                                 r * 4 + static_cast<size_t>(k % 4)] = v;
-            else if (level == CPU_SIMD_AVX2)
-                static_cast<int16_t*>(out->data)[blk + static_cast<size_t>(k / 2) * GEMM_MR * 2 +
-                                                 r * 2 + static_cast<size_t>(k % 2)] = v;
-            else
+            else  // scalar and avx2: zero-padded int8 rows
                 static_cast<int8_t*>(out->data)[static_cast<size_t>(m) * out->Kp + k] = v;
         }
         out->corr[m] = static_cast<int32_t>(sum * 128u);
@@ -564,8 +629,9 @@ int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_we
 }
 
 int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_weights* out) {
-    // Other levels keep their own packed copy.
-    if (level != CPU_SIMD_AVX512) return pack_weights(level, w, M, K, out);
+    // The scalar level keeps its own copy (the reference loops read Kp-long rows).
+    if (level != CPU_SIMD_AVX512 && level != CPU_SIMD_AVX2)
+        return pack_weights(level, w, M, K, out);
     memset(out, 0, sizeof(*out));
     out->level = level;
     out->M = M;
@@ -589,10 +655,13 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
         for (int32_t k = 0; k < K; ++k) {
             int8_t v = w[static_cast<size_t>(m) * K + k];
             sum += static_cast<uint32_t>(static_cast<int32_t>(v));
-            if (m >= tail0)
+            // The last partial block: interleaved by 4 at avx512, zero-padded rows at avx2.
+            if (m >= tail0 && level == CPU_SIMD_AVX512)
                 static_cast<int8_t*>(
                     out->data)[static_cast<size_t>(k / 4) * GEMM_MR * 4 +
                                static_cast<size_t>(m - tail0) * 4 + static_cast<size_t>(k % 4)] = v;
+            else if (m >= tail0)
+                static_cast<int8_t*>(out->data)[static_cast<size_t>(m - tail0) * out->Kp + k] = v;
         }
         out->corr[m] = static_cast<int32_t>(sum * 128u);
     }
@@ -647,23 +716,22 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
         return;
     }
     if (level == CPU_SIMD_AVX2) {
+        // Panels of 4 columns; per k4 step, column c's 4 values at (c % 4) * 4.
         int16_t* base = static_cast<int16_t*>(packed);
-        size_t panel = static_cast<size_t>(Kp / 2) * 16;
+        const size_t panel = static_cast<size_t>(Kp / 4) * 16;
         int32_t n = 0;
         bool all = rows[0] && rows[1] && rows[2] && rows[3];
         if (all)
-            for (; n + 8 <= N; n += 8) {
-                int16_t* d =
-                    base + static_cast<size_t>(n / 8) * panel + static_cast<size_t>(k4) * 32;
-                pack8_avx2(rows, n, d, d + 16);
-            }
+            for (; n + 8 <= N; n += 8)
+                pack8_avx2(rows, n,
+                           base + static_cast<size_t>(n / 4) * panel + static_cast<size_t>(k4) * 16,
+                           panel);
         int32_t Np = gemm_b_cols(level, N);
         for (; n < Np; ++n)
-            for (int i = 0; i < 4; ++i) {
-                size_t k2 = static_cast<size_t>(k4) * 2 + static_cast<size_t>(i / 2);
-                base[static_cast<size_t>(n / 8) * panel + k2 * 16 + static_cast<size_t>(n % 8) * 2 +
-                     static_cast<size_t>(i % 2)] = rows[i] && n < N ? rows[i][n] : 0;
-            }
+            for (int i = 0; i < 4; ++i)
+                base[static_cast<size_t>(n / 4) * panel + static_cast<size_t>(k4) * 16 +
+                     static_cast<size_t>(n % 4) * 4 + static_cast<size_t>(i)] =
+                    rows[i] && n < N ? rows[i][n] : 0;
         return;
     }
 #endif
@@ -690,7 +758,9 @@ void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, con
         const int8_t* rows[GEMM_KG];
         for (int32_t i = 0; i < GEMM_KG; ++i) {
             const int32_t k = k4 * GEMM_KG + i;
-            rows[i] = k < K ? base + offsets[k] : pad;
+            // Rows past K must pack to zeros: the weights read in place have other bytes
+            // there (the next row's).
+            rows[i] = k < K ? base + offsets[k] : nullptr;
         }
         gemm_pack_b_group(level, rows, N, K, k4, packed);
     }
