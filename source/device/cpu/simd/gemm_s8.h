@@ -46,8 +46,9 @@ size_t gemm_b_bytes(int level, int32_t K, int32_t N);
 void gemm_pack_b_group(int level, const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,
                        int32_t k4, void* packed);
 
-/* Packs all of B (K x N) whose row k is base + offsets[k] (N int8 values each; rows
- * past K read `pad`, which must hold -128s: they pack to u8 0). */
+/* Packs all of B (K x N) whose row k is base + offsets[k] (N int8 values each). Rows
+ * past K pack to zeros: avx512 reads them from `pad`, which must hold -128s (u8 0 after
+ * the +128 offset). */
 void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                       int32_t N, int32_t K, void* packed);
 
