@@ -357,6 +357,57 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
     }
 }
 
+/* Random shapes biased towards dense strips and narrow tails (output channels a
+ * multiple of 8, small outputs, any stride, padding and dilation), against the
+ * reference at 1, 2 and 3 threads; at avx512 most of them must take those paths. */
+TEST(Conv2d, DenseAndNarrowRandomShapes) {
+    uint32_t seed = 5000;
+    int64_t dense0, narrow0;
+    cpu_conv2d_path_counts(&dense0, &narrow0);
+    const int iters = 150;
+    for (int iter = 0; iter < iters; ++iter) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.groups = 1;
+        c.n = pick(1, 1, 2);
+        c.c = pick(2, 1, 20);
+        c.o = 8 * pick(3, 1, 4);
+        c.kh = pick(4, 1, 5);
+        c.kw = pick(5, 1, 5);
+        c.sh = pick(6, 1, 2);
+        c.sw = pick(7, 1, 2);
+        c.ph = pick(8, 0, c.kh - 1);
+        c.pw = pick(9, 0, c.kw - 1);
+        c.dh = pick(10, 1, 2);
+        c.dw = pick(11, 1, 2);
+        c.h = (c.kh - 1) * c.dh + 1 + pick(12, 0, 16);
+        c.w = (c.kw - 1) * c.dw + 1 + pick(13, 0, 16);
+        c.bias = pick(14, 0, 1) == 1;
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.c * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
+                                    Operand{{c.o, c.c, c.kh, c.kw}, 8, w, true}};
+        if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2, 3}) {
+            auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
+            ASSERT_EQ(r.verify_rc, CVML_OK) << r.error << " iter " << iter;
+            ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+            ASSERT_EQ(r.outputs[0], expect) << "iter " << iter << " threads " << threads;
+        }
+    }
+    if (cpu_simd_level() == CPU_SIMD_AVX512) {
+        int64_t dense1, narrow1;
+        cpu_conv2d_path_counts(&dense1, &narrow1);
+        EXPECT_GE(dense1 - dense0, 3 * iters / 3)
+            << "too few shapes took dense strips " << dense1 - dense0;
+        EXPECT_GE(narrow1 - narrow0, 3 * 10)
+            << "too few shapes took a narrow tail " << narrow1 - narrow0;
+    }
+}
+
 namespace {
 
 /* input -> cvm_clip(precision 8) -> conv2d: the clip's output is stored as int8, which is
