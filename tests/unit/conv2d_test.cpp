@@ -297,31 +297,34 @@ TEST(Conv2d, PropertyAgainstReferenceLarge) {
 TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
     struct Shape {
         int c, o, h, w, k, s, p;
-        bool dense, narrow; /* at avx512 */
+        bool dense, narrow, taps; /* the path at avx512 */
     };
     const Shape shapes[] = {
-        {5, 16, 7, 7, 3, 1, 1, true, true},      // 49 pixels: one strip + a 1-column tail
-        {3, 8, 14, 14, 3, 1, 1, true, true},     // 196: four strips + a 4-column tail
-        {4, 8, 28, 28, 3, 1, 1, true, false},    // 784: a 16-column last strip
-        {6, 16, 14, 14, 3, 2, 1, true, true},    // stride 2 down to 7 x 7
-        {2, 8, 9, 11, 3, 1, 1, true, true},      // 99: a 3-column tail
-        {9, 32, 5, 5, 3, 1, 1, true, false},     // 25: a single partial strip
-        {3, 8, 8, 20, 3, 1, 1, true, false},     // 160: strips span row ends
-        {3, 24, 10, 10, 5, 1, 2, false, false},  // 4 padding columns a row: a strip spans > 64
-        {7, 8, 12, 6, 3, 1, 0, false, false},    // a third panel past the 64 columns
-        {2, 8, 6, 2, 7, 1, 3, false, false},     // 12 pixels in rows of 8 columns
-        {5, 16, 7, 7, 1, 1, 0, false, true},     // 1x1 in place: 49 = 48 + a flat 1-column tail
-        {4, 8, 10, 5, 1, 1, 0, false, true},     // 1x1: 50 = 48 + 2
-        {3, 8, 4, 47, 3, 1, 1, false, true},     // flat 4 x 49 = 196: a tail of 2 kept, 2 dropped
-        {2, 16, 5, 37, 3, 1, 1, false, true},    // flat 5 x 39 = 195: a 3-column tail
+        {5, 16, 7, 7, 3, 1, 1, true, true, false},     // 49 pixels: one strip + a 1-column tail
+        {3, 8, 14, 14, 3, 1, 1, true, true, false},    // 196: four strips + a 4-column tail
+        {4, 8, 28, 28, 3, 1, 1, true, false, false},   // 784: a 16-column last strip
+        {6, 16, 14, 14, 3, 2, 1, true, true, false},   // stride 2 down to 7 x 7
+        {2, 8, 9, 11, 3, 1, 1, true, true, false},     // 99: a 3-column tail
+        {9, 32, 5, 5, 3, 1, 1, true, false, false},    // 25: a single partial strip
+        {3, 8, 8, 20, 3, 1, 1, true, false, false},    // 160: strips span row ends
+        {3, 24, 10, 10, 5, 1, 2, false, false, true},  // a strip spans > 64 flat columns
+        {7, 8, 12, 6, 3, 1, 0, false, false, true},    // a third panel past the 64 columns
+        {2, 8, 6, 2, 7, 1, 3, false, false, true},     // 12 pixels in rows of 8 columns
+        {3, 8, 4, 47, 3, 1, 1, false, false, true},    // flat 4 x 49 = 196
+        {6, 16, 5, 37, 3, 1, 1, false, false, true},   // flat 5 x 39 = 195, 6 channels: 2 groups
+        {5, 16, 7, 7, 1, 1, 0, false, true, false},    // 1x1 in place: 49 = 48 + a 1-column tail
+        {4, 8, 10, 5, 1, 1, 0, false, true, false},    // 1x1: 50 = 48 + 2
+        {3, 8, 4, 49, 3, 2, 1, false, true, false},    // stride 2, flat 2 x 26 = 52: 48 + 4
+        {2, 8, 20, 20, 3, 1, 1, true, false, false},   // 400 = 8 x 48 + 16
     };
-    int dense_shapes = 0, narrow_shapes = 0;
+    int dense_shapes = 0, narrow_shapes = 0, taps_shapes = 0;
     for (const Shape& sh : shapes) {
         dense_shapes += sh.dense ? 1 : 0;
         narrow_shapes += sh.narrow ? 1 : 0;
+        taps_shapes += sh.taps ? 1 : 0;
     }
-    int64_t dense0, narrow0;
-    cpu_conv2d_path_counts(&dense0, &narrow0);
+    int64_t dense0, narrow0, taps0;
+    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0);
     uint32_t seed = 77;
     for (const Shape& sh : shapes) {
         ConvCfg c;
@@ -350,10 +353,11 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
         }
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        int64_t dense1, narrow1;
-        cpu_conv2d_path_counts(&dense1, &narrow1);
+        int64_t dense1, narrow1, taps1;
+        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1);
         EXPECT_EQ(dense1 - dense0, 3 * dense_shapes) << "dense strips not used where they pay";
         EXPECT_EQ(narrow1 - narrow0, 3 * narrow_shapes) << "narrow tails not used";
+        EXPECT_EQ(taps1 - taps0, 3 * taps_shapes) << "taps mode not used";
     }
 }
 
@@ -362,8 +366,8 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
  * reference at 1, 2 and 3 threads; at avx512 most of them must take those paths. */
 TEST(Conv2d, DenseAndNarrowRandomShapes) {
     uint32_t seed = 5000;
-    int64_t dense0, narrow0;
-    cpu_conv2d_path_counts(&dense0, &narrow0);
+    int64_t dense0, narrow0, taps0;
+    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0);
     const int iters = 150;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
@@ -399,8 +403,8 @@ TEST(Conv2d, DenseAndNarrowRandomShapes) {
         }
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        int64_t dense1, narrow1;
-        cpu_conv2d_path_counts(&dense1, &narrow1);
+        int64_t dense1, narrow1, taps1;
+        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1);
         EXPECT_GE(dense1 - dense0, 3 * iters / 3)
             << "too few shapes took dense strips " << dense1 - dense0;
         EXPECT_GE(narrow1 - narrow0, 3 * 10)
@@ -492,6 +496,49 @@ TEST(Conv2d, DepthwisePropertyAgainstReference) {
             auto got = run_after_clip(c, x, w, b, threads, &error);
             ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
         }
+    }
+}
+
+/* Taps mode on an int8-stored input (the output of a clip, as inside a network): the
+ * vector interleave of 4 channel rows, with padding, wide rows (more than 64 pixels),
+ * channel counts off a multiple of 4 and dilation; and the mode must have been used. */
+TEST(Conv2d, TapsModeOnInt8Input) {
+    uint32_t seed = 3000;
+    int64_t dense0, narrow0, taps0;
+    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0);
+    const int iters = 24;
+    for (int iter = 0; iter < iters; ++iter) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.groups = 1;
+        c.n = pick(1, 1, 2);
+        c.c = pick(2, 1, 11);
+        c.o = 8 * pick(3, 1, 3);
+        c.kh = pick(4, 2, 3);
+        c.kw = pick(5, 2, 3);
+        c.sh = c.sw = 1;
+        c.ph = pick(8, 0, c.kh - 1);
+        c.pw = pick(9, 0, c.kw - 1);
+        c.dh = pick(10, 1, 2);
+        c.dw = pick(11, 1, 2);
+        c.h = (c.kh - 1) * c.dh + 1 + pick(12, 8, 30);
+        c.w = (c.kw - 1) * c.dw + 1 + pick(13, 40, 140);
+        c.bias = pick(14, 0, 1) == 1;
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.c * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2, 3}) {
+            std::string error;
+            auto got = run_after_clip(c, x, w, b, threads, &error);
+            ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
+        }
+    }
+    if (cpu_simd_level() == CPU_SIMD_AVX512) {
+        int64_t dense1, narrow1, taps1;
+        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1);
+        EXPECT_GE(taps1 - taps0, 3 * iters / 2) << "taps mode was not used " << taps1 - taps0;
     }
 }
 

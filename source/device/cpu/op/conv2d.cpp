@@ -161,6 +161,15 @@ struct conv_fast {
      * GEMM_NARROW columns is done by dot products (gemm_run_narrow). */
     bool dense;
     struct dense_strip* dstrips;
+    /* Taps mode (avx512, stride 1, small weights, not dense): the image is channel-
+     * interleaved by 4 ([C/4][hq][wq][4], u8 x + 128), so every k4 step of B is a 64-byte
+     * load from it at boff[k4] and nothing is packed (packing wrote 9 bytes per image
+     * byte of a 3x3 conv); the weights are a copy whose K runs (group of 4 channels, r, s,
+     * channel in the group). Only where the copy is small: it doubles those weights. */
+    bool taps4;
+    int8_t* w4;
+    int64_t* boff;
+    int64_t groups4;              /* ceil(C / 4) */
     int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
     /* groups > 1 */
     int64_t hp, wp;
@@ -387,7 +396,7 @@ int32_t strip_cols(const conv_fast* f, int64_t st) {
 /* A last strip of a few columns (N % 48 <= GEMM_NARROW, flat or dense) is done by dot
  * products along K rather than a 16-column tile. */
 bool strip_is_narrow(const conv_fast* f, int64_t st) {
-    return strip_cols(f, st) <= GEMM_NARROW && gemm_narrow_ok(&f->w);
+    return !f->taps4 && strip_cols(f, st) <= GEMM_NARROW && gemm_narrow_ok(&f->w);
 }
 
 /* Fills d for dense strip st; false when its columns do not fit the selection (more
@@ -475,6 +484,11 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
     const int64_t n0 = st * GEMM_NT;
     const int32_t cols = strip_cols(f, st);
     strip_tile_args ta = {a, &f->keeps[st]};
+    if (f->taps4) {
+        gemm_run_tiles_taps(&f->w, reinterpret_cast<const uint8_t*>(a->img) + n0 * 4, f->boff, cols,
+                            mb0, mb1, strip_tile, &ta);
+        return;
+    }
     if (strip_is_narrow(f, st)) {
         uint8_t* b = static_cast<uint8_t*>(packed);
         gather_narrow(a, n0, cols, b);
@@ -525,6 +539,45 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
     }
 }
 
+/* The c4 image of taps mode. Items are (group of 4 channels, input row); the first and
+ * last row of a group also fill the padding rows (0x80: the value 0 after + 128). */
+void image4_rows(void* arg, int64_t begin, int64_t end) {
+    const image_args* a = static_cast<const image_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    const size_t row_bytes = static_cast<size_t>(f->wq) * 4;
+    for (int64_t item = begin; item < end; ++item) {
+        const int64_t grp = item / g.h, h = item % g.h;
+        uint8_t* plane =
+            reinterpret_cast<uint8_t*>(a->img) + static_cast<size_t>(grp * f->hq) * row_bytes;
+        if (h == 0) memset(plane, 0x80, row_bytes * static_cast<size_t>(g.ph));
+        if (h == g.h - 1)
+            memset(plane + static_cast<size_t>(g.ph + g.h) * row_bytes, 0x80,
+                   row_bytes * static_cast<size_t>(f->hq - g.ph - g.h));
+        uint8_t* row = plane + static_cast<size_t>(g.ph + h) * row_bytes;
+        if (a->x->storage == STORAGE_INT8) {
+            const int8_t* rows[4];
+            for (int64_t i = 0; i < 4; ++i) {
+                const int64_t c = grp * 4 + i;
+                rows[i] =
+                    c < g.c ? static_cast<const int8_t*>(a->x->data) + a->base + (c * g.h + h) * g.w
+                            : nullptr;
+            }
+            gemm_interleave4(f->level, rows, g.pw, g.w, f->wq, row);
+            continue;
+        }
+        // An int32 or int16 input, value by value (upstream casts each to int8).
+        for (int64_t j = 0; j < f->wq; ++j)
+            for (int64_t i = 0; i < 4; ++i) {
+                const int64_t c = grp * 4 + i, x = j - g.pw;
+                const int32_t v = c < g.c && x >= 0 && x < g.w
+                                      ? cpu_load(a->x, a->base + (c * g.h + h) * g.w + x)
+                                      : 0;
+                row[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+            }
+    }
+}
+
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, const int32_t* bias) {
     const conv_geom& g = f->g;
     uint8_t* scratch = static_cast<uint8_t*>(ctx->scratch);
@@ -543,6 +596,9 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
             // Upstream's groups == 1 path casts every input value to int8.
             cast8_args c = {f->level, xt, n * chw, own};
             cpu_parallel_for(ctx, chw, cast8_range, &c);
+        } else if (f->taps4) {
+            image_args ia = {f, xt, n * chw, own};
+            cpu_parallel_for(ctx, f->groups4 * g.h, image4_rows, &ia);
         } else {
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, g.c * g.h, image_rows, &ia);
@@ -759,6 +815,8 @@ void conv_fast_free(conv_fast* f) {
     free(f->row_at);
     free(f->keeps);
     free(f->dstrips);
+    free(f->w4);
+    free(f->boff);
     free(f->dw_taps);
     free(f);
 }
@@ -776,9 +834,43 @@ int phase_row_table(conv_fast* f) {
 
 int64_t dense_preruns = 0;  /* atomic */
 int64_t narrow_preruns = 0; /* atomic */
+int64_t taps4_preruns = 0;  /* atomic */
+
+/* Taps mode needs the avx512 kernels with whole row blocks, stride 1 and a kernel
+ * larger than 1x1 (a 1x1 conv packs each image byte once anyway), and a weight copy of
+ * at most 256 KiB (the small-M layers, where packing is shared by fewest rows). */
+bool taps4_fits(const conv_fast* f) {
+    const conv_geom& g = f->g;
+    if (f->level != CPU_SIMD_AVX512 || !gemm_narrow_ok(&f->w) || f->direct) return false;
+    if (g.sh != 1 || g.sw != 1 || g.kh * g.kw == 1) return false;
+    const int64_t kc = (g.c + 3) / 4 * 4 * g.kh * g.kw;
+    return kc <= INT32_MAX / 2 && g.o * kc <= 256 * 1024;
+}
+
+/* Taps mode's weight copy and step offsets. */
+int taps4_prerun(const int8_t* w, conv_fast* f) {
+    const conv_geom& g = f->g;
+    f->groups4 = (g.c + 3) / 4;
+    const int64_t taps = g.kh * g.kw, kc = f->groups4 * 4 * taps;
+    f->w4 = static_cast<int8_t*>(calloc(static_cast<size_t>(g.o * kc + 4), 1));
+    f->boff = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(kc / 4)));
+    if (!f->w4 || !f->boff) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t o = 0; o < g.o; ++o)
+        for (int64_t c = 0; c < g.c; ++c)
+            for (int64_t t = 0; t < taps; ++t)
+                f->w4[o * kc + ((c / 4) * taps + t) * 4 + c % 4] = w[(o * g.c + c) * taps + t];
+    for (int64_t grp = 0; grp < f->groups4; ++grp)
+        for (int64_t r = 0; r < g.kh; ++r)
+            for (int64_t sk = 0; sk < g.kw; ++sk)
+                f->boff[(grp * g.kh + r) * g.kw + sk] =
+                    ((grp * f->hq + r * g.dh) * f->wq + sk * g.dw) * 4;
+    gemm_weights_free(&f->w);
+    return gemm_weights_plain(f->level, f->w4, static_cast<int32_t>(g.o), static_cast<int32_t>(kc),
+                              &f->w);
+}
 
 /* The strips: dense when that pays and every strip's columns can be selected, else
- * flat; and each strip's stored columns. */
+ * flat (in taps mode when that fits); and each strip's stored columns. */
 int choose_strips(conv_fast* f) {
     f->dense = dense_pays(f);
     if (f->dense) {
@@ -794,6 +886,7 @@ int choose_strips(conv_fast* f) {
         }
     }
     if (!f->dense) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
+    f->taps4 = !f->dense && taps4_fits(f);
     if (f->dense) __atomic_fetch_add(&dense_preruns, 1, __ATOMIC_RELAXED);
     if (f->strips > 0 && strip_is_narrow(f, f->strips - 1))
         __atomic_fetch_add(&narrow_preruns, 1, __ATOMIC_RELAXED);
@@ -840,6 +933,17 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     }
     rc = choose_strips(f);
     if (rc) return rc;
+    if (f->taps4) {
+        rc = taps4_prerun(static_cast<const int8_t*>(wt->data), f);
+        if (rc) return rc;
+        // The image is c4; a strip reads up to 48 columns and a tap's columns past the
+        // last row of the last group.
+        f->strip_bytes = 64;  // nothing is packed
+        f->image_bytes = align64(static_cast<size_t>(f->groups4 * plane * 4 + (f->wq + 64) * 4));
+        *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
+        __atomic_fetch_add(&taps4_preruns, 1, __ATOMIC_RELAXED);
+        return CVML_OK;
+    }
     f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
     const size_t narrow = gemm_narrow_stride(static_cast<int32_t>(f->K)) * GEMM_NARROW;
     if (gemm_narrow_ok(&f->w) && narrow > f->strip_bytes) f->strip_bytes = align64(narrow);
@@ -967,9 +1071,10 @@ const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, conv2d_po
 
 }  // namespace
 
-void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow) {
+void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4) {
     *dense = __atomic_load_n(&dense_preruns, __ATOMIC_RELAXED);
     *narrow = __atomic_load_n(&narrow_preruns, __ATOMIC_RELAXED);
+    *taps4 = __atomic_load_n(&taps4_preruns, __ATOMIC_RELAXED);
 }
 
 int register_cpu_op_conv2d(void) {

@@ -62,9 +62,19 @@ inline int32_t load_a(const int8_t* p) {
  * step; the instruction itself accumulates in place. */
 #define dpbusd(acc, b, a) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a))
 
+/* Where k4 step k4 of B starts for the micro-kernels (vector j of it is panel_bytes
+ * further on): packed B holds the steps 64 bytes apart; in taps mode (conv2d on a
+ * channel-interleaved image, nothing packed) each step is the image at its own offset,
+ * and the 16-column vectors are consecutive. */
+template <bool Taps>
+inline const uint8_t* b_step(const uint8_t* b, const int64_t* boff, int32_t k4) {
+    return Taps ? b + boff[k4] : b + static_cast<size_t>(k4) * 64;
+}
+
+template <bool Taps>
 CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
                                      size_t panel_bytes, int32_t k4n, const int32_t* corr,
-                                     int32_t* tile) {
+                                     int32_t* tile, const int64_t* boff) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
     __m512i c00 = _mm512_setzero_si512();
     __m512i c10 = _mm512_setzero_si512();
@@ -74,9 +84,10 @@ CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, size_t rs, size_t ks, cons
     __m512i c50 = _mm512_setzero_si512();
     __m512i c60 = _mm512_setzero_si512();
     __m512i c70 = _mm512_setzero_si512();
-    const uint8_t* b0 = b + 0 * panel_bytes;
+    (void)panel_bytes;  // one vector: no second panel
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
-        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
+        const uint8_t* bk = b_step<Taps>(b, boff, k4);
+        __m512i v0 = _mm512_loadu_si512(bk);
         const int8_t* ak = a + static_cast<size_t>(k4) * ks;
         __m512i w;
         w = _mm512_set1_epi32(load_a(ak + 0 * rs));
@@ -115,9 +126,10 @@ CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, size_t rs, size_t ks, cons
     _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
 }
 
+template <bool Taps>
 CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
                                      size_t panel_bytes, int32_t k4n, const int32_t* corr,
-                                     int32_t* tile) {
+                                     int32_t* tile, const int64_t* boff) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
     __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512();
     __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512();
@@ -127,11 +139,10 @@ CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, size_t rs, size_t ks, cons
     __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512();
     __m512i c60 = _mm512_setzero_si512(), c61 = _mm512_setzero_si512();
     __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512();
-    const uint8_t* b0 = b + 0 * panel_bytes;
-    const uint8_t* b1 = b + 1 * panel_bytes;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
-        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
-        __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
+        const uint8_t* bk = b_step<Taps>(b, boff, k4);
+        __m512i v0 = _mm512_loadu_si512(bk);
+        __m512i v1 = _mm512_loadu_si512(bk + panel_bytes);
         const int8_t* ak = a + static_cast<size_t>(k4) * ks;
         __m512i w;
         w = _mm512_set1_epi32(load_a(ak + 0 * rs));
@@ -186,9 +197,10 @@ CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, size_t rs, size_t ks, cons
     _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
 }
 
+template <bool Taps>
 CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
                                      size_t panel_bytes, int32_t k4n, const int32_t* corr,
-                                     int32_t* tile) {
+                                     int32_t* tile, const int64_t* boff) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
     __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512(),
             c02 = _mm512_setzero_si512();
@@ -206,13 +218,11 @@ CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, size_t rs, size_t ks, cons
             c62 = _mm512_setzero_si512();
     __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512(),
             c72 = _mm512_setzero_si512();
-    const uint8_t* b0 = b + 0 * panel_bytes;
-    const uint8_t* b1 = b + 1 * panel_bytes;
-    const uint8_t* b2 = b + 2 * panel_bytes;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
-        __m512i v0 = _mm512_loadu_si512(b0 + static_cast<size_t>(k4) * 64);
-        __m512i v1 = _mm512_loadu_si512(b1 + static_cast<size_t>(k4) * 64);
-        __m512i v2 = _mm512_loadu_si512(b2 + static_cast<size_t>(k4) * 64);
+        const uint8_t* bk = b_step<Taps>(b, boff, k4);
+        __m512i v0 = _mm512_loadu_si512(bk);
+        __m512i v1 = _mm512_loadu_si512(bk + panel_bytes);
+        __m512i v2 = _mm512_loadu_si512(bk + 2 * panel_bytes);
         const int8_t* ak = a + static_cast<size_t>(k4) * ks;
         __m512i w;
         w = _mm512_set1_epi32(load_a(ak + 0 * rs));
@@ -306,24 +316,36 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
         ks = GEMM_MR * 4;
     }
     if (nc == 3)
-        ukr_avx512_3(ap, rs, ks, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_3<false>(ap, rs, ks, bp, panel_bytes, k4n, corr, tile, nullptr);
     else if (nc == 2)
-        ukr_avx512_2(ap, rs, ks, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_2<false>(ap, rs, ks, bp, panel_bytes, k4n, corr, tile, nullptr);
     else
-        ukr_avx512_1(ap, rs, ks, bp, panel_bytes, k4n, corr, tile);
+        ukr_avx512_1<false>(ap, rs, ks, bp, panel_bytes, k4n, corr, tile, nullptr);
+}
+
+/* A tile in taps mode: 8 whole rows of in-place weights (gemm_narrow_ok), B read from
+ * the image at img + boff[k4] + 4 * n. */
+void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t m0,
+                      int32_t n0, int32_t cols, int32_t* tile) {
+    const int32_t k4n = a->Kp / 4;
+    const uint8_t* bp = img + static_cast<size_t>(n0) * 4;
+    const int8_t* ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+    const size_t rs = static_cast<size_t>(a->lda);
+    const int32_t* corr = a->corr + m0;
+    const int32_t nc = (cols + 15) / 16;
+    if (nc == 3)
+        ukr_avx512_3<true>(ap, rs, 4, bp, 64, k4n, corr, tile, boff);
+    else if (nc == 2)
+        ukr_avx512_2<true>(ap, rs, 4, bp, 64, k4n, corr, tile, boff);
+    else
+        ukr_avx512_1<true>(ap, rs, 4, bp, 64, k4n, corr, tile, boff);
 }
 
 /* 64 columns of 4 rows at once: byte and word unpacks interleave within 128-bit lanes,
  * so lane L of q0..q3 holds columns 16L..16L+15 in four quarters; a 4 x 4 transpose of
  * lanes makes panel L. Columns past n read as 0 (never stored by the caller). */
-CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
-    const int8_t* const rows[4], int32_t n, int32_t avail, __m512i p[4]) {
-    const __mmask64 m =
-        avail >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << avail) - 1;
-    const __m512i r0 = _mm512_maskz_loadu_epi8(m, rows[0] + n);
-    const __m512i r1 = _mm512_maskz_loadu_epi8(m, rows[1] + n);
-    const __m512i r2 = _mm512_maskz_loadu_epi8(m, rows[2] + n);
-    const __m512i r3 = _mm512_maskz_loadu_epi8(m, rows[3] + n);
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void interleave4_panels(
+    __m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512i p[4]) {
     const __m512i p01l = _mm512_unpacklo_epi8(r0, r1), p01h = _mm512_unpackhi_epi8(r0, r1);
     const __m512i p23l = _mm512_unpacklo_epi8(r2, r3), p23h = _mm512_unpackhi_epi8(r2, r3);
     const __m512i q0 = _mm512_unpacklo_epi16(p01l, p23l), q1 = _mm512_unpackhi_epi16(p01l, p23l);
@@ -335,6 +357,42 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
     p[1] = _mm512_xor_si512(_mm512_shuffle_i64x2(t0, t1, 0xDD), off);
     p[2] = _mm512_xor_si512(_mm512_shuffle_i64x2(t2, t3, 0x88), off);
     p[3] = _mm512_xor_si512(_mm512_shuffle_i64x2(t2, t3, 0xDD), off);
+}
+
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
+    const int8_t* const rows[4], int32_t n, int32_t avail, __m512i p[4]) {
+    const __mmask64 m =
+        avail >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << avail) - 1;
+    interleave4_panels(
+        _mm512_maskz_loadu_epi8(m, rows[0] + n), _mm512_maskz_loadu_epi8(m, rows[1] + n),
+        _mm512_maskz_loadu_epi8(m, rows[2] + n), _mm512_maskz_loadu_epi8(m, rows[3] + n), p);
+}
+
+/* Bits [lo, hi) of a 64-bit mask, clamped to [0, 64). */
+inline __mmask64 bits64(int64_t lo, int64_t hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 64 ? 64 : hi;
+    if (lo >= hi) return 0;
+    const __mmask64 upto =
+        hi >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << hi) - 1;
+    return upto & ~((static_cast<__mmask64>(1) << lo) - 1);
+}
+
+/* gemm_interleave4 at avx512: 64 pixels per step, the padding by load masks. */
+CVML_TARGET_AVX512 void interleave4_avx512(const int8_t* const rows[4], int64_t lo, int64_t w,
+                                           int64_t wq, uint8_t* dst) {
+    for (int64_t j = 0; j < wq; j += 64) {
+        const __mmask64 m = bits64(lo - j, lo + w - j);
+        __m512i r[4];
+        for (int i = 0; i < 4; ++i)
+            r[i] =
+                rows[i] ? _mm512_maskz_loadu_epi8(m, rows[i] + (j - lo)) : _mm512_setzero_si512();
+        __m512i p[4];
+        interleave4_panels(r[0], r[1], r[2], r[3], p);
+        const int64_t left = (wq - j) * 4;  // bytes of this row still to write
+        for (int i = 0; i < 4 && 64 * i < left; ++i)
+            _mm512_mask_storeu_epi8(dst + 4 * j + 64 * i, bits64(0, left - 64 * i), p[i]);
+    }
 }
 
 CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_body(
@@ -851,6 +909,48 @@ void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int3
     (void)n0;
     (void)mb0;
     (void)mb1;
+    (void)fn;
+    (void)arg;
+    abort();
+#endif
+}
+
+void gemm_interleave4(int level, const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
+                      uint8_t* dst) {
+#if CVML_SIMD_X86
+    if (level == CPU_SIMD_AVX512) {
+        interleave4_avx512(rows, lo, w, wq, dst);
+        return;
+    }
+#endif
+    (void)level;
+    for (int64_t j = 0; j < wq; ++j)
+        for (int i = 0; i < 4; ++i) {
+            const int64_t x = j - lo;
+            const int8_t v = rows[i] && x >= 0 && x < w ? rows[i][x] : 0;
+            dst[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+        }
+}
+
+void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t N,
+                         int64_t t0, int64_t t1, gemm_tile_fn fn, void* arg) {
+#if CVML_SIMD_X86
+    alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
+    const int64_t mblocks = a->M / GEMM_MR;
+    for (int64_t t = t0; t < t1; ++t) {
+        const int32_t m0 = static_cast<int32_t>(t % mblocks) * GEMM_MR;
+        const int32_t n0 = static_cast<int32_t>(t / mblocks) * GEMM_NT;
+        const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
+        tile_taps_avx512(a, img, boff, m0, n0, cols, tile);
+        fn(arg, m0, GEMM_MR, n0, cols, tile);
+    }
+#else
+    (void)a;
+    (void)img;
+    (void)boff;
+    (void)N;
+    (void)t0;
+    (void)t1;
     (void)fn;
     (void)arg;
     abort();

@@ -84,3 +84,14 @@ int gemm_narrow_ok(const gemm_weights* a);
 size_t gemm_narrow_stride(int32_t K);
 void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int32_t n0, int64_t mb0,
                      int64_t mb1, gemm_tile_fn fn, void* arg);
+
+/* Taps mode (conv2d on a channel-interleaved image): B is never packed. Step k4 of GEMM
+ * column n is the 4 bytes at img + boff[k4] + 4 * n (u8, x + 128), so 16 consecutive
+ * columns are one 64-byte load. Weights as for gemm_run_narrow (gemm_narrow_ok). Tiles
+ * [t0, t1) in gemm_run_tiles' order, of N columns from img on. */
+void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t N,
+                         int64_t t0, int64_t t1, gemm_tile_fn fn, void* arg);
+/* One row of such an image: pixel j (0 <= j < wq) holds rows[i][j - lo] ^ 0x80 for i =
+ * 0..3 where 0 <= j - lo < w, else 0x80 (the value 0); a NULL row reads as zeros. */
+void gemm_interleave4(int level, const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
+                      uint8_t* dst);
