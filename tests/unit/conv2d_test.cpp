@@ -323,8 +323,8 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
         narrow_shapes += sh.narrow ? 1 : 0;
         taps_shapes += sh.taps ? 1 : 0;
     }
-    int64_t dense0, narrow0, taps0;
-    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0);
+    int64_t dense0, narrow0, taps0, dwv0;
+    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
     uint32_t seed = 77;
     for (const Shape& sh : shapes) {
         ConvCfg c;
@@ -353,8 +353,8 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
         }
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        int64_t dense1, narrow1, taps1;
-        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1);
+        int64_t dense1, narrow1, taps1, dwv1;
+        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_EQ(dense1 - dense0, 3 * dense_shapes) << "dense strips not used where they pay";
         EXPECT_EQ(narrow1 - narrow0, 3 * narrow_shapes) << "narrow tails not used";
         EXPECT_EQ(taps1 - taps0, 3 * taps_shapes) << "taps mode not used";
@@ -366,8 +366,8 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
  * reference at 1, 2 and 3 threads; at avx512 most of them must take those paths. */
 TEST(Conv2d, DenseAndNarrowRandomShapes) {
     uint32_t seed = 5000;
-    int64_t dense0, narrow0, taps0;
-    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0);
+    int64_t dense0, narrow0, taps0, dwv0;
+    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
     const int iters = 150;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
@@ -403,8 +403,8 @@ TEST(Conv2d, DenseAndNarrowRandomShapes) {
         }
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        int64_t dense1, narrow1, taps1;
-        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1);
+        int64_t dense1, narrow1, taps1, dwv1;
+        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(dense1 - dense0, 3 * iters / 3)
             << "too few shapes took dense strips " << dense1 - dense0;
         EXPECT_GE(narrow1 - narrow0, 3 * 10)
@@ -499,13 +499,58 @@ TEST(Conv2d, DepthwisePropertyAgainstReference) {
     }
 }
 
+/* The vpdpbusd depthwise (avx512, stride 1, rows of 24 pixels or more, kernels up to 4
+ * wide): padding, dilation, channel multipliers, rows off a multiple of 16; it must have
+ * run for every shape. */
+TEST(Conv2d, DepthwiseVnniAgainstReference) {
+    uint32_t seed = 2500;
+    int64_t dense0, narrow0, taps0, dwv0;
+    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
+    const int iters = 24;
+    for (int iter = 0; iter < iters; ++iter) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.n = pick(1, 1, 2);
+        c.c = c.groups = pick(2, 2, 6);  // groups == 1 would be an ordinary conv
+        c.o = c.c * pick(3, 1, 2);
+        c.kh = pick(4, 1, 5);
+        c.kw = pick(5, 1, 4);
+        c.sh = 1;
+        c.sw = pick(7, 1, 2);
+        c.ph = pick(8, 0, c.kh - 1);
+        c.pw = pick(9, 0, c.kw - 1);
+        c.dh = pick(10, 1, 2);
+        c.dw = pick(11, 1, 2);
+        c.h = (c.kh - 1) * c.dh + 1 + pick(12, 0, 12);
+        const int ow = pick(13, 24, 90);
+        c.w = (c.kw - 1) * c.dw + 1 + (ow - 1) * c.sw - 2 * c.pw;
+        if (c.w < (c.kw - 1) * c.dw + 1) c.w = (c.kw - 1) * c.dw + 1 + (ow - 1) * c.sw;
+        c.bias = pick(14, 0, 1) == 1;
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2, 3}) {
+            std::string error;
+            auto got = run_after_clip(c, x, w, b, threads, &error);
+            ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
+        }
+    }
+    if (cpu_simd_level() == CPU_SIMD_AVX512) {
+        int64_t dense1, narrow1, taps1, dwv1;
+        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
+        EXPECT_EQ(dwv1 - dwv0, 3 * iters) << "the vpdpbusd depthwise did not run";
+    }
+}
+
 /* Taps mode on an int8-stored input (the output of a clip, as inside a network): the
  * vector interleave of 4 channel rows, with padding, wide rows (more than 64 pixels),
  * channel counts off a multiple of 4 and dilation; and the mode must have been used. */
 TEST(Conv2d, TapsModeOnInt8Input) {
     uint32_t seed = 3000;
-    int64_t dense0, narrow0, taps0;
-    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0);
+    int64_t dense0, narrow0, taps0, dwv0;
+    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
     const int iters = 24;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
@@ -536,8 +581,8 @@ TEST(Conv2d, TapsModeOnInt8Input) {
         }
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        int64_t dense1, narrow1, taps1;
-        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1);
+        int64_t dense1, narrow1, taps1, dwv1;
+        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(taps1 - taps0, 3 * iters / 2) << "taps mode was not used " << taps1 - taps0;
     }
 }

@@ -11,6 +11,7 @@
 
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/simd/gemm_s8.h"
+#include "device/cpu/simd/interleave4.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
@@ -176,7 +177,15 @@ struct conv_fast {
     size_t plane_bytes; /* per-thread scratch */
     int64_t* dw_taps;   /* depthwise: tap offsets in the plane image */
     size_t dw_acc_bytes;
-    int32_t* wg; /* the weights as int32 */
+    /* Depthwise with vpdpbusd (avx512, kernel width <= 4, int8 weights): per channel,
+     * each kernel row's weights as one dword (zeros past kw), and 128 * their sum. */
+    int32_t* dw_w4;
+    int32_t* dw_corr;
+    int64_t dw_owp;        /* row stride of the row-interleaved image, in pixels */
+    int64_t* dw_row_of;    /* kernel row r: its row of that image for output row 0, in bytes */
+    size_t dw_rows_bytes;  /* that image */
+    size_t dw_image_bytes; /* the phase image */
+    int32_t* wg;           /* the weights as int32 */
 };
 
 size_t align64(size_t v) {
@@ -743,6 +752,53 @@ CVML_TARGET_AVX512 void depthwise_plane_avx512(const conv_fast* f, const int8_t*
     }
 }
 
+/* Depthwise with vpdpbusd. Each padded input row (of each row phase) is turned once
+ * into a row-interleaved row: pixel x holds the kw inputs that output column x reads
+ * from it (+128, zeros past kw), so one output row is kh loads and kh vpdpbusd per 16
+ * pixels, a kernel row's weights being one broadcast dword. The +128 is taken back with
+ * 128 * (sum of the weights). Upstream multiplies int32 values; int8 inputs and weights
+ * give the same exact products and sums. */
+CVML_TARGET_AVX512 void depthwise_rows_vnni(const conv_fast* f, const int8_t* img, uint8_t* rows) {
+    const conv_geom& g = f->g;
+    const int64_t plane = f->hq * f->wq;
+    const int64_t* tap = f->dw_taps;  // taps (0, s): column phase and offset of each s
+    for (int64_t pr = 0; pr < g.sh; ++pr)
+        for (int64_t i = 0; i < f->hq; ++i) {
+            // Tap (0, s) from row phase 0 lies at tap[s]; row phase pr and row i shift it.
+            const int8_t* src = img + pr * g.sw * plane + i * f->wq;
+            uint8_t* dst = rows + static_cast<size_t>((pr * f->hq + i) * f->dw_owp) * 4;
+            for (int64_t x = 0; x < f->dw_owp; x += 64) {
+                __m512i r[4];
+                for (int64_t s = 0; s < 4; ++s)
+                    r[s] = s < g.kw ? _mm512_loadu_si512(src + tap[s] + x) : _mm512_setzero_si512();
+                __m512i p[4];
+                interleave4_panels(r[0], r[1], r[2], r[3], p);
+                for (int64_t l = 0; l < 4 && x + 16 * l < f->dw_owp; ++l)
+                    _mm512_storeu_si512(dst + (x + 16 * l) * 4, p[l]);
+            }
+        }
+}
+
+CVML_TARGET_AVX512 void depthwise_plane_vnni(const conv_fast* f, const uint8_t* rows, int64_t o,
+                                             int32_t* acc) {
+    const conv_geom& g = f->g;
+    const int32_t* w4 = f->dw_w4 + o * g.kh;
+    const __m512i corr = _mm512_set1_epi32(f->dw_corr[o]);
+    const size_t row_bytes = static_cast<size_t>(f->dw_owp) * 4;
+    for (int64_t y = 0; y < g.oh; ++y) {
+        const uint8_t* rows_y = rows + static_cast<size_t>(y) * row_bytes;
+        for (int64_t x = 0; x < g.ow; x += 16) {
+            __m512i v = _mm512_setzero_si512();
+            for (int64_t r = 0; r < g.kh; ++r)
+                v = _mm512_dpbusd_epi32(v, _mm512_loadu_si512(rows_y + f->dw_row_of[r] + x * 4),
+                                        _mm512_set1_epi32(w4[r]));
+            const int64_t n = g.ow - x < 16 ? g.ow - x : 16;
+            _mm512_mask_storeu_epi32(acc + y * g.ow + x, static_cast<__mmask16>((1u << n) - 1u),
+                                     _mm512_sub_epi32(v, corr));
+        }
+    }
+}
+
 CVML_TARGET_AVX2 void depthwise_plane_avx2(const conv_fast* f, const int8_t* img,
                                            const int64_t* taps, const int32_t* w, int32_t* acc) {
     const conv_geom& g = f->g;
@@ -800,7 +856,14 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
             const int64_t c = (o / g.opg) * g.ic;
             depthwise_image(f, static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w,
                             img);
-            plane_fn(f, img, f->dw_taps, f->wg + o * g.kh * g.kw, acc);
+#if CVML_SIMD_X86
+            if (f->dw_w4) {
+                uint8_t* rows = base + f->dw_acc_bytes + f->dw_image_bytes;
+                depthwise_rows_vnni(f, img, rows);
+                depthwise_plane_vnni(f, rows, o, acc);
+            } else
+#endif
+                plane_fn(f, img, f->dw_taps, f->wg + o * g.kh * g.kw, acc);
             epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
                            yt->data, yt->storage, t * out_plane, out_plane);
         }
@@ -818,6 +881,9 @@ void conv_fast_free(conv_fast* f) {
     free(f->w4);
     free(f->boff);
     free(f->dw_taps);
+    free(f->dw_w4);
+    free(f->dw_row_of);
+    free(f->dw_corr);
     free(f);
 }
 
@@ -832,9 +898,10 @@ int phase_row_table(conv_fast* f) {
     return CVML_OK;
 }
 
-int64_t dense_preruns = 0;  /* atomic */
-int64_t narrow_preruns = 0; /* atomic */
-int64_t taps4_preruns = 0;  /* atomic */
+int64_t dense_preruns = 0;   /* atomic */
+int64_t narrow_preruns = 0;  /* atomic */
+int64_t taps4_preruns = 0;   /* atomic */
+int64_t dw_vnni_preruns = 0; /* atomic */
 
 /* Taps mode needs the avx512 kernels with whole row blocks, stride 1 and a kernel
  * larger than 1x1 (a 1x1 conv packs each image byte once anyway), and a weight copy of
@@ -954,6 +1021,44 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     return CVML_OK;
 }
 
+/* The vpdpbusd depthwise path's weights, when it applies (avx512, kernel width <= 4,
+ * every weight within int8) and pays: each interleaved row must serve several output
+ * rows (stride 1) and fill most of its 16-pixel vectors (MobileNet-v1: faster at 112,
+ * 56 and 28 pixels wide with stride 1, slower at 14 and at stride 2). */
+int depthwise_vnni_prerun(conv_fast* f) {
+    const conv_geom& g = f->g;
+    if (f->level != CPU_SIMD_AVX512 || g.kw > 4 || g.sh != 1 || g.ow < 24) return CVML_OK;
+    const int64_t nw = g.o * g.kh * g.kw;
+    for (int64_t i = 0; i < nw; ++i)
+        if (f->wg[i] < -128 || f->wg[i] > 127) return CVML_OK;
+    f->dw_w4 = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * g.kh), sizeof(int32_t)));
+    f->dw_corr = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o), sizeof(int32_t)));
+    if (!f->dw_w4 || !f->dw_corr) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t o = 0; o < g.o; ++o) {
+        int32_t sum = 0;
+        for (int64_t r = 0; r < g.kh; ++r) {
+            uint32_t dword = 0;
+            for (int64_t sk = 0; sk < g.kw; ++sk) {
+                const int32_t v = f->wg[(o * g.kh + r) * g.kw + sk];
+                sum += v;
+                dword |= static_cast<uint32_t>(static_cast<uint8_t>(v)) << (8 * sk);
+            }
+            f->dw_w4[o * g.kh + r] = static_cast<int32_t>(dword);
+        }
+        f->dw_corr[o] = 128 * sum;
+    }
+    __atomic_fetch_add(&dw_vnni_preruns, 1, __ATOMIC_RELAXED);
+    f->dw_owp = (g.ow + 15) / 16 * 16;
+    f->dw_rows_bytes = align64(static_cast<size_t>(g.sh * f->hq * f->dw_owp) * 4);
+    f->dw_row_of = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh)));
+    if (!f->dw_row_of) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t r = 0; r < g.kh; ++r) {
+        const int64_t row = r * g.dh;  // padded row y * sh + row: phase row % sh, row y + row / sh
+        f->dw_row_of[r] = ((row % g.sh) * f->hq + row / g.sh) * f->dw_owp * 4;
+    }
+    return CVML_OK;
+}
+
 /* groups > 1: int32 weights, per-thread plane scratch, and the depthwise tap table
  * (that path is taken at run time when the input is stored as int8). */
 int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
@@ -976,11 +1081,15 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
             static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
         if (!f->dw_taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         depthwise_taps(f, f->dw_taps);
-        const int rc = phase_row_table(f);
+        int rc = phase_row_table(f);
         if (rc) return rc;
         f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
-        const size_t dw = f->dw_acc_bytes +
-                          align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + f->wq + 64));
+        // The vnni rows read 64 pixels from any column below dw_owp, past a row's end.
+        f->dw_image_bytes =
+            align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + 2 * f->wq + 128));
+        rc = depthwise_vnni_prerun(f);
+        if (rc) return rc;
+        const size_t dw = f->dw_acc_bytes + f->dw_image_bytes + f->dw_rows_bytes;
         if (dw > f->plane_bytes) f->plane_bytes = dw;
     }
     *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
@@ -1071,10 +1180,11 @@ const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, conv2d_po
 
 }  // namespace
 
-void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4) {
+void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4, int64_t* dw_vnni) {
     *dense = __atomic_load_n(&dense_preruns, __ATOMIC_RELAXED);
     *narrow = __atomic_load_n(&narrow_preruns, __ATOMIC_RELAXED);
     *taps4 = __atomic_load_n(&taps4_preruns, __ATOMIC_RELAXED);
+    *dw_vnni = __atomic_load_n(&dw_vnni_preruns, __ATOMIC_RELAXED);
 }
 
 int register_cpu_op_conv2d(void) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cvml.h"
+#include "device/cpu/simd/interleave4.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
 
@@ -341,24 +342,8 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
         ukr_avx512_1<true>(ap, rs, 4, bp, 64, k4n, corr, tile, boff);
 }
 
-/* 64 columns of 4 rows at once: byte and word unpacks interleave within 128-bit lanes,
- * so lane L of q0..q3 holds columns 16L..16L+15 in four quarters; a 4 x 4 transpose of
- * lanes makes panel L. Columns past n read as 0 (never stored by the caller). */
-CVML_TARGET_AVX512 inline __attribute__((always_inline)) void interleave4_panels(
-    __m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512i p[4]) {
-    const __m512i p01l = _mm512_unpacklo_epi8(r0, r1), p01h = _mm512_unpackhi_epi8(r0, r1);
-    const __m512i p23l = _mm512_unpacklo_epi8(r2, r3), p23h = _mm512_unpackhi_epi8(r2, r3);
-    const __m512i q0 = _mm512_unpacklo_epi16(p01l, p23l), q1 = _mm512_unpackhi_epi16(p01l, p23l);
-    const __m512i q2 = _mm512_unpacklo_epi16(p01h, p23h), q3 = _mm512_unpackhi_epi16(p01h, p23h);
-    const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44), t1 = _mm512_shuffle_i64x2(q2, q3, 0x44);
-    const __m512i t2 = _mm512_shuffle_i64x2(q0, q1, 0xEE), t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE);
-    const __m512i off = _mm512_set1_epi8(static_cast<char>(0x80));
-    p[0] = _mm512_xor_si512(_mm512_shuffle_i64x2(t0, t1, 0x88), off);
-    p[1] = _mm512_xor_si512(_mm512_shuffle_i64x2(t0, t1, 0xDD), off);
-    p[2] = _mm512_xor_si512(_mm512_shuffle_i64x2(t2, t3, 0x88), off);
-    p[3] = _mm512_xor_si512(_mm512_shuffle_i64x2(t2, t3, 0xDD), off);
-}
-
+/* 64 columns of 4 rows at once (interleave4.h). Columns past n read as 0 (never stored
+ * by the caller). */
 CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
     const int8_t* const rows[4], int32_t n, int32_t avail, __m512i p[4]) {
     const __mmask64 m =
