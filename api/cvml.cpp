@@ -220,22 +220,59 @@ static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
     return CVML_OK;
 }
 
+namespace {
+
+/* The params of a load: in memory, or an open file of known size read as it is parsed. */
+struct params_source {
+    const void* data;
+    size_t size;
+    FILE* file;
+};
+
+int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const void* graph_data,
+               size_t graph_size, const params_source& params, cvml_graph** out) {
+    int rc = require_init(fn);
+    if (rc) return rc;
+    const cvml_serializer* s = serializer_registry_find(serializer);
+    if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
+    ir_graph* ir = ir_graph_create();
+    if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    rc = params.file ? s->load_params_file(graph_data, graph_size, params.file, params.size, ir)
+                     : s->load(graph_data, graph_size, params.data, params.size, ir);
+    if (!rc) rc = new_handle(ctx, ir, out);
+    if (rc) ir_graph_release(ir);
+    return rc;
+}
+
+/* Opens a params file to be read as it is parsed: *size is its length, found by seeking
+ * to the end. A stream that cannot seek (a pipe) gives NULL, to be read whole. */
+FILE* open_seekable(const char* path, size_t* size, int* rc) {
+    *rc = CVML_OK;
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        *rc = cvml_fail(CVML_ERR_LOGIC, "cannot open '%s'", path);
+        return nullptr;
+    }
+    long end = -1;
+    if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+    if (end < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return nullptr;
+    }
+    *size = static_cast<size_t>(end);
+    return f;
+}
+
+}  // namespace
+
 int cvml_graph_load_memory(cvml_context* ctx, const char* serializer, const void* graph_data,
                            size_t graph_size, const void* params_data, size_t params_size,
                            cvml_graph** out) {
     REQUIRE(out, "NULL output");
     *out = nullptr;
     REQUIRE(ctx && serializer && graph_data, "NULL argument");
-    int rc = require_init(__func__);
-    if (rc) return rc;
-    const cvml_serializer* s = serializer_registry_find(serializer);
-    if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
-    ir_graph* ir = ir_graph_create();
-    if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    rc = s->load(graph_data, graph_size, params_data, params_size, ir);
-    if (!rc) rc = new_handle(ctx, ir, out);
-    if (rc) ir_graph_release(ir);
-    return rc;
+    return load_graph(__func__, ctx, serializer, graph_data, graph_size,
+                      params_source{params_data, params_size, nullptr}, out);
 }
 
 int graph_read_file(const char* path, uint8_t** data, size_t* size) {
@@ -281,13 +318,24 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
     uint8_t* params_data = nullptr;
     size_t graph_size = 0, params_size = 0;
     int rc = graph_read_file(graph_path, &graph_data, &graph_size);
-    if (!rc && params_path) rc = graph_read_file(params_path, &params_data, &params_size);
+    // A serializer that can parses the params straight from the file, so a large blob
+    // is never in memory next to the constants made from it (load peak: the params
+    // once, not twice); otherwise, or for a stream that cannot seek, it is read whole.
+    FILE* params_file = nullptr;
+    const cvml_serializer* s = serializer_registry_find(serializer);
+    if (!rc && params_path && s && s->load_params_file)
+        params_file = open_seekable(params_path, &params_size, &rc);
+    if (!rc && params_path && !params_file)
+        rc = graph_read_file(params_path, &params_data, &params_size);
     // An empty file is still a buffer: the serializer decides what an empty blob means.
     static const uint8_t empty = 0;
-    if (!rc)
-        rc = cvml_graph_load_memory(ctx, serializer, graph_data ? graph_data : &empty, graph_size,
-                                    params_path ? (params_data ? params_data : &empty) : nullptr,
-                                    params_size, out);
+    if (!rc) {
+        const params_source params = {params_path ? (params_data ? params_data : &empty) : nullptr,
+                                      params_size, params_file};
+        rc = load_graph(__func__, ctx, serializer, graph_data ? graph_data : &empty, graph_size,
+                        params, out);
+    }
+    if (params_file) fclose(params_file);
     free(graph_data);
     free(params_data);
     return rc;

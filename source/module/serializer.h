@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph/graph.h"
 
@@ -15,6 +16,11 @@ typedef struct cvml_serializer {
      * NULL when the serializer cannot write. */
     int (*save)(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** params_out,
                 size_t* params_size);
+    /* Optional: load with the params read from an open file of params_size bytes as they
+     * are parsed, so a large blob is never held in memory whole. Same checks and errors
+     * as load. NULL: cvml_graph_load_file reads the file and calls load. */
+    int (*load_params_file)(const void* graph_data, size_t graph_size, FILE* params,
+                            size_t params_size, ir_graph* out);
 } cvml_serializer;
 
 int serializer_registry_add(const cvml_serializer* s);

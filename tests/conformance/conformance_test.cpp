@@ -2,6 +2,8 @@
 // through the upstream-compatible API, each case as one parameterised test.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <thread>
@@ -214,6 +216,98 @@ TEST_P(Conformance, SaveRoundTrip) {
     cvml_free(p2);
     cvml_graph_release(h);
     cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+}
+
+/* cvml_graph_load_file parses the params from the file as it reads it (so a large blob
+ * is never in memory twice); it must accept and refuse exactly what
+ * cvml_graph_load_memory does, with the same error class and message. */
+struct load_outcome {
+    int rc;
+    std::string error;
+    uint64_t gas;
+    std::string saved_params;
+};
+
+load_outcome outcome_of(cvml_context* ctx, int rc, cvml_graph* g) {
+    load_outcome o = {rc, rc ? cvml_last_error() : "", 0, ""};
+    if (rc) return o;
+    cvml_graph_gas(g, &o.gas);
+    void *gd = nullptr, *pd = nullptr;
+    size_t gs = 0, ps = 0;
+    if (cvml_graph_save_memory(g, "cvm", &gd, &gs, &pd, &ps) == 0)
+        o.saved_params.assign(static_cast<char*>(pd), ps);
+    cvml_free(gd);
+    cvml_free(pd);
+    cvml_graph_release(g);
+    (void)ctx;
+    return o;
+}
+
+load_outcome load_from_memory(cvml_context* ctx, const std::string& graph,
+                              const std::string& params) {
+    cvml_graph* g = nullptr;
+    int rc = cvml_graph_load_memory(ctx, "cvm", graph.data(), graph.size(), params.data(),
+                                    params.size(), &g);
+    return outcome_of(ctx, rc, g);
+}
+
+load_outcome load_from_files(cvml_context* ctx, const std::string& graph_path,
+                             const std::string& params_path) {
+    cvml_graph* g = nullptr;
+    int rc = cvml_graph_load_file(ctx, "cvm", graph_path.c_str(), params_path.c_str(), &g);
+    return outcome_of(ctx, rc, g);
+}
+
+void expect_same(const load_outcome& mem, const load_outcome& file, const std::string& what) {
+    EXPECT_EQ(mem.rc, file.rc) << what << ": memory said '" << mem.error << "', file said '"
+                               << file.error << "'";
+    EXPECT_EQ(mem.error, file.error) << what;
+    EXPECT_EQ(mem.gas, file.gas) << what;
+    EXPECT_TRUE(mem.saved_params == file.saved_params) << what << ": other constants";
+}
+
+TEST_P(Conformance, LoadFileMatchesLoadMemory) {
+    loaded_case c;
+    std::string error;
+    ASSERT_TRUE(load_case(GetParam(), &c, &error)) << error;
+    ASSERT_EQ(cvml_init(), 0);
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), 0);
+    expect_same(load_from_memory(ctx, c.graph, c.params),
+                load_from_files(ctx, c.meta.dir + "/model.json", c.meta.dir + "/model.params"),
+                GetParam());
+    cvml_context_release(ctx);
+    cvml_release();
+}
+
+/* The same for every truncation of a model's params (each byte of the headers, then
+ * steps through the data): the file reader must stop where the memory reader does. */
+TEST(ConformanceSet, TruncatedParamsFileMatchesMemory) {
+    loaded_case c;
+    std::string error;
+    ASSERT_TRUE(load_case("075_net_resnet_block_chain", &c, &error)) << error;
+    ASSERT_EQ(cvml_init(), 0);
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), 0);
+    // One file per process: ctest runs this binary at several SIMD levels at once.
+    const std::string path =
+        ::testing::TempDir() + "cvml_truncated_" + std::to_string(getpid()) + ".params";
+    size_t checked = 0;
+    for (size_t len = 0; len <= c.params.size(); len += len < 600 ? 1 : 97) {
+        const std::string cut = c.params.substr(0, len);
+        FILE* f = fopen(path.c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        ASSERT_EQ(fwrite(cut.data(), 1, cut.size(), f), cut.size());
+        fclose(f);
+        expect_same(load_from_memory(ctx, c.graph, cut),
+                    load_from_files(ctx, c.meta.dir + "/model.json", path),
+                    "params cut to " + std::to_string(len) + " bytes");
+        ++checked;
+    }
+    remove(path.c_str());
+    EXPECT_GT(checked, 800u);
     cvml_context_release(ctx);
     cvml_release();
 }

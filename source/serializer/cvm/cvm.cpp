@@ -13,6 +13,14 @@ int cvm_load(const void* graph_data, size_t graph_size, const void* params_data,
     return rc;
 }
 
+int cvm_load_params_file(const void* graph_data, size_t graph_size, FILE* params,
+                         size_t params_size, ir_graph* out) {
+    int rc = cvm_read_graph(static_cast<const char*>(graph_data), graph_size, out);
+    if (!rc) rc = cvm_check_loadable(out);
+    if (!rc) rc = cvm_read_params_file(params, params_size, out);
+    return rc;
+}
+
 int cvm_save(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** params_out,
              size_t* params_size) {
     int rc = cvm_write_graph(g, graph_out, graph_size);
@@ -20,7 +28,7 @@ int cvm_save(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** 
     return rc;
 }
 
-const cvml_serializer kCvm = {"cvm", cvm_load, cvm_save};
+const cvml_serializer kCvm = {"cvm", cvm_load, cvm_save, cvm_load_params_file};
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph/graph.h"
 
@@ -19,6 +20,9 @@ int cvm_check_loadable(ir_graph* g);
 
 /* Reads the params blob (§4.2) into the graph's constant tensors. */
 int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g);
+/* The same from the `size` bytes of an open file, read as they are parsed (so a large
+ * blob is never in memory whole); the same checks and errors. */
+int cvm_read_params_file(FILE* f, size_t size, ir_graph* g);
 
 /* Upstream's CVMAPIGetStorageSize figure (§8, last paragraph). */
 int cvm_storage_size(const ir_graph* g, uint64_t* size);

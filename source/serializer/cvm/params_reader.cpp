@@ -1,6 +1,7 @@
 /* The params blob reader (FORMAT.md §4.2) and the load-only refusals that run
  * between the graph and the params (§5 step 5, divergence D2). Every size is checked
  * against the bytes that remain before anything is allocated. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,13 +16,30 @@ constexpr uint64_t kListMagic = 0xF7E58D4F05049CB7ull;
 constexpr uint64_t kArrayMagic = 0xDD5E40F096B4A13Full;
 constexpr uint64_t kMaxStorage = uint64_t{1} << 32;
 
+/* The blob, in memory (p) or read from a file as it is parsed (f, p NULL), so a large
+ * params file is never held whole: size is known either way, and every size in it is
+ * checked against what remains before anything is read or allocated. */
 struct reader {
     const uint8_t* p;
+    FILE* f;
     size_t size;
     size_t pos;
     bool read(void* dst, size_t n) {
         if (size - pos < n) return false;
-        memcpy(dst, p + pos, n);
+        if (p)
+            memcpy(dst, p + pos, n);
+        else if (n && fread(dst, 1, n, f) != n)
+            return false;  // the file shrank under us: as truncated
+        pos += n;
+        return true;
+    }
+    bool skip(size_t n) {
+        if (size - pos < n) return false;
+        for (size_t left = n; !p && left > 0;) {  // fseek takes a long
+            const size_t step = left < 0x40000000u ? left : 0x40000000u;
+            if (fseek(f, static_cast<long>(step), SEEK_CUR) != 0) return false;
+            left -= step;
+        }
         pos += n;
         return true;
     }
@@ -53,7 +71,8 @@ bool read_i32(reader* r, int32_t* v) {
 struct name_ref {
     const char* p;
     size_t len;
-    size_t offset;
+    size_t offset;   /* in the blob, for messages */
+    size_t in_block; /* read from a file: where it was copied */
 };
 
 /* The variable an array name refers to: upstream's GetInputIndex searches the
@@ -66,6 +85,30 @@ ir_tensor* find_variable(ir_graph* g, const name_ref& n) {
             return g->tensors[node->outputs[0]];
     }
     return nullptr;
+}
+
+/* Elements first .. first + n - 1 of constant t from n little-endian values of `elem`
+ * bytes (1 or 4), each checked against the precision. */
+int store_values(ir_tensor* t, const uint8_t* data, int64_t n, int64_t elem, int64_t first,
+                 const char* name) {
+    const int32_t bound = ir_precision_bound(t->precision);
+    for (int64_t i = 0; i < n; ++i) {
+        int32_t v;
+        if (elem == 1) {
+            v = static_cast<int8_t>(data[i]);
+        } else {
+            const uint8_t* b = data + 4 * i;
+            v = static_cast<int32_t>(
+                static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
+        }
+        if (v < -bound || v > bound)
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "params: parameter %s at index %lld value %d exceeds precision %d",
+                             name, static_cast<long long>(first + i), v, t->precision);
+        ir_storage_store(t->const_data, t->storage, first + i, v);
+    }
+    return CVML_OK;
 }
 
 int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last) {
@@ -125,10 +168,8 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
                          "(the next array is missing)",
                          name, start, static_cast<unsigned long long>(byte_size), r->remaining());
     }
-    const uint8_t* data = r->p + r->pos;
-    r->pos += static_cast<size_t>(byte_size);
-
-    // SetInput's checks: type, context, shape, values (all VERIFY: logic).
+    // SetInput's checks: type, context, shape, values (all VERIFY: logic). The first
+    // four do not depend on the data, so they come before it is read.
     if (code != 0)
         return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': type code %u is not int", name, code);
     if ((bits != 32 && bits != 8) || lanes != 1)
@@ -145,29 +186,33 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
             return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': dim %d is %lld, expected %lld",
                              name, i, static_cast<long long>(shape[i]),
                              static_cast<long long>(t->dims[i]));
-    if (t->kind == TENSOR_INPUT) return CVML_OK;  // `data` is set at each inference
+    if (t->kind == TENSOR_INPUT) {  // `data` is set at each inference
+        if (!r->skip(static_cast<size_t>(byte_size)))
+            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
+                             name, start);
+        return CVML_OK;
+    }
     // Values go straight into the constant's storage (no int32 copy of a large array
     // at load); a value out of range fails the whole load, so a partly filled
     // constant is never used.
-    int32_t bound = ir_precision_bound(t->precision);
     int rc = ir_const_alloc(t);
     if (rc) return rc;
-    for (int64_t i = 0; i < elems; ++i) {
-        int32_t v;
-        if (bits == 8) {
-            v = static_cast<int8_t>(data[i]);
-        } else {
-            const uint8_t* b = data + 4 * i;
-            v = static_cast<int32_t>(
-                static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
-                static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
+    const int64_t elem = bits / 8;
+    if (r->p) {
+        rc = store_values(t, r->p + r->pos, elems, elem, 0, name);
+        r->pos += static_cast<size_t>(byte_size);
+    } else {
+        uint8_t chunk[16384];  // whole elements of either width
+        for (int64_t i = 0; i < elems && !rc;) {
+            const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
+            if (!r->read(chunk, static_cast<size_t>(n * elem)))
+                return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
+                                 name, start);
+            rc = store_values(t, chunk, n, elem, i, name);
+            i += n;
         }
-        if (v < -bound || v > bound)
-            return cvml_fail(CVML_ERR_LOGIC,
-                             "params: parameter %s at index %lld value %d exceeds precision %d",
-                             name, static_cast<long long>(i), v, t->precision);
-        ir_storage_store(t->const_data, t->storage, i, v);
     }
+    if (rc) return rc;
     t->file_bits = bits;
     (void)g;
     return CVML_OK;
@@ -312,12 +357,13 @@ int cvm_check_loadable(ir_graph* g) {
     return rc;
 }
 
-int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
-    if (!data || size == 0)
+namespace {
+
+int read_params(reader& r, ir_graph* g) {
+    if (r.size == 0)
         return cvml_fail(CVML_ERR_LOGIC,
                          "params: the blob is empty (a model without params "
                          "needs the 32-byte empty dictionary)");
-    reader r = {data, size, 0};
     uint64_t magic, reserved, n_names, n_arrays;
     if (!read_u64(&r, &magic))
         return cvml_fail(CVML_ERR_LOGIC, "params: truncated list header at byte 0");
@@ -332,6 +378,10 @@ int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
     name_ref* names =
         static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
     if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    // Names come before the arrays: from a file they are kept in one block (which only
+    // grows with the bytes actually read); in memory they are used in place.
+    char* block = nullptr;
+    size_t block_used = 0, block_cap = 0;
     int rc = CVML_OK;
     for (uint64_t i = 0; i < n_names && !rc; ++i) {
         uint64_t len;
@@ -341,11 +391,35 @@ int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
                            static_cast<unsigned long long>(i), at);
             break;
         }
-        names[i].p = reinterpret_cast<const char*>(r.p + r.pos);
         names[i].len = static_cast<size_t>(len);
         names[i].offset = at;
-        r.pos += static_cast<size_t>(len);
+        if (r.p) {
+            names[i].p = reinterpret_cast<const char*>(r.p + r.pos);
+            r.pos += static_cast<size_t>(len);
+            continue;
+        }
+        names[i].in_block = block_used;
+        if (block_cap - block_used < len) {
+            size_t cap = block_cap ? block_cap : 4096;
+            while (cap - block_used < len) cap *= 2;
+            char* grown = static_cast<char*>(realloc(block, cap));
+            if (!grown) {
+                rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+                break;
+            }
+            block = grown;
+            block_cap = cap;
+        }
+        if (!r.read(block + block_used, static_cast<size_t>(len))) {
+            rc = cvml_fail(CVML_ERR_LOGIC, "params: name %llu at byte %zu is truncated",
+                           static_cast<unsigned long long>(i), at);
+            break;
+        }
+        block_used += static_cast<size_t>(len);
     }
+    // The block may have moved while it grew, so names point into it only now.
+    if (!r.p)
+        for (uint64_t i = 0; i < n_names && !rc; ++i) names[i].p = block + names[i].in_block;
     if (!rc && (!read_u64(&r, &n_arrays) || n_arrays != n_names))
         rc = cvml_fail(CVML_ERR_LOGIC, "params: the array count does not match the %llu names",
                        static_cast<unsigned long long>(n_names));
@@ -387,5 +461,19 @@ int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
     free(order);
     free(set);
     free(names);
+    free(block);
     return rc;
+}
+
+}  // namespace
+
+int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
+    if (!data) size = 0;
+    reader r = {data, nullptr, size, 0};
+    return read_params(r, g);
+}
+
+int cvm_read_params_file(FILE* f, size_t size, ir_graph* g) {
+    reader r = {nullptr, f, size, 0};
+    return read_params(r, g);
 }
