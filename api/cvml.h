@@ -101,7 +101,9 @@ CVML_API int cvml_context_set_devices(cvml_context* ctx, const char* const* name
 /* ---- loading ---------------------------------------------------------------------- */
 
 /** Loads a graph with the serializer `serializer` ("cvm") from a graph file and a
- * params file (`params_path` may be NULL for serializers that do not need one). */
+ * params file (`params_path` may be NULL for serializers that do not need one). The
+ * "cvm" serializer parses a seekable params file as it reads it, so peak memory while
+ * loading is about the parameters once, not twice. */
 CVML_API int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* graph_path,
                                   const char* params_path, cvml_graph** out);
 /** Same as cvml_graph_load_file() from memory; the buffers are only read during the
