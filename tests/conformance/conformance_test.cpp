@@ -312,6 +312,39 @@ TEST(ConformanceSet, TruncatedParamsFileMatchesMemory) {
     cvml_release();
 }
 
+/* A params list whose names are all empty (found by the differential fuzzer: the file
+ * reader then had no name block and copied from a null pointer). */
+TEST(ConformanceSet, EmptyParamNamesFromFileMatchMemory) {
+    loaded_case c;
+    std::string error;
+    ASSERT_TRUE(load_case("000_conv2d_basic", &c, &error)) << error;
+    std::string params;
+    auto u64 = [&params](uint64_t v) {
+        for (int i = 0; i < 8; ++i) params.push_back(static_cast<char>(v >> (8 * i)));
+    };
+    u64(0xF7E58D4F05049CB7ull);  // list magic
+    u64(0);                      // reserved
+    u64(2);                      // two names, both empty
+    u64(0);
+    u64(0);
+    u64(2);  // two arrays (never reached: the first name is not found)
+    ASSERT_EQ(cvml_init(), 0);
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), 0);
+    const std::string path =
+        ::testing::TempDir() + "cvml_empty_names_" + std::to_string(getpid()) + ".params";
+    FILE* f = fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(fwrite(params.data(), 1, params.size(), f), params.size());
+    fclose(f);
+    const load_outcome mem = load_from_memory(ctx, c.graph, params);
+    EXPECT_NE(mem.rc, 0);
+    expect_same(mem, load_from_files(ctx, c.meta.dir + "/model.json", path), "empty names");
+    remove(path.c_str());
+    cvml_context_release(ctx);
+    cvml_release();
+}
+
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
     std::string s = "c" + info.param;
     for (char& ch : s)

@@ -419,7 +419,8 @@ int read_params(reader& r, ir_graph* g) {
     }
     // The block may have moved while it grew, so names point into it only now.
     if (!r.p)
-        for (uint64_t i = 0; i < n_names && !rc; ++i) names[i].p = block + names[i].in_block;
+        for (uint64_t i = 0; i < n_names && !rc; ++i)
+            names[i].p = block ? block + names[i].in_block : "";  // no block: all empty
     if (!rc && (!read_u64(&r, &n_arrays) || n_arrays != n_names))
         rc = cvml_fail(CVML_ERR_LOGIC, "params: the array count does not match the %llu names",
                        static_cast<unsigned long long>(n_names));
