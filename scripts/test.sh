@@ -2,7 +2,9 @@
 # Builds cvm-lite and runs the whole test suite:
 #   1. the release build (with the CUDA plugin when nvcc is present) and all its tests,
 #   2. an ASan + UBSan build and all its tests,
-#   3. the libFuzzer targets for a fixed time each, when clang is present.
+#   3. the libFuzzer targets for a fixed time each, when clang is present,
+#   4. the embedded profile (CVML_MINIMAL: CPU device and CVM serializer only, no
+#      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests.
 # Installs missing Debian packages first (scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,3 +36,9 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j"$
 
 step "tests of the release build"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
+
+step "embedded profile (CVML_MINIMAL, no SIMD kernels, no threads): build and tests"
+cmake -S . -B build/minimal -DCMAKE_BUILD_TYPE=Release -DCVML_MINIMAL=ON -DCVML_WITH_SIMD=OFF >/dev/null
+cmake --build build/minimal -j"$jobs"
+# Every SIMD level is the scalar one here, so the per-level repeats add nothing.
+ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd"

@@ -797,6 +797,7 @@ void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, con
         return;
     }
 #endif
+    (void)pad;  // only the avx512 packer reads rows past K; here they are zeros
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         const int8_t* rows[GEMM_KG];
         for (int32_t i = 0; i < GEMM_KG; ++i) {
