@@ -212,17 +212,26 @@ void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
         memset(channel + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
 }
 
-#if CVML_SIMD_X86
-/* Bits [lo, hi) of a 64-bit mask, clamped to [0, 64). */
-inline __mmask64 mask_bits(int64_t lo, int64_t hi) {
-    lo = lo < 0 ? 0 : lo;
-    hi = hi > 64 ? 64 : hi;
-    if (lo >= hi) return 0;
-    const __mmask64 upto =
-        hi >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << hi) - 1;
-    return upto & ~((static_cast<__mmask64>(1) << lo) - 1);
+/* Image rows are built item by item, an item being input row h of channel ic, stepped
+ * by the caller (++h) without dividing. Returns the item's channel image, after moving
+ * to the next channel past its last row and zeroing the padding rows above and below
+ * the channel at its first and last row. */
+inline int8_t* image_item(const image_args* a, int64_t* ic, int64_t* h) {
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    if (*h == g.h) {
+        *h = 0;
+        ++*ic;
+    }
+    int8_t* channel = a->img + *ic * f->channel_stride;
+    if (*h == 0)
+        for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
+    if (*h == g.h - 1)
+        for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
+    return channel;
 }
 
+#if CVML_SIMD_X86
 /* image_rows for an int8 input with column stride 1 at avx512 (most convolutions after
  * the first): row[0, wq) is the w input values after pw zeros, zeros after them, one
  * masked load and store per 64 bytes (a masked-off lane never touches memory). The
@@ -234,27 +243,19 @@ CVML_TARGET_AVX512 void image_rows_i8_avx512(const image_args* a, int64_t begin,
     const int64_t chunks = (f->wq + 63) / 64;
     __mmask64 load[kMaxChunks], store[kMaxChunks];
     for (int64_t c = 0; c < chunks && c < kMaxChunks; ++c) {
-        load[c] = mask_bits(g.pw - 64 * c, g.pw + g.w - 64 * c);
-        store[c] = mask_bits(0, f->wq - 64 * c);
+        load[c] = simd_bits64(g.pw - 64 * c, g.pw + g.w - 64 * c);
+        store[c] = simd_bits64(0, f->wq - 64 * c);
     }
     const int8_t* x = static_cast<const int8_t*>(a->x->data) + a->base;
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
-        if (h == g.h) {
-            h = 0;
-            ++ic;
-        }
-        int8_t* channel = a->img + ic * f->channel_stride;
-        if (h == 0)
-            for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
-        if (h == g.h - 1)
-            for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
+        int8_t* channel = image_item(a, &ic, &h);
         const int8_t* in = x + item * g.w - g.pw;
         int8_t* row = channel + f->row_at[h + g.ph];
         for (int64_t c = 0; c < chunks; ++c) {
             const __mmask64 lm =
-                c < kMaxChunks ? load[c] : mask_bits(g.pw - 64 * c, g.pw + g.w - 64 * c);
-            const __mmask64 sm = c < kMaxChunks ? store[c] : mask_bits(0, f->wq - 64 * c);
+                c < kMaxChunks ? load[c] : simd_bits64(g.pw - 64 * c, g.pw + g.w - 64 * c);
+            const __mmask64 sm = c < kMaxChunks ? store[c] : simd_bits64(0, f->wq - 64 * c);
             _mm512_mask_storeu_epi8(row + 64 * c, sm, _mm512_maskz_loadu_epi8(lm, in + 64 * c));
         }
     }
@@ -294,15 +295,7 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
 #endif
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
-        if (h == g.h) {
-            h = 0;
-            ++ic;
-        }
-        int8_t* channel = a->img + ic * f->channel_stride;
-        if (h == 0)
-            for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
-        if (h == g.h - 1)
-            for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
+        int8_t* channel = image_item(a, &ic, &h);
         const int64_t src = a->base + item * g.w;
         const int64_t hp = h + g.ph;
         int8_t* row = channel + f->row_at[hp];

@@ -353,21 +353,11 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
         _mm512_maskz_loadu_epi8(m, rows[2] + n), _mm512_maskz_loadu_epi8(m, rows[3] + n), p);
 }
 
-/* Bits [lo, hi) of a 64-bit mask, clamped to [0, 64). */
-inline __mmask64 bits64(int64_t lo, int64_t hi) {
-    lo = lo < 0 ? 0 : lo;
-    hi = hi > 64 ? 64 : hi;
-    if (lo >= hi) return 0;
-    const __mmask64 upto =
-        hi >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << hi) - 1;
-    return upto & ~((static_cast<__mmask64>(1) << lo) - 1);
-}
-
 /* gemm_interleave4 at avx512: 64 pixels per step, the padding by load masks. */
 CVML_TARGET_AVX512 void interleave4_avx512(const int8_t* const rows[4], int64_t lo, int64_t w,
                                            int64_t wq, uint8_t* dst) {
     for (int64_t j = 0; j < wq; j += 64) {
-        const __mmask64 m = bits64(lo - j, lo + w - j);
+        const __mmask64 m = simd_bits64(lo - j, lo + w - j);
         __m512i r[4];
         for (int i = 0; i < 4; ++i)
             r[i] =
@@ -376,7 +366,7 @@ CVML_TARGET_AVX512 void interleave4_avx512(const int8_t* const rows[4], int64_t 
         interleave4_panels(r[0], r[1], r[2], r[3], p);
         const int64_t left = (wq - j) * 4;  // bytes of this row still to write
         for (int i = 0; i < 4 && 64 * i < left; ++i)
-            _mm512_mask_storeu_epi8(dst + 4 * j + 64 * i, bits64(0, left - 64 * i), p[i]);
+            _mm512_mask_storeu_epi8(dst + 4 * j + 64 * i, simd_bits64(0, left - 64 * i), p[i]);
     }
 }
 

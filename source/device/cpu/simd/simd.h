@@ -16,6 +16,15 @@
 #define CVML_SIMD_X86 0
 #endif
 
+/* Bits [lo, hi) of a 64-bit mask (an AVX-512 byte mask), clamped to [0, 64). */
+static inline uint64_t simd_bits64(int64_t lo, int64_t hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 64 ? 64 : hi;
+    if (lo >= hi) return 0;
+    const uint64_t upto = hi >= 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+    return upto & ~((uint64_t{1} << lo) - 1);
+}
+
 /* The best level this CPU (and this build) supports. */
 int cpu_simd_detect(void);
 /* The level to use: the detected one, lowered by CVML_SIMD when set (read at each
