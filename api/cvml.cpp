@@ -237,8 +237,9 @@ int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const 
     if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
     ir_graph* ir = ir_graph_create();
     if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    rc = params.file ? s->load_params_file(graph_data, graph_size, params.file, params.size, ir)
-                     : s->load(graph_data, graph_size, params.data, params.size, ir);
+    const cvml_params_file_loader from_file = serializer_params_file_loader(s);
+    rc = params.file && from_file ? from_file(graph_data, graph_size, params.file, params.size, ir)
+                                  : s->load(graph_data, graph_size, params.data, params.size, ir);
     if (!rc) rc = new_handle(ctx, ir, out);
     if (rc) ir_graph_release(ir);
     return rc;
@@ -323,7 +324,7 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
     // once, not twice); otherwise, or for a stream that cannot seek, it is read whole.
     FILE* params_file = nullptr;
     const cvml_serializer* s = serializer_registry_find(serializer);
-    if (!rc && params_path && s && s->load_params_file)
+    if (!rc && params_path && s && serializer_params_file_loader(s))
         params_file = open_seekable(params_path, &params_size, &rc);
     if (!rc && params_path && !params_file)
         rc = graph_read_file(params_path, &params_data, &params_size);

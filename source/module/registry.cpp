@@ -13,6 +13,7 @@ constexpr int32_t kMaxSerializers = 8;
 cvml_device* g_devices[kMaxDevices];
 int32_t g_device_count;
 const cvml_serializer* g_serializers[kMaxSerializers];
+cvml_params_file_loader g_params_file_loaders[kMaxSerializers]; /* by index in g_serializers */
 int32_t g_serializer_count;
 int g_registered;
 
@@ -94,7 +95,33 @@ int serializer_registry_add(const cvml_serializer* s) {
 }
 
 int serializer_registry_remove(const cvml_serializer* s) {
-    return table_remove(g_serializers, &g_serializer_count, s, "serializer");
+    // The loaders follow their serializers as the table closes up.
+    int32_t at = -1;
+    for (int32_t i = 0; i < g_serializer_count; ++i)
+        if (g_serializers[i] == s) at = i;
+    const int rc = table_remove(g_serializers, &g_serializer_count, s, "serializer");
+    if (rc == CVML_OK && at >= 0) {
+        for (int32_t i = at; i < g_serializer_count; ++i)
+            g_params_file_loaders[i] = g_params_file_loaders[i + 1];
+        g_params_file_loaders[g_serializer_count] = nullptr;
+    }
+    return rc;
+}
+
+int serializer_set_params_file_loader(const cvml_serializer* s, cvml_params_file_loader load) {
+    for (int32_t i = 0; i < g_serializer_count; ++i)
+        if (g_serializers[i] == s) {
+            g_params_file_loaders[i] = load;
+            return CVML_OK;
+        }
+    return cvml_fail(CVML_ERR_RUNTIME, "serializer '%s' is not registered",
+                     s && s->name ? s->name : "");
+}
+
+cvml_params_file_loader serializer_params_file_loader(const cvml_serializer* s) {
+    for (int32_t i = 0; i < g_serializer_count; ++i)
+        if (g_serializers[i] == s) return g_params_file_loaders[i];
+    return nullptr;
 }
 
 const cvml_serializer* serializer_registry_find(const char* name) {

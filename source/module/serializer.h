@@ -16,14 +16,19 @@ typedef struct cvml_serializer {
      * NULL when the serializer cannot write. */
     int (*save)(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** params_out,
                 size_t* params_size);
-    /* Optional: load with the params read from an open file of params_size bytes as they
-     * are parsed, so a large blob is never held in memory whole. Same checks and errors
-     * as load. NULL: cvml_graph_load_file reads the file and calls load. */
-    int (*load_params_file)(const void* graph_data, size_t graph_size, FILE* params,
-                            size_t params_size, ir_graph* out);
 } cvml_serializer;
 
 int serializer_registry_add(const cvml_serializer* s);
 int serializer_registry_remove(const cvml_serializer* s);
+
+/* A built-in serializer may also load with the params read from an open file of
+ * params_size bytes as they are parsed, so a large blob is never held in memory whole
+ * (same checks and errors as load). It is kept beside the serializer rather than in
+ * cvml_serializer, whose layout plugins compiled against the plugin ABI rely on.
+ * Without one, cvml_graph_load_file reads the file and calls load. */
+typedef int (*cvml_params_file_loader)(const void* graph_data, size_t graph_size, FILE* params,
+                                       size_t params_size, ir_graph* out);
+int serializer_set_params_file_loader(const cvml_serializer* s, cvml_params_file_loader load);
+cvml_params_file_loader serializer_params_file_loader(const cvml_serializer* s);
 const cvml_serializer* serializer_registry_find(const char* name);
 int32_t serializer_registry_count(void);

@@ -6,6 +6,7 @@
 
 #include "cvml.h"
 #include "device/cpu/cpu_kernel.h"
+#include "module/serializer.h"
 #include "operator/op_def.h"
 
 namespace {
@@ -108,3 +109,42 @@ TEST(Registry, SuffixStripFollowsUpstream) {
 }
 
 }  // namespace
+
+namespace {
+int no_load(const void*, size_t, const void*, size_t, ir_graph*) {
+    return CVML_ERR_LOGIC;
+}
+int file_load_a(const void*, size_t, FILE*, size_t, ir_graph*) {
+    return 11;
+}
+int file_load_b(const void*, size_t, FILE*, size_t, ir_graph*) {
+    return 12;
+}
+}  // namespace
+
+/* The params-file loaders kept beside the serializer table follow their serializers when
+ * one before them is removed, and leave with them. */
+TEST(Registry, ParamsFileLoadersFollowTheirSerializers) {
+    ASSERT_EQ(cvml_init(), CVML_OK);
+    const cvml_serializer a = {"test_a", no_load, nullptr};
+    const cvml_serializer b = {"test_b", no_load, nullptr};
+    const cvml_serializer c = {"test_c", no_load, nullptr};
+    ASSERT_EQ(serializer_registry_add(&a), CVML_OK);
+    ASSERT_EQ(serializer_registry_add(&b), CVML_OK);
+    ASSERT_EQ(serializer_registry_add(&c), CVML_OK);
+    ASSERT_EQ(serializer_set_params_file_loader(&a, file_load_a), CVML_OK);
+    ASSERT_EQ(serializer_set_params_file_loader(&c, file_load_b), CVML_OK);
+    EXPECT_NE(serializer_params_file_loader(serializer_registry_find("cvm")), nullptr);
+    ASSERT_EQ(serializer_registry_remove(&a), CVML_OK);
+    EXPECT_EQ(serializer_params_file_loader(&a), nullptr);
+    EXPECT_EQ(serializer_params_file_loader(&b), nullptr);
+    EXPECT_EQ(serializer_params_file_loader(&c), file_load_b);
+    ASSERT_EQ(serializer_registry_remove(&c), CVML_OK);
+    const cvml_serializer d = {"test_d", no_load, nullptr};
+    ASSERT_EQ(serializer_registry_add(&d), CVML_OK);  // takes a freed slot: no loader
+    EXPECT_EQ(serializer_params_file_loader(&d), nullptr);
+    EXPECT_NE(serializer_set_params_file_loader(&c, file_load_a), CVML_OK);  // not registered
+    ASSERT_EQ(serializer_registry_remove(&b), CVML_OK);
+    ASSERT_EQ(serializer_registry_remove(&d), CVML_OK);
+    ASSERT_EQ(cvml_release(), CVML_OK);
+}

@@ -28,12 +28,14 @@ int cvm_save(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** 
     return rc;
 }
 
-const cvml_serializer kCvm = {"cvm", cvm_load, cvm_save, cvm_load_params_file};
+const cvml_serializer kCvm = {"cvm", cvm_load, cvm_save};
 
 }  // namespace
 
 int register_serializer_cvm(void) {
-    return serializer_registry_add(&kCvm);
+    int rc = serializer_registry_add(&kCvm);
+    if (!rc) rc = serializer_set_params_file_loader(&kCvm, cvm_load_params_file);
+    return rc;
 }
 
 int unregister_serializer_cvm(void) {
