@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/simd/simd.h"
@@ -245,42 +246,10 @@ int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const 
     return rc;
 }
 
-/* Opens a params file to be read as it is parsed: *size is its length, found by seeking
- * to the end. A stream that cannot seek (a pipe) gives NULL, to be read whole. */
-FILE* open_seekable(const char* path, size_t* size, int* rc) {
-    *rc = CVML_OK;
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        *rc = cvml_fail(CVML_ERR_LOGIC, "cannot open '%s'", path);
-        return nullptr;
-    }
-    long end = -1;
-    if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
-    if (end < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return nullptr;
-    }
-    *size = static_cast<size_t>(end);
-    return f;
-}
-
-}  // namespace
-
-int cvml_graph_load_memory(cvml_context* ctx, const char* serializer, const void* graph_data,
-                           size_t graph_size, const void* params_data, size_t params_size,
-                           cvml_graph** out) {
-    REQUIRE(out, "NULL output");
-    *out = nullptr;
-    REQUIRE(ctx && serializer && graph_data, "NULL argument");
-    return load_graph(__func__, ctx, serializer, graph_data, graph_size,
-                      params_source{params_data, params_size, nullptr}, out);
-}
-
-int graph_read_file(const char* path, uint8_t** data, size_t* size) {
+/* All of an open stream (path names it in messages); closes f. */
+int read_stream(FILE* f, const char* path, uint8_t** data, size_t* size) {
     *data = nullptr;
     *size = 0;
-    FILE* f = fopen(path, "rb");
-    if (!f) return cvml_fail(CVML_ERR_LOGIC, "cannot open '%s'", path);
     size_t cap = 0;
     int rc = CVML_OK;
     for (;;) {
@@ -310,6 +279,44 @@ int graph_read_file(const char* path, uint8_t** data, size_t* size) {
     return rc;
 }
 
+/* Opens a params file. A regular file is left open for the serializer to read as it
+ * parses (*size: its length); anything else (a pipe, a directory) is read whole here,
+ * from the same open, as it always was: a pipe cannot be opened twice. */
+int open_params(const char* path, FILE** file, size_t* size, uint8_t** data) {
+    *file = nullptr;
+    *data = nullptr;
+    *size = 0;
+    FILE* f = fopen(path, "rb");
+    if (!f) return cvml_fail(CVML_ERR_LOGIC, "cannot open '%s'", path);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0) {
+        *file = f;
+        *size = static_cast<size_t>(st.st_size);
+        return CVML_OK;
+    }
+    return read_stream(f, path, data, size);
+}
+
+}  // namespace
+
+int cvml_graph_load_memory(cvml_context* ctx, const char* serializer, const void* graph_data,
+                           size_t graph_size, const void* params_data, size_t params_size,
+                           cvml_graph** out) {
+    REQUIRE(out, "NULL output");
+    *out = nullptr;
+    REQUIRE(ctx && serializer && graph_data, "NULL argument");
+    return load_graph(__func__, ctx, serializer, graph_data, graph_size,
+                      params_source{params_data, params_size, nullptr}, out);
+}
+
+int graph_read_file(const char* path, uint8_t** data, size_t* size) {
+    *data = nullptr;
+    *size = 0;
+    FILE* f = fopen(path, "rb");
+    if (!f) return cvml_fail(CVML_ERR_LOGIC, "cannot open '%s'", path);
+    return read_stream(f, path, data, size);
+}
+
 int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* graph_path,
                          const char* params_path, cvml_graph** out) {
     REQUIRE(out, "NULL output");
@@ -325,8 +332,8 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
     FILE* params_file = nullptr;
     const cvml_serializer* s = serializer_registry_find(serializer);
     if (!rc && params_path && s && serializer_params_file_loader(s))
-        params_file = open_seekable(params_path, &params_size, &rc);
-    if (!rc && params_path && !params_file)
+        rc = open_params(params_path, &params_file, &params_size, &params_data);
+    else if (!rc && params_path)
         rc = graph_read_file(params_path, &params_data, &params_size);
     // An empty file is still a buffer: the serializer decides what an empty blob means.
     static const uint8_t empty = 0;

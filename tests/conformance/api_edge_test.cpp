@@ -1,8 +1,12 @@
 // The upstream API and the byte I/O calls at their edges: NULL arguments, zero and
 // wrong lengths, every truncation of a model's files, unsupported devices.
 #include <gtest/gtest.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "conformance_util.h"
@@ -214,6 +218,44 @@ TEST(ByteIo, BuiltGraphSavesAndLoads) {
     for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], want[i]);
     cvml_graph_release(h);
     cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+}
+
+/* cvml_graph_load_file streams a regular params file; anything else is read whole from
+ * the one open: a pipe (it cannot be opened twice), a directory (a read error, as it
+ * always was), an empty device. */
+TEST(UpstreamApiEdges, LoadFileFromPipeDirectoryAndEmptyDevice) {
+    const std::string dir = conformance::cases_dir() + "/000_conv2d_basic";
+    const std::string graph = dir + "/model.json";
+    const std::string params = conformance::read_file(dir + "/model.params");
+    ASSERT_EQ(cvml_init(), 0);
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), 0);
+    cvml_graph* g = nullptr;
+
+    const std::string fifo = ::testing::TempDir() + "cvml_params_fifo_" + std::to_string(getpid());
+    unlink(fifo.c_str());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] {
+        FILE* w = fopen(fifo.c_str(), "wb");
+        if (!w) return;
+        fwrite(params.data(), 1, params.size(), w);
+        fclose(w);
+    });
+    EXPECT_EQ(cvml_graph_load_file(ctx, "cvm", graph.c_str(), fifo.c_str(), &g), 0)
+        << cvml_last_error();
+    writer.join();
+    unlink(fifo.c_str());
+    cvml_graph_release(g);
+    g = nullptr;
+
+    EXPECT_EQ(cvml_graph_load_file(ctx, "cvm", graph.c_str(), ::testing::TempDir().c_str(), &g),
+              CVML_ERR_RUNTIME);
+    EXPECT_NE(std::string(cvml_last_error()).find("cannot read"), std::string::npos)
+        << cvml_last_error();
+    EXPECT_EQ(cvml_graph_load_file(ctx, "cvm", graph.c_str(), "/dev/null", &g), CVML_ERR_LOGIC);
+    EXPECT_NE(std::string(cvml_last_error()).find("empty"), std::string::npos) << cvml_last_error();
     cvml_context_release(ctx);
     cvml_release();
 }
