@@ -326,9 +326,9 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
     uint8_t* params_data = nullptr;
     size_t graph_size = 0, params_size = 0;
     int rc = graph_read_file(graph_path, &graph_data, &graph_size);
-    // A serializer that can parses the params straight from the file, so a large blob
-    // is never in memory next to the constants made from it (load peak: the params
-    // once, not twice); otherwise, or for a stream that cannot seek, it is read whole.
+    // A serializer that can parses the params straight from a regular file, so a large
+    // blob is never in memory next to the constants made from it (load peak: the params
+    // once, not twice); otherwise, or for anything but a regular file, it is read whole.
     FILE* params_file = nullptr;
     const cvml_serializer* s = serializer_registry_find(serializer);
     if (!rc && params_path && s && serializer_params_file_loader(s))
