@@ -207,7 +207,9 @@ TEST(ByteIo, BuiltGraphSavesAndLoads) {
     ASSERT_EQ(cvml_graph_set_outputs(g, &y, 1), 0);
     ASSERT_EQ(cvml_graph_verify(g), 0) << cvml_last_error();
     std::string dir = ::testing::TempDir();
-    std::string gp = dir + "/cvml_built.json", pp = dir + "/cvml_built.params";
+    // One pair of files per process: ctest runs this binary at several SIMD levels at once.
+    const std::string stem = dir + "/cvml_built_" + std::to_string(getpid());
+    std::string gp = stem + ".json", pp = stem + ".params";
     ASSERT_EQ(cvml_graph_save_file(g, "cvm", gp.c_str(), pp.c_str()), 0) << cvml_last_error();
     cvml_graph* h = nullptr;
     ASSERT_EQ(cvml_graph_load_file(ctx, "cvm", gp.c_str(), pp.c_str(), &h), 0) << cvml_last_error();
@@ -216,6 +218,8 @@ TEST(ByteIo, BuiltGraphSavesAndLoads) {
     ASSERT_EQ(cvml_graph_run_bytes(h, in, 6, out, 6), 0) << cvml_last_error();
     const signed char want[6] = {0, 5, 0, 127, 0, 9};
     for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], want[i]);
+    remove(gp.c_str());
+    remove(pp.c_str());
     cvml_graph_release(h);
     cvml_graph_release(g);
     cvml_context_release(ctx);
