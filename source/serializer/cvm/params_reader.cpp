@@ -26,12 +26,24 @@ struct reader {
     size_t pos;
     bool read(void* dst, size_t n) {
         if (size - pos < n) return false;
+        if (n == 0) return true;  // dst may be NULL (an empty name before any block)
         if (p)
             memcpy(dst, p + pos, n);
-        else if (n && fread(dst, 1, n, f) != n)
+        else if (fread(dst, 1, n, f) != n)
             return false;  // the file shrank under us: as truncated
         pos += n;
         return true;
+    }
+    /* The next n bytes: in place from memory, else read into scratch; NULL when they are
+     * not there. */
+    const uint8_t* take(size_t n, uint8_t* scratch) {
+        if (p) {
+            if (size - pos < n) return nullptr;
+            const uint8_t* at = p + pos;
+            pos += n;
+            return at;
+        }
+        return read(scratch, n) ? scratch : nullptr;
     }
     bool skip(size_t n) {
         if (size - pos < n) return false;
@@ -72,7 +84,7 @@ struct name_ref {
     const char* p;
     size_t len;
     size_t offset;   /* in the blob, for messages */
-    size_t in_block; /* read from a file: where it was copied */
+    size_t in_block; /* where it was copied */
 };
 
 /* The variable an array name refers to: upstream's GetInputIndex searches the
@@ -198,19 +210,15 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
     int rc = ir_const_alloc(t);
     if (rc) return rc;
     const int64_t elem = bits / 8;
-    if (r->p) {
-        rc = store_values(t, r->p + r->pos, elems, elem, 0, name);
-        r->pos += static_cast<size_t>(byte_size);
-    } else {
-        uint8_t chunk[16384];  // whole elements of either width
-        for (int64_t i = 0; i < elems && !rc;) {
-            const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
-            if (!r->read(chunk, static_cast<size_t>(n * elem)))
-                return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
-                                 name, start);
-            rc = store_values(t, chunk, n, elem, i, name);
-            i += n;
-        }
+    uint8_t chunk[16384];  // whole elements of either width (used when reading a file)
+    for (int64_t i = 0; i < elems && !rc;) {
+        const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
+        const uint8_t* data = r->take(static_cast<size_t>(n * elem), chunk);
+        if (!data)
+            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
+                             name, start);
+        rc = store_values(t, data, n, elem, i, name);
+        i += n;
     }
     if (rc) return rc;
     t->file_bits = bits;
@@ -378,8 +386,8 @@ int read_params(reader& r, ir_graph* g) {
     name_ref* names =
         static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
     if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    // Names come before the arrays: from a file they are kept in one block (which only
-    // grows with the bytes actually read); in memory they are used in place.
+    // Names come before the arrays, so they are kept in one block, which only grows with
+    // the bytes actually read (memory or file alike).
     char* block = nullptr;
     size_t block_used = 0, block_cap = 0;
     int rc = CVML_OK;
@@ -393,11 +401,6 @@ int read_params(reader& r, ir_graph* g) {
         }
         names[i].len = static_cast<size_t>(len);
         names[i].offset = at;
-        if (r.p) {
-            names[i].p = reinterpret_cast<const char*>(r.p + r.pos);
-            r.pos += static_cast<size_t>(len);
-            continue;
-        }
         names[i].in_block = block_used;
         if (block_cap - block_used < len) {
             size_t cap = block_cap ? block_cap : 4096;
@@ -418,9 +421,8 @@ int read_params(reader& r, ir_graph* g) {
         block_used += static_cast<size_t>(len);
     }
     // The block may have moved while it grew, so names point into it only now.
-    if (!r.p)
-        for (uint64_t i = 0; i < n_names && !rc; ++i)
-            names[i].p = block ? block + names[i].in_block : "";  // no block: all empty
+    for (uint64_t i = 0; i < n_names && !rc; ++i)
+        names[i].p = block ? block + names[i].in_block : "";  // no block: all empty
     if (!rc && (!read_u64(&r, &n_arrays) || n_arrays != n_names))
         rc = cvml_fail(CVML_ERR_LOGIC, "params: the array count does not match the %llu names",
                        static_cast<unsigned long long>(n_names));

@@ -177,7 +177,7 @@ struct conv_fast {
     size_t plane_bytes; /* per-thread scratch */
     int64_t* dw_taps;   /* depthwise: tap offsets in the plane image */
     size_t dw_acc_bytes;
-    /* Depthwise with vpdpbusd (avx512, kernel width <= 4, int8 weights): per channel,
+    /* Depthwise with vpdpbusd (avx512, stride 1, kernel width <= 4, int8 weights): per channel,
      * each kernel row's weights as one dword (zeros past kw), and 128 * their sum. */
     int32_t* dw_w4;
     int32_t* dw_corr;
@@ -437,21 +437,19 @@ bool dense_pays(const conv_fast* f) {
     return 20 * half_vectors(f->N) <= 19 * half_vectors(f->nf);
 }
 
+/* Dense columns are all output pixels (n0 + c); a flat column y * wq + x is pixel
+ * y * ow + x when x < ow, and dropped otherwise. */
 void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
-    if (f->dense) {  // every column is an output pixel, from n0 on
-        uint16_t mask[GEMM_NT / 16] = {0, 0, 0};
-        for (int32_t c = 0; c < cols; ++c)
-            mask[c / 16] = static_cast<uint16_t>(mask[c / 16] | (1u << (c % 16)));
-        k->first = n0;
-        epilogue_tile_keep(&k->tile, mask, cols);
-        return;
-    }
     uint16_t mask[GEMM_NT / 16] = {0, 0, 0};
     k->first = -1;
     for (int32_t c = 0; c < cols; ++c) {
-        const int64_t y = (n0 + c) / f->wq, x = (n0 + c) % f->wq;
-        if (x >= f->g.ow) continue;
-        if (k->first < 0) k->first = y * f->g.ow + x;
+        int64_t pixel = n0 + c;
+        if (!f->dense) {
+            const int64_t y = pixel / f->wq, x = pixel % f->wq;
+            if (x >= f->g.ow) continue;
+            pixel = y * f->g.ow + x;
+        }
+        if (k->first < 0) k->first = pixel;
         mask[c / 16] = static_cast<uint16_t>(mask[c / 16] | (1u << (c % 16)));
     }
     epilogue_tile_keep(&k->tile, mask, cols);
@@ -548,8 +546,12 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     const size_t row_bytes = static_cast<size_t>(f->wq) * 4;
-    for (int64_t item = begin; item < end; ++item) {
-        const int64_t grp = item / g.h, h = item % g.h;
+    int64_t grp = begin / g.h, h = begin % g.h;  // stepped, as in image_rows
+    for (int64_t item = begin; item < end; ++item, ++h) {
+        if (h == g.h) {
+            h = 0;
+            ++grp;
+        }
         uint8_t* plane =
             reinterpret_cast<uint8_t*>(a->img) + static_cast<size_t>(grp * f->hq) * row_bytes;
         if (h == 0) memset(plane, 0x80, row_bytes * static_cast<size_t>(g.ph));
@@ -745,7 +747,7 @@ CVML_TARGET_AVX512 void depthwise_plane_avx512(const conv_fast* f, const int8_t*
     }
 }
 
-/* Depthwise with vpdpbusd. Each padded input row (of each row phase) is turned once
+/* Depthwise with vpdpbusd (stride 1). Each padded input row is turned once
  * into a row-interleaved row: pixel x holds the kw inputs that output column x reads
  * from it (+128, zeros past kw), so one output row is kh loads and kh vpdpbusd per 16
  * pixels, a kernel row's weights being one broadcast dword. The +128 is taken back with
@@ -753,23 +755,20 @@ CVML_TARGET_AVX512 void depthwise_plane_avx512(const conv_fast* f, const int8_t*
  * give the same exact products and sums. */
 CVML_TARGET_AVX512 void depthwise_rows_vnni(const conv_fast* f, const int8_t* img, uint8_t* rows) {
     const conv_geom& g = f->g;
-    const int64_t plane = f->hq * f->wq;
-    const int64_t* tap = f->dw_taps;  // taps (0, s): column phase and offset of each s
-    for (int64_t pr = 0; pr < g.sh; ++pr)
-        for (int64_t i = 0; i < f->hq; ++i) {
-            // Tap (0, s) from row phase 0 lies at tap[s]; row phase pr and row i shift it.
-            const int8_t* src = img + pr * g.sw * plane + i * f->wq;
-            uint8_t* dst = rows + static_cast<size_t>((pr * f->hq + i) * f->dw_owp) * 4;
-            for (int64_t x = 0; x < f->dw_owp; x += 64) {
-                __m512i r[4];
-                for (int64_t s = 0; s < 4; ++s)
-                    r[s] = s < g.kw ? _mm512_loadu_si512(src + tap[s] + x) : _mm512_setzero_si512();
-                __m512i p[4];
-                interleave4_panels(r[0], r[1], r[2], r[3], p);
-                for (int64_t l = 0; l < 4 && x + 16 * l < f->dw_owp; ++l)
-                    _mm512_storeu_si512(dst + (x + 16 * l) * 4, p[l]);
-            }
+    const int64_t* tap = f->dw_taps;       // taps (0, s): column phase and offset of each s
+    for (int64_t i = 0; i < f->hq; ++i) {  // stride 1: one row phase
+        const int8_t* src = img + i * f->wq;
+        uint8_t* dst = rows + static_cast<size_t>(i * f->dw_owp) * 4;
+        for (int64_t x = 0; x < f->dw_owp; x += 64) {
+            __m512i r[4];
+            for (int64_t s = 0; s < 4; ++s)
+                r[s] = s < g.kw ? _mm512_loadu_si512(src + tap[s] + x) : _mm512_setzero_si512();
+            __m512i p[4];
+            interleave4_panels(r[0], r[1], r[2], r[3], p);
+            for (int64_t l = 0; l < 4 && x + 16 * l < f->dw_owp; ++l)
+                _mm512_storeu_si512(dst + (x + 16 * l) * 4, p[l]);
         }
+    }
 }
 
 CVML_TARGET_AVX512 void depthwise_plane_vnni(const conv_fast* f, const uint8_t* rows, int64_t o,
@@ -1040,15 +1039,12 @@ int depthwise_vnni_prerun(conv_fast* f) {
         }
         f->dw_corr[o] = 128 * sum;
     }
-    __atomic_fetch_add(&dw_vnni_preruns, 1, __ATOMIC_RELAXED);
     f->dw_owp = (g.ow + 15) / 16 * 16;
-    f->dw_rows_bytes = align64(static_cast<size_t>(g.sh * f->hq * f->dw_owp) * 4);
+    f->dw_rows_bytes = align64(static_cast<size_t>(f->hq * f->dw_owp) * 4);
     f->dw_row_of = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh)));
     if (!f->dw_row_of) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    for (int64_t r = 0; r < g.kh; ++r) {
-        const int64_t row = r * g.dh;  // padded row y * sh + row: phase row % sh, row y + row / sh
-        f->dw_row_of[r] = ((row % g.sh) * f->hq + row / g.sh) * f->dw_owp * 4;
-    }
+    for (int64_t r = 0; r < g.kh; ++r) f->dw_row_of[r] = r * g.dh * f->dw_owp * 4;  // stride 1
+    __atomic_fetch_add(&dw_vnni_preruns, 1, __ATOMIC_RELAXED);
     return CVML_OK;
 }
 

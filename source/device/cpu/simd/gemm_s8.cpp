@@ -29,6 +29,17 @@ int32_t panel_width(int level) {
     return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? 12 : 1;
 }
 
+/* The 4 rows of B's row group k4 whose row k is base + offsets[k]; rows past K are
+ * past_k (a row of -128s for the avx512 packers, which turn it into u8 0; NULL, read as
+ * zeros, elsewhere). */
+inline void group_rows(const int8_t* base, const int64_t* offsets, const int8_t* past_k, int32_t K,
+                       int32_t k4, const int8_t* rows[GEMM_KG]) {
+    for (int32_t i = 0; i < GEMM_KG; ++i) {
+        const int32_t k = k4 * GEMM_KG + i;
+        rows[i] = k < K ? base + offsets[k] : past_k;
+    }
+}
+
 /* ---- scalar ------------------------------------------------------------------------- */
 
 /* A: M x Kp int8 rows; B: Kp x N int8 rows. Sums in uint32 wrap like upstream. */
@@ -346,8 +357,7 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
  * by the caller). */
 CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
     const int8_t* const rows[4], int32_t n, int32_t avail, __m512i p[4]) {
-    const __mmask64 m =
-        avail >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << avail) - 1;
+    const __mmask64 m = simd_bits64(0, avail);
     interleave4_panels(
         _mm512_maskz_loadu_epi8(m, rows[0] + n), _mm512_maskz_loadu_epi8(m, rows[1] + n),
         _mm512_maskz_loadu_epi8(m, rows[2] + n), _mm512_maskz_loadu_epi8(m, rows[3] + n), p);
@@ -393,10 +403,7 @@ CVML_TARGET_AVX512 void pack_rows_avx512(const int8_t* base, const int64_t* offs
     const int32_t Np = round_up(N, 16);
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         const int8_t* rows[GEMM_KG];
-        for (int32_t i = 0; i < GEMM_KG; ++i) {
-            const int32_t k = k4 * GEMM_KG + i;
-            rows[i] = k < K ? base + offsets[k] : pad;
-        }
+        group_rows(base, offsets, pad, K, k4, rows);
         uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
         for (int32_t n = 0; n < Np; n += 64) {
             const int32_t panels = (Np - n) / 16 < 4 ? (Np - n) / 16 : 4;
@@ -419,10 +426,7 @@ CVML_TARGET_AVX512 void pack_select_loop(const int8_t* base, const int64_t* offs
     const __m512i i0 = idx[0], i1 = idx[1], i2 = idx[2];
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         const int8_t* rows[GEMM_KG];
-        for (int32_t i = 0; i < GEMM_KG; ++i) {
-            const int32_t k = k4 * GEMM_KG + i;
-            rows[i] = k < K ? base + offsets[k] : pad;
-        }
+        group_rows(base, offsets, pad, K, k4, rows);
         __m512i p[4];
         pack64_panels(rows, 0, 64, p);
         uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
@@ -460,8 +464,7 @@ CVML_TARGET_AVX512 void narrow4_avx512(const int8_t* a, size_t lda, int32_t K, c
 #pragma GCC unroll 4
         for (int j = 0; j < C; ++j) acc[r][j] = _mm512_setzero_si512();
     for (int32_t k = 0; k < K; k += 64) {
-        const __mmask64 m =
-            K - k >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << (K - k)) - 1;
+        const __mmask64 m = simd_bits64(0, K - k);
         __m512i bv[C];
 #pragma GCC unroll 4
         for (int j = 0; j < C; ++j)
@@ -789,13 +792,10 @@ void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, con
 #endif
     (void)pad;  // only the avx512 packer reads rows past K; here they are zeros
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
+        // Rows past K must pack to zeros: the weights read in place have other bytes
+        // there (the next row's).
         const int8_t* rows[GEMM_KG];
-        for (int32_t i = 0; i < GEMM_KG; ++i) {
-            const int32_t k = k4 * GEMM_KG + i;
-            // Rows past K must pack to zeros: the weights read in place have other bytes
-            // there (the next row's).
-            rows[i] = k < K ? base + offsets[k] : nullptr;
-        }
+        group_rows(base, offsets, nullptr, K, k4, rows);
         gemm_pack_b_group(level, rows, N, K, k4, packed);
     }
 }
