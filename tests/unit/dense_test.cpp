@@ -110,6 +110,32 @@ TEST(Dense, PropertyAgainstReference) {
     }
 }
 
+// Batches of at most 4 rows with a multiple of 8 units take the dot-product kernel at
+// avx512 (one 64-byte step of K at a time, the last one partial); the extremes of the
+// values and K around the steps are where it could go wrong.
+TEST(Dense, SmallBatchesAgainstReference) {
+    uint32_t seed = 4100;
+    for (int m : {1, 2, 3, 4, 5})
+        for (int k : {1, 63, 64, 65, 200, 512}) {
+            const int u = 8 * (1 + (m + k) % 5);
+            auto x = cvml_test::random_values(m * k, 127, seed++);
+            auto w = cvml_test::random_values(u * k, 127, seed++);
+            x[0] = -127;
+            x[m * k - 1] = 127;
+            w[0] = -127;
+            auto b = cvml_test::random_values(u, (1 << 30) - 1, seed++);
+            std::vector<Operand> ops = {Operand{{m, k}, 8, x, false}, Operand{{u, k}, 8, w, true},
+                                        Operand{{u}, 31, b, true}};
+            auto expect = ref_dense(m, k, u, x, w, &b);
+            for (int threads : {1, 3}) {
+                auto r = run_op("dense", {{"units", std::to_string(u)}, {"use_bias", "1"}}, ops, 1,
+                                threads);
+                ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+                ASSERT_EQ(r.outputs[0], expect) << "m " << m << " k " << k << " u " << u;
+            }
+        }
+}
+
 namespace {
 
 void replay(const std::string& name, const std::vector<std::pair<std::string, std::string>>& attrs,

@@ -81,6 +81,24 @@ TEST(Max, PropertyAgainstReference) {
     }
 }
 
+// Trailing reduced axes: one contiguous run per output, long enough to vectorize.
+TEST(Max, LongTrailingRunsAgainstReference) {
+    const std::vector<int32_t> shape = {3, 4, 41};
+    auto x = cvml_test::random_values(3 * 4 * 41, 1 << 20, 4300);
+    for (auto& v : x) v = v / 2 - (1 << 19);
+    const std::vector<std::pair<const char*, std::vector<int>>> cases = {{"(2,)", {2}},
+                                                                         {"(1, 2)", {1, 2}}};
+    for (const auto& [axis, ax] : cases) {
+        auto want = reduce_ref::reduce(shape, x, ax, false, false, false, 0);
+        for (int threads : {1, 3}) {
+            auto r = run_op("max", {{"axis", axis}}, {Operand{shape, 22, x, false}}, 1, threads);
+            ASSERT_EQ(r.verify_rc, CVML_OK) << r.error;
+            ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+            ASSERT_EQ(r.outputs[0], want.values) << axis;
+        }
+    }
+}
+
 TEST(Max, ConformanceCases) {
     nn_case::replay("max", "042_max_axes",
                     {{"exclude", "True"}, {"keepdims", "False"}, {"axis", "(2,)"}}, {4, 2, 5}, 8,

@@ -137,6 +137,27 @@ TEST(Sum, PropertyAgainstReference) {
     }
 }
 
+// Trailing reduced axes fold one contiguous run per output (a global average pool's
+// sum), long enough here for the vectorized loop.
+TEST(Sum, LongTrailingRunsAgainstReference) {
+    uint32_t seed = 4200;
+    const std::vector<std::vector<int32_t>> shapes = {{2, 5, 7, 7}, {3, 97}, {1, 64, 3, 33}};
+    const std::vector<std::vector<int>> axes = {{2, 3}, {1}, {1, 2, 3}};
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        size_t n = 1;
+        for (int d : shapes[i]) n *= d;
+        auto x = cvml_test::random_values(n, (1 << 17) - 1, seed++);
+        auto want = reduce_ref::reduce(shapes[i], x, axes[i], true, false, true, 0);
+        for (int threads : {1, 3}) {
+            auto r = run_op("sum", {{"axis", axes_str(axes[i])}, {"keepdims", "True"}},
+                            {Operand{shapes[i], 18, x, false}}, 1, threads);
+            ASSERT_EQ(r.verify_rc, CVML_OK) << r.error;
+            ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+            ASSERT_EQ(r.outputs[0], want.values) << "shape " << i;
+        }
+    }
+}
+
 TEST(Sum, ConformanceCases) {
     nn_case::replay("sum", "037_sum_axes",
                     {{"exclude", "True"}, {"keepdims", "False"}, {"axis", "(0,)"}}, {3, 3, 2}, 8,

@@ -46,7 +46,8 @@ struct dense_fast {
     int level;
     int64_t batch, k, units;
     gemm_weights w;
-    int8_t* w8; /* the weights as int8 when the device handed them over as int32 */
+    int8_t* w8;  /* the weights as int8 when the device handed them over as int32 */
+    bool narrow; /* a batch of at most GEMM_NARROW, by dot products (gemm_run_narrow) */
     size_t b_bytes;
 };
 
@@ -74,6 +75,25 @@ void dense_tiles(void* arg, int64_t begin, int64_t end) {
     const dense_tile_args* a = static_cast<const dense_tile_args*>(arg);
     gemm_run_tiles(&a->f->w, a->packed, static_cast<int32_t>(a->f->batch), begin, end, dense_tile,
                    arg);
+}
+
+/* A batch of at most GEMM_NARROW rows: dot products along K per block of 8 units (a
+ * 16-column tile would compute 15 padding columns of 16 at batch 1). */
+void dense_narrow_blocks(void* arg, int64_t begin, int64_t end) {
+    const dense_tile_args* a = static_cast<const dense_tile_args*>(arg);
+    gemm_run_narrow(&a->f->w, static_cast<const uint8_t*>(a->packed),
+                    static_cast<int32_t>(a->f->batch), 0, begin, end, dense_tile, arg);
+}
+
+/* The batch's rows as narrow columns: K values x + 128 as u8, zeros up to the stride. */
+void dense_gather_narrow(const dense_fast* f, const ir_tensor* x, uint8_t* dst) {
+    const size_t stride = gemm_narrow_stride(static_cast<int32_t>(f->k));
+    for (int64_t b = 0; b < f->batch; ++b) {
+        uint8_t* col = dst + stride * static_cast<size_t>(b);
+        for (int64_t i = 0; i < f->k; ++i)
+            col[i] = static_cast<uint8_t>(static_cast<uint8_t>(cpu_load(x, b * f->k + i)) ^ 0x80u);
+        memset(col + f->k, 0, stride - static_cast<size_t>(f->k));
+    }
 }
 
 struct dense_wide_args {
@@ -119,6 +139,12 @@ int dense_fast_run(cpu_node_ctx* ctx, const dense_fast* f) {
         return CVML_OK;
     }
     uint8_t* packed = static_cast<uint8_t*>(ctx->scratch);
+    if (f->narrow) {
+        dense_gather_narrow(f, x, packed);
+        dense_tile_args a = {f, &ep, bias, ctx->outputs[0], packed};
+        cpu_parallel_for(ctx, f->units / GEMM_MR, dense_narrow_blocks, &a);
+        return CVML_OK;
+    }
     int8_t* rows = reinterpret_cast<int8_t*>(packed + f->b_bytes);
     for (int64_t k4 = 0; k4 * GEMM_KG < f->k; ++k4) {
         const int8_t* r[GEMM_KG];
@@ -180,10 +206,17 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         free(f);
         return rc;
     }
-    f->b_bytes =
-        (gemm_b_bytes(f->level, static_cast<int32_t>(f->k), static_cast<int32_t>(f->batch)) + 63) &
-        ~static_cast<size_t>(63);
-    *scratch_bytes = f->b_bytes + static_cast<size_t>(GEMM_KG * f->batch) + 64;
+    f->narrow = f->batch <= GEMM_NARROW && gemm_narrow_ok(&f->w);
+    if (f->narrow) {
+        *scratch_bytes =
+            gemm_narrow_stride(static_cast<int32_t>(f->k)) * static_cast<size_t>(f->batch);
+    } else {
+        f->b_bytes =
+            (gemm_b_bytes(f->level, static_cast<int32_t>(f->k), static_cast<int32_t>(f->batch)) +
+             63) &
+            ~static_cast<size_t>(63);
+        *scratch_bytes = f->b_bytes + static_cast<size_t>(GEMM_KG * f->batch) + 64;
+    }
     ctx->state = f;
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0);
     return CVML_OK;

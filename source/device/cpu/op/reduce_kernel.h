@@ -29,12 +29,26 @@ struct reduce_plan {
     int64_t ysh[CVML_MAX_DIMS]; /* output dims other than 1 */
     int32_t ysh_count;
     uint8_t flag[CVML_MAX_DIMS]; /* axis reduced */
+    bool trailing;               /* the reduced axes are the last ones: each fold is one run */
     int kind;
 };
 
 static inline int32_t reduce_fold(int kind, int32_t t, int32_t v) {
     if (kind == REDUCE_SUM) return wrap_add(t, v);
     return v > t ? v : t;
+}
+
+/* The fold of n consecutive values from the first on. Wrapping sums and maxima do not
+ * depend on the order, so the loop is split in lanes the compiler can vectorize. */
+static inline int32_t reduce_run_of(int kind, const int32_t* x, int64_t n) {
+    if (kind == REDUCE_SUM) {
+        uint32_t s = 0;
+        for (int64_t k = 0; k < n; ++k) s += static_cast<uint32_t>(x[k]);
+        return static_cast<int32_t>(s);
+    }
+    int32_t t = x[0];
+    for (int64_t k = 1; k < n; ++k) t = x[k] > t ? x[k] : t;
+    return t;
 }
 
 static inline void reduce_general_range(void* arg, int64_t begin, int64_t end) {
@@ -50,6 +64,10 @@ static inline void reduce_general_range(void* arg, int64_t begin, int64_t end) {
             while (xj >= 0 && p->flag[xj--]) {
             }
             in_i += col * p->every[xj + 1];
+        }
+        if (p->trailing) {
+            p->y[i] = reduce_run_of(p->kind, p->x + in_i, p->axis_size);
+            continue;
         }
         int32_t t = p->x[in_i];
         // Odometer over the reduced axes, last axis fastest, as upstream's mixed radix.
@@ -111,6 +129,7 @@ static inline int reduce_run(cpu_node_ctx* ctx, int kind) {
     for (int32_t i = p.ndim - 2; i >= 0; --i) p.every[i] = p.xdims[i + 1] * p.every[i + 1];
     p.axis_size = 1;
     for (int32_t r = 0; r < p.real_count; ++r) p.axis_size *= p.xdims[p.real[r]];
+    p.trailing = p.real[0] == p.ndim - p.real_count;  // real is ascending and distinct
     for (int32_t i = 0; i < yt->ndim; ++i)
         if (yt->dims[i] != 1) p.ysh[p.ysh_count++] = yt->dims[i];
     // The mapping only ever reads inside x (each paired input axis is at or right of the
