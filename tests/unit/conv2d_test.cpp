@@ -292,8 +292,8 @@ TEST(Conv2d, PropertyAgainstReferenceLarge) {
 
 /* Shapes whose flat columns would waste work (small outputs, wide padding), with output
  * channels a multiple of 8: at avx512 they take dense strips, and a last strip of 1 to 4
- * columns (N % 48, dense or flat) is done by dot products. At the other levels the same
- * shapes check the flat path. */
+ * columns (N % 48, dense or flat) is done by dot products, block by block with the strip
+ * before it when there is one. At the other levels the same shapes check the flat path. */
 TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
     struct Shape {
         int c, o, h, w, k, s, p;
@@ -316,6 +316,8 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
         {4, 8, 10, 5, 1, 1, 0, false, true, false},    // 1x1: 50 = 48 + 2
         {3, 8, 4, 49, 3, 2, 1, false, true, false},    // stride 2, flat 2 x 26 = 52: 48 + 4
         {2, 8, 20, 20, 3, 1, 1, true, false, false},   // 400 = 8 x 48 + 16
+        {6, 16, 2, 2, 3, 1, 1, true, true, false},     // 4 pixels: the narrow tail alone
+        {9, 64, 3, 17, 3, 1, 1, true, true, false},    // 51 = 48 + 3, 8 row blocks
     };
     int dense_shapes = 0, narrow_shapes = 0, taps_shapes = 0;
     for (const Shape& sh : shapes) {

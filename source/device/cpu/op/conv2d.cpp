@@ -155,6 +155,8 @@ struct conv_fast {
     int64_t* row_at;          /* padded row r: its start in a channel's image (phase 0) */
     int64_t channel_stride;   /* sh * sw phase planes */
     int64_t strips;           /* GEMM_NT-column strips of the GEMM columns */
+    bool tail_merged;         /* a narrow last strip is run with the one before it */
+    size_t packed_bytes;      /* a packed strip; then, when tail_merged, the tail's columns */
     struct strip_keep* keeps; /* per strip: its stored columns */
     /* Dense mode (avx512, when it saves work): the GEMM columns are the N output pixels,
      * not nf flat columns, so no column is computed to be dropped; each strip is packed
@@ -502,14 +504,28 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
     } else {
         pack_strip(a, n0, cols, packed);
     }
-    gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
+    if (!f->tail_merged || st != f->strips - 2) {
+        gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
+        return;
+    }
+    // The narrow tail goes block by block with the strip before it, so each block's
+    // weights are read from memory once for both (deep layers: weights >> L2).
+    uint8_t* tail = static_cast<uint8_t*>(packed) + f->packed_bytes;
+    const int32_t tail_cols = strip_cols(f, st + 1);
+    gather_narrow(a, n0 + GEMM_NT, tail_cols, tail);
+    strip_tile_args tail_ta = {a, &f->keeps[st + 1]};
+    for (int64_t mb = mb0; mb < mb1; ++mb) {
+        gemm_run_tiles(&f->w, packed, cols, mb, mb + 1, strip_tile, &ta);
+        gemm_run_narrow(&f->w, tail, tail_cols, static_cast<int32_t>(n0 + GEMM_NT), mb, mb + 1,
+                        strip_tile, &tail_ta);
+    }
 }
 
 void strip_slot(void* arg, int64_t begin, int64_t end) {
     const strip_args* a = static_cast<const strip_args*>(arg);
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
-    const int64_t strips = f->strips;
+    const int64_t strips = f->strips - (f->tail_merged ? 1 : 0);
     const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
     // With a few strips per thread or more, each thread takes whole strips. With fewer
     // (deep layers: 7x7 outputs) the output channels are split into parts too, and the
@@ -947,8 +963,10 @@ int choose_strips(conv_fast* f) {
     if (!f->dense) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
     f->taps4 = !f->dense && taps4_fits(f);
     if (f->dense) __atomic_fetch_add(&dense_preruns, 1, __ATOMIC_RELAXED);
-    if (f->strips > 0 && strip_is_narrow(f, f->strips - 1))
+    if (f->strips > 0 && strip_is_narrow(f, f->strips - 1)) {
         __atomic_fetch_add(&narrow_preruns, 1, __ATOMIC_RELAXED);
+        f->tail_merged = f->strips > 1;
+    }
     f->keeps =
         static_cast<strip_keep*>(malloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
     if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -1003,9 +1021,11 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
         __atomic_fetch_add(&taps4_preruns, 1, __ATOMIC_RELAXED);
         return CVML_OK;
     }
-    f->strip_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
-    const size_t narrow = gemm_narrow_stride(static_cast<int32_t>(f->K)) * GEMM_NARROW;
-    if (gemm_narrow_ok(&f->w) && narrow > f->strip_bytes) f->strip_bytes = align64(narrow);
+    f->packed_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
+    const size_t narrow =
+        gemm_narrow_ok(&f->w) ? gemm_narrow_stride(static_cast<int32_t>(f->K)) * GEMM_NARROW : 0;
+    f->strip_bytes = f->packed_bytes > narrow ? f->packed_bytes : align64(narrow);
+    if (f->tail_merged) f->strip_bytes = f->packed_bytes + align64(narrow);
     // A flat strip reads at most a row and a 16-column group past the last phase plane,
     // a dense one 64 columns from its first pixel's.
     f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
