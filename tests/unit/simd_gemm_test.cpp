@@ -330,6 +330,70 @@ TEST(SimdEpilogue, ClipChainsMergeExactly) {
         }
 }
 
+/* A GEMM tile through the chain must equal epilogue_value on every kept column, for the
+ * chains with a code path of their own (cvm_right_shift, then a residual add and a clip)
+ * and for those without (no clip after the round, a shift of 31 or more, an add first),
+ * over random column masks, every row count and each storage of the output and of the
+ * residual operand. */
+TEST(SimdEpilogue, TileChainsMatchValueAllLevels) {
+    std::mt19937 rng(21);
+    const int32_t storages[] = {STORAGE_INT8, STORAGE_INT16, STORAGE_INT32};
+    std::vector<int32_t> tile(GEMM_MR * GEMM_NT);
+    std::vector<int32_t> operand(2048);
+    for (auto& v : operand) v = static_cast<int32_t>(rng());
+    for (int level : levels())
+        for (int iter = 0; iter < 400; ++iter) {
+            for (auto& v : tile) v = static_cast<int32_t>(rng());
+            tile[0] = INT32_MAX;
+            tile[1] = INT32_MIN;
+            const int32_t add_storage = storages[rng() % 3], out_storage = storages[rng() % 3];
+            std::vector<uint8_t> add_bytes(operand.size() * 4), out_bytes(operand.size() * 4);
+            for (size_t i = 0; i < operand.size(); ++i)
+                ir_storage_store(add_bytes.data(), add_storage, static_cast<int64_t>(i),
+                                 operand[i]);
+            epilogue ep = {};
+            const int form = iter % 5;  // 0, 1: matched; 2, 3, 4: generic
+            if (form == 4) {
+                ASSERT_TRUE(epilogue_add_add(&ep, add_bytes.data(), add_storage));
+            }
+            const int32_t p = form == 2 ? 24 : 2 + static_cast<int32_t>(rng() % 15);
+            const int32_t b = form == 3   ? 31 + static_cast<int32_t>(rng() % 2)
+                              : form == 2 ? 8 + static_cast<int32_t>(rng() % 14)
+                                          : 1 + static_cast<int32_t>(rng() % 14);
+            ASSERT_TRUE(epilogue_add_rshift(&ep, p, b));  // form 2: p + b >= 32: no clip
+            if (form == 1) {
+                ASSERT_TRUE(epilogue_add_add(&ep, add_bytes.data(), add_storage));
+                ASSERT_TRUE(epilogue_add_clip(&ep, -static_cast<int32_t>(rng() % 200), 127));
+            }
+            ASSERT_TRUE(epilogue_add_clip(&ep, 0, INT32_MAX));
+            const int32_t rows = 1 + iter % GEMM_MR, cols = 1 + static_cast<int32_t>(rng() % 48);
+            uint16_t mask[3] = {0, 0, 0};
+            for (int32_t c = 0; c < cols; ++c)
+                if (rng() % 4 != 0 || c == 0) mask[c / 16] |= static_cast<uint16_t>(1u << (c % 16));
+            ep_tile_keep keep;
+            epilogue_tile_keep(&keep, mask, cols);
+            std::vector<int32_t> bias(GEMM_MR);
+            for (auto& v : bias) v = static_cast<int32_t>(rng());
+            const int64_t first = rng() % 100, stride = keep.count + rng() % 50;
+            epilogue_apply_tile(level, &ep, tile.data(), GEMM_NT, rows, &keep, bias.data(),
+                                out_bytes.data(), out_storage, first, stride);
+            for (int32_t r = 0; r < rows; ++r)
+                for (int32_t c = 0, j = 0; c < cols; ++c) {
+                    if (!(mask[c / 16] >> (c % 16) & 1)) continue;
+                    const int64_t at = first + r * stride + j++;
+                    const int32_t v =
+                        static_cast<int32_t>(static_cast<uint32_t>(tile[r * GEMM_NT + c]) +
+                                             static_cast<uint32_t>(bias[r]));
+                    std::vector<uint8_t> want(4);
+                    ir_storage_store(want.data(), out_storage, 0, epilogue_value(&ep, v, at));
+                    ASSERT_EQ(ir_storage_load(out_bytes.data(), out_storage, at),
+                              ir_storage_load(want.data(), out_storage, 0))
+                        << cpu_simd_name(level) << " iter " << iter << " form " << form << " row "
+                        << r << " column " << c;
+                }
+        }
+}
+
 TEST(SimdEpilogue, Int8StorageInAndOut) {
     std::vector<int8_t> x(77), y(77);
     for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 37);

@@ -120,12 +120,100 @@ CVML_TARGET_AVX512 inline __m512i lanes_of(const ep_tile_keep* k, int j) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k->lanes[j])));
 }
 
+/* The chains most convolutions end in, for code without a step dispatch per row:
+ * cvm_right_shift (round, clip), then optionally a residual add and a clip (relu, clip
+ * and cvm_clip all merge into it). */
+struct rc_chain {
+    int32_t shift; /* EP_ROUND's b */
+    int32_t lo, hi;
+    const ep_step* add; /* the residual's EP_ADD, or NULL */
+    int32_t lo2, hi2;
+};
+
+bool match_rc_chain(const epilogue* ep, rc_chain* c) {
+    const ep_step* s = ep->steps;
+    if (ep->step_count < 2 || s[0].kind != EP_ROUND || s[1].kind != EP_CLIP) return false;
+    *c = {s[0].shift, s[1].lo, s[1].hi, nullptr, 0, 0};
+    if (ep->step_count == 2) return true;
+    if (ep->step_count != 4 || s[2].kind != EP_ADD || s[3].kind != EP_CLIP) return false;
+    c->add = &s[2];
+    c->lo2 = s[3].lo;
+    c->hi2 = s[3].hi;
+    return true;
+}
+
+struct rc_consts {
+    __m512i sh, one, lo, hi, lo2, hi2;
+};
+
+template <bool Add>
+CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
+                                           __m512i vb, int64_t at, __mmask16 m) {
+    v = _mm512_add_epi32(v, vb);
+    v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.sh), k.one), 1);
+    v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi), k.lo);
+    if (Add) {
+        v = _mm512_add_epi32(v, load16_512(c.add->src, c.add->src_storage, at, m));
+        v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi2), k.lo2);
+    }
+    return v;
+}
+
+/* apply_tile_avx512 for a matched chain: the same operations in the same order, with
+ * the constants in registers for the whole tile. */
+template <bool Add>
+CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* tile,
+                                             int32_t tile_stride, int32_t rows,
+                                             const ep_tile_keep* k, const int32_t* bias, void* out,
+                                             int32_t out_storage, int64_t out_first,
+                                             int64_t out_stride) {
+    const uint16_t* keep = k->mask;
+    int64_t pos[3] = {0, 0, 0};
+    __mmask16 m[3] = {0, 0, 0};
+    for (int32_t j = 0, p = 0; j < k->vectors; ++j) {
+        pos[j] = p;
+        const int n = __builtin_popcount(keep[j]);
+        m[j] = static_cast<__mmask16>((1u << n) - 1u);
+        p += n;
+    }
+    const __m512i idx0 = lanes_of(k, 0), idx1 = lanes_of(k, 1), idx2 = lanes_of(k, 2);
+    const rc_consts v = {_mm512_set1_epi32(c.shift - 1), _mm512_set1_epi32(1),
+                         _mm512_set1_epi32(c.lo),        _mm512_set1_epi32(c.hi),
+                         _mm512_set1_epi32(c.lo2),       _mm512_set1_epi32(c.hi2)};
+    for (int32_t r = 0; r < rows; ++r) {
+        const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
+        const int32_t* src = tile + static_cast<int64_t>(r) * tile_stride;
+        const int64_t at = out_first + r * out_stride;
+        __m512i v0 = _mm512_loadu_si512(src), v1 = _mm512_loadu_si512(src + 16),
+                v2 = _mm512_loadu_si512(src + 32);
+        if (keep[0] != 0xFFFF) v0 = _mm512_permutexvar_epi32(idx0, v0);
+        if (keep[1] != 0xFFFF) v1 = _mm512_permutexvar_epi32(idx1, v1);
+        if (keep[2] != 0xFFFF) v2 = _mm512_permutexvar_epi32(idx2, v2);
+        store16_512(out, out_storage, at + pos[0], m[0],
+                    rc_apply<Add>(c, v, v0, vb, at + pos[0], m[0]));
+        store16_512(out, out_storage, at + pos[1], m[1],
+                    rc_apply<Add>(c, v, v1, vb, at + pos[1], m[1]));
+        store16_512(out, out_storage, at + pos[2], m[2],
+                    rc_apply<Add>(c, v, v2, vb, at + pos[2], m[2]));
+    }
+}
+
 /* A GEMM tile through the chain: row r's kept columns are compacted in registers and
  * written from out_first + r * out_stride on; bias[r] is added first. */
 CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* tile,
                                           int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
                                           const int32_t* bias, void* out, int32_t out_storage,
                                           int64_t out_first, int64_t out_stride) {
+    rc_chain rc;
+    if (match_rc_chain(ep, &rc)) {
+        if (rc.add)
+            apply_tile_rc_avx512<true>(rc, tile, tile_stride, rows, k, bias, out, out_storage,
+                                       out_first, out_stride);
+        else
+            apply_tile_rc_avx512<false>(rc, tile, tile_stride, rows, k, bias, out, out_storage,
+                                        out_first, out_stride);
+        return;
+    }
     const uint16_t* keep = k->mask;
     int64_t pos[3] = {0, 0, 0};
     __mmask16 m[3] = {0, 0, 0};
