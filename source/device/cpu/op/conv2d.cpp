@@ -153,6 +153,8 @@ struct conv_fast {
     size_t strip_bytes, image_bytes;
     int64_t* taps;            /* where im2col row k starts in the image */
     int64_t* row_at;          /* padded row r: its start in a channel's image (phase 0) */
+    bool* row_read;           /* padded row r is read by a tap (a 1x1 stride-2 conv reads
+                                 every other row): the others are not built */
     int64_t channel_stride;   /* sh * sw phase planes */
     int64_t strips;           /* GEMM_NT-column strips of the GEMM columns */
     bool tail_merged;         /* a narrow last strip is run with the one before it */
@@ -234,31 +236,46 @@ inline int8_t* image_item(const image_args* a, int64_t* ic, int64_t* h) {
 }
 
 #if CVML_SIMD_X86
-/* image_rows for an int8 input with column stride 1 at avx512 (most convolutions after
- * the first): row[0, wq) is the w input values after pw zeros, zeros after them, one
- * masked load and store per 64 bytes (a masked-off lane never touches memory). The
- * masks are the same for every row, so they are made once per call. */
+/* image_rows for an int8 input with column stride 1 or 2 at avx512 (every convolution
+ * after the first): lane L of 64 loaded from the input row holds padded column L (the
+ * load mask leaves the padding zero), and with stride 2 its even and odd lanes are the
+ * two column phases; one masked store per phase row writes the values and the zeros
+ * around them (a masked-off lane never touches memory), so nothing is cleared first.
+ * The masks are the same for every row and made once per call. */
+template <int SW>
 CVML_TARGET_AVX512 void image_rows_i8_avx512(const image_args* a, int64_t begin, int64_t end) {
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
     constexpr int kMaxChunks = 8;
-    const int64_t chunks = (f->wq + 63) / 64;
+    constexpr int64_t kOut = 64 / SW;  // phase row bytes per 64 input lanes
+    const int64_t chunks = (f->wq + kOut - 1) / kOut;
     __mmask64 load[kMaxChunks], store[kMaxChunks];
+    auto load_mask = [&](int64_t c) { return simd_bits64(g.pw - 64 * c, g.pw + g.w - 64 * c); };
+    auto store_mask = [&](int64_t c) { return simd_bits64(0, f->wq - kOut * c); };
     for (int64_t c = 0; c < chunks && c < kMaxChunks; ++c) {
-        load[c] = simd_bits64(g.pw - 64 * c, g.pw + g.w - 64 * c);
-        store[c] = simd_bits64(0, f->wq - 64 * c);
+        load[c] = load_mask(c);
+        store[c] = store_mask(c);
     }
+    const int64_t plane = f->hq * f->wq;
     const int8_t* x = static_cast<const int8_t*>(a->x->data) + a->base;
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
         int8_t* channel = image_item(a, &ic, &h);
+        if (!f->row_read[h + g.ph]) continue;
         const int8_t* in = x + item * g.w - g.pw;
         int8_t* row = channel + f->row_at[h + g.ph];
         for (int64_t c = 0; c < chunks; ++c) {
-            const __mmask64 lm =
-                c < kMaxChunks ? load[c] : simd_bits64(g.pw - 64 * c, g.pw + g.w - 64 * c);
-            const __mmask64 sm = c < kMaxChunks ? store[c] : simd_bits64(0, f->wq - 64 * c);
-            _mm512_mask_storeu_epi8(row + 64 * c, sm, _mm512_maskz_loadu_epi8(lm, in + 64 * c));
+            const __mmask64 lm = c < kMaxChunks ? load[c] : load_mask(c);
+            const __mmask64 sm = c < kMaxChunks ? store[c] : store_mask(c);
+            const __m512i v = _mm512_maskz_loadu_epi8(lm, in + 64 * c);
+            if (SW == 1) {
+                _mm512_mask_storeu_epi8(row + 64 * c, sm, v);
+                continue;
+            }
+            const __mmask32 sm32 = static_cast<__mmask32>(sm);
+            _mm256_mask_storeu_epi8(row + 32 * c, sm32, _mm512_cvtepi16_epi8(v));
+            _mm256_mask_storeu_epi8(row + plane + 32 * c, sm32,
+                                    _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
         }
     }
 }
@@ -290,14 +307,21 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
 #if CVML_SIMD_X86
-    if (a->x->storage == STORAGE_INT8 && g.sw == 1 && f->level == CPU_SIMD_AVX512) {
-        image_rows_i8_avx512(a, begin, end);
-        return;
+    if (a->x->storage == STORAGE_INT8 && f->level == CPU_SIMD_AVX512) {
+        if (g.sw == 1) {
+            image_rows_i8_avx512<1>(a, begin, end);
+            return;
+        }
+        if (g.sw == 2) {
+            image_rows_i8_avx512<2>(a, begin, end);
+            return;
+        }
     }
 #endif
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
         int8_t* channel = image_item(a, &ic, &h);
+        if (!f->row_read[h + g.ph]) continue;
         const int64_t src = a->base + item * g.w;
         const int64_t hp = h + g.ph;
         int8_t* row = channel + f->row_at[hp];
@@ -884,6 +908,7 @@ void conv_fast_free(conv_fast* f) {
     free(f->wg);
     free(f->taps);
     free(f->row_at);
+    free(f->row_read);
     free(f->keeps);
     free(f->dstrips);
     free(f->w4);
@@ -903,6 +928,18 @@ int phase_row_table(conv_fast* f) {
     if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t r = 0; r < rows; ++r)
         f->row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * f->wq;
+    return CVML_OK;
+}
+
+/* row_read[r]: some tap reads padded row r (its row phase r % sh is some tap's). */
+int rows_read_table(conv_fast* f) {
+    const conv_geom& g = f->g;
+    const int64_t rows = f->hq * g.sh;
+    f->row_read = static_cast<bool*>(calloc(static_cast<size_t>(rows), sizeof(bool)));
+    if (!f->row_read) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t kr = 0; kr < g.kh && !f->row_read[r]; ++kr)
+            f->row_read[r] = (kr * g.dh) % g.sh == r % g.sh;
     return CVML_OK;
 }
 
@@ -1008,6 +1045,8 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
         f->taps[k] = ((ic * g.sh + row % g.sh) * g.sw + col % g.sw) * plane + (row / g.sh) * f->wq +
                      col / g.sw;
     }
+    rc = rows_read_table(f);
+    if (rc) return rc;
     rc = choose_strips(f);
     if (rc) return rc;
     if (f->taps4) {
