@@ -120,6 +120,40 @@ CVML_TARGET_AVX512 inline __m512i lanes_of(const ep_tile_keep* k, int j) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k->lanes[j])));
 }
 
+/* Where a tile row's three vectors go once compacted: the kept lanes of vector j are
+ * written from pos[j] under mask m[j], compacted by the lane permutation idx[j]
+ * (vpcompressd does the same but is microcoded on some cores, Zen 4; vpermd is one
+ * fast instruction). Built once per tile. */
+struct tile_lanes {
+    int64_t pos[3];
+    __mmask16 m[3];
+    __m512i idx0, idx1, idx2;
+};
+
+CVML_TARGET_AVX512 inline void tile_lanes_of(const ep_tile_keep* k, tile_lanes* t) {
+    for (int32_t j = 0, p = 0; j < 3; ++j) {
+        const int n = j < k->vectors ? __builtin_popcount(k->mask[j]) : 0;
+        t->pos[j] = p;
+        t->m[j] = static_cast<__mmask16>((1u << n) - 1u);
+        p += n;
+    }
+    t->idx0 = lanes_of(k, 0);
+    t->idx1 = lanes_of(k, 1);
+    t->idx2 = lanes_of(k, 2);
+}
+
+/* Tile row `src`'s three vectors, each compacted to its kept lanes. */
+CVML_TARGET_AVX512 inline void load_kept(const tile_lanes& t, const uint16_t* keep,
+                                         const int32_t* src, __m512i& v0, __m512i& v1,
+                                         __m512i& v2) {
+    v0 = _mm512_loadu_si512(src);
+    v1 = _mm512_loadu_si512(src + 16);
+    v2 = _mm512_loadu_si512(src + 32);
+    if (keep[0] != 0xFFFF) v0 = _mm512_permutexvar_epi32(t.idx0, v0);
+    if (keep[1] != 0xFFFF) v1 = _mm512_permutexvar_epi32(t.idx1, v1);
+    if (keep[2] != 0xFFFF) v2 = _mm512_permutexvar_epi32(t.idx2, v2);
+}
+
 /* The chains most convolutions end in, for code without a step dispatch per row:
  * cvm_right_shift (round, clip), then optionally a residual add and a clip (relu, clip
  * and cvm_clip all merge into it). */
@@ -167,34 +201,22 @@ CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* t
                                              const ep_tile_keep* k, const int32_t* bias, void* out,
                                              int32_t out_storage, int64_t out_first,
                                              int64_t out_stride) {
-    const uint16_t* keep = k->mask;
-    int64_t pos[3] = {0, 0, 0};
-    __mmask16 m[3] = {0, 0, 0};
-    for (int32_t j = 0, p = 0; j < k->vectors; ++j) {
-        pos[j] = p;
-        const int n = __builtin_popcount(keep[j]);
-        m[j] = static_cast<__mmask16>((1u << n) - 1u);
-        p += n;
-    }
-    const __m512i idx0 = lanes_of(k, 0), idx1 = lanes_of(k, 1), idx2 = lanes_of(k, 2);
+    tile_lanes t;
+    tile_lanes_of(k, &t);
     const rc_consts v = {_mm512_set1_epi32(c.shift - 1), _mm512_set1_epi32(1),
                          _mm512_set1_epi32(c.lo),        _mm512_set1_epi32(c.hi),
                          _mm512_set1_epi32(c.lo2),       _mm512_set1_epi32(c.hi2)};
     for (int32_t r = 0; r < rows; ++r) {
         const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
-        const int32_t* src = tile + static_cast<int64_t>(r) * tile_stride;
         const int64_t at = out_first + r * out_stride;
-        __m512i v0 = _mm512_loadu_si512(src), v1 = _mm512_loadu_si512(src + 16),
-                v2 = _mm512_loadu_si512(src + 32);
-        if (keep[0] != 0xFFFF) v0 = _mm512_permutexvar_epi32(idx0, v0);
-        if (keep[1] != 0xFFFF) v1 = _mm512_permutexvar_epi32(idx1, v1);
-        if (keep[2] != 0xFFFF) v2 = _mm512_permutexvar_epi32(idx2, v2);
-        store16_512(out, out_storage, at + pos[0], m[0],
-                    rc_apply<Add>(c, v, v0, vb, at + pos[0], m[0]));
-        store16_512(out, out_storage, at + pos[1], m[1],
-                    rc_apply<Add>(c, v, v1, vb, at + pos[1], m[1]));
-        store16_512(out, out_storage, at + pos[2], m[2],
-                    rc_apply<Add>(c, v, v2, vb, at + pos[2], m[2]));
+        __m512i v0, v1, v2;
+        load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
+        store16_512(out, out_storage, at + t.pos[0], t.m[0],
+                    rc_apply<Add>(c, v, v0, vb, at + t.pos[0], t.m[0]));
+        store16_512(out, out_storage, at + t.pos[1], t.m[1],
+                    rc_apply<Add>(c, v, v1, vb, at + t.pos[1], t.m[1]));
+        store16_512(out, out_storage, at + t.pos[2], t.m[2],
+                    rc_apply<Add>(c, v, v2, vb, at + t.pos[2], t.m[2]));
     }
 }
 
@@ -214,27 +236,15 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
                                         out_first, out_stride);
         return;
     }
-    const uint16_t* keep = k->mask;
-    int64_t pos[3] = {0, 0, 0};
-    __mmask16 m[3] = {0, 0, 0};
-    for (int32_t j = 0, p = 0; j < k->vectors; ++j) {
-        pos[j] = p;
-        const int c = __builtin_popcount(keep[j]);
-        m[j] = static_cast<__mmask16>((1u << c) - 1u);
-        p += c;
-    }
-    const __m512i idx0 = lanes_of(k, 0), idx1 = lanes_of(k, 1), idx2 = lanes_of(k, 2);
+    tile_lanes t;
+    tile_lanes_of(k, &t);
+    const int64_t* pos = t.pos;
+    const __mmask16* m = t.m;
     for (int32_t r = 0; r < rows; ++r) {
         const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
-        const int32_t* src = tile + static_cast<int64_t>(r) * tile_stride;
         const int64_t at = out_first + r * out_stride;
-        __m512i v0 = _mm512_loadu_si512(src), v1 = _mm512_loadu_si512(src + 16),
-                v2 = _mm512_loadu_si512(src + 32);
-        // Compacted with a lane permutation built once per tile: vpcompressd is
-        // microcoded on some cores (Zen 4), vpermd is one fast instruction.
-        if (keep[0] != 0xFFFF) v0 = _mm512_permutexvar_epi32(idx0, v0);
-        if (keep[1] != 0xFFFF) v1 = _mm512_permutexvar_epi32(idx1, v1);
-        if (keep[2] != 0xFFFF) v2 = _mm512_permutexvar_epi32(idx2, v2);
+        __m512i v0, v1, v2;
+        load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
         v0 = _mm512_add_epi32(v0, vb);
         v1 = _mm512_add_epi32(v1, vb);
         v2 = _mm512_add_epi32(v2, vb);
