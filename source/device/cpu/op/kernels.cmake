@@ -43,6 +43,9 @@ set(CVML_CPU_KERNEL_SOURCES
 )
 # Shared helpers (not registered).
 set(CVML_CPU_KERNEL_SUPPORT_SOURCES
+  # -- conv2d's fast paths (conv2d_fast.h)
+  conv2d_gemm.cpp
+  conv2d_grouped.cpp
   # -- simd (speed)
   ../simd/simd.cpp
   ../simd/gemm_s8.cpp

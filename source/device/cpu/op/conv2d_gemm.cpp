@@ -1,0 +1,607 @@
+/* conv2d at the SIMD levels, groups == 1: the implicit im2col GEMM (see the fast-path
+ * notes in conv2d_fast.h and docs/cpu.md): the image, strips (flat, dense, narrow
+ * tails), taps mode, and their prerun. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/cpu/op/conv2d_fast.h"
+#include "device/cpu/simd/kernel_util.h"
+#include "device/cpu/simd/simd.h"
+#include "utility/error.h"
+
+#if CVML_SIMD_X86
+#include <immintrin.h>
+/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#endif
+
+namespace cpu_conv2d {
+namespace {
+
+/* The image: zero-padded (ph, pw) and split into sh x sw phases of hq x wq values,
+ * phase (pr, pc) holding padded rows pr, pr + sh, ... and columns pc, pc + sw, ...:
+ *   img[((ic*sh + pr)*sw + pc)*hq*wq + i*wq + j] = xpad[ic][i*sh + pr][j*sw + pc].
+ * Output (y, x) then reads tap (r, s) at taps[k] + y*wq + x, so GEMM column y*wq + x
+ * is one flat run per tap over every output row; columns x >= ow read padding or the
+ * next row and are computed but never stored. */
+struct image_args {
+    const conv_fast* f;
+    const ir_tensor* x;
+    int64_t base; /* first element of the image in x */
+    int8_t* img;
+};
+
+/* Zeros padded row r of a channel's image (its segment in every column phase). */
+void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
+    const int64_t plane = f->hq * f->wq;
+    for (int64_t pc = 0; pc < f->g.sw; ++pc)
+        memset(channel + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
+}
+
+/* Image rows are built item by item, an item being input row h of channel ic, stepped
+ * by the caller (++h) without dividing. Returns the item's channel image, after moving
+ * to the next channel past its last row and zeroing the padding rows above and below
+ * the channel at its first and last row. */
+inline int8_t* image_item(const image_args* a, int64_t* ic, int64_t* h) {
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    if (*h == g.h) {
+        *h = 0;
+        ++*ic;
+    }
+    int8_t* channel = a->img + *ic * f->channel_stride;
+    if (*h == 0)
+        for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
+    if (*h == g.h - 1)
+        for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
+    return channel;
+}
+
+#if CVML_SIMD_X86
+/* image_rows for an int8 input with column stride 1 or 2 at avx512 (every convolution
+ * after the first): lane L of 64 loaded from the input row holds padded column L (the
+ * load mask leaves the padding zero), and with stride 2 its even and odd lanes are the
+ * two column phases; one masked store per phase row writes the values and the zeros
+ * around them (a masked-off lane never touches memory), so nothing is cleared first.
+ * The masks are the same for every row and made once per call. */
+template <int SW>
+CVML_TARGET_AVX512 void image_rows_i8_avx512(const image_args* a, int64_t begin, int64_t end) {
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    constexpr int kMaxChunks = 8;
+    constexpr int64_t kOut = 64 / SW;  // phase row bytes per 64 input lanes
+    const int64_t chunks = (f->wq + kOut - 1) / kOut;
+    __mmask64 load[kMaxChunks], store[kMaxChunks];
+    auto load_mask = [&](int64_t c) { return simd_bits64(g.pw - 64 * c, g.pw + g.w - 64 * c); };
+    auto store_mask = [&](int64_t c) { return simd_bits64(0, f->wq - kOut * c); };
+    for (int64_t c = 0; c < chunks && c < kMaxChunks; ++c) {
+        load[c] = load_mask(c);
+        store[c] = store_mask(c);
+    }
+    const int64_t plane = f->hq * f->wq;
+    const int8_t* x = static_cast<const int8_t*>(a->x->data) + a->base;
+    int64_t ic = begin / g.h, h = begin % g.h;
+    for (int64_t item = begin; item < end; ++item, ++h) {
+        int8_t* channel = image_item(a, &ic, &h);
+        if (!f->row_read[h + g.ph]) continue;
+        const int8_t* in = x + item * g.w - g.pw;
+        int8_t* row = channel + f->row_at[h + g.ph];
+        for (int64_t c = 0; c < chunks; ++c) {
+            const __mmask64 lm = c < kMaxChunks ? load[c] : load_mask(c);
+            const __mmask64 sm = c < kMaxChunks ? store[c] : store_mask(c);
+            const __m512i v = _mm512_maskz_loadu_epi8(lm, in + 64 * c);
+            if (SW == 1) {
+                _mm512_mask_storeu_epi8(row + 64 * c, sm, v);
+                continue;
+            }
+            const __mmask32 sm32 = static_cast<__mmask32>(sm);
+            _mm256_mask_storeu_epi8(row + 32 * c, sm32, _mm512_cvtepi16_epi8(v));
+            _mm256_mask_storeu_epi8(row + plane + 32 * c, sm32,
+                                    _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
+        }
+    }
+}
+#endif
+
+/* One int32 input row (stride 1 or 2) into its phase row(s), cast to int8 as upstream's
+ * groups == 1 path does, in vector-sized chunks. */
+void image_row_from_i32(const conv_fast* f, const int32_t* src, int8_t* row) {
+    const conv_geom& g = f->g;
+    if (g.sw == 1) {
+        simd_narrow_i32_i8(f->level, src, g.w, row + g.pw);
+        return;
+    }
+    int8_t chunk[256];
+    for (int64_t x = 0; x < g.w; x += 256) {  // x even: chunk parity is the row's
+        const int64_t n = g.w - x < 256 ? g.w - x : 256;
+        simd_narrow_i32_i8(f->level, src + x, n, chunk);
+        cpu_phase_row2_i8(f->level, chunk, n, g.pw, f->hq * f->wq, row + x / 2);
+    }
+}
+
+/* Items are input rows (ic, h), so even a 3-channel image splits evenly over threads;
+ * the first and last row of a channel also zero the padding rows above and below.
+ * Rows are a few dozen bytes, so (ic, h) are stepped and row starts looked up rather
+ * than divided out: four 64-bit divisions per row took most of this function's time. */
+void image_rows(void* arg, int64_t begin, int64_t end) {
+    const image_args* a = static_cast<const image_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    const int64_t plane = f->hq * f->wq;
+#if CVML_SIMD_X86
+    if (a->x->storage == STORAGE_INT8 && f->level == CPU_SIMD_AVX512) {
+        if (g.sw == 1) {
+            image_rows_i8_avx512<1>(a, begin, end);
+            return;
+        }
+        if (g.sw == 2) {
+            image_rows_i8_avx512<2>(a, begin, end);
+            return;
+        }
+    }
+#endif
+    int64_t ic = begin / g.h, h = begin % g.h;
+    for (int64_t item = begin; item < end; ++item, ++h) {
+        int8_t* channel = image_item(a, &ic, &h);
+        if (!f->row_read[h + g.ph]) continue;
+        const int64_t src = a->base + item * g.w;
+        const int64_t hp = h + g.ph;
+        int8_t* row = channel + f->row_at[hp];
+        if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
+            const int8_t* in = static_cast<const int8_t*>(a->x->data) + src;
+            memset(row, 0, static_cast<size_t>(g.pw));
+            memcpy(row + g.pw, in, static_cast<size_t>(g.w));
+            memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
+            continue;
+        }
+        image_zero_row(f, channel, hp);
+        if (a->x->storage == STORAGE_INT32 && g.sw <= 2) {
+            image_row_from_i32(f, static_cast<const int32_t*>(a->x->data) + src, row);
+        } else if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
+            cpu_phase_row2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w, g.pw,
+                              plane, row);
+        } else {
+            // Upstream's groups == 1 path casts every input value to int8.
+            cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, plane, row);
+        }
+    }
+}
+
+struct cast8_args {
+    int level;
+    const ir_tensor* t;
+    int64_t base;
+    int8_t* dst;
+};
+
+void cast8_range(void* arg, int64_t begin, int64_t end) {
+    const cast8_args* a = static_cast<const cast8_args*>(arg);
+    if (a->t->storage == STORAGE_INT32) {
+        simd_narrow_i32_i8(a->level, static_cast<const int32_t*>(a->t->data) + a->base + begin,
+                           end - begin, a->dst + begin);
+        return;
+    }
+    for (int64_t i = begin; i < end; ++i)
+        a->dst[i] = static_cast<int8_t>(cpu_load(a->t, a->base + i));
+}
+
+/* A strip is GEMM_NT GEMM columns (one n-tile): each thread packs its own strips into a
+ * small buffer that stays in cache while every output channel block is computed over
+ * it, so a conv2d has one parallel region per image after the image copy. */
+struct strip_args {
+    const conv_fast* f;
+    const int8_t* img;
+    bool padded; /* img has slack after it, so packing may read whole 16-column groups */
+    const epilogue* ep;
+    const int32_t* bias;
+    void* out;
+    int32_t out_storage;
+    int64_t out_base;
+    uint8_t* scratch; /* per slot: strip_bytes */
+};
+
+struct strip_tile_args {
+    const strip_args* s;
+    const strip_keep* keep;
+};
+
+void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
+                const int32_t* tile) {
+    (void)n0;
+    (void)cols;
+    const strip_tile_args* t = static_cast<const strip_tile_args*>(arg);
+    const strip_args* a = t->s;
+    const strip_keep* k = t->keep;
+    if (k->tile.count == 0) return;
+    epilogue_apply_tile(a->f->level, a->ep, tile, GEMM_NT, rows, &k->tile,
+                        a->bias ? a->bias + m0 : nullptr, a->out, a->out_storage,
+                        a->out_base + m0 * a->f->N + k->first, a->f->N);
+}
+
+/* Flat column of output pixel p (row p / ow, column p % ow). */
+inline int64_t flat_of(const conv_fast* f, int64_t p) {
+    return p / f->g.ow * f->wq + p % f->g.ow;
+}
+
+int32_t strip_cols(const conv_fast* f, int64_t st) {
+    const int64_t n = f->dense ? f->N : f->nf, n0 = st * GEMM_NT;
+    return static_cast<int32_t>(n - n0 < GEMM_NT ? n - n0 : GEMM_NT);
+}
+
+/* A last strip of a few columns (N % 48 <= GEMM_NARROW, flat or dense) is done by dot
+ * products along K rather than a 16-column tile. */
+bool strip_is_narrow(const conv_fast* f, int64_t st) {
+    return !f->taps4 && strip_cols(f, st) <= GEMM_NARROW && gemm_narrow_ok(&f->w);
+}
+
+/* Fills d for dense strip st; false when its columns do not fit the selection (more
+ * than 64 flat columns, or a panel spread over more than two flat panels). */
+bool dense_strip_of(const conv_fast* f, int64_t st, dense_strip* d) {
+    memset(d, 0, sizeof *d);
+    const int64_t p0 = st * GEMM_NT;
+    const int32_t cols = strip_cols(f, st);
+    d->flat0 = flat_of(f, p0);
+    if (flat_of(f, p0 + cols - 1) - d->flat0 >= 64) return false;
+    d->sel.panels = (cols + 15) / 16;
+    for (int32_t i = 0; i < d->sel.panels; ++i) {
+        const int64_t from = (flat_of(f, p0 + 16 * i) - d->flat0) / 16;
+        d->sel.from[i] = static_cast<int32_t>(from);
+        for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
+            const int64_t rel = flat_of(f, p0 + 16 * i + j) - d->flat0 - 16 * from;
+            if (rel >= 32) return false;
+            d->sel.idx[i][j] = static_cast<uint8_t>(rel);
+        }
+    }
+    return gemm_select_ok(&d->sel) != 0;
+}
+
+/* The 16-column vectors computed for n GEMM columns, in halves: 48-column strips, and a
+ * narrow tail (dot products) counted as one half. */
+int64_t half_vectors(int64_t n) {
+    const int64_t rest = n % GEMM_NT;
+    return 6 * (n / GEMM_NT) + (rest == 0 ? 0 : rest <= GEMM_NARROW ? 1 : 2 * ((rest + 15) / 16));
+}
+
+/* Dense mode pays when it saves at least 5% of the 16-column vectors computed (its
+ * packing does a little more work). */
+bool dense_pays(const conv_fast* f) {
+    if (f->level != CPU_SIMD_AVX512 || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w))
+        return false;
+    return 20 * half_vectors(f->N) <= 19 * half_vectors(f->nf);
+}
+
+/* Dense columns are all output pixels (n0 + c); a flat column y * wq + x is pixel
+ * y * ow + x when x < ow, and dropped otherwise. */
+void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
+    uint16_t mask[GEMM_NT / 16] = {0, 0, 0};
+    k->first = -1;
+    for (int32_t c = 0; c < cols; ++c) {
+        int64_t pixel = n0 + c;
+        if (!f->dense) {
+            const int64_t y = pixel / f->wq, x = pixel % f->wq;
+            if (x >= f->g.ow) continue;
+            pixel = y * f->g.ow + x;
+        }
+        if (k->first < 0) k->first = pixel;
+        mask[c / 16] = static_cast<uint16_t>(mask[c / 16] | (1u << (c % 16)));
+    }
+    epilogue_tile_keep(&k->tile, mask, cols);
+}
+
+void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
+    const conv_fast* f = a->f;
+    // With slack after the image, whole 16-column groups are read (the extra columns
+    // are dropped); the input tensor itself is read exactly.
+    const int32_t width = a->padded ? (cols + 15) / 16 * 16 : cols;
+    gemm_pack_b_rows(f->level, a->img + n0, f->taps, f->pad_row, width, static_cast<int32_t>(f->K),
+                     packed);
+}
+
+/* A narrow strip's columns for gemm_run_narrow: each one's K image values as u8 x + 128,
+ * zeros after them. */
+void gather_narrow(const strip_args* a, int64_t p0, int32_t cols, uint8_t* dst) {
+    const conv_fast* f = a->f;
+    const size_t stride = gemm_narrow_stride(static_cast<int32_t>(f->K));
+    for (int32_t j = 0; j < cols; ++j) {
+        const int8_t* src = a->img + (f->dense ? flat_of(f, p0 + j) : p0 + j);
+        uint8_t* col = dst + stride * static_cast<size_t>(j);
+        for (int64_t k = 0; k < f->K; ++k)
+            col[k] = static_cast<uint8_t>(static_cast<uint8_t>(src[f->taps[k]]) ^ 0x80u);
+        memset(col + f->K, 0, stride - static_cast<size_t>(f->K));
+    }
+}
+
+/* Packs strip st and runs output channel blocks [mb0, mb1) over it. */
+void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* packed) {
+    const conv_fast* f = a->f;
+    const int64_t n0 = st * GEMM_NT;
+    const int32_t cols = strip_cols(f, st);
+    strip_tile_args ta = {a, &f->keeps[st]};
+    if (f->taps4) {
+        gemm_run_tiles_taps(&f->w, reinterpret_cast<const uint8_t*>(a->img) + n0 * 4, f->boff, cols,
+                            mb0, mb1, strip_tile, &ta);
+        return;
+    }
+    if (strip_is_narrow(f, st)) {
+        uint8_t* b = static_cast<uint8_t*>(packed);
+        gather_narrow(a, n0, cols, b);
+        gemm_run_narrow(&f->w, b, cols, static_cast<int32_t>(n0), mb0, mb1, strip_tile, &ta);
+        return;
+    }
+    if (f->dense) {
+        const dense_strip& d = f->dstrips[st];
+        gemm_pack_b_select(f->level, a->img + d.flat0, f->taps, f->pad_row,
+                           static_cast<int32_t>(f->K), &d.sel, packed);
+    } else {
+        pack_strip(a, n0, cols, packed);
+    }
+    if (!f->tail_merged || st != f->strips - 2) {
+        gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
+        return;
+    }
+    // The narrow tail goes block by block with the strip before it, so each block's
+    // weights are read from memory once for both (deep layers: weights >> L2).
+    uint8_t* tail = static_cast<uint8_t*>(packed) + f->packed_bytes;
+    const int32_t tail_cols = strip_cols(f, st + 1);
+    gather_narrow(a, n0 + GEMM_NT, tail_cols, tail);
+    strip_tile_args tail_ta = {a, &f->keeps[st + 1]};
+    for (int64_t mb = mb0; mb < mb1; ++mb) {
+        gemm_run_tiles(&f->w, packed, cols, mb, mb + 1, strip_tile, &ta);
+        gemm_run_narrow(&f->w, tail, tail_cols, static_cast<int32_t>(n0 + GEMM_NT), mb, mb + 1,
+                        strip_tile, &tail_ta);
+    }
+}
+
+void strip_slot(void* arg, int64_t begin, int64_t end) {
+    const strip_args* a = static_cast<const strip_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    const int64_t strips = f->strips - (f->tail_merged ? 1 : 0);
+    const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
+    // With a few strips per thread or more, each thread takes whole strips. With fewer
+    // (deep layers: 7x7 outputs) the output channels are split into parts too, and the
+    // items (part, strip) are dealt part-major, so every thread gets a share of every
+    // strip (strips differ in width: the last is narrow); a thread packs each strip
+    // it touches once and runs its consecutive parts over it.
+    int64_t mparts = 1;
+    if (strips < 4 * f->threads) {
+        mparts = (4 * f->threads + strips - 1) / strips;
+        if (mparts > mblocks) mparts = mblocks;
+    }
+    const int64_t items = strips * mparts;
+    for (int64_t slot = begin; slot < end; ++slot) {
+        void* packed = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
+        const int64_t i0 = items * slot / f->threads, i1 = items * (slot + 1) / f->threads;
+        if (mparts == 1) {
+            for (int64_t st = i0; st < i1; ++st) strip_run(a, st, 0, mblocks, packed);
+            continue;
+        }
+        for (int64_t st = 0; st < strips; ++st) {
+            // Parts mp with i0 <= mp * strips + st < i1.
+            const int64_t lo = i0 - st <= 0 ? 0 : (i0 - st + strips - 1) / strips;
+            const int64_t hi = i1 - 1 - st < 0 ? -1 : (i1 - 1 - st) / strips;
+            if (lo > hi) continue;
+            strip_run(a, st, mblocks * lo / mparts, mblocks * (hi + 1) / mparts, packed);
+        }
+    }
+}
+
+/* The c4 image of taps mode. Items are (group of 4 channels, input row); the first and
+ * last row of a group also fill the padding rows (0x80: the value 0 after + 128). */
+void image4_rows(void* arg, int64_t begin, int64_t end) {
+    const image_args* a = static_cast<const image_args*>(arg);
+    const conv_fast* f = a->f;
+    const conv_geom& g = f->g;
+    const size_t row_bytes = static_cast<size_t>(f->wq) * 4;
+    int64_t grp = begin / g.h, h = begin % g.h;  // stepped, as in image_rows
+    for (int64_t item = begin; item < end; ++item, ++h) {
+        if (h == g.h) {
+            h = 0;
+            ++grp;
+        }
+        uint8_t* plane =
+            reinterpret_cast<uint8_t*>(a->img) + static_cast<size_t>(grp * f->hq) * row_bytes;
+        if (h == 0) memset(plane, 0x80, row_bytes * static_cast<size_t>(g.ph));
+        if (h == g.h - 1)
+            memset(plane + static_cast<size_t>(g.ph + g.h) * row_bytes, 0x80,
+                   row_bytes * static_cast<size_t>(f->hq - g.ph - g.h));
+        uint8_t* row = plane + static_cast<size_t>(g.ph + h) * row_bytes;
+        if (a->x->storage == STORAGE_INT8) {
+            const int8_t* rows[4];
+            for (int64_t i = 0; i < 4; ++i) {
+                const int64_t c = grp * 4 + i;
+                rows[i] =
+                    c < g.c ? static_cast<const int8_t*>(a->x->data) + a->base + (c * g.h + h) * g.w
+                            : nullptr;
+            }
+            gemm_interleave4(f->level, rows, g.pw, g.w, f->wq, row);
+            continue;
+        }
+        // An int32 or int16 input, value by value (upstream casts each to int8).
+        for (int64_t j = 0; j < f->wq; ++j)
+            for (int64_t i = 0; i < 4; ++i) {
+                const int64_t c = grp * 4 + i, x = j - g.pw;
+                const int32_t v = c < g.c && x >= 0 && x < g.w
+                                      ? cpu_load(a->x, a->base + (c * g.h + h) * g.w + x)
+                                      : 0;
+                row[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+            }
+    }
+}
+
+}  // namespace
+
+int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, const int32_t* bias) {
+    const conv_geom& g = f->g;
+    uint8_t* scratch = static_cast<uint8_t*>(ctx->scratch);
+    int8_t* own =
+        reinterpret_cast<int8_t*>(scratch + f->strip_bytes * static_cast<size_t>(f->threads));
+    const ir_tensor* xt = ctx->inputs[0];
+    const ir_tensor* yt = ctx->outputs[0];
+    const int64_t chw = g.c * g.h * g.w;
+    for (int64_t n = 0; n < g.n; ++n) {
+        const int8_t* img = own;
+        bool padded = true;
+        if (f->direct && xt->storage == STORAGE_INT8) {
+            img = static_cast<const int8_t*>(xt->data) + n * chw;
+            padded = false;
+        } else if (f->direct) {
+            // Upstream's groups == 1 path casts every input value to int8.
+            cast8_args c = {f->level, xt, n * chw, own};
+            cpu_parallel_for(ctx, chw, cast8_range, &c);
+        } else if (f->taps4) {
+            image_args ia = {f, xt, n * chw, own};
+            cpu_parallel_for(ctx, f->groups4 * g.h, image4_rows, &ia);
+        } else {
+            image_args ia = {f, xt, n * chw, own};
+            cpu_parallel_for(ctx, g.c * g.h, image_rows, &ia);
+        }
+        strip_args sa = {f, img, padded, ep, bias, yt->data, yt->storage, n * g.o * f->N, scratch};
+        cpu_for_each_slot(ctx, strip_slot, &sa);
+    }
+    return CVML_OK;
+}
+
+namespace {
+
+/* row_read[r]: some tap reads padded row r (its row phase r % sh is some tap's). */
+int rows_read_table(conv_fast* f) {
+    const conv_geom& g = f->g;
+    const int64_t rows = f->hq * g.sh;
+    f->row_read = static_cast<bool*>(calloc(static_cast<size_t>(rows), sizeof(bool)));
+    if (!f->row_read) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t kr = 0; kr < g.kh && !f->row_read[r]; ++kr)
+            f->row_read[r] = (kr * g.dh) % g.sh == r % g.sh;
+    return CVML_OK;
+}
+
+/* Taps mode needs the avx512 kernels with whole row blocks, stride 1 and a kernel
+ * larger than 1x1 (a 1x1 conv packs each image byte once anyway), and a weight copy of
+ * at most 256 KiB (the small-M layers, where packing is shared by fewest rows). */
+bool taps4_fits(const conv_fast* f) {
+    const conv_geom& g = f->g;
+    if (f->level != CPU_SIMD_AVX512 || !gemm_narrow_ok(&f->w) || f->direct) return false;
+    if (g.sh != 1 || g.sw != 1 || g.kh * g.kw == 1) return false;
+    const int64_t kc = (g.c + 3) / 4 * 4 * g.kh * g.kw;
+    return kc <= INT32_MAX / 2 && g.o * kc <= 256 * 1024;
+}
+
+/* Taps mode's weight copy and step offsets. */
+int taps4_prerun(const int8_t* w, conv_fast* f) {
+    const conv_geom& g = f->g;
+    f->groups4 = (g.c + 3) / 4;
+    const int64_t taps = g.kh * g.kw, kc = f->groups4 * 4 * taps;
+    f->w4 = static_cast<int8_t*>(calloc(static_cast<size_t>(g.o * kc + 4), 1));
+    f->boff = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(kc / 4)));
+    if (!f->w4 || !f->boff) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t o = 0; o < g.o; ++o)
+        for (int64_t c = 0; c < g.c; ++c)
+            for (int64_t t = 0; t < taps; ++t)
+                f->w4[o * kc + ((c / 4) * taps + t) * 4 + c % 4] = w[(o * g.c + c) * taps + t];
+    for (int64_t grp = 0; grp < f->groups4; ++grp)
+        for (int64_t r = 0; r < g.kh; ++r)
+            for (int64_t sk = 0; sk < g.kw; ++sk)
+                f->boff[(grp * g.kh + r) * g.kw + sk] =
+                    ((grp * f->hq + r * g.dh) * f->wq + sk * g.dw) * 4;
+    gemm_weights_free(&f->w);
+    return gemm_weights_plain(f->level, f->w4, static_cast<int32_t>(g.o), static_cast<int32_t>(kc),
+                              &f->w);
+}
+
+/* The strips: dense when that pays and every strip's columns can be selected, else
+ * flat (in taps mode when that fits); and each strip's stored columns. */
+int choose_strips(conv_fast* f) {
+    f->dense = dense_pays(f);
+    if (f->dense) {
+        f->strips = (f->N + GEMM_NT - 1) / GEMM_NT;
+        f->dstrips =
+            static_cast<dense_strip*>(malloc(sizeof(dense_strip) * static_cast<size_t>(f->strips)));
+        if (!f->dstrips) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        for (int64_t st = 0; st < f->strips && f->dense; ++st)
+            if (!strip_is_narrow(f, st)) f->dense = dense_strip_of(f, st, &f->dstrips[st]);
+        if (!f->dense) {
+            free(f->dstrips);
+            f->dstrips = nullptr;
+        }
+    }
+    if (!f->dense) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
+    f->taps4 = !f->dense && taps4_fits(f);
+    if (f->dense) __atomic_fetch_add(&dense_preruns, 1, __ATOMIC_RELAXED);
+    if (f->strips > 0 && strip_is_narrow(f, f->strips - 1)) {
+        __atomic_fetch_add(&narrow_preruns, 1, __ATOMIC_RELAXED);
+        f->tail_merged = f->strips > 1;
+    }
+    f->keeps =
+        static_cast<strip_keep*>(malloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
+    if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int64_t st = 0; st < f->strips; ++st)
+        strip_keep_of(f, st * GEMM_NT, strip_cols(f, st), &f->keeps[st]);
+    return CVML_OK;
+}
+
+}  // namespace
+
+/* groups == 1: packed (or in-place) weights, the image geometry and the tap table. */
+int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
+    const conv_geom& g = f->g;
+    if (f->K > INT32_MAX / 2 || f->N > INT32_MAX / 2 || g.o > INT32_MAX / 2)
+        return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
+    // The device hands this kernel its weights as stored: int8 (precision <= 8, so
+    // upstream's int8 cast changes nothing) is used in place at the avx512 level.
+    const ir_tensor* wt = ctx->inputs[1];
+    int rc = wt->storage == STORAGE_INT8
+                 ? gemm_weights_plain(f->level, static_cast<const int8_t*>(wt->data),
+                                      static_cast<int32_t>(g.o), static_cast<int32_t>(f->K), &f->w)
+                 : gemm_weights_pack(f->level, cpu_in(ctx, 1), static_cast<int32_t>(g.o),
+                                     static_cast<int32_t>(f->K), &f->w);
+    if (rc) return rc;
+    f->direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                g.oh == g.h && g.ow == g.w;
+    f->hq = (g.h + 2 * g.ph + g.sh - 1) / g.sh;
+    f->wq = (g.w + 2 * g.pw + g.sw - 1) / g.sw;
+    f->nf = g.oh * f->wq;
+    if (f->nf > INT32_MAX / 2) return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
+    f->taps = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
+    if (!f->taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    memset(f->pad_row, 0x80, sizeof f->pad_row);
+    const int64_t plane = f->hq * f->wq;
+    f->channel_stride = g.sh * g.sw * plane;
+    rc = phase_row_table(f);
+    if (rc) return rc;
+    for (int64_t k = 0; k < f->K; ++k) {
+        const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
+        const int64_t row = r * g.dh, col = sk * g.dw;
+        f->taps[k] = ((ic * g.sh + row % g.sh) * g.sw + col % g.sw) * plane + (row / g.sh) * f->wq +
+                     col / g.sw;
+    }
+    rc = rows_read_table(f);
+    if (rc) return rc;
+    rc = choose_strips(f);
+    if (rc) return rc;
+    if (f->taps4) {
+        rc = taps4_prerun(static_cast<const int8_t*>(wt->data), f);
+        if (rc) return rc;
+        // The image is c4; a strip reads up to 48 columns and a tap's columns past the
+        // last row of the last group.
+        f->strip_bytes = 64;  // nothing is packed
+        f->image_bytes = align64(static_cast<size_t>(f->groups4 * plane * 4 + (f->wq + 64) * 4));
+        *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
+        __atomic_fetch_add(&taps4_preruns, 1, __ATOMIC_RELAXED);
+        return CVML_OK;
+    }
+    f->packed_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
+    const size_t narrow =
+        gemm_narrow_ok(&f->w) ? gemm_narrow_stride(static_cast<int32_t>(f->K)) * GEMM_NARROW : 0;
+    f->strip_bytes = f->packed_bytes > narrow ? f->packed_bytes : align64(narrow);
+    if (f->tail_merged) f->strip_bytes = f->packed_bytes + align64(narrow);
+    // A flat strip reads at most a row and a 16-column group past the last phase plane,
+    // a dense one 64 columns from its first pixel's.
+    f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
+    *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
+    return CVML_OK;
+}
+
+}  // namespace cpu_conv2d
