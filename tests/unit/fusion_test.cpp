@@ -178,6 +178,27 @@ TEST(Fusion, ResidualOperandOrder) {
     });
 }
 
+/* max_pool2d between convolutions reads and writes int8 storage; at avx512 a column
+ * stride of 2 splits each row into phases in registers. Rows past one 64-byte vector,
+ * odd widths, padding, ceil_mode and strides 1 and 3 around it. */
+TEST(Fusion, Int8PoolsBetweenConvs) {
+    const Attrs pools[] = {
+        {{"pool_size", "(3, 3)"}, {"strides", "(2, 2)"}, {"padding", "(1, 1)"}},
+        {{"pool_size", "(2, 2)"}, {"strides", "(2, 2)"}},
+        {{"pool_size", "(3, 3)"}, {"strides", "(2, 2)"}, {"ceil_mode", "True"}},
+        {{"pool_size", "(3, 2)"}, {"strides", "(1, 2)"}, {"padding", "(1, 1)"}},
+        {{"pool_size", "(3, 3)"}, {"strides", "(3, 3)"}, {"padding", "(1, 1)"}},
+    };
+    for (const Attrs& pool : pools)
+        for (int w : {9, 70, 131})
+            check_all([&](G& g) {
+                cvml_tensor* x = g.data({1, 3, 7, w});
+                cvml_tensor* a = g.rshift(g.conv(x, 3, 4, 1), 8, 8);  // negatives: -128 pads
+                cvml_tensor* p = g.op("max_pool2d", pool, {a});
+                return std::vector<cvml_tensor*>{g.rshift(g.conv(p, 4, 2, 1), 8, 8)};
+            });
+}
+
 /* Values proven within int16 (but not int8) between kernels that take int16: stored as
  * int16; a maxpool, element-wise kernels, a residual add and a view read them. */
 std::vector<cvml_tensor*> int16_graph(G& g, std::vector<cvml_tensor*>* narrow) {

@@ -13,6 +13,10 @@
 
 #if CVML_SIMD_X86
 #include <immintrin.h>
+/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #endif
 
 namespace {
@@ -97,19 +101,53 @@ inline int64_t window_offset(const pool_fast* f, int64_t i, int64_t r, int64_t s
 }
 
 #if CVML_SIMD_X86
-/* Each 64-column block of an output row folds every window offset in a register. */
+/* Each 64-column block of an output row folds every window offset in a register. The
+ * offsets of output row 0 are computed once (two 64-bit divisions each), as long as the
+ * window is at most 8 x 8; row i adds i * sh rows to them. */
 CVML_TARGET_AVX512 void pool_rows8_avx512(const pool_fast* f, const int8_t* ph, int8_t* y) {
+    constexpr int64_t kMaxTaps = 64;
+    const int64_t taps = f->kh * f->kw;
+    int64_t off[kMaxTaps];
+    for (int64_t t = 0; t < taps && taps <= kMaxTaps; ++t)
+        off[t] = window_offset(f, 0, t / f->kw, t % f->kw);
     for (int64_t i = 0; i < f->oh; ++i) {
+        const int8_t* rows = ph + i * f->sh * f->wq;
         for (int64_t j = 0; j < f->ow; j += 64) {
-            const int64_t n = f->ow - j < 64 ? f->ow - j : 64;
-            const __mmask64 m =
-                n == 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << n) - 1;
+            const __mmask64 m = simd_bits64(0, f->ow - j);
             __m512i v = _mm512_set1_epi8(-128);
-            for (int64_t r = 0; r < f->kh; ++r)
-                for (int64_t s = 0; s < f->kw; ++s)
-                    v = _mm512_max_epi8(
-                        v, _mm512_maskz_loadu_epi8(m, ph + window_offset(f, i, r, s) + j));
+            for (int64_t t = 0; t < taps; ++t) {
+                const int64_t o =
+                    taps <= kMaxTaps ? off[t] : window_offset(f, 0, t / f->kw, t % f->kw);
+                v = _mm512_max_epi8(v, _mm512_maskz_loadu_epi8(m, rows + o + j));
+            }
             _mm512_mask_storeu_epi8(y + i * f->ow + j, m, v);
+        }
+    }
+}
+#endif
+
+#if CVML_SIMD_X86
+/* The phase planes of column stride 2 (ResNet's 3x3 pool): lane L of 64 loaded from an
+ * input row is padded column L, -128 where there is no input; its even and odd bytes are
+ * the two phase rows, each written whole by one masked store. Only the rows above and
+ * below the input are cleared first. */
+CVML_TARGET_AVX512 void phase_planes8_s2_avx512(const pool_fast* f, const int8_t* x, int8_t* ph) {
+    const int64_t plane = f->hp * f->wq, below = f->ph + f->h;
+    for (int64_t pc = 0; pc < 2; ++pc) {
+        memset(ph + pc * plane, -128, static_cast<size_t>(f->ph * f->wq));
+        memset(ph + pc * plane + below * f->wq, -128, static_cast<size_t>((f->hp - below) * f->wq));
+    }
+    const __m512i fill = _mm512_set1_epi8(-128);
+    for (int64_t h = 0; h < f->h; ++h) {
+        const int8_t* in = x + h * f->w - f->pw;
+        int8_t* row = ph + (h + f->ph) * f->wq;
+        for (int64_t c = 0; 32 * c < f->wq; ++c) {
+            const __m512i v = _mm512_mask_loadu_epi8(
+                fill, simd_bits64(f->pw - 64 * c, f->pw + f->w - 64 * c), in + 64 * c);
+            const __mmask32 sm = static_cast<__mmask32>(simd_bits64(0, f->wq - 32 * c));
+            _mm256_mask_storeu_epi8(row + 32 * c, sm, _mm512_cvtepi16_epi8(v));
+            _mm256_mask_storeu_epi8(row + plane + 32 * c, sm,
+                                    _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
         }
     }
 }
@@ -121,6 +159,11 @@ void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
 #if CVML_SIMD_X86
     if (f->level == CPU_SIMD_AVX512) max_row = max_row8_avx512;
     if (f->level == CPU_SIMD_AVX2) max_row = max_row8_avx2;
+    if (f->level == CPU_SIMD_AVX512 && f->sw == 2) {
+        phase_planes8_s2_avx512(f, x, ph);
+        pool_rows8_avx512(f, ph, y);
+        return;
+    }
 #endif
     memset(ph, -128, static_cast<size_t>(f->sw * f->hp * f->wq));
     for (int64_t h = 0; h < f->h; ++h) {
