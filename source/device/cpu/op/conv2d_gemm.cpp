@@ -61,46 +61,20 @@ inline int8_t* image_item(const image_args* a, int64_t* ic, int64_t* h) {
 
 #if CVML_SIMD_X86
 /* image_rows for an int8 input with column stride 1 or 2 at avx512 (every convolution
- * after the first): lane L of 64 loaded from the input row holds padded column L (the
- * load mask leaves the padding zero), and with stride 2 its even and odd lanes are the
- * two column phases; one masked store per phase row writes the values and the zeros
- * around them (a masked-off lane never touches memory), so nothing is cleared first.
- * The masks are the same for every row and made once per call. */
+ * after the first): each row written whole, zeros included (phase_row_writer). */
 template <int SW>
 CVML_TARGET_AVX512 void image_rows_i8_avx512(const image_args* a, int64_t begin, int64_t end) {
     const conv_fast* f = a->f;
     const conv_geom& g = f->g;
-    constexpr int kMaxChunks = 8;
-    constexpr int64_t kOut = 64 / SW;  // phase row bytes per 64 input lanes
-    const int64_t chunks = (f->wq + kOut - 1) / kOut;
-    __mmask64 load[kMaxChunks], store[kMaxChunks];
-    auto load_mask = [&](int64_t c) { return simd_bits64(g.pw - 64 * c, g.pw + g.w - 64 * c); };
-    auto store_mask = [&](int64_t c) { return simd_bits64(0, f->wq - kOut * c); };
-    for (int64_t c = 0; c < chunks && c < kMaxChunks; ++c) {
-        load[c] = load_mask(c);
-        store[c] = store_mask(c);
-    }
+    const phase_row_writer<SW> writer(g.w, g.pw, f->wq);
+    const __m512i zero = _mm512_setzero_si512();
     const int64_t plane = f->hq * f->wq;
     const int8_t* x = static_cast<const int8_t*>(a->x->data) + a->base;
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
         int8_t* channel = image_item(a, &ic, &h);
-        if (!f->row_read[h + g.ph]) continue;
-        const int8_t* in = x + item * g.w - g.pw;
-        int8_t* row = channel + f->row_at[h + g.ph];
-        for (int64_t c = 0; c < chunks; ++c) {
-            const __mmask64 lm = c < kMaxChunks ? load[c] : load_mask(c);
-            const __mmask64 sm = c < kMaxChunks ? store[c] : store_mask(c);
-            const __m512i v = _mm512_maskz_loadu_epi8(lm, in + 64 * c);
-            if (SW == 1) {
-                _mm512_mask_storeu_epi8(row + 64 * c, sm, v);
-                continue;
-            }
-            const __mmask32 sm32 = static_cast<__mmask32>(sm);
-            _mm256_mask_storeu_epi8(row + 32 * c, sm32, _mm512_cvtepi16_epi8(v));
-            _mm256_mask_storeu_epi8(row + plane + 32 * c, sm32,
-                                    _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
-        }
+        if (f->row_read[h + g.ph])
+            writer.write(x + item * g.w, zero, plane, channel + f->row_at[h + g.ph]);
     }
 }
 #endif

@@ -116,9 +116,37 @@ void depthwise_taps(const conv_fast* f, int64_t* taps) {
         }
 }
 
+#if CVML_SIMD_X86
+/* depthwise_image at avx512 with column stride 1 or 2: input rows written whole, zeros
+ * included (phase_row_writer); only the padding rows above and below are cleared. */
+template <int SW>
+CVML_TARGET_AVX512 void depthwise_image_avx512(const conv_fast* f, const int8_t* x, int8_t* img) {
+    const conv_geom& g = f->g;
+    const int64_t plane = f->hq * f->wq;
+    for (int64_t r = 0; r < f->hq * g.sh; ++r) {
+        if (r >= g.ph && r < g.ph + g.h) continue;
+        for (int64_t pc = 0; pc < SW; ++pc)
+            memset(img + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
+    }
+    const phase_row_writer<SW> writer(g.w, g.pw, f->wq);
+    const __m512i zero = _mm512_setzero_si512();
+    for (int64_t h = 0; h < g.h; ++h)
+        writer.write(x + h * g.w, zero, plane, img + f->row_at[h + g.ph]);
+}
+#endif
+
 void depthwise_image(const conv_fast* f, const int8_t* x, int8_t* img) {
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
+#if CVML_SIMD_X86
+    if (f->level == CPU_SIMD_AVX512 && g.sw <= 2) {
+        if (g.sw == 1)
+            depthwise_image_avx512<1>(f, x, img);
+        else
+            depthwise_image_avx512<2>(f, x, img);
+        return;
+    }
+#endif
     memset(img, 0, static_cast<size_t>(g.sh * g.sw * plane));
     for (int64_t h = 0; h < g.h; ++h) {
         int8_t* row = img + f->row_at[h + g.ph];

@@ -127,29 +127,18 @@ CVML_TARGET_AVX512 void pool_rows8_avx512(const pool_fast* f, const int8_t* ph, 
 #endif
 
 #if CVML_SIMD_X86
-/* The phase planes of column stride 2 (ResNet's 3x3 pool): lane L of 64 loaded from an
- * input row is padded column L, -128 where there is no input; its even and odd bytes are
- * the two phase rows, each written whole by one masked store. Only the rows above and
- * below the input are cleared first. */
+/* The phase planes of column stride 2 (ResNet's 3x3 pool), -128 where there is no input:
+ * the input rows written whole (phase_row_writer), the rows above and below cleared. */
 CVML_TARGET_AVX512 void phase_planes8_s2_avx512(const pool_fast* f, const int8_t* x, int8_t* ph) {
     const int64_t plane = f->hp * f->wq, below = f->ph + f->h;
     for (int64_t pc = 0; pc < 2; ++pc) {
         memset(ph + pc * plane, -128, static_cast<size_t>(f->ph * f->wq));
         memset(ph + pc * plane + below * f->wq, -128, static_cast<size_t>((f->hp - below) * f->wq));
     }
+    const phase_row_writer<2> writer(f->w, f->pw, f->wq);
     const __m512i fill = _mm512_set1_epi8(-128);
-    for (int64_t h = 0; h < f->h; ++h) {
-        const int8_t* in = x + h * f->w - f->pw;
-        int8_t* row = ph + (h + f->ph) * f->wq;
-        for (int64_t c = 0; 32 * c < f->wq; ++c) {
-            const __m512i v = _mm512_mask_loadu_epi8(
-                fill, simd_bits64(f->pw - 64 * c, f->pw + f->w - 64 * c), in + 64 * c);
-            const __mmask32 sm = static_cast<__mmask32>(simd_bits64(0, f->wq - 32 * c));
-            _mm256_mask_storeu_epi8(row + 32 * c, sm, _mm512_cvtepi16_epi8(v));
-            _mm256_mask_storeu_epi8(row + plane + 32 * c, sm,
-                                    _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8)));
-        }
-    }
+    for (int64_t h = 0; h < f->h; ++h)
+        writer.write(x + h * f->w, fill, plane, ph + (h + f->ph) * f->wq);
 }
 #endif
 
