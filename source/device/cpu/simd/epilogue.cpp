@@ -92,11 +92,79 @@ CVML_TARGET_AVX512 inline void store16_512(void* out, int32_t storage, int64_t i
         _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + i, m, v);
 }
 
+/* The chains most convolutions end in, for code without a step dispatch per row:
+ * cvm_right_shift (round, clip), then optionally a residual add and a clip (relu, clip
+ * and cvm_clip all merge into it). */
+struct rc_chain {
+    int32_t shift; /* EP_ROUND's b */
+    int32_t lo, hi;
+    const ep_step* add; /* the residual's EP_ADD, or NULL */
+    int32_t lo2, hi2;
+};
+
+bool match_rc_chain(const epilogue* ep, rc_chain* c) {
+    const ep_step* s = ep->steps;
+    if (ep->step_count < 2 || s[0].kind != EP_ROUND || s[1].kind != EP_CLIP) return false;
+    *c = {s[0].shift, s[1].lo, s[1].hi, nullptr, 0, 0};
+    if (ep->step_count == 2) return true;
+    if (ep->step_count != 4 || s[2].kind != EP_ADD || s[3].kind != EP_CLIP) return false;
+    c->add = &s[2];
+    c->lo2 = s[3].lo;
+    c->hi2 = s[3].hi;
+    return true;
+}
+
+struct rc_consts {
+    __m512i sh, one, lo, hi, lo2, hi2;
+};
+
+CVML_TARGET_AVX512 inline rc_consts rc_consts_of(const rc_chain& c) {
+    return {_mm512_set1_epi32(c.shift - 1), _mm512_set1_epi32(1),     _mm512_set1_epi32(c.lo),
+            _mm512_set1_epi32(c.hi),        _mm512_set1_epi32(c.lo2), _mm512_set1_epi32(c.hi2)};
+}
+
+template <bool Add>
+CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
+                                           __m512i vb, int64_t at, __mmask16 m) {
+    v = _mm512_add_epi32(v, vb);
+    v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.sh), k.one), 1);
+    v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi), k.lo);
+    if (Add) {
+        v = _mm512_add_epi32(v, load16_512(c.add->src, c.add->src_storage, at, m));
+        v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi2), k.lo2);
+    }
+    return v;
+}
+
 /* Three vectors per pass (a GEMM tile row is 48 values), so the step chain is decoded
  * once per 48 values; named vectors, because GCC keeps an array of them on the stack. */
+template <bool Add>
+CVML_TARGET_AVX512 void apply_rc_avx512(const rc_chain& c, const void* in, int32_t in_storage,
+                                        int64_t in_index, int32_t bias, void* out,
+                                        int32_t out_storage, int64_t out_index, int64_t n) {
+    const rc_consts k = rc_consts_of(c);
+    const __m512i vb = _mm512_set1_epi32(bias);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = lanes_from(i, n);
+        const __m512i v = load16_512(in, in_storage, in_index + i, m);
+        store16_512(out, out_storage, out_index + i, m,
+                    rc_apply<Add>(c, k, v, vb, out_index + i, m));
+    }
+}
+
 CVML_TARGET_AVX512 void apply_avx512(const epilogue* ep, const void* in, int32_t in_storage,
                                      int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                                      int64_t out_index, int64_t n) {
+    rc_chain rc;
+    if (match_rc_chain(ep, &rc)) {
+        if (rc.add)
+            apply_rc_avx512<true>(rc, in, in_storage, in_index, bias, out, out_storage, out_index,
+                                  n);
+        else
+            apply_rc_avx512<false>(rc, in, in_storage, in_index, bias, out, out_storage, out_index,
+                                   n);
+        return;
+    }
     const __m512i vb = _mm512_set1_epi32(bias);
     for (int64_t i = 0; i < n; i += 48) {
         const __mmask16 m0 = lanes_from(i, n), m1 = lanes_from(i + 16, n),
@@ -154,45 +222,6 @@ CVML_TARGET_AVX512 inline void load_kept(const tile_lanes& t, const uint16_t* ke
     if (keep[2] != 0xFFFF) v2 = _mm512_permutexvar_epi32(t.idx2, v2);
 }
 
-/* The chains most convolutions end in, for code without a step dispatch per row:
- * cvm_right_shift (round, clip), then optionally a residual add and a clip (relu, clip
- * and cvm_clip all merge into it). */
-struct rc_chain {
-    int32_t shift; /* EP_ROUND's b */
-    int32_t lo, hi;
-    const ep_step* add; /* the residual's EP_ADD, or NULL */
-    int32_t lo2, hi2;
-};
-
-bool match_rc_chain(const epilogue* ep, rc_chain* c) {
-    const ep_step* s = ep->steps;
-    if (ep->step_count < 2 || s[0].kind != EP_ROUND || s[1].kind != EP_CLIP) return false;
-    *c = {s[0].shift, s[1].lo, s[1].hi, nullptr, 0, 0};
-    if (ep->step_count == 2) return true;
-    if (ep->step_count != 4 || s[2].kind != EP_ADD || s[3].kind != EP_CLIP) return false;
-    c->add = &s[2];
-    c->lo2 = s[3].lo;
-    c->hi2 = s[3].hi;
-    return true;
-}
-
-struct rc_consts {
-    __m512i sh, one, lo, hi, lo2, hi2;
-};
-
-template <bool Add>
-CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
-                                           __m512i vb, int64_t at, __mmask16 m) {
-    v = _mm512_add_epi32(v, vb);
-    v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.sh), k.one), 1);
-    v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi), k.lo);
-    if (Add) {
-        v = _mm512_add_epi32(v, load16_512(c.add->src, c.add->src_storage, at, m));
-        v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi2), k.lo2);
-    }
-    return v;
-}
-
 /* apply_tile_avx512 for a matched chain: the same operations in the same order, with
  * the constants in registers for the whole tile. */
 template <bool Add>
@@ -203,9 +232,7 @@ CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* t
                                              int64_t out_stride) {
     tile_lanes t;
     tile_lanes_of(k, &t);
-    const rc_consts v = {_mm512_set1_epi32(c.shift - 1), _mm512_set1_epi32(1),
-                         _mm512_set1_epi32(c.lo),        _mm512_set1_epi32(c.hi),
-                         _mm512_set1_epi32(c.lo2),       _mm512_set1_epi32(c.hi2)};
+    const rc_consts v = rc_consts_of(c);
     for (int32_t r = 0; r < rows; ++r) {
         const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
         const int64_t at = out_first + r * out_stride;
