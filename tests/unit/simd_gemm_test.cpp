@@ -51,7 +51,7 @@ std::vector<int32_t> values(size_t n, std::mt19937& rng, int mode) {
 }
 
 void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t seed, int splits,
-                bool plain = false) {
+                bool plain = false, bool fold_bias = false) {
     std::mt19937 rng(seed);
     std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
     std::vector<int32_t> B = values(static_cast<size_t>(K) * N, rng, mode);
@@ -73,6 +73,20 @@ void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t s
         ASSERT_EQ(gemm_weights_plain(level, a8.data(), M, K, &w), CVML_OK);
     else
         ASSERT_EQ(gemm_weights_pack(level, A.data(), M, K, &w), CVML_OK);
+    if (fold_bias) {
+        // Folded where the level starts its sums from w.start (avx512): every sum then
+        // includes the bias, wrapping like the tail's add would.
+        std::vector<int32_t> bias(static_cast<size_t>(M));
+        for (auto& b : bias) b = static_cast<int32_t>(rng());
+        bias[0] = INT32_MAX;
+        const int folded = gemm_weights_fold_bias(&w, bias.data());
+        ASSERT_EQ(folded, level == CPU_SIMD_AVX512 ? 1 : 0);
+        for (int32_t m = 0; m < M && folded; ++m)
+            for (int32_t n = 0; n < N; ++n) {
+                int32_t& r = ref[static_cast<size_t>(m) * N + n];
+                r = static_cast<int32_t>(static_cast<uint32_t>(r) + static_cast<uint32_t>(bias[m]));
+            }
+    }
     std::vector<uint8_t> packed(gemm_b_bytes(level, K, N) + 64);
     std::vector<int8_t> b8(B.size());
     for (size_t i = 0; i < B.size(); ++i) b8[i] = static_cast<int8_t>(B[i]);
@@ -129,6 +143,8 @@ TEST(SimdGemm, ExtremesAllLevels) {
             for (int32_t K : {4, 9, 576, 1153}) {
                 check_gemm(level, 16, K, 50, mode, 7u + mode, 2);
                 check_gemm(level, 13, K, 50, mode, 9u + mode, 3, true);
+                check_gemm(level, 13, K, 50, mode, 11u + mode, 2, true, true);
+                check_gemm(level, 24, K, 17, mode, 13u + mode, 1, false, true);
             }
 }
 
@@ -372,11 +388,13 @@ TEST(SimdEpilogue, TileChainsMatchValueAllLevels) {
                 if (rng() % 4 != 0 || c == 0) mask[c / 16] |= static_cast<uint16_t>(1u << (c % 16));
             ep_tile_keep keep;
             epilogue_tile_keep(&keep, mask, cols);
-            std::vector<int32_t> bias(GEMM_MR);
-            for (auto& v : bias) v = static_cast<int32_t>(rng());
+            std::vector<int32_t> bias(GEMM_MR, 0);
+            const bool with_bias = iter % 3 != 0;  // else NULL: a bias folded into the sums
+            for (auto& v : bias) v = with_bias ? static_cast<int32_t>(rng()) : 0;
             const int64_t first = rng() % 100, stride = keep.count + rng() % 50;
-            epilogue_apply_tile(level, &ep, tile.data(), GEMM_NT, rows, &keep, bias.data(),
-                                out_bytes.data(), out_storage, first, stride);
+            epilogue_apply_tile(level, &ep, tile.data(), GEMM_NT, rows, &keep,
+                                with_bias ? bias.data() : nullptr, out_bytes.data(), out_storage,
+                                first, stride);
             for (int32_t r = 0; r < rows; ++r)
                 for (int32_t c = 0, j = 0; c < cols; ++c) {
                     if (!(mask[c / 16] >> (c % 16) & 1)) continue;

@@ -168,6 +168,8 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
         conv_fast_free(f);
         return rc;
     }
+    if (p->groups == 1 && p->use_bias && ctx->inputs[2]->kind == TENSOR_CONST)
+        f->bias_folded = gemm_weights_fold_bias(&f->w, cpu_in(ctx, 2)) != 0;
     ctx->state = f;
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0);
     return CVML_OK;
@@ -175,7 +177,7 @@ int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
 
 int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
-    const int32_t* bias = p->use_bias ? cpu_in(ctx, 2) : nullptr;
+    const int32_t* bias = p->use_bias && !f->bias_folded ? cpu_in(ctx, 2) : nullptr;
     epilogue ep;
     cpu_tail_epilogue(ctx, &ep);
     if (p->groups == 1) return conv_gemm_run(ctx, f, &ep, bias);

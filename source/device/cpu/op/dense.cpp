@@ -46,8 +46,9 @@ struct dense_fast {
     int level;
     int64_t batch, k, units;
     gemm_weights w;
-    int8_t* w8;  /* the weights as int8 when the device handed them over as int32 */
-    bool narrow; /* a batch of at most GEMM_NARROW, by dot products (gemm_run_narrow) */
+    int8_t* w8;       /* the weights as int8 when the device handed them over as int32 */
+    bool narrow;      /* a batch of at most GEMM_NARROW, by dot products (gemm_run_narrow) */
+    bool bias_folded; /* the GEMM's sums include the constant bias (gemm_weights_fold_bias) */
     size_t b_bytes;
 };
 
@@ -138,10 +139,12 @@ int dense_fast_run(cpu_node_ctx* ctx, const dense_fast* f) {
         cpu_parallel_for(ctx, f->batch * f->units, dense_wide_range, &a);
         return CVML_OK;
     }
+    // The int8 GEMM's sums may hold the bias already; the int32 loops above add it.
+    const int32_t* tile_bias = f->bias_folded ? nullptr : bias;
     uint8_t* packed = static_cast<uint8_t*>(ctx->scratch);
     if (f->narrow) {
         dense_gather_narrow(f, x, packed);
-        dense_tile_args a = {f, &ep, bias, ctx->outputs[0], packed};
+        dense_tile_args a = {f, &ep, tile_bias, ctx->outputs[0], packed};
         cpu_parallel_for(ctx, f->units / GEMM_MR, dense_narrow_blocks, &a);
         return CVML_OK;
     }
@@ -162,7 +165,7 @@ int dense_fast_run(cpu_node_ctx* ctx, const dense_fast* f) {
         gemm_pack_b_group(f->level, r, static_cast<int32_t>(f->batch), static_cast<int32_t>(f->k),
                           static_cast<int32_t>(k4), packed);
     }
-    dense_tile_args a = {f, &ep, bias, ctx->outputs[0], packed};
+    dense_tile_args a = {f, &ep, tile_bias, ctx->outputs[0], packed};
     cpu_parallel_for(
         ctx, gemm_tile_count(static_cast<int32_t>(f->units), static_cast<int32_t>(f->batch)),
         dense_tiles, &a);
@@ -206,6 +209,9 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         free(f);
         return rc;
     }
+    const dense_param* p = static_cast<const dense_param*>(ctx->param);
+    if (p->use_bias && ctx->inputs[2]->kind == TENSOR_CONST)
+        f->bias_folded = gemm_weights_fold_bias(&f->w, cpu_in(ctx, 2)) != 0;
     f->narrow = f->batch <= GEMM_NARROW && gemm_narrow_ok(&f->w);
     if (f->narrow) {
         *scratch_bytes =

@@ -123,10 +123,10 @@ CVML_TARGET_AVX512 inline rc_consts rc_consts_of(const rc_chain& c) {
             _mm512_set1_epi32(c.hi),        _mm512_set1_epi32(c.lo2), _mm512_set1_epi32(c.hi2)};
 }
 
-template <bool Add>
+template <bool Add, bool Bias = true>
 CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
                                            __m512i vb, int64_t at, __mmask16 m) {
-    v = _mm512_add_epi32(v, vb);
+    if (Bias) v = _mm512_add_epi32(v, vb);
     v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.sh), k.one), 1);
     v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi), k.lo);
     if (Add) {
@@ -224,7 +224,7 @@ CVML_TARGET_AVX512 inline void load_kept(const tile_lanes& t, const uint16_t* ke
 
 /* apply_tile_avx512 for a matched chain: the same operations in the same order, with
  * the constants in registers for the whole tile. */
-template <bool Add>
+template <bool Add, bool Bias>
 CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* tile,
                                              int32_t tile_stride, int32_t rows,
                                              const ep_tile_keep* k, const int32_t* bias, void* out,
@@ -234,16 +234,16 @@ CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* t
     tile_lanes_of(k, &t);
     const rc_consts v = rc_consts_of(c);
     for (int32_t r = 0; r < rows; ++r) {
-        const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
+        const __m512i vb = _mm512_set1_epi32(Bias ? bias[r] : 0);
         const int64_t at = out_first + r * out_stride;
         __m512i v0, v1, v2;
         load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
         store16_512(out, out_storage, at + t.pos[0], t.m[0],
-                    rc_apply<Add>(c, v, v0, vb, at + t.pos[0], t.m[0]));
+                    rc_apply<Add, Bias>(c, v, v0, vb, at + t.pos[0], t.m[0]));
         store16_512(out, out_storage, at + t.pos[1], t.m[1],
-                    rc_apply<Add>(c, v, v1, vb, at + t.pos[1], t.m[1]));
+                    rc_apply<Add, Bias>(c, v, v1, vb, at + t.pos[1], t.m[1]));
         store16_512(out, out_storage, at + t.pos[2], t.m[2],
-                    rc_apply<Add>(c, v, v2, vb, at + t.pos[2], t.m[2]));
+                    rc_apply<Add, Bias>(c, v, v2, vb, at + t.pos[2], t.m[2]));
     }
 }
 
@@ -255,12 +255,12 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
                                           int64_t out_first, int64_t out_stride) {
     rc_chain rc;
     if (match_rc_chain(ep, &rc)) {
-        if (rc.add)
-            apply_tile_rc_avx512<true>(rc, tile, tile_stride, rows, k, bias, out, out_storage,
-                                       out_first, out_stride);
-        else
-            apply_tile_rc_avx512<false>(rc, tile, tile_stride, rows, k, bias, out, out_storage,
-                                        out_first, out_stride);
+        // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
+        auto run =
+            rc.add
+                ? (bias ? apply_tile_rc_avx512<true, true> : apply_tile_rc_avx512<true, false>)
+                : (bias ? apply_tile_rc_avx512<false, true> : apply_tile_rc_avx512<false, false>);
+        run(rc, tile, tile_stride, rows, k, bias, out, out_storage, out_first, out_stride);
         return;
     }
     tile_lanes t;

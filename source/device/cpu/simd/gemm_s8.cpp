@@ -85,17 +85,17 @@ inline const uint8_t* b_step(const uint8_t* b, const int64_t* boff, int32_t k4) 
 
 template <bool Taps>
 CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
-                                     size_t panel_bytes, int32_t k4n, const int32_t* corr,
+                                     size_t panel_bytes, int32_t k4n, const int32_t* start,
                                      int32_t* tile, const int64_t* boff) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
-    __m512i c00 = _mm512_setzero_si512();
-    __m512i c10 = _mm512_setzero_si512();
-    __m512i c20 = _mm512_setzero_si512();
-    __m512i c30 = _mm512_setzero_si512();
-    __m512i c40 = _mm512_setzero_si512();
-    __m512i c50 = _mm512_setzero_si512();
-    __m512i c60 = _mm512_setzero_si512();
-    __m512i c70 = _mm512_setzero_si512();
+    __m512i c00 = _mm512_set1_epi32(start[0]);
+    __m512i c10 = _mm512_set1_epi32(start[1]);
+    __m512i c20 = _mm512_set1_epi32(start[2]);
+    __m512i c30 = _mm512_set1_epi32(start[3]);
+    __m512i c40 = _mm512_set1_epi32(start[4]);
+    __m512i c50 = _mm512_set1_epi32(start[5]);
+    __m512i c60 = _mm512_set1_epi32(start[6]);
+    __m512i c70 = _mm512_set1_epi32(start[7]);
     (void)panel_bytes;  // one vector: no second panel
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const uint8_t* bk = b_step<Taps>(b, boff, k4);
@@ -119,38 +119,29 @@ CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, size_t rs, size_t ks, cons
         w = _mm512_set1_epi32(load_a(ak + 7 * rs));
         dpbusd(c70, v0, w);
     }
-    __m512i w;
-    w = _mm512_set1_epi32(corr[0]);
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
-    w = _mm512_set1_epi32(corr[1]);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
-    w = _mm512_set1_epi32(corr[2]);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
-    w = _mm512_set1_epi32(corr[3]);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
-    w = _mm512_set1_epi32(corr[4]);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
-    w = _mm512_set1_epi32(corr[5]);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
-    w = _mm512_set1_epi32(corr[6]);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
-    w = _mm512_set1_epi32(corr[7]);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, c00);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, c10);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, c20);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, c30);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, c40);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, c50);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, c60);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, c70);
 }
 
 template <bool Taps>
 CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
-                                     size_t panel_bytes, int32_t k4n, const int32_t* corr,
+                                     size_t panel_bytes, int32_t k4n, const int32_t* start,
                                      int32_t* tile, const int64_t* boff) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
-    __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512();
-    __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512();
-    __m512i c20 = _mm512_setzero_si512(), c21 = _mm512_setzero_si512();
-    __m512i c30 = _mm512_setzero_si512(), c31 = _mm512_setzero_si512();
-    __m512i c40 = _mm512_setzero_si512(), c41 = _mm512_setzero_si512();
-    __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512();
-    __m512i c60 = _mm512_setzero_si512(), c61 = _mm512_setzero_si512();
-    __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512();
+    __m512i c00 = _mm512_set1_epi32(start[0]), c01 = _mm512_set1_epi32(start[0]);
+    __m512i c10 = _mm512_set1_epi32(start[1]), c11 = _mm512_set1_epi32(start[1]);
+    __m512i c20 = _mm512_set1_epi32(start[2]), c21 = _mm512_set1_epi32(start[2]);
+    __m512i c30 = _mm512_set1_epi32(start[3]), c31 = _mm512_set1_epi32(start[3]);
+    __m512i c40 = _mm512_set1_epi32(start[4]), c41 = _mm512_set1_epi32(start[4]);
+    __m512i c50 = _mm512_set1_epi32(start[5]), c51 = _mm512_set1_epi32(start[5]);
+    __m512i c60 = _mm512_set1_epi32(start[6]), c61 = _mm512_set1_epi32(start[6]);
+    __m512i c70 = _mm512_set1_epi32(start[7]), c71 = _mm512_set1_epi32(start[7]);
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const uint8_t* bk = b_step<Taps>(b, boff, k4);
         __m512i v0 = _mm512_loadu_si512(bk);
@@ -182,54 +173,45 @@ CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, size_t rs, size_t ks, cons
         dpbusd(c70, v0, w);
         dpbusd(c71, v1, w);
     }
-    __m512i w;
-    w = _mm512_set1_epi32(corr[0]);
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, _mm512_sub_epi32(c01, w));
-    w = _mm512_set1_epi32(corr[1]);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, _mm512_sub_epi32(c11, w));
-    w = _mm512_set1_epi32(corr[2]);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, _mm512_sub_epi32(c21, w));
-    w = _mm512_set1_epi32(corr[3]);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, _mm512_sub_epi32(c31, w));
-    w = _mm512_set1_epi32(corr[4]);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, _mm512_sub_epi32(c41, w));
-    w = _mm512_set1_epi32(corr[5]);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, _mm512_sub_epi32(c51, w));
-    w = _mm512_set1_epi32(corr[6]);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, _mm512_sub_epi32(c61, w));
-    w = _mm512_set1_epi32(corr[7]);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, c00);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, c01);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, c10);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, c11);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, c20);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, c21);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, c30);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, c31);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, c40);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, c41);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, c50);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, c51);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, c60);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, c61);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, c70);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, c71);
 }
 
 template <bool Taps>
 CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
-                                     size_t panel_bytes, int32_t k4n, const int32_t* corr,
+                                     size_t panel_bytes, int32_t k4n, const int32_t* start,
                                      int32_t* tile, const int64_t* boff) {
     /* Named accumulators: GCC spills an array of vectors to the stack. */
-    __m512i c00 = _mm512_setzero_si512(), c01 = _mm512_setzero_si512(),
-            c02 = _mm512_setzero_si512();
-    __m512i c10 = _mm512_setzero_si512(), c11 = _mm512_setzero_si512(),
-            c12 = _mm512_setzero_si512();
-    __m512i c20 = _mm512_setzero_si512(), c21 = _mm512_setzero_si512(),
-            c22 = _mm512_setzero_si512();
-    __m512i c30 = _mm512_setzero_si512(), c31 = _mm512_setzero_si512(),
-            c32 = _mm512_setzero_si512();
-    __m512i c40 = _mm512_setzero_si512(), c41 = _mm512_setzero_si512(),
-            c42 = _mm512_setzero_si512();
-    __m512i c50 = _mm512_setzero_si512(), c51 = _mm512_setzero_si512(),
-            c52 = _mm512_setzero_si512();
-    __m512i c60 = _mm512_setzero_si512(), c61 = _mm512_setzero_si512(),
-            c62 = _mm512_setzero_si512();
-    __m512i c70 = _mm512_setzero_si512(), c71 = _mm512_setzero_si512(),
-            c72 = _mm512_setzero_si512();
+    __m512i c00 = _mm512_set1_epi32(start[0]), c01 = _mm512_set1_epi32(start[0]),
+            c02 = _mm512_set1_epi32(start[0]);
+    __m512i c10 = _mm512_set1_epi32(start[1]), c11 = _mm512_set1_epi32(start[1]),
+            c12 = _mm512_set1_epi32(start[1]);
+    __m512i c20 = _mm512_set1_epi32(start[2]), c21 = _mm512_set1_epi32(start[2]),
+            c22 = _mm512_set1_epi32(start[2]);
+    __m512i c30 = _mm512_set1_epi32(start[3]), c31 = _mm512_set1_epi32(start[3]),
+            c32 = _mm512_set1_epi32(start[3]);
+    __m512i c40 = _mm512_set1_epi32(start[4]), c41 = _mm512_set1_epi32(start[4]),
+            c42 = _mm512_set1_epi32(start[4]);
+    __m512i c50 = _mm512_set1_epi32(start[5]), c51 = _mm512_set1_epi32(start[5]),
+            c52 = _mm512_set1_epi32(start[5]);
+    __m512i c60 = _mm512_set1_epi32(start[6]), c61 = _mm512_set1_epi32(start[6]),
+            c62 = _mm512_set1_epi32(start[6]);
+    __m512i c70 = _mm512_set1_epi32(start[7]), c71 = _mm512_set1_epi32(start[7]),
+            c72 = _mm512_set1_epi32(start[7]);
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const uint8_t* bk = b_step<Taps>(b, boff, k4);
         __m512i v0 = _mm512_loadu_si512(bk);
@@ -270,39 +252,30 @@ CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, size_t rs, size_t ks, cons
         dpbusd(c71, v1, w);
         dpbusd(c72, v2, w);
     }
-    __m512i w;
-    w = _mm512_set1_epi32(corr[0]);
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, _mm512_sub_epi32(c00, w));
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, _mm512_sub_epi32(c01, w));
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 32, _mm512_sub_epi32(c02, w));
-    w = _mm512_set1_epi32(corr[1]);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, _mm512_sub_epi32(c10, w));
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, _mm512_sub_epi32(c11, w));
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 32, _mm512_sub_epi32(c12, w));
-    w = _mm512_set1_epi32(corr[2]);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, _mm512_sub_epi32(c20, w));
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, _mm512_sub_epi32(c21, w));
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 32, _mm512_sub_epi32(c22, w));
-    w = _mm512_set1_epi32(corr[3]);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, _mm512_sub_epi32(c30, w));
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, _mm512_sub_epi32(c31, w));
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 32, _mm512_sub_epi32(c32, w));
-    w = _mm512_set1_epi32(corr[4]);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, _mm512_sub_epi32(c40, w));
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, _mm512_sub_epi32(c41, w));
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 32, _mm512_sub_epi32(c42, w));
-    w = _mm512_set1_epi32(corr[5]);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, _mm512_sub_epi32(c50, w));
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, _mm512_sub_epi32(c51, w));
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 32, _mm512_sub_epi32(c52, w));
-    w = _mm512_set1_epi32(corr[6]);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, _mm512_sub_epi32(c60, w));
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, _mm512_sub_epi32(c61, w));
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 32, _mm512_sub_epi32(c62, w));
-    w = _mm512_set1_epi32(corr[7]);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, _mm512_sub_epi32(c70, w));
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, _mm512_sub_epi32(c71, w));
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 32, _mm512_sub_epi32(c72, w));
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, c00);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, c01);
+    _mm512_storeu_si512(tile + 0 * GEMM_NT + 32, c02);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, c10);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, c11);
+    _mm512_storeu_si512(tile + 1 * GEMM_NT + 32, c12);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, c20);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, c21);
+    _mm512_storeu_si512(tile + 2 * GEMM_NT + 32, c22);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, c30);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, c31);
+    _mm512_storeu_si512(tile + 3 * GEMM_NT + 32, c32);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, c40);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, c41);
+    _mm512_storeu_si512(tile + 4 * GEMM_NT + 32, c42);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, c50);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, c51);
+    _mm512_storeu_si512(tile + 5 * GEMM_NT + 32, c52);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, c60);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, c61);
+    _mm512_storeu_si512(tile + 6 * GEMM_NT + 32, c62);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, c70);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, c71);
+    _mm512_storeu_si512(tile + 7 * GEMM_NT + 32, c72);
 }
 
 void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
@@ -310,7 +283,7 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
     int32_t k4n = a->Kp / 4;
     size_t panel_bytes = static_cast<size_t>(k4n) * 64;
     const uint8_t* bp = b + static_cast<size_t>(n0 / 16) * panel_bytes;
-    const int32_t* corr = a->corr + m0;
+    const int32_t* start = a->start + m0;
     int32_t nc = (cols + 15) / 16;
     const int8_t* ap;
     size_t rs, ks;
@@ -328,11 +301,11 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
         ks = GEMM_MR * 4;
     }
     if (nc == 3)
-        ukr_avx512_3<false>(ap, rs, ks, bp, panel_bytes, k4n, corr, tile, nullptr);
+        ukr_avx512_3<false>(ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
     else if (nc == 2)
-        ukr_avx512_2<false>(ap, rs, ks, bp, panel_bytes, k4n, corr, tile, nullptr);
+        ukr_avx512_2<false>(ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
     else
-        ukr_avx512_1<false>(ap, rs, ks, bp, panel_bytes, k4n, corr, tile, nullptr);
+        ukr_avx512_1<false>(ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
 }
 
 /* A tile in taps mode: 8 whole rows of in-place weights (gemm_narrow_ok), B read from
@@ -343,14 +316,14 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
     const uint8_t* bp = img + static_cast<size_t>(n0) * 4;
     const int8_t* ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
     const size_t rs = static_cast<size_t>(a->lda);
-    const int32_t* corr = a->corr + m0;
+    const int32_t* start = a->start + m0;
     const int32_t nc = (cols + 15) / 16;
     if (nc == 3)
-        ukr_avx512_3<true>(ap, rs, 4, bp, 64, k4n, corr, tile, boff);
+        ukr_avx512_3<true>(ap, rs, 4, bp, 64, k4n, start, tile, boff);
     else if (nc == 2)
-        ukr_avx512_2<true>(ap, rs, 4, bp, 64, k4n, corr, tile, boff);
+        ukr_avx512_2<true>(ap, rs, 4, bp, 64, k4n, start, tile, boff);
     else
-        ukr_avx512_1<true>(ap, rs, 4, bp, 64, k4n, corr, tile, boff);
+        ukr_avx512_1<true>(ap, rs, 4, bp, 64, k4n, start, tile, boff);
 }
 
 /* 64 columns of 4 rows at once (interleave4.h). Columns past n read as 0 (never stored
@@ -457,7 +430,7 @@ CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* of
  * b + j * stride, zero past K. */
 template <int C>
 CVML_TARGET_AVX512 void narrow4_avx512(const int8_t* a, size_t lda, int32_t K, const uint8_t* b,
-                                       size_t stride, const int32_t* corr, int32_t* tile) {
+                                       size_t stride, const int32_t* start, int32_t* tile) {
     __m512i acc[4][C];
 #pragma GCC unroll 4
     for (int r = 0; r < 4; ++r)
@@ -481,8 +454,8 @@ CVML_TARGET_AVX512 void narrow4_avx512(const int8_t* a, size_t lda, int32_t K, c
 #pragma GCC unroll 4
         for (int j = 0; j < C; ++j)
             tile[r * GEMM_NT + j] =
-                static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(acc[r][j])) -
-                                     static_cast<uint32_t>(corr[r]));
+                static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(acc[r][j])) +
+                                     static_cast<uint32_t>(start[r]));
 }
 
 CVML_TARGET_AVX512 void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride,
@@ -490,16 +463,16 @@ CVML_TARGET_AVX512 void narrow_block_avx512(const gemm_weights* a, const uint8_t
     for (int32_t r = 0; r < GEMM_MR; r += 4) {
         const int8_t* ar = a->plain + static_cast<size_t>(m0 + r) * static_cast<size_t>(a->lda);
         const size_t lda = static_cast<size_t>(a->lda);
-        const int32_t* corr = a->corr + m0 + r;
+        const int32_t* start = a->start + m0 + r;
         int32_t* t = tile + r * GEMM_NT;
         if (c == 1)
-            narrow4_avx512<1>(ar, lda, a->K, b, stride, corr, t);
+            narrow4_avx512<1>(ar, lda, a->K, b, stride, start, t);
         else if (c == 2)
-            narrow4_avx512<2>(ar, lda, a->K, b, stride, corr, t);
+            narrow4_avx512<2>(ar, lda, a->K, b, stride, start, t);
         else if (c == 3)
-            narrow4_avx512<3>(ar, lda, a->K, b, stride, corr, t);
+            narrow4_avx512<3>(ar, lda, a->K, b, stride, start, t);
         else
-            narrow4_avx512<4>(ar, lda, a->K, b, stride, corr, t);
+            narrow4_avx512<4>(ar, lda, a->K, b, stride, start, t);
     }
 }
 
@@ -634,8 +607,8 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
     out->Kp = round_up(K, GEMM_KG);
     size_t elems = static_cast<size_t>(out->Mp) * static_cast<size_t>(out->Kp);
     out->data = aligned_alloc(64, (elems + 63) / 64 * 64);
-    out->corr = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
-    if (!out->data || !out->corr) {
+    out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
+    if (!out->data || !out->start) {
         gemm_weights_free(out);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
     }
@@ -653,7 +626,7 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
             else  // scalar and avx2: zero-padded int8 rows
                 static_cast<int8_t*>(out->data)[static_cast<size_t>(m) * out->Kp + k] = v;
         }
-        out->corr[m] = static_cast<int32_t>(sum * 128u);
+        out->start[m] = static_cast<int32_t>(0u - sum * 128u);
     }
     return CVML_OK;
 }
@@ -679,8 +652,8 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
     int32_t tail = M % GEMM_MR;
     size_t tail_bytes = static_cast<size_t>(GEMM_MR) * static_cast<size_t>(out->Kp);
     out->data = tail ? aligned_alloc(64, (tail_bytes + 63) / 64 * 64) : nullptr;
-    out->corr = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
-    if ((tail && !out->data) || !out->corr) {
+    out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
+    if ((tail && !out->data) || !out->start) {
         gemm_weights_free(out);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
     }
@@ -699,16 +672,24 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
             else if (m >= tail0)
                 static_cast<int8_t*>(out->data)[static_cast<size_t>(m - tail0) * out->Kp + k] = v;
         }
-        out->corr[m] = static_cast<int32_t>(sum * 128u);
+        out->start[m] = static_cast<int32_t>(0u - sum * 128u);
     }
     return CVML_OK;
 }
 
 void gemm_weights_free(gemm_weights* w) {
     free(w->data);
-    free(w->corr);
+    free(w->start);
     w->data = nullptr;
-    w->corr = nullptr;
+    w->start = nullptr;
+}
+
+int gemm_weights_fold_bias(gemm_weights* w, const int32_t* bias) {
+    if (w->level != CPU_SIMD_AVX512 || !w->start) return 0;
+    for (int32_t m = 0; m < w->M; ++m)
+        w->start[m] = static_cast<int32_t>(static_cast<uint32_t>(w->start[m]) +
+                                           static_cast<uint32_t>(bias[m]));
+    return 1;
 }
 
 int32_t gemm_b_cols(int level, int32_t N) {

@@ -3,7 +3,7 @@
  * M x K weights, packed once at prerun, and B the K x N activations, packed per run.
  * Every level gives the same int32 bits (sums wrap modulo 2^32 like upstream's):
  *  - avx512: vpdpbusd multiplies unsigned by signed bytes, so B is stored as x + 128
- *    and 128 * rowsum(A) is subtracted per row; vpdpbusd does not saturate.
+ *    and each row's sums start from -128 * rowsum(A); vpdpbusd does not saturate.
  *  - avx2: operands widened to int16 and multiplied with vpmaddwd, whose pair sums
  *    of int8 products cannot saturate (|2 * 128 * 128| < 2^31); vpmaddubsw would.
  *  - scalar: plain loops.
@@ -24,7 +24,8 @@ typedef struct gemm_weights {
     int32_t M, K;
     int32_t Mp, Kp;      /* padded to GEMM_MR and GEMM_KG */
     void* data;          /* level-specific layout */
-    int32_t* corr;       /* avx512: 128 * rowsum, Mp entries */
+    int32_t* start;      /* avx512: where each row's sums start, Mp entries: -128 * rowsum
+                            (taking back B's +128), plus a bias (gemm_weights_fold_bias) */
     const int8_t* plain; /* avx512 from gemm_weights_plain: the caller's rows, not owned */
     int32_t lda;
 } gemm_weights;
@@ -36,6 +37,10 @@ int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_we
  * avx512 level, so the weights exist once in memory; other levels pack a copy. */
 int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_weights* out);
 void gemm_weights_free(gemm_weights* w);
+/* Adds bias[m] (M values) to every sum of row m, exactly as adding it to the result
+ * (sums wrap mod 2^32), so a caller's tail need not. Returns 1 where the level starts
+ * its sums from w->start (avx512), else 0 and nothing changes. */
+int gemm_weights_fold_bias(gemm_weights* w, const int32_t* bias);
 
 /* Columns rounded up to the level's panel width. */
 int32_t gemm_b_cols(int level, int32_t N);
