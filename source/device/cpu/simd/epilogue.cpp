@@ -313,53 +313,101 @@ CVML_TARGET_AVX2 inline __m256i load8_256(const void* p, int32_t storage, int64_
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const int32_t*>(p) + i));
 }
 
+/* The first c (< 8) values from element i, the rest 0; and their store. */
+CVML_TARGET_AVX2 inline __m256i load_part8(const void* p, int32_t storage, int64_t i, int64_t c) {
+    alignas(32) int32_t t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t k = 0; k < c; ++k) t[k] = ir_storage_load(p, storage, i + k);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(t));
+}
+
+CVML_TARGET_AVX2 inline void store_part8(void* p, int32_t storage, int64_t i, int64_t c,
+                                         __m256i v) {
+    alignas(32) int32_t t[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t), v);
+    for (int64_t k = 0; k < c; ++k) ir_storage_store(p, storage, i + k, t[k]);
+}
+
+CVML_TARGET_AVX2 inline void store8_256(void* out, int32_t storage, int64_t i, __m256i v) {
+    if (storage == STORAGE_INT8) {
+        const __m256i narrow =
+            _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8,
+                             12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+        const __m256i b = _mm256_shuffle_epi8(v, narrow);
+        const int32_t lo = _mm256_extract_epi32(b, 0), hi = _mm256_extract_epi32(b, 4);
+        int8_t* d = static_cast<int8_t*>(out) + i;
+        __builtin_memcpy(d, &lo, 4);
+        __builtin_memcpy(d + 4, &hi, 4);
+        return;
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(out) + i), v);
+}
+
+/* c values (8, or fewer at the end of a row) of `src` from element i. */
+CVML_TARGET_AVX2 inline __m256i load_n8(const void* src, int32_t storage, int64_t i, int64_t c) {
+    return c == 8 ? load8_256(src, storage, i) : load_part8(src, storage, i, c);
+}
+
+/* One step on 8 values; EP_ADD reads its c operand values at element `at`. */
+CVML_TARGET_AVX2 inline __m256i step_avx2(const ep_step& st, __m256i v, int64_t at, int64_t c) {
+    switch (st.kind) {
+        case EP_CLIP:
+            return _mm256_max_epi32(_mm256_min_epi32(v, _mm256_set1_epi32(st.hi)),
+                                    _mm256_set1_epi32(st.lo));
+        case EP_ROUND:
+            return _mm256_srai_epi32(
+                _mm256_add_epi32(_mm256_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)),
+                                 _mm256_set1_epi32(1)),
+                1);
+        case EP_SRA31:
+            return _mm256_srai_epi32(v, 31);
+        case EP_ADD:
+            return _mm256_add_epi32(v, load_n8(st.src, st.src_storage, at, c));
+        default:
+            return v;
+    }
+}
+
+/* A matched chain (rc_chain) on 8 values, its constants made once per call. */
+struct rc_consts8 {
+    __m128i sh;
+    __m256i one, lo, hi, lo2, hi2;
+};
+
+CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k, __m256i v,
+                                          int64_t at, int64_t n) {
+    v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, k.sh), k.one), 1);
+    v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi), k.lo);
+    if (c.add) {
+        v = _mm256_add_epi32(v, load_n8(c.add->src, c.add->src_storage, at, n));
+        v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi2), k.lo2);
+    }
+    return v;
+}
+
+/* Eight values per pass; a row's last few go through the same vector steps (loaded and
+ * stored value by value), so no value takes the scalar chain. */
 CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_storage,
                                  int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                                  int64_t out_index, int64_t n) {
     const __m256i vb = _mm256_set1_epi32(bias);
-    const __m256i one = _mm256_set1_epi32(1);
-    const __m256i narrow =
-        _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
-                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i v = _mm256_add_epi32(load8_256(in, in_storage, in_index + i), vb);
-        for (int32_t s = 0; s < ep->step_count; ++s) {
-            const ep_step& st = ep->steps[s];
-            switch (st.kind) {
-                case EP_CLIP:
-                    v = _mm256_max_epi32(_mm256_min_epi32(v, _mm256_set1_epi32(st.hi)),
-                                         _mm256_set1_epi32(st.lo));
-                    break;
-                case EP_ROUND:
-                    v = _mm256_srai_epi32(
-                        _mm256_add_epi32(_mm256_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)), one),
-                        1);
-                    break;
-                case EP_SRA31:
-                    v = _mm256_srai_epi32(v, 31);
-                    break;
-                case EP_ADD:
-                    v = _mm256_add_epi32(v, load8_256(st.src, st.src_storage, out_index + i));
-                    break;
-                default:
-                    break;
-            }
-        }
-        if (out_storage == STORAGE_INT8) {
-            __m256i b = _mm256_shuffle_epi8(v, narrow);
-            int32_t lo = _mm256_extract_epi32(b, 0), hi = _mm256_extract_epi32(b, 4);
-            int8_t* d = static_cast<int8_t*>(out) + out_index + i;
-            __builtin_memcpy(d, &lo, 4);
-            __builtin_memcpy(d + 4, &hi, 4);
+    rc_chain rc;
+    const bool matched = match_rc_chain(ep, &rc);
+    const rc_consts8 k = {_mm_cvtsi32_si128(rc.shift - 1), _mm256_set1_epi32(1),
+                          _mm256_set1_epi32(rc.lo),        _mm256_set1_epi32(rc.hi),
+                          _mm256_set1_epi32(rc.lo2),       _mm256_set1_epi32(rc.hi2)};
+    for (int64_t i = 0; i < n; i += 8) {
+        const int64_t c = n - i < 8 ? n - i : 8, at = out_index + i;
+        __m256i v = _mm256_add_epi32(load_n8(in, in_storage, in_index + i, c), vb);
+        if (matched) {
+            v = rc_apply8(rc, k, v, at, c);
         } else {
-            _mm256_storeu_si256(
-                reinterpret_cast<__m256i*>(static_cast<int32_t*>(out) + out_index + i), v);
+            for (int32_t s = 0; s < ep->step_count; ++s) v = step_avx2(ep->steps[s], v, at, c);
         }
+        if (c == 8)
+            store8_256(out, out_storage, at, v);
+        else
+            store_part8(out, out_storage, at, c, v);
     }
-    if (i < n)
-        apply_scalar(ep, in, in_storage, in_index + i, bias, out, out_storage, out_index + i,
-                     n - i);
 }
 
 #endif
@@ -549,9 +597,15 @@ int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, in
     (void)level;
 #endif
     int64_t n = 0;
-    for (int32_t j = 0; j < vectors; ++j)
+    for (int32_t j = 0; j < vectors; ++j) {
+        if (keep[j] == 0xFFFF) {  // most groups of a flat strip: no column dropped
+            memcpy(dst + n, src + 16 * j, 16 * sizeof(int32_t));
+            n += 16;
+            continue;
+        }
         for (int b = 0; b < 16; ++b)
             if (keep[j] >> b & 1) dst[n++] = src[16 * j + b];
+    }
     return n;
 }
 
