@@ -501,14 +501,19 @@ TEST(Conv2d, DepthwisePropertyAgainstReference) {
     }
 }
 
-/* The vpdpbusd depthwise (avx512, stride 1, rows of 24 pixels or more, kernels up to 4
- * wide): padding, dilation, channel multipliers, rows off a multiple of 16; it must have
- * run for every shape. */
-TEST(Conv2d, DepthwiseVnniAgainstReference) {
+/* The direct vpdpbusd depthwise (avx512, column stride <= 2, 3 * sw + 3 * dw <= 15,
+ * kernels up to 16 wide, every weight within int8): any row stride and dilation, padding
+ * up to the kernel, rows of 1 to 150 pixels (1 to 10 chunks of 16, so every block of
+ * chunks and both edges), 1 to 4 groups of taps and channel multipliers. Shapes outside
+ * its domain (column stride 3, wide dilations) take the other kernels, and the direct
+ * one must have been chosen exactly for the others. (conv2d's weights are verified to
+ * precision 8, so the kernel's int8 check on them always passes in a verified graph.) */
+TEST(Conv2d, DepthwiseDirectAgainstReference) {
     uint32_t seed = 2500;
     int64_t dense0, narrow0, taps0, dwv0;
     cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
-    const int iters = 24;
+    const int iters = 48;
+    int direct = 0;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
         auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
@@ -517,21 +522,22 @@ TEST(Conv2d, DepthwiseVnniAgainstReference) {
         c.c = c.groups = pick(2, 2, 6);  // groups == 1 would be an ordinary conv
         c.o = c.c * pick(3, 1, 2);
         c.kh = pick(4, 1, 5);
-        c.kw = pick(5, 1, 4);
-        c.sh = 1;
-        c.sw = pick(7, 1, 2);
+        c.kw = pick(15, 0, 5) == 0 ? pick(5, 5, 16) : pick(5, 1, 4);
+        c.sh = pick(6, 1, 3);
+        c.sw = pick(7, 0, 5) == 0 ? 3 : pick(7, 1, 2);
         c.ph = pick(8, 0, c.kh - 1);
         c.pw = pick(9, 0, c.kw - 1);
-        c.dh = pick(10, 1, 2);
-        c.dw = pick(11, 1, 2);
+        c.dh = pick(10, 1, 3);
+        c.dw = pick(11, 1, c.kw > 4 ? 2 : 4);
         c.h = (c.kh - 1) * c.dh + 1 + pick(12, 0, 12);
-        const int ow = pick(13, 24, 90);
+        const int ow = pick(13, 1, 150);
         c.w = (c.kw - 1) * c.dw + 1 + (ow - 1) * c.sw - 2 * c.pw;
         if (c.w < (c.kw - 1) * c.dw + 1) c.w = (c.kw - 1) * c.dw + 1 + (ow - 1) * c.sw;
         c.bias = pick(14, 0, 1) == 1;
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
         auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
         auto b = cvml_test::random_values(c.o, 100000, seed++);
+        if (c.sw <= 2 && 3 * c.sw + 3 * c.dw <= 15) ++direct;
         auto expect = ref_conv(c, x, w, b);
         for (int threads : {1, 2, 3}) {
             std::string error;
@@ -539,10 +545,12 @@ TEST(Conv2d, DepthwiseVnniAgainstReference) {
             ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
         }
     }
+    EXPECT_GE(direct, iters / 2);
+    EXPECT_LT(direct, iters);
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         int64_t dense1, narrow1, taps1, dwv1;
         cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
-        EXPECT_EQ(dwv1 - dwv0, 3 * iters) << "the vpdpbusd depthwise did not run";
+        EXPECT_EQ(dwv1 - dwv0, 3 * direct) << "the direct depthwise was not chosen as expected";
     }
 }
 

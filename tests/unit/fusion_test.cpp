@@ -334,3 +334,38 @@ TEST(Fusion, WeightsThatAreNotConstants) {
 }
 
 }  // namespace
+
+/* The depthwise conv2d on an int8-stored input puts its sums through the fused tail in
+ * registers at avx512: every kind of chain (cvm_right_shift and clip, with a residual
+ * add, without the clip when p + b >= 32, b >= 31, relu alone, no tail at all), rows of
+ * one chunk, several and a partial one, column strides 1 and 2. */
+TEST(Fusion, DepthwiseTails) {
+    for (int w : {7, 40, 131})
+        for (int stride : {1, 2})
+            check_all([&](G& g) {
+                cvml_tensor* x = g.data({1, 3, 6, w});
+                cvml_tensor* r = g.rshift(g.conv(x, 3, 4, 1), 8, 8);  // int8, 4 channels
+                const std::string s =
+                    "(" + std::to_string(stride) + ", " + std::to_string(stride) + ")";
+                auto dw = [&](cvml_tensor* in) {
+                    cvml_tensor* wt = g.weight({4, 1, 3, 3}, 127, 8);
+                    cvml_tensor* b = g.weight({4}, 1000, 12);
+                    return g.op("conv2d",
+                                {{"channels", "4"},
+                                 {"kernel_size", "(3, 3)"},
+                                 {"padding", "(1, 1)"},
+                                 {"strides", s},
+                                 {"groups", "4"}},
+                                {in, wt, b});
+                };
+                cvml_tensor* a = g.rshift(dw(r), 8, 8);
+                cvml_tensor* res = g.rshift(dw(r), 8, 8);
+                cvml_tensor* sum =
+                    g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {res, a})});
+                cvml_tensor* wide = g.rshift(dw(r), 16, 20);  // p + b >= 32: no clip
+                cvml_tensor* sra = g.rshift(dw(r), 8, 31);
+                cvml_tensor* relu = g.op("relu", {}, {dw(r)});
+                cvml_tensor* bare = dw(r);
+                return std::vector<cvml_tensor*>{sum, wide, sra, relu, bare};
+            });
+}

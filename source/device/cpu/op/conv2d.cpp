@@ -148,7 +148,7 @@ void conv_fast_free(conv_fast* f) {
     free(f->boff);
     free(f->dw_taps);
     free(f->dw_w4);
-    free(f->dw_row_of);
+    free(f->dw_masks);
     free(f->dw_corr);
     free(f);
 }

@@ -88,15 +88,16 @@ struct conv_fast {
     size_t plane_bytes; /* per-thread scratch */
     int64_t* dw_taps;   /* depthwise: tap offsets in the plane image */
     size_t dw_acc_bytes;
-    /* Depthwise with vpdpbusd (avx512, stride 1, kernel width <= 4, int8 weights): per channel,
-     * each kernel row's weights as one dword (zeros past kw), and 128 * their sum. */
-    int32_t* dw_w4;
-    int32_t* dw_corr;
-    int64_t dw_owp;        /* row stride of the row-interleaved image, in pixels */
-    int64_t* dw_row_of;    /* kernel row r: its row of that image for output row 0, in bytes */
-    size_t dw_rows_bytes;  /* that image */
     size_t dw_image_bytes; /* the phase image */
-    int32_t* wg;           /* the weights as int32 */
+    /* Depthwise with vpdpbusd straight from the input (avx512, column stride <= 2, int8
+     * weights; conv2d_grouped.cpp): per channel and kernel row, its taps in groups of 4
+     * as dwords (zeros past kw), and 128 * (the sum of the weights of rows < r). */
+    int32_t* dw_w4;
+    int32_t* dw_corr;   /* (kh + 1) per channel */
+    int64_t dw_groups;  /* ceil(kw / 4) */
+    int64_t dw_chunks;  /* 16-pixel chunks of an output row */
+    uint64_t* dw_masks; /* per (chunk, group): the input bytes its 64-byte load may read */
+    int32_t* wg;        /* the weights as int32 */
 };
 
 inline size_t align64(size_t v) {

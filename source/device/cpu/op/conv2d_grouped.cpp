@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "device/cpu/op/conv2d_fast.h"
-#include "device/cpu/simd/interleave4.h"
+#include "device/cpu/simd/epilogue_simd.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
@@ -100,9 +100,10 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
 /* ---- depthwise (one input channel per output channel, int8-stored input) ------------
  * Upstream multiplies int32 values here; an int8-stored input holds them exactly, and
  * each product and sum is computed in int32 lanes with wrap-around, so the bytes are
- * upstream's. Per plane: the input channel as a stride-phase int8 image (like the
- * groups == 1 image), every output row folded tap by tap in vector registers, and the
- * plane written through the fused tail in one run. */
+ * upstream's. At avx512 the direct vpdpbusd kernel (depthwise_plane_direct) reads the
+ * input in place where its domain allows. Otherwise, per plane: the input channel as a
+ * stride-phase int8 image (like the groups == 1 image), every output row folded tap by
+ * tap in vector registers, and the plane written through the fused tail in one run. */
 
 /* Offsets of the taps in a plane's phase image, for output (0, 0). */
 void depthwise_taps(const conv_fast* f, int64_t* taps) {
@@ -182,46 +183,182 @@ CVML_TARGET_AVX512 void depthwise_plane_avx512(const conv_fast* f, const int8_t*
     }
 }
 
-/* Depthwise with vpdpbusd (stride 1). Each padded input row is turned once
- * into a row-interleaved row: pixel x holds the kw inputs that output column x reads
- * from it (+128, zeros past kw), so one output row is kh loads and kh vpdpbusd per 16
- * pixels, a kernel row's weights being one broadcast dword. The +128 is taken back with
- * 128 * (sum of the weights). Upstream multiplies int32 values; int8 inputs and weights
- * give the same exact products and sums. */
-CVML_TARGET_AVX512 void depthwise_rows_vnni(const conv_fast* f, const int8_t* img, uint8_t* rows) {
+/* Depthwise with vpdpbusd straight from the int8 input: no image, no acc plane.
+ * vpdpbusd takes 4 consecutive bytes per 32-bit lane; lane x of group g must hold the
+ * inputs of taps 4g..4g+3 of output column x, which are bytes sw * x + (4g + j) * dw of
+ * one 64-byte load (relative to output column 0 of its chunk). Each 128-bit lane (4
+ * output columns) finds its bytes in a 16-byte window that starts at dword sw * L, so a
+ * vpermd puts that window in the lane and a vpshufb picks the taps (a zero for j past
+ * kw, whose weight byte is 0). The load's mask leaves padding columns 0; XOR 0x80 makes
+ * every byte x + 128 for the unsigned operand, and 128 * (the weights of the rows read)
+ * is taken back. Rows above and below the input are skipped, so that sum is per output
+ * row. Upstream multiplies int32 values; int8 inputs and weights give the same exact
+ * products, and every sum wraps mod 2^32 like upstream's. */
+struct dw_shuffles {
+    __m512i perm, offset;
+    __m512i pick[4]; /* per group, at most ceil(kw / 4) <= 4 are used (kw <= 16) */
+};
+
+CVML_TARGET_AVX512 void dw_shuffles_of(const conv_geom& g, int64_t groups, dw_shuffles* d) {
+    alignas(64) int32_t perm[16];
+    for (int l = 0; l < 4; ++l)
+        for (int j = 0; j < 4; ++j) perm[4 * l + j] = static_cast<int32_t>(g.sw * l + j);
+    d->perm = _mm512_load_si512(perm);
+    d->offset = _mm512_set1_epi8(static_cast<char>(0x80));
+    for (int64_t grp = 0; grp < groups && grp < 4; ++grp) {
+        alignas(64) int8_t pick[64];
+        for (int l = 0; l < 4; ++l)
+            for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < 4; ++j) {
+                    const int64_t tap = 4 * grp + j;
+                    pick[16 * l + 4 * i + j] =
+                        tap < g.kw ? static_cast<int8_t>(g.sw * i + j * g.dw) : int8_t{-128};
+                }
+        d->pick[grp] = _mm512_load_si512(pick);
+    }
+}
+
+/* Input bytes for 16 output columns of one tap group, as vpdpbusd's unsigned operand. */
+CVML_TARGET_AVX512 inline __m512i dw_operand(const dw_shuffles& d, int grp, const int8_t* p,
+                                             bool edge, uint64_t mask) {
+    const __m512i raw = edge ? _mm512_maskz_loadu_epi8(mask, p) : _mm512_loadu_si512(p);
+    return _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(d.perm, raw), d.pick[grp]),
+                            d.offset);
+}
+
+#define DW_DPBUSD(acc, b, w) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(w))
+
+/* The node's fused tail, applied to the sums in registers and stored in the output's
+ * storage: the same steps, in the same order, as epilogue_apply. */
+struct dw_tail {
+    const epilogue* ep;
+    bool matched;
+    cpu_ep::rc_chain rc;
+    cpu_ep::rc_consts k;
+    void* out;
+    int32_t storage;
+};
+
+CVML_TARGET_AVX512 void dw_tail_of(const epilogue* ep, const ir_tensor* y, dw_tail* t) {
+    t->ep = ep;
+    t->matched = cpu_ep::match_rc_chain(ep, &t->rc);
+    if (t->matched) t->k = cpu_ep::rc_consts_of(t->rc);
+    t->out = y->data;
+    t->storage = y->storage;
+}
+
+/* Sums v of outputs [at, at + 16) (lanes past m are not stored), plus bias vb. */
+CVML_TARGET_AVX512 inline void dw_tail_store(const dw_tail& t, __m512i v, __m512i vb, int64_t at,
+                                             __mmask16 m) {
+    if (t.matched) {
+        v = t.rc.add ? cpu_ep::rc_apply<true>(t.rc, t.k, v, vb, at, m)
+                     : cpu_ep::rc_apply<false>(t.rc, t.k, v, vb, at, m);
+    } else {
+        v = _mm512_add_epi32(v, vb);
+        for (int32_t s = 0; s < t.ep->step_count; ++s)
+            v = cpu_ep::step_avx512(t.ep->steps[s], v, at, m);
+    }
+    cpu_ep::store16_512(t.out, t.storage, at, m, v);
+}
+
+/* One output row's sums, NC (1..4) consecutive 16-column chunks from chunk c on: NC
+ * independent sums, so their vpdpbusd chains overlap. `row` is where chunk c's first
+ * kernel row starts (r0), `start` the sums' start (minus the +128's correction), `at`
+ * the row's first output element. */
+template <int G, int NC>
+CVML_TARGET_AVX512 void dw_chunks(const conv_fast* f, const dw_shuffles& d, const dw_tail& t,
+                                  const int8_t* row, int64_t r0, int64_t r1, const int32_t* w4,
+                                  int64_t c, __m512i start, __m512i vb, int64_t at) {
     const conv_geom& g = f->g;
-    const int64_t* tap = f->dw_taps;       // taps (0, s): column phase and offset of each s
-    for (int64_t i = 0; i < f->hq; ++i) {  // stride 1: one row phase
-        const int8_t* src = img + i * f->wq;
-        uint8_t* dst = rows + static_cast<size_t>(i * f->dw_owp) * 4;
-        for (int64_t x = 0; x < f->dw_owp; x += 64) {
-            __m512i r[4];
-            for (int64_t s = 0; s < 4; ++s)
-                r[s] = s < g.kw ? _mm512_loadu_si512(src + tap[s] + x) : _mm512_setzero_si512();
-            __m512i p[4];
-            interleave4_panels(r[0], r[1], r[2], r[3], p);
-            for (int64_t l = 0; l < 4 && x + 16 * l < f->dw_owp; ++l)
-                _mm512_storeu_si512(dst + (x + 16 * l) * 4, p[l]);
+    const int64_t row_step = g.dh * g.w, chunk_step = 16 * g.sw;
+    const uint64_t* masks = f->dw_masks + c * G;
+    bool edge = false;
+    for (int i = 0; i < NC * G; ++i) edge |= masks[i] != ~uint64_t{0};
+    __m512i v0 = start, v1 = start, v2 = start, v3 = start;
+    for (int64_t r = r0; r < r1; ++r, row += row_step)
+        for (int grp = 0; grp < G; ++grp) {
+            const __m512i w = _mm512_set1_epi32(w4[r * G + grp]);
+            const int8_t* p = row + 4 * grp * g.dw;
+            DW_DPBUSD(v0, dw_operand(d, grp, p, edge, masks[grp]), w);
+            if (NC > 1) DW_DPBUSD(v1, dw_operand(d, grp, p + chunk_step, edge, masks[G + grp]), w);
+            if (NC > 2)
+                DW_DPBUSD(v2, dw_operand(d, grp, p + 2 * chunk_step, edge, masks[2 * G + grp]), w);
+            if (NC > 3)
+                DW_DPBUSD(v3, dw_operand(d, grp, p + 3 * chunk_step, edge, masks[3 * G + grp]), w);
+        }
+    const __m512i sums[4] = {v0, v1, v2, v3};
+    for (int k = 0; k < NC; ++k) {
+        const int64_t x = 16 * (c + k);
+        dw_tail_store(t, sums[k], vb, at + x, cpu_ep::lanes_from(x, g.ow));
+    }
+}
+
+/* Output plane t (channel o = t % channels) from its input plane x, through the tail. */
+template <int G>
+CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_fast* f, const dw_shuffles& d,
+                                               const dw_tail& t, const int8_t* x, int64_t plane,
+                                               int32_t bias) {
+    const conv_geom& g = f->g;
+    const int64_t o = plane % g.o;
+    const int32_t* w4 = f->dw_w4 + o * g.kh * G;
+    const int32_t* corr = f->dw_corr + o * (g.kh + 1);
+    const __m512i vb = _mm512_set1_epi32(bias);
+    for (int64_t y = 0; y < g.oh; ++y) {
+        // Kernel rows r0..r1 read input rows inside the image.
+        const int64_t top = y * g.sh - g.ph;
+        int64_t r0 = 0, r1 = g.kh;
+        while (r0 < r1 && top + r0 * g.dh < 0) ++r0;
+        while (r1 > r0 && top + (r1 - 1) * g.dh >= g.h) --r1;
+        const __m512i start = _mm512_set1_epi32(corr[r0] - corr[r1]);
+        const int8_t* first = x + (top + r0 * g.dh) * g.w - g.pw;
+        const int64_t at = (plane * g.oh + y) * g.ow;
+        int64_t c = 0;
+        for (; c + 4 <= f->dw_chunks; c += 4)
+            dw_chunks<G, 4>(f, d, t, first + c * 16 * g.sw, r0, r1, w4, c, start, vb, at);
+        const int8_t* rest = first + c * 16 * g.sw;
+        switch (f->dw_chunks - c) {
+            case 3:
+                dw_chunks<G, 3>(f, d, t, rest, r0, r1, w4, c, start, vb, at);
+                break;
+            case 2:
+                dw_chunks<G, 2>(f, d, t, rest, r0, r1, w4, c, start, vb, at);
+                break;
+            case 1:
+                dw_chunks<G, 1>(f, d, t, rest, r0, r1, w4, c, start, vb, at);
+                break;
+            default:
+                break;
         }
     }
 }
 
-CVML_TARGET_AVX512 void depthwise_plane_vnni(const conv_fast* f, const uint8_t* rows, int64_t o,
-                                             int32_t* acc) {
+CVML_TARGET_AVX512 void depthwise_direct_slot(const grouped_args* a, int64_t slot) {
+    const conv_fast* f = a->f;
     const conv_geom& g = f->g;
-    const int32_t* w4 = f->dw_w4 + o * g.kh;
-    const __m512i corr = _mm512_set1_epi32(f->dw_corr[o]);
-    const size_t row_bytes = static_cast<size_t>(f->dw_owp) * 4;
-    for (int64_t y = 0; y < g.oh; ++y) {
-        const uint8_t* rows_y = rows + static_cast<size_t>(y) * row_bytes;
-        for (int64_t x = 0; x < g.ow; x += 16) {
-            __m512i v = _mm512_setzero_si512();
-            for (int64_t r = 0; r < g.kh; ++r)
-                v = _mm512_dpbusd_epi32(v, _mm512_loadu_si512(rows_y + f->dw_row_of[r] + x * 4),
-                                        _mm512_set1_epi32(w4[r]));
-            const int64_t n = g.ow - x < 16 ? g.ow - x : 16;
-            _mm512_mask_storeu_epi32(acc + y * g.ow + x, static_cast<__mmask16>((1u << n) - 1u),
-                                     _mm512_sub_epi32(v, corr));
+    const ir_tensor* xt = a->ctx->inputs[0];
+    dw_shuffles d;
+    dw_shuffles_of(g, f->dw_groups, &d);
+    dw_tail t;
+    dw_tail_of(a->ep, a->ctx->outputs[0], &t);
+    const int64_t planes = g.n * g.o;
+    for (int64_t p = planes * slot / f->threads; p < planes * (slot + 1) / f->threads; ++p) {
+        const int64_t n = p / g.o, o = p % g.o;
+        const int8_t* x =
+            static_cast<const int8_t*>(xt->data) + (n * g.c + (o / g.opg) * g.ic) * g.h * g.w;
+        const int32_t bias = a->bias ? a->bias[o] : 0;
+        switch (f->dw_groups) {
+            case 1:
+                depthwise_plane_direct<1>(f, d, t, x, p, bias);
+                break;
+            case 2:
+                depthwise_plane_direct<2>(f, d, t, x, p, bias);
+                break;
+            case 3:
+                depthwise_plane_direct<3>(f, d, t, x, p, bias);
+                break;
+            default:
+                depthwise_plane_direct<4>(f, d, t, x, p, bias);
+                break;
         }
     }
 }
@@ -275,59 +412,65 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
 #endif
     const int64_t planes = g.n * g.o, out_plane = g.oh * g.ow;
     for (int64_t slot = begin; slot < end; ++slot) {
+#if CVML_SIMD_X86
+        if (f->dw_w4) {
+            depthwise_direct_slot(a, slot);
+            continue;
+        }
+#endif
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         int32_t* acc = reinterpret_cast<int32_t*>(base);
         int8_t* img = reinterpret_cast<int8_t*>(base + f->dw_acc_bytes);
         for (int64_t t = planes * slot / f->threads; t < planes * (slot + 1) / f->threads; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
             const int64_t c = (o / g.opg) * g.ic;
-            depthwise_image(f, static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w,
-                            img);
-#if CVML_SIMD_X86
-            if (f->dw_w4) {
-                uint8_t* rows = base + f->dw_acc_bytes + f->dw_image_bytes;
-                depthwise_rows_vnni(f, img, rows);
-                depthwise_plane_vnni(f, rows, o, acc);
-            } else
-#endif
-                plane_fn(f, img, f->dw_taps, f->wg + o * g.kh * g.kw, acc);
+            const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;
+            depthwise_image(f, x, img);
+            plane_fn(f, img, f->dw_taps, f->wg + o * g.kh * g.kw, acc);
             epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
                            yt->data, yt->storage, t * out_plane, out_plane);
         }
     }
 }
 
-/* The vpdpbusd depthwise path's weights, when it applies (avx512, kernel width <= 4,
- * every weight within int8) and pays: each interleaved row must serve several output
- * rows (stride 1) and fill most of its 16-pixel vectors (MobileNet-v1: faster at 112,
- * 56 and 28 pixels wide with stride 1, slower at 14 and at stride 2). */
-int depthwise_vnni_prerun(conv_fast* f) {
+/* The direct vpdpbusd depthwise (depthwise_rows_direct), when it applies: avx512,
+ * column stride <= 2, every 128-bit lane's taps within its 16-byte window
+ * (3 * sw + 3 * dw <= 15), at most 4 tap groups, every weight within int8. */
+int depthwise_direct_prerun(conv_fast* f) {
     const conv_geom& g = f->g;
-    if (f->level != CPU_SIMD_AVX512 || g.kw > 4 || g.sh != 1 || g.ow < 24) return CVML_OK;
+    if (f->level != CPU_SIMD_AVX512 || g.sw > 2 || 3 * g.sw + 3 * g.dw > 15 || g.kw > 16)
+        return CVML_OK;
     const int64_t nw = g.o * g.kh * g.kw;
     for (int64_t i = 0; i < nw; ++i)
         if (f->wg[i] < -128 || f->wg[i] > 127) return CVML_OK;
-    f->dw_w4 = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * g.kh), sizeof(int32_t)));
-    f->dw_corr = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o), sizeof(int32_t)));
-    if (!f->dw_w4 || !f->dw_corr) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    const int64_t groups = (g.kw + 3) / 4;
+    f->dw_groups = groups;
+    f->dw_chunks = (g.ow + 15) / 16;
+    f->dw_w4 = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * g.kh * groups), 4));
+    f->dw_corr = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * (g.kh + 1)), 4));
+    f->dw_masks = static_cast<uint64_t*>(calloc(static_cast<size_t>(f->dw_chunks * groups), 8));
+    if (!f->dw_w4 || !f->dw_corr || !f->dw_masks)
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t o = 0; o < g.o; ++o) {
-        int32_t sum = 0;
+        uint32_t sum = 0;
         for (int64_t r = 0; r < g.kh; ++r) {
-            uint32_t dword = 0;
+            f->dw_corr[o * (g.kh + 1) + r] = static_cast<int32_t>(128u * sum);
             for (int64_t sk = 0; sk < g.kw; ++sk) {
                 const int32_t v = f->wg[(o * g.kh + r) * g.kw + sk];
-                sum += v;
-                dword |= static_cast<uint32_t>(static_cast<uint8_t>(v)) << (8 * sk);
+                sum += static_cast<uint32_t>(v);
+                uint32_t& dword =
+                    reinterpret_cast<uint32_t&>(f->dw_w4[(o * g.kh + r) * groups + sk / 4]);
+                dword |= static_cast<uint32_t>(static_cast<uint8_t>(v)) << (8 * (sk % 4));
             }
-            f->dw_w4[o * g.kh + r] = static_cast<int32_t>(dword);
         }
-        f->dw_corr[o] = 128 * sum;
+        f->dw_corr[o * (g.kh + 1) + g.kh] = static_cast<int32_t>(128u * sum);
     }
-    f->dw_owp = (g.ow + 15) / 16 * 16;
-    f->dw_rows_bytes = align64(static_cast<size_t>(f->hq * f->dw_owp) * 4);
-    f->dw_row_of = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh)));
-    if (!f->dw_row_of) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    for (int64_t r = 0; r < g.kh; ++r) f->dw_row_of[r] = r * g.dh * f->dw_owp * 4;  // stride 1
+    // The load of chunk c, group grp starts at input column 16 * c * sw + 4 * grp * dw - pw.
+    for (int64_t c = 0; c < f->dw_chunks; ++c)
+        for (int64_t grp = 0; grp < groups; ++grp) {
+            const int64_t first = 16 * c * g.sw + 4 * grp * g.dw - g.pw;
+            f->dw_masks[c * groups + grp] = simd_bits64(-first, g.w - first);
+        }
     __atomic_fetch_add(&dw_vnni_preruns, 1, __ATOMIC_RELAXED);
     return CVML_OK;
 }
@@ -358,14 +501,16 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
         depthwise_taps(f, f->dw_taps);
         int rc = phase_row_table(f);
         if (rc) return rc;
-        f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
-        // The vnni rows read 64 pixels from any column below dw_owp, past a row's end.
-        f->dw_image_bytes =
-            align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + 2 * f->wq + 128));
-        rc = depthwise_vnni_prerun(f);
+        rc = depthwise_direct_prerun(f);
         if (rc) return rc;
-        const size_t dw = f->dw_acc_bytes + f->dw_image_bytes + f->dw_rows_bytes;
-        if (dw > f->plane_bytes) f->plane_bytes = dw;
+        // The direct kernel needs no scratch; the others a plane of sums and its image.
+        if (!f->dw_w4) {
+            f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
+            f->dw_image_bytes =
+                align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + 2 * f->wq + 128));
+            const size_t dw = f->dw_acc_bytes + f->dw_image_bytes;
+            if (dw > f->plane_bytes) f->plane_bytes = dw;
+        }
     }
     *scratch_bytes = f->plane_bytes * static_cast<size_t>(f->threads);
     return CVML_OK;

@@ -1,0 +1,122 @@
+/* The fused tail's vector pieces, shared by the epilogue (epilogue.cpp) and kernels that
+ * put their sums through the chain in registers (the depthwise conv2d): each is one
+ * upstream operator's int32 semantics with wrap-around, as in epilogue.h. */
+#pragma once
+
+#include <stdint.h>
+
+#include "device/cpu/simd/epilogue.h"
+#include "device/cpu/simd/simd.h"
+#include "graph/graph.h"
+
+#if CVML_SIMD_X86
+#include <immintrin.h>
+#endif
+
+namespace cpu_ep {
+
+/* The chains most convolutions end in, for code without a step dispatch per row:
+ * cvm_right_shift (round, clip), then optionally a residual add and a clip (relu, clip
+ * and cvm_clip all merge into it). */
+struct rc_chain {
+    int32_t shift; /* EP_ROUND's b */
+    int32_t lo, hi;
+    const ep_step* add; /* the residual's EP_ADD, or NULL */
+    int32_t lo2, hi2;
+};
+
+inline bool match_rc_chain(const epilogue* ep, rc_chain* c) {
+    const ep_step* s = ep->steps;
+    if (ep->step_count < 2 || s[0].kind != EP_ROUND || s[1].kind != EP_CLIP) return false;
+    *c = {s[0].shift, s[1].lo, s[1].hi, nullptr, 0, 0};
+    if (ep->step_count == 2) return true;
+    if (ep->step_count != 4 || s[2].kind != EP_ADD || s[3].kind != EP_CLIP) return false;
+    c->add = &s[2];
+    c->lo2 = s[3].lo;
+    c->hi2 = s[3].hi;
+    return true;
+}
+
+#if CVML_SIMD_X86
+
+/* Masked: lanes past the row's end neither read nor write memory. */
+CVML_TARGET_AVX512 inline __m512i load16_512(const void* p, int32_t storage, int64_t i,
+                                             __mmask16 m) {
+    if (storage == STORAGE_INT8)
+        return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, static_cast<const int8_t*>(p) + i));
+    if (storage == STORAGE_INT16)
+        return _mm512_cvtepi16_epi32(
+            _mm256_maskz_loadu_epi16(m, static_cast<const int16_t*>(p) + i));
+    return _mm512_maskz_loadu_epi32(m, static_cast<const int32_t*>(p) + i);
+}
+
+/* Lanes [i, i + 16) of a row of n, as a mask (empty past the end). */
+inline __mmask16 lanes_from(int64_t i, int64_t n) {
+    if (n - i >= 16) return static_cast<__mmask16>(0xFFFF);
+    if (n <= i) return 0;
+    return static_cast<__mmask16>((1u << static_cast<unsigned>(n - i)) - 1u);
+}
+
+/* One step on one vector; EP_ADD reads its operand at element `at`. */
+CVML_TARGET_AVX512 inline __m512i step_avx512(const ep_step& st, __m512i v, int64_t at,
+                                              __mmask16 m) {
+    switch (st.kind) {
+        case EP_CLIP:
+            return _mm512_max_epi32(_mm512_min_epi32(v, _mm512_set1_epi32(st.hi)),
+                                    _mm512_set1_epi32(st.lo));
+        case EP_ROUND:
+            return _mm512_srai_epi32(
+                _mm512_add_epi32(_mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift - 1)),
+                                 _mm512_set1_epi32(1)),
+                1);
+        case EP_SRA31:
+            return _mm512_srai_epi32(v, 31);
+        case EP_ADD:
+            return _mm512_add_epi32(v, load16_512(st.src, st.src_storage, at, m));
+        default:
+            return v;
+    }
+}
+
+CVML_TARGET_AVX512 inline void store16_512(void* out, int32_t storage, int64_t i, __mmask16 m,
+                                           __m512i v) {
+    // Narrowed in a register, then a masked store: the memory form of vpmovdb/vpmovdw
+    // is microcoded on some cores (Zen 4). The empty asm keeps GCC from fusing the two
+    // back into that form.
+    if (storage == STORAGE_INT8) {
+        __m128i n = _mm512_cvtepi32_epi8(v);
+        __asm__("" : "+v"(n));
+        _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + i, m, n);
+    } else if (storage == STORAGE_INT16) {
+        __m256i n = _mm512_cvtepi32_epi16(v);
+        __asm__("" : "+v"(n));
+        _mm256_mask_storeu_epi16(static_cast<int16_t*>(out) + i, m, n);
+    } else
+        _mm512_mask_storeu_epi32(static_cast<int32_t*>(out) + i, m, v);
+}
+
+struct rc_consts {
+    __m512i sh, one, lo, hi, lo2, hi2;
+};
+
+CVML_TARGET_AVX512 inline rc_consts rc_consts_of(const rc_chain& c) {
+    return {_mm512_set1_epi32(c.shift - 1), _mm512_set1_epi32(1),     _mm512_set1_epi32(c.lo),
+            _mm512_set1_epi32(c.hi),        _mm512_set1_epi32(c.lo2), _mm512_set1_epi32(c.hi2)};
+}
+
+template <bool Add, bool Bias = true>
+CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
+                                           __m512i vb, int64_t at, __mmask16 m) {
+    if (Bias) v = _mm512_add_epi32(v, vb);
+    v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.sh), k.one), 1);
+    v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi), k.lo);
+    if (Add) {
+        v = _mm512_add_epi32(v, load16_512(c.add->src, c.add->src_storage, at, m));
+        v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi2), k.lo2);
+    }
+    return v;
+}
+
+#endif
+
+}  // namespace cpu_ep
