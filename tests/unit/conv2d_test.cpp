@@ -554,6 +554,41 @@ TEST(Conv2d, DepthwiseDirectAgainstReference) {
     }
 }
 
+/* The direct depthwise's sliding rows (row stride and dilation 1, 3 or 5 kernel rows, at
+ * most 4 wide): padding up to the kernel, planes fewer rows high than the kernel, rows of
+ * 1 to 150 pixels and column strides 1 and 2. */
+TEST(Conv2d, DepthwiseSlidingRowsAgainstReference) {
+    uint32_t seed = 2700;
+    for (int iter = 0; iter < 40; ++iter) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.n = 1;
+        c.c = c.groups = pick(2, 1, 5);
+        c.o = c.c * pick(3, 1, 2);
+        c.kh = pick(4, 0, 1) ? 3 : 5;
+        c.kw = pick(5, 1, 4);
+        c.sh = c.dh = 1;
+        c.sw = pick(7, 1, 2);
+        c.dw = pick(11, 1, 3);
+        c.ph = pick(8, 0, c.kh - 1);
+        c.pw = pick(9, 0, c.kw - 1);
+        c.h = c.kh - 2 * c.ph + pick(12, 0, 20);
+        if (c.h < 1) c.h = 1;
+        c.w = (c.kw - 1) * c.dw + 1 + (pick(13, 1, 150) - 1) * c.sw;
+        c.bias = pick(14, 0, 1) == 1;
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 3}) {
+            std::string error;
+            auto got = run_after_clip(c, x, w, b, threads, &error);
+            ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
+        }
+    }
+}
+
 /* Taps mode on an int8-stored input (the output of a clip, as inside a network): the
  * vector interleave of 4 channel rows, with padding, wide rows (more than 64 pixels),
  * channel counts off a multiple of 4 and dilation; and the mode must have been used. */

@@ -293,6 +293,79 @@ CVML_TARGET_AVX512 void dw_chunks(const conv_fast* f, const dw_shuffles& d, cons
     }
 }
 
+/* The operands of NC chunks of input row ih (one group of taps; zeros outside). */
+template <int NC>
+CVML_TARGET_AVX512 inline void dw_row_operands(const dw_shuffles& d, const conv_geom& g,
+                                               const int8_t* col, int64_t ih, bool edge,
+                                               const uint64_t* masks, __m512i* op) {
+    if (ih < 0 || ih >= g.h) {
+        for (int k = 0; k < NC; ++k) op[k] = d.offset;
+        return;
+    }
+    for (int k = 0; k < NC; ++k)
+        op[k] = dw_operand(d, 0, col + ih * g.w + 16 * k * g.sw, edge, masks[k]);
+}
+
+/* Row stride and dilation 1, kh == KH, one group of taps: each input row is made into
+ * operands once and used by the KH output rows that read it. A block of NC chunks
+ * slides down the plane with the operands of the KH rows under it in registers; rows
+ * above and below the input are operands of zeros (0x80, the +128 of 0), so the
+ * correction is the whole kernel's. */
+template <int KH, int NC>
+CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const dw_tail& tail,
+                                 const int8_t* x, const int32_t* w4, int64_t c, __m512i start,
+                                 __m512i vb, int64_t plane_at) {
+    const conv_geom& g = f->g;
+    const dw_tail t = tail;  // a local copy: the tail's constants stay in registers
+    const uint64_t* masks = f->dw_masks + c;
+    bool edge = false;
+    for (int k = 0; k < NC; ++k) edge |= masks[k] != ~uint64_t{0};
+    const int8_t* col = x + 16 * c * g.sw - g.pw;
+    __m512i w[KH];
+    for (int r = 0; r < KH; ++r) w[r] = _mm512_set1_epi32(w4[r]);
+    __m512i op[KH][NC];  // op[r]: input row y - ph + r
+    for (int r = 0; r + 1 < KH; ++r) dw_row_operands<NC>(d, g, col, r - g.ph, edge, masks, op[r]);
+    __mmask16 m[NC];
+    for (int k = 0; k < NC; ++k) m[k] = cpu_ep::lanes_from(16 * (c + k), g.ow);
+    for (int64_t y = 0; y < g.oh; ++y) {
+        dw_row_operands<NC>(d, g, col, y - g.ph + KH - 1, edge, masks, op[KH - 1]);
+        for (int k = 0; k < NC; ++k) {
+            __m512i v = start;
+            for (int r = 0; r < KH; ++r) DW_DPBUSD(v, op[r][k], w[r]);
+            dw_tail_store(t, v, vb, plane_at + y * g.ow + 16 * (c + k), m[k]);
+        }
+        for (int r = 0; r + 1 < KH; ++r)
+            for (int k = 0; k < NC; ++k) op[r][k] = op[r + 1][k];
+    }
+}
+
+template <int KH>
+CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_fast* f, const dw_shuffles& d,
+                                              const dw_tail& t, const int8_t* x, int64_t plane,
+                                              int32_t bias) {
+    const conv_geom& g = f->g;
+    const int64_t o = plane % g.o;
+    const int32_t* w4 = f->dw_w4 + o * KH;
+    const __m512i start = _mm512_set1_epi32(-f->dw_corr[o * (KH + 1) + KH]);
+    const __m512i vb = _mm512_set1_epi32(bias);
+    const int64_t at = plane * g.oh * g.ow;
+    int64_t c = 0;
+    for (; c + 4 <= f->dw_chunks; c += 4) dw_slide<KH, 4>(f, d, t, x, w4, c, start, vb, at);
+    switch (f->dw_chunks - c) {
+        case 3:
+            dw_slide<KH, 3>(f, d, t, x, w4, c, start, vb, at);
+            break;
+        case 2:
+            dw_slide<KH, 2>(f, d, t, x, w4, c, start, vb, at);
+            break;
+        case 1:
+            dw_slide<KH, 1>(f, d, t, x, w4, c, start, vb, at);
+            break;
+        default:
+            break;
+    }
+}
+
 /* Output plane t (channel o = t % channels) from its input plane x, through the tail. */
 template <int G>
 CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_fast* f, const dw_shuffles& d,
@@ -346,6 +419,13 @@ CVML_TARGET_AVX512 void depthwise_direct_slot(const grouped_args* a, int64_t slo
         const int8_t* x =
             static_cast<const int8_t*>(xt->data) + (n * g.c + (o / g.opg) * g.ic) * g.h * g.w;
         const int32_t bias = a->bias ? a->bias[o] : 0;
+        if (f->dw_groups == 1 && g.sh == 1 && g.dh == 1 && (g.kh == 3 || g.kh == 5)) {
+            if (g.kh == 3)
+                depthwise_plane_slide<3>(f, d, t, x, p, bias);
+            else
+                depthwise_plane_slide<5>(f, d, t, x, p, bias);
+            continue;
+        }
         switch (f->dw_groups) {
             case 1:
                 depthwise_plane_direct<1>(f, d, t, x, p, bias);
