@@ -554,9 +554,9 @@ TEST(Conv2d, DepthwiseDirectAgainstReference) {
     }
 }
 
-/* The direct depthwise's sliding rows (row stride and dilation 1, 3 or 5 kernel rows, at
- * most 4 wide): padding up to the kernel, planes fewer rows high than the kernel, rows of
- * 1 to 150 pixels and column strides 1 and 2. */
+/* The direct depthwise's sliding rows (row stride 1 or 2, row dilation 1, 3 or 5 kernel
+ * rows, at most 4 wide): padding up to the kernel, planes fewer rows high than the
+ * kernel, rows of 1 to 150 pixels and column strides 1 and 2. */
 TEST(Conv2d, DepthwiseSlidingRowsAgainstReference) {
     uint32_t seed = 2700;
     for (int iter = 0; iter < 40; ++iter) {
@@ -568,7 +568,8 @@ TEST(Conv2d, DepthwiseSlidingRowsAgainstReference) {
         c.o = c.c * pick(3, 1, 2);
         c.kh = pick(4, 0, 1) ? 3 : 5;
         c.kw = pick(5, 1, 4);
-        c.sh = c.dh = 1;
+        c.sh = pick(6, 1, 2);
+        c.dh = 1;
         c.sw = pick(7, 1, 2);
         c.dw = pick(11, 1, 3);
         c.ph = pick(8, 0, c.kh - 1);

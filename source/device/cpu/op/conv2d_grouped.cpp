@@ -306,15 +306,16 @@ CVML_TARGET_AVX512 inline void dw_row_operands(const dw_shuffles& d, const conv_
         op[k] = dw_operand(d, 0, col + ih * g.w + 16 * k * g.sw, edge, masks[k]);
 }
 
-/* Row stride and dilation 1, kh == KH, one group of taps: each input row is made into
- * operands once and used by the KH output rows that read it. A block of NC chunks
- * slides down the plane with the operands of the KH rows under it in registers; rows
- * above and below the input are operands of zeros (0x80, the +128 of 0), so the
- * correction is the whole kernel's. */
-template <int KH, int NC>
+/* Row stride SH (1 or 2, < KH), row dilation 1, kh == KH, one group of taps: each input
+ * row is made into operands once and used by every output row that reads it. A block of
+ * NC chunks slides down the plane with the operands of the KH rows under it in
+ * registers, SH new ones per output row; rows above and below the input are operands of
+ * zeros (0x80, the +128 of 0), so the correction is the whole kernel's. */
+template <int KH, int SH, int NC>
 CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const dw_tail& tail,
                                  const int8_t* x, const int32_t* w4, int64_t c, __m512i start,
                                  __m512i vb, int64_t plane_at) {
+    static_assert(SH < KH, "every output row shares rows with the next");
     const conv_geom& g = f->g;
     const dw_tail t = tail;  // a local copy: the tail's constants stay in registers
     const uint64_t* masks = f->dw_masks + c;
@@ -323,23 +324,24 @@ CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const
     const int8_t* col = x + 16 * c * g.sw - g.pw;
     __m512i w[KH];
     for (int r = 0; r < KH; ++r) w[r] = _mm512_set1_epi32(w4[r]);
-    __m512i op[KH][NC];  // op[r]: input row y - ph + r
-    for (int r = 0; r + 1 < KH; ++r) dw_row_operands<NC>(d, g, col, r - g.ph, edge, masks, op[r]);
+    __m512i op[KH][NC];  // op[r]: input row y * SH - ph + r
+    for (int r = 0; r < KH - SH; ++r) dw_row_operands<NC>(d, g, col, r - g.ph, edge, masks, op[r]);
     __mmask16 m[NC];
     for (int k = 0; k < NC; ++k) m[k] = cpu_ep::lanes_from(16 * (c + k), g.ow);
     for (int64_t y = 0; y < g.oh; ++y) {
-        dw_row_operands<NC>(d, g, col, y - g.ph + KH - 1, edge, masks, op[KH - 1]);
+        for (int r = KH - SH; r < KH; ++r)
+            dw_row_operands<NC>(d, g, col, y * SH - g.ph + r, edge, masks, op[r]);
         for (int k = 0; k < NC; ++k) {
             __m512i v = start;
             for (int r = 0; r < KH; ++r) DW_DPBUSD(v, op[r][k], w[r]);
             dw_tail_store(t, v, vb, plane_at + y * g.ow + 16 * (c + k), m[k]);
         }
-        for (int r = 0; r + 1 < KH; ++r)
-            for (int k = 0; k < NC; ++k) op[r][k] = op[r + 1][k];
+        for (int r = 0; r < KH - SH; ++r)
+            for (int k = 0; k < NC; ++k) op[r][k] = op[r + SH][k];
     }
 }
 
-template <int KH>
+template <int KH, int SH>
 CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_fast* f, const dw_shuffles& d,
                                               const dw_tail& t, const int8_t* x, int64_t plane,
                                               int32_t bias) {
@@ -350,20 +352,33 @@ CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_fast* f, const dw_shuff
     const __m512i vb = _mm512_set1_epi32(bias);
     const int64_t at = plane * g.oh * g.ow;
     int64_t c = 0;
-    for (; c + 4 <= f->dw_chunks; c += 4) dw_slide<KH, 4>(f, d, t, x, w4, c, start, vb, at);
+    for (; c + 4 <= f->dw_chunks; c += 4) dw_slide<KH, SH, 4>(f, d, t, x, w4, c, start, vb, at);
     switch (f->dw_chunks - c) {
         case 3:
-            dw_slide<KH, 3>(f, d, t, x, w4, c, start, vb, at);
+            dw_slide<KH, SH, 3>(f, d, t, x, w4, c, start, vb, at);
             break;
         case 2:
-            dw_slide<KH, 2>(f, d, t, x, w4, c, start, vb, at);
+            dw_slide<KH, SH, 2>(f, d, t, x, w4, c, start, vb, at);
             break;
         case 1:
-            dw_slide<KH, 1>(f, d, t, x, w4, c, start, vb, at);
+            dw_slide<KH, SH, 1>(f, d, t, x, w4, c, start, vb, at);
             break;
         default:
             break;
     }
+}
+
+/* The sliding kernel for this plane shape, or null. */
+typedef void (*dw_plane_fn)(const conv_fast*, const dw_shuffles&, const dw_tail&, const int8_t*,
+                            int64_t, int32_t);
+
+dw_plane_fn dw_slide_for(const conv_geom& g, int64_t groups) {
+    if (groups != 1 || g.dh != 1) return nullptr;
+    if (g.kh == 3 && g.sh == 1) return depthwise_plane_slide<3, 1>;
+    if (g.kh == 3 && g.sh == 2) return depthwise_plane_slide<3, 2>;
+    if (g.kh == 5 && g.sh == 1) return depthwise_plane_slide<5, 1>;
+    if (g.kh == 5 && g.sh == 2) return depthwise_plane_slide<5, 2>;
+    return nullptr;
 }
 
 /* Output plane t (channel o = t % channels) from its input plane x, through the tail. */
@@ -413,17 +428,15 @@ CVML_TARGET_AVX512 void depthwise_direct_slot(const grouped_args* a, int64_t slo
     dw_shuffles_of(g, f->dw_groups, &d);
     dw_tail t;
     dw_tail_of(a->ep, a->ctx->outputs[0], &t);
+    const dw_plane_fn slide = dw_slide_for(g, f->dw_groups);
     const int64_t planes = g.n * g.o;
     for (int64_t p = planes * slot / f->threads; p < planes * (slot + 1) / f->threads; ++p) {
         const int64_t n = p / g.o, o = p % g.o;
         const int8_t* x =
             static_cast<const int8_t*>(xt->data) + (n * g.c + (o / g.opg) * g.ic) * g.h * g.w;
         const int32_t bias = a->bias ? a->bias[o] : 0;
-        if (f->dw_groups == 1 && g.sh == 1 && g.dh == 1 && (g.kh == 3 || g.kh == 5)) {
-            if (g.kh == 3)
-                depthwise_plane_slide<3>(f, d, t, x, p, bias);
-            else
-                depthwise_plane_slide<5>(f, d, t, x, p, bias);
+        if (slide) {
+            slide(f, d, t, x, p, bias);
             continue;
         }
         switch (f->dw_groups) {
