@@ -369,3 +369,29 @@ TEST(Fusion, DepthwiseTails) {
                 return std::vector<cvml_tensor*>{sum, wide, sra, relu, bare};
             });
 }
+
+/* At avx512 the rounding addend of a cvm_right_shift that ends a conv2d is added to the
+ * GEMM's start (its bias is there already) and the round becomes a plain shift. Sums at
+ * the extremes verification allows (a bias of +-(2^30 - 1), full int8 products), shifts
+ * 1, 8 and 30, with the clip (a matched chain, int8 output) and without it (p + b >= 32:
+ * the generic chain, int32 output). */
+TEST(Fusion, RoundFoldAtExtremes) {
+    for (int shift : {1, 8, 30})
+        check_all([&](G& g) {
+            cvml_tensor* x = g.data({1, 8, 5, 7});
+            std::vector<int32_t> wv(16 * 8 * 9), wdims = {16, 8, 3, 3}, bdims = {16};
+            for (size_t i = 0; i < wv.size(); ++i) wv[i] = i % 5 == 0 ? -127 : 127;
+            std::vector<int32_t> bias(16);
+            for (int i = 0; i < 16; ++i) bias[i] = i % 2 ? (1 << 30) - 1 : -((1 << 30) - 1) + i;
+            cvml_tensor *w = nullptr, *b = nullptr;
+            EXPECT_EQ(cvml_graph_add_const(g.g, "w_edge", 4, wdims.data(), 8, wv.data(), &w),
+                      CVML_OK);
+            EXPECT_EQ(cvml_graph_add_const(g.g, "b_edge", 1, bdims.data(), 31, bias.data(), &b),
+                      CVML_OK);
+            const Attrs conv = {
+                {"channels", "16"}, {"kernel_size", "(3, 3)"}, {"padding", "(1, 1)"}};
+            cvml_tensor* clipped = g.rshift(g.op("conv2d", conv, {x, w, b}), 8, shift);
+            cvml_tensor* wide = g.rshift(g.op("conv2d", conv, {x, w, b}), 32 - shift, shift);
+            return std::vector<cvml_tensor*>{g.op("relu", {}, {clipped}), wide};
+        });
+}

@@ -504,6 +504,10 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         make_views(g, sg, st);
         choose_storage(g, sg, st);
     }
+    for (int32_t i = 0; i < st->node_count && !rc; ++i) {
+        cpu_node_exec* ne = &st->nodes[i];
+        if (!ne->skip && ne->kernel->fused) rc = ne->kernel->fused(&ne->ctx);
+    }
     if (!rc) rc = plan_arena(g, sg, st, scratch);
     free(scratch);
     if (rc) {

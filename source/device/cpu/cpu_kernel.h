@@ -64,6 +64,10 @@ typedef struct cpu_kernel {
     int (*run)(cpu_node_ctx* ctx);
     /* Optional. Frees ctx->state. */
     void (*postrun)(cpu_node_ctx* ctx);
+    /* Optional. Called after prerun once the node's fused tail (ctx->tail) and the
+     * storage of its tensors are known, so the kernel may fold the tail's constants into
+     * what prerun prepared (conv2d: the rounding addend into the GEMM's start). */
+    int (*fused)(cpu_node_ctx* ctx);
 } cpu_kernel;
 
 int cpu_kernel_registry_add(const cpu_kernel* k);

@@ -153,6 +153,28 @@ void conv_fast_free(conv_fast* f) {
     free(f);
 }
 
+/* Whether the tail's first step, a cvm_right_shift that rounds (shift b), can have its
+ * + 2^(b-1) in the GEMM's start (epilogue_fold_round): the bias must be there too, and
+ * no sum may overflow with it, |bias| + 128 * sum|w| + 2^(b-1) <= INT32_MAX for every
+ * output channel (upstream's groups == 1 path casts inputs and weights to int8). */
+bool round_fold_fits(const cpu_node_ctx* ctx, const conv_fast* f, bool use_bias) {
+    if (!f->w.start || !ctx->tail || ctx->tail->count == 0) return false;
+    const cpu_tail_step& s = ctx->tail->steps[0];
+    if (s.kind != CPU_TAIL_RSHIFT || s.a == 1 || s.b >= 31 || (use_bias && !f->bias_folded))
+        return false;
+    const int64_t half = int64_t{1} << (s.b - 1);
+    const int32_t* bias = use_bias ? cpu_in(ctx, 2) : nullptr;
+    for (int64_t o = 0; o < f->g.o; ++o) {
+        int64_t bound = half + (bias ? (bias[o] < 0 ? -int64_t{bias[o]} : bias[o]) : 0);
+        for (int64_t k = 0; k < f->K; ++k) {
+            const int32_t w = static_cast<int8_t>(cpu_load(ctx->inputs[1], o * f->K + k));
+            bound += 128 * (w < 0 ? -w : w);
+        }
+        if (bound > INT32_MAX) return false;
+    }
+    return true;
+}
+
 int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
     conv_fast* f = static_cast<conv_fast*>(calloc(1, sizeof(conv_fast)));
     if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -180,8 +202,19 @@ int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
     const int32_t* bias = p->use_bias && !f->bias_folded ? cpu_in(ctx, 2) : nullptr;
     epilogue ep;
     cpu_tail_epilogue(ctx, &ep);
+    if (f->round_folded) epilogue_fold_round(&ep);
     if (p->groups == 1) return conv_gemm_run(ctx, f, &ep, bias);
     conv_grouped_run(ctx, f, &ep, bias);
+    return CVML_OK;
+}
+
+/* The fused tail is known: fold its rounding addend into the GEMM where that fits. */
+int conv2d_fused(cpu_node_ctx* ctx) {
+    conv_fast* f = static_cast<conv_fast*>(ctx->state);
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    if (!f || p->groups != 1 || f->round_folded || !round_fold_fits(ctx, f, p->use_bias))
+        return CVML_OK;
+    f->round_folded = gemm_weights_fold_add(&f->w, int32_t{1} << (ctx->tail->steps[0].b - 1)) != 0;
     return CVML_OK;
 }
 
@@ -231,7 +264,8 @@ int conv2d_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, conv2d_postrun};
+const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, conv2d_postrun,
+                                  conv2d_fused};
 
 }  // namespace
 

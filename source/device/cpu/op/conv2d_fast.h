@@ -52,7 +52,8 @@ struct conv_fast {
     conv_geom g;
     int64_t N, K;
     gemm_weights w;
-    bool bias_folded; /* the constant bias is in the GEMM's sums (gemm_weights_fold_bias) */
+    bool bias_folded;  /* the constant bias is in the GEMM's sums (gemm_weights_fold_bias) */
+    bool round_folded; /* so is the tail's rounding addend (epilogue_fold_round) */
     /* groups == 1 */
     bool direct;    /* 1x1, stride 1, no padding: the input itself is the image */
     int64_t hq, wq; /* rows and columns of one phase plane */

@@ -126,8 +126,8 @@ CVML_TARGET_AVX512 inline void load_kept(const tile_lanes& t, const uint16_t* ke
 }
 
 /* apply_tile_avx512 for a matched chain: the same operations in the same order, with
- * the constants in registers for the whole tile. */
-template <bool Add, bool Bias>
+ * the constants in registers for the whole tile (Folded, Sat: rc_apply). */
+template <bool Add, bool Bias, bool Folded, bool Sat>
 CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* tile,
                                              int32_t tile_stride, int32_t rows,
                                              const ep_tile_keep* k, const int32_t* bias, void* out,
@@ -136,18 +136,36 @@ CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* t
     tile_lanes t;
     tile_lanes_of(k, &t);
     const rc_consts v = rc_consts_of(c);
+    auto store = [&](int64_t at, __mmask16 m, __m512i x) CVML_TARGET_AVX512 {
+        if (Sat)
+            store16_i8_sat(out, at, m, x);
+        else
+            store16_512(out, out_storage, at, m, x);
+    };
     for (int32_t r = 0; r < rows; ++r) {
         const __m512i vb = _mm512_set1_epi32(Bias ? bias[r] : 0);
         const int64_t at = out_first + r * out_stride;
         __m512i v0, v1, v2;
         load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
-        store16_512(out, out_storage, at + t.pos[0], t.m[0],
-                    rc_apply<Add, Bias>(c, v, v0, vb, at + t.pos[0], t.m[0]));
-        store16_512(out, out_storage, at + t.pos[1], t.m[1],
-                    rc_apply<Add, Bias>(c, v, v1, vb, at + t.pos[1], t.m[1]));
-        store16_512(out, out_storage, at + t.pos[2], t.m[2],
-                    rc_apply<Add, Bias>(c, v, v2, vb, at + t.pos[2], t.m[2]));
+        store(at + t.pos[0], t.m[0],
+              rc_apply<Add, Bias, Folded, Sat>(c, v, v0, vb, at + t.pos[0], t.m[0]));
+        store(at + t.pos[1], t.m[1],
+              rc_apply<Add, Bias, Folded, Sat>(c, v, v1, vb, at + t.pos[1], t.m[1]));
+        store(at + t.pos[2], t.m[2],
+              rc_apply<Add, Bias, Folded, Sat>(c, v, v2, vb, at + t.pos[2], t.m[2]));
     }
+}
+
+typedef void (*tile_rc_fn)(const rc_chain&, const int32_t*, int32_t, int32_t, const ep_tile_keep*,
+                           const int32_t*, void*, int32_t, int64_t, int64_t);
+
+template <bool Add, bool Bias>
+tile_rc_fn tile_rc_for(bool folded, bool sat) {
+    if (folded)
+        return sat ? apply_tile_rc_avx512<Add, Bias, true, true>
+                   : apply_tile_rc_avx512<Add, Bias, true, false>;
+    return sat ? apply_tile_rc_avx512<Add, Bias, false, true>
+               : apply_tile_rc_avx512<Add, Bias, false, false>;
 }
 
 /* A GEMM tile through the chain: row r's kept columns are compacted in registers and
@@ -159,10 +177,11 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
     rc_chain rc;
     if (match_rc_chain(ep, &rc)) {
         // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
-        auto run =
-            rc.add
-                ? (bias ? apply_tile_rc_avx512<true, true> : apply_tile_rc_avx512<true, false>)
-                : (bias ? apply_tile_rc_avx512<false, true> : apply_tile_rc_avx512<false, false>);
+        const bool sat = rc_saturates_to_i8(rc, out_storage);
+        const tile_rc_fn run = rc.add ? (bias ? tile_rc_for<true, true>(rc.folded, sat)
+                                              : tile_rc_for<true, false>(rc.folded, sat))
+                                      : (bias ? tile_rc_for<false, true>(rc.folded, sat)
+                                              : tile_rc_for<false, false>(rc.folded, sat));
         run(rc, tile, tile_stride, rows, k, bias, out, out_storage, out_first, out_stride);
         return;
     }
@@ -263,6 +282,8 @@ CVML_TARGET_AVX2 inline __m256i step_avx2(const ep_step& st, __m256i v, int64_t 
                 1);
         case EP_SRA31:
             return _mm256_srai_epi32(v, 31);
+        case EP_SRA:
+            return _mm256_sra_epi32(v, _mm_cvtsi32_si128(st.shift));
         case EP_ADD:
             return _mm256_add_epi32(v, load_n8(st.src, st.src_storage, at, c));
         default:
@@ -278,7 +299,10 @@ struct rc_consts8 {
 
 CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k, __m256i v,
                                           int64_t at, int64_t n) {
-    v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, k.sh), k.one), 1);
+    if (c.folded)
+        v = _mm256_sra_epi32(v, k.sh);
+    else
+        v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, k.sh), k.one), 1);
     v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi), k.lo);
     if (c.add) {
         v = _mm256_add_epi32(v, load_n8(c.add->src, c.add->src_storage, at, n));
@@ -295,9 +319,12 @@ CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_
     const __m256i vb = _mm256_set1_epi32(bias);
     rc_chain rc;
     const bool matched = match_rc_chain(ep, &rc);
-    const rc_consts8 k = {_mm_cvtsi32_si128(rc.shift - 1), _mm256_set1_epi32(1),
-                          _mm256_set1_epi32(rc.lo),        _mm256_set1_epi32(rc.hi),
-                          _mm256_set1_epi32(rc.lo2),       _mm256_set1_epi32(rc.hi2)};
+    const rc_consts8 k = {_mm_cvtsi32_si128(rc.folded ? rc.shift : rc.shift - 1),
+                          _mm256_set1_epi32(1),
+                          _mm256_set1_epi32(rc.lo),
+                          _mm256_set1_epi32(rc.hi),
+                          _mm256_set1_epi32(rc.lo2),
+                          _mm256_set1_epi32(rc.hi2)};
     for (int64_t i = 0; i < n; i += 8) {
         const int64_t c = n - i < 8 ? n - i : 8, at = out_index + i;
         __m256i v = _mm256_add_epi32(load_n8(in, in_storage, in_index + i, c), vb);
@@ -367,6 +394,12 @@ int epilogue_add_rshift(epilogue* ep, int32_t p, int32_t b) {
     return epilogue_add_clip(ep, -alpha, alpha);
 }
 
+int epilogue_fold_round(epilogue* ep) {
+    if (ep->step_count == 0 || ep->steps[0].kind != EP_ROUND) return 0;
+    ep->steps[0].kind = EP_SRA;
+    return 1;
+}
+
 int epilogue_add_clip(epilogue* ep, int32_t lo, int32_t hi) {
     // A clip right after a clip is one clip. Each computes max(min(v, hi), lo), which
     // is clamping to [lo, max(lo, hi)]; clamping to [a1, b1] then to [a2, b2] is
@@ -407,6 +440,9 @@ int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
                 break;
             case EP_SRA31:
                 v = v >> 31;
+                break;
+            case EP_SRA:
+                v = v >> st.shift;
                 break;
             case EP_ADD:
                 v = wrap_add32(v, ir_storage_load(st.src, st.src_storage, index));

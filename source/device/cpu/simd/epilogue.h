@@ -12,6 +12,7 @@ enum ep_kind {
     EP_ROUND = 2, /* cvm_right_shift's ((x >> (b-1)) + 1) >> 1, the +1 wrapping */
     EP_SRA31 = 3, /* cvm_right_shift with b >= 31: x >> 31, no rounding */
     EP_ADD = 4,   /* x + src[i], wrapping (elemwise_add) */
+    EP_SRA = 5,   /* x >> shift: EP_ROUND whose + 2^(b-1) is already in x (see below) */
 };
 
 #define EP_MAX_STEPS 8
@@ -34,6 +35,11 @@ typedef struct epilogue {
  * the chain is full. */
 int epilogue_add_rshift(epilogue* ep, int32_t p, int32_t b);
 int epilogue_add_clip(epilogue* ep, int32_t lo, int32_t hi);
+/* For a chain that starts with EP_ROUND (shift b) and values x for which x + 2^(b-1)
+ * cannot overflow: ((x >> (b-1)) + 1) >> 1 == (x + 2^(b-1)) >> b, so a caller that
+ * has added 2^(b-1) to every value (a GEMM's start) turns the step into EP_SRA.
+ * Returns 0 (nothing changed) when the chain does not start with EP_ROUND. */
+int epilogue_fold_round(epilogue* ep);
 int epilogue_add_add(epilogue* ep, const void* src, int32_t src_storage);
 
 /* out[out_index + i] = steps(in[in_index + i] + bias) for i in [0, n); in/out/src are

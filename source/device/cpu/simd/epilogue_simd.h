@@ -19,7 +19,8 @@ namespace cpu_ep {
  * cvm_right_shift (round, clip), then optionally a residual add and a clip (relu, clip
  * and cvm_clip all merge into it). */
 struct rc_chain {
-    int32_t shift; /* EP_ROUND's b */
+    int32_t shift; /* EP_ROUND's (or EP_SRA's) b */
+    bool folded;   /* EP_SRA: the round's + 2^(b-1) is in the values */
     int32_t lo, hi;
     const ep_step* add; /* the residual's EP_ADD, or NULL */
     int32_t lo2, hi2;
@@ -27,8 +28,10 @@ struct rc_chain {
 
 inline bool match_rc_chain(const epilogue* ep, rc_chain* c) {
     const ep_step* s = ep->steps;
-    if (ep->step_count < 2 || s[0].kind != EP_ROUND || s[1].kind != EP_CLIP) return false;
-    *c = {s[0].shift, s[1].lo, s[1].hi, nullptr, 0, 0};
+    if (ep->step_count < 2 || (s[0].kind != EP_ROUND && s[0].kind != EP_SRA) ||
+        s[1].kind != EP_CLIP)
+        return false;
+    *c = {s[0].shift, s[0].kind == EP_SRA, s[1].lo, s[1].hi, nullptr, 0, 0};
     if (ep->step_count == 2) return true;
     if (ep->step_count != 4 || s[2].kind != EP_ADD || s[3].kind != EP_CLIP) return false;
     c->add = &s[2];
@@ -71,6 +74,8 @@ CVML_TARGET_AVX512 inline __m512i step_avx512(const ep_step& st, __m512i v, int6
                 1);
         case EP_SRA31:
             return _mm512_srai_epi32(v, 31);
+        case EP_SRA:
+            return _mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift));
         case EP_ADD:
             return _mm512_add_epi32(v, load16_512(st.src, st.src_storage, at, m));
         default:
@@ -99,22 +104,50 @@ struct rc_consts {
     __m512i sh, one, lo, hi, lo2, hi2;
 };
 
+/* sh: the shift of the first srav (b - 1 for EP_ROUND, b for EP_SRA). */
 CVML_TARGET_AVX512 inline rc_consts rc_consts_of(const rc_chain& c) {
-    return {_mm512_set1_epi32(c.shift - 1), _mm512_set1_epi32(1),     _mm512_set1_epi32(c.lo),
-            _mm512_set1_epi32(c.hi),        _mm512_set1_epi32(c.lo2), _mm512_set1_epi32(c.hi2)};
+    return {_mm512_set1_epi32(c.folded ? c.shift : c.shift - 1),
+            _mm512_set1_epi32(1),
+            _mm512_set1_epi32(c.lo),
+            _mm512_set1_epi32(c.hi),
+            _mm512_set1_epi32(c.lo2),
+            _mm512_set1_epi32(c.hi2)};
 }
 
-template <bool Add, bool Bias = true>
+/* The matched chain on one vector. Folded: 1 or 0 when the caller knows whether the
+ * round is folded (rc_chain::folded), -1 to read it. Sat: the last clip's upper bound is
+ * 127 and the caller narrows to int8 with signed saturation (vpmovsdb), which is that
+ * min, so it is not done here. */
+template <bool Add, bool Bias = true, int Folded = -1, bool Sat = false>
 CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
                                            __m512i vb, int64_t at, __mmask16 m) {
     if (Bias) v = _mm512_add_epi32(v, vb);
-    v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.sh), k.one), 1);
-    v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi), k.lo);
+    if (Folded == 1 || (Folded < 0 && c.folded))
+        v = _mm512_srav_epi32(v, k.sh);
+    else
+        v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.sh), k.one), 1);
     if (Add) {
+        v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi), k.lo);
         v = _mm512_add_epi32(v, load16_512(c.add->src, c.add->src_storage, at, m));
-        v = _mm512_max_epi32(_mm512_min_epi32(v, k.hi2), k.lo2);
+        v = _mm512_max_epi32(Sat ? v : _mm512_min_epi32(v, k.hi2), k.lo2);
+    } else {
+        v = _mm512_max_epi32(Sat ? v : _mm512_min_epi32(v, k.hi), k.lo);
     }
     return v;
+}
+
+/* Whether a matched chain's int8 outputs may skip its last min and narrow with signed
+ * saturation instead (rc_apply's Sat): the clip is to [lo, 127] with -128 <= lo <= 127. */
+inline bool rc_saturates_to_i8(const rc_chain& c, int32_t out_storage) {
+    const int32_t lo = c.add ? c.lo2 : c.lo, hi = c.add ? c.hi2 : c.hi;
+    return out_storage == STORAGE_INT8 && hi == 127 && lo >= -128 && lo <= hi;
+}
+
+/* 16 values to int8 with signed saturation, masked (register form: see store16_512). */
+CVML_TARGET_AVX512 inline void store16_i8_sat(void* out, int64_t i, __mmask16 m, __m512i v) {
+    __m128i n = _mm512_cvtsepi32_epi8(v);
+    __asm__("" : "+v"(n));
+    _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + i, m, n);
 }
 
 #endif

@@ -692,6 +692,14 @@ int gemm_weights_fold_bias(gemm_weights* w, const int32_t* bias) {
     return 1;
 }
 
+int gemm_weights_fold_add(gemm_weights* w, int32_t v) {
+    if (w->level != CPU_SIMD_AVX512 || !w->start) return 0;
+    for (int32_t m = 0; m < w->M; ++m)
+        w->start[m] =
+            static_cast<int32_t>(static_cast<uint32_t>(w->start[m]) + static_cast<uint32_t>(v));
+    return 1;
+}
+
 int32_t gemm_b_cols(int level, int32_t N) {
     return round_up(N, panel_width(level));
 }

@@ -41,6 +41,8 @@ void gemm_weights_free(gemm_weights* w);
  * (sums wrap mod 2^32), so a caller's tail need not. Returns 1 where the level starts
  * its sums from w->start (avx512), else 0 and nothing changes. */
 int gemm_weights_fold_bias(gemm_weights* w, const int32_t* bias);
+/* The same with one value v for every row. */
+int gemm_weights_fold_add(gemm_weights* w, int32_t v);
 
 /* Columns rounded up to the level's panel width. */
 int32_t gemm_b_cols(int level, int32_t N);
