@@ -153,21 +153,27 @@ void conv_fast_free(conv_fast* f) {
     free(f);
 }
 
-/* Whether the tail's first step, a cvm_right_shift that rounds (shift b), can have its
- * + 2^(b-1) in the GEMM's start (epilogue_fold_round): the bias must be there too, and
- * no sum may overflow with it, |bias| + 128 * sum|w| + 2^(b-1) <= INT32_MAX for every
- * output channel (upstream's groups == 1 path casts inputs and weights to int8). */
-bool round_fold_fits(const cpu_node_ctx* ctx, const conv_fast* f, bool use_bias) {
-    if (!f->w.start || !ctx->tail || ctx->tail->count == 0) return false;
+/* The shift b of a rounding cvm_right_shift that starts the node's tail, else 0. */
+int32_t tail_round_shift(const cpu_node_ctx* ctx) {
+    if (!ctx->tail || ctx->tail->count == 0) return 0;
     const cpu_tail_step& s = ctx->tail->steps[0];
-    if (s.kind != CPU_TAIL_RSHIFT || s.a == 1 || s.b >= 31 || (use_bias && !f->bias_folded))
-        return false;
-    const int64_t half = int64_t{1} << (s.b - 1);
+    return s.kind == CPU_TAIL_RSHIFT && s.a != 1 && s.b < 31 ? s.b : 0;
+}
+
+/* Whether that round's + 2^(b-1) can be added to the sums before the tail
+ * (epilogue_fold_round): no sum may overflow with it, |bias| + 128 * sum|w| + 2^(b-1)
+ * <= INT32_MAX for every output channel (the inputs are int8: upstream's groups == 1
+ * path casts them, and the depthwise kernel that folds reads an int8-stored input). */
+bool round_fold_fits(const cpu_node_ctx* ctx, const conv_fast* f, bool use_bias, int32_t b) {
+    const int64_t per_channel = f->g.ic * f->g.kh * f->g.kw;
+    const bool cast = f->g.ic == f->g.c;  // groups == 1: upstream casts weights to int8
     const int32_t* bias = use_bias ? cpu_in(ctx, 2) : nullptr;
     for (int64_t o = 0; o < f->g.o; ++o) {
-        int64_t bound = half + (bias ? (bias[o] < 0 ? -int64_t{bias[o]} : bias[o]) : 0);
-        for (int64_t k = 0; k < f->K; ++k) {
-            const int32_t w = static_cast<int8_t>(cpu_load(ctx->inputs[1], o * f->K + k));
+        int64_t bound =
+            (int64_t{1} << (b - 1)) + (bias ? (bias[o] < 0 ? -int64_t{bias[o]} : bias[o]) : 0);
+        for (int64_t k = 0; k < per_channel; ++k) {
+            int64_t w = cpu_load(ctx->inputs[1], o * per_channel + k);
+            if (cast) w = static_cast<int8_t>(w);
             bound += 128 * (w < 0 ? -w : w);
         }
         if (bound > INT32_MAX) return false;
@@ -202,19 +208,35 @@ int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
     const int32_t* bias = p->use_bias && !f->bias_folded ? cpu_in(ctx, 2) : nullptr;
     epilogue ep;
     cpu_tail_epilogue(ctx, &ep);
-    if (f->round_folded) epilogue_fold_round(&ep);
+    // A depthwise fold is in the direct kernel's sums, which it takes for an int8 input.
+    if (f->round_folded && (p->groups == 1 || ctx->inputs[0]->storage == STORAGE_INT8))
+        epilogue_fold_round(&ep);
     if (p->groups == 1) return conv_gemm_run(ctx, f, &ep, bias);
     conv_grouped_run(ctx, f, &ep, bias);
     return CVML_OK;
 }
 
-/* The fused tail is known: fold its rounding addend into the GEMM where that fits. */
+/* The fused tail is known: fold its rounding addend into the sums where that fits,
+ * the GEMM's start (groups == 1; the bias must be there already) or the direct
+ * depthwise kernel's (its input int8-stored, as that kernel requires). */
 int conv2d_fused(cpu_node_ctx* ctx) {
     conv_fast* f = static_cast<conv_fast*>(ctx->state);
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
-    if (!f || p->groups != 1 || f->round_folded || !round_fold_fits(ctx, f, p->use_bias))
+    const int32_t b = tail_round_shift(ctx);
+    if (!f || f->round_folded || b == 0) return CVML_OK;
+    if (p->groups == 1) {
+        if (!f->w.start || (p->use_bias && !f->bias_folded) ||
+            !round_fold_fits(ctx, f, p->use_bias, b))
+            return CVML_OK;
+        f->round_folded = gemm_weights_fold_add(&f->w, int32_t{1} << (b - 1)) != 0;
         return CVML_OK;
-    f->round_folded = gemm_weights_fold_add(&f->w, int32_t{1} << (ctx->tail->steps[0].b - 1)) != 0;
+    }
+    if (!f->dw_w4 || ctx->inputs[0]->storage != STORAGE_INT8 ||
+        (p->use_bias && ctx->inputs[2]->kind != TENSOR_CONST) ||
+        !round_fold_fits(ctx, f, p->use_bias, b))
+        return CVML_OK;
+    f->dw_half = int32_t{1} << (b - 1);
+    f->round_folded = true;
     return CVML_OK;
 }
 

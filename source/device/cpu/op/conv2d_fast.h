@@ -95,6 +95,7 @@ struct conv_fast {
      * as dwords (zeros past kw), and 128 * (the sum of the weights of rows < r). */
     int32_t* dw_w4;
     int32_t* dw_corr;   /* (kh + 1) per channel */
+    int32_t dw_half;    /* the tail's rounding addend when folded (round_folded), else 0 */
     int64_t dw_groups;  /* ceil(kw / 4) */
     int64_t dw_chunks;  /* 16-pixel chunks of an output row */
     uint64_t* dw_masks; /* per (chunk, group): the input bytes its 64-byte load may read */

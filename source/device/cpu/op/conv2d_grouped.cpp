@@ -229,10 +229,12 @@ CVML_TARGET_AVX512 inline __m512i dw_operand(const dw_shuffles& d, int grp, cons
 #define DW_DPBUSD(acc, b, w) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(w))
 
 /* The node's fused tail, applied to the sums in registers and stored in the output's
- * storage: the same steps, in the same order, as epilogue_apply. */
+ * storage: the same steps, in the same order, as epilogue_apply. The bias (and a folded
+ * rounding addend, conv_fast::round_folded) is already in the sums. */
 struct dw_tail {
     const epilogue* ep;
     bool matched;
+    bool sat; /* rc_apply's Sat */
     cpu_ep::rc_chain rc;
     cpu_ep::rc_consts k;
     void* out;
@@ -242,19 +244,25 @@ struct dw_tail {
 CVML_TARGET_AVX512 void dw_tail_of(const epilogue* ep, const ir_tensor* y, dw_tail* t) {
     t->ep = ep;
     t->matched = cpu_ep::match_rc_chain(ep, &t->rc);
+    t->sat = t->matched && cpu_ep::rc_saturates_to_i8(t->rc, y->storage);
     if (t->matched) t->k = cpu_ep::rc_consts_of(t->rc);
     t->out = y->data;
     t->storage = y->storage;
 }
 
-/* Sums v of outputs [at, at + 16) (lanes past m are not stored), plus bias vb. */
-CVML_TARGET_AVX512 inline void dw_tail_store(const dw_tail& t, __m512i v, __m512i vb, int64_t at,
-                                             __mmask16 m) {
+/* Sums v of outputs [at, at + 16) (lanes past m are not stored). */
+CVML_TARGET_AVX512 inline void dw_tail_store(const dw_tail& t, __m512i v, int64_t at, __mmask16 m) {
+    const __m512i none = _mm512_setzero_si512();  // no bias here
+    if (t.sat) {
+        v = t.rc.add ? cpu_ep::rc_apply<true, false, -1, true>(t.rc, t.k, v, none, at, m)
+                     : cpu_ep::rc_apply<false, false, -1, true>(t.rc, t.k, v, none, at, m);
+        cpu_ep::store16_i8_sat(t.out, at, m, v);
+        return;
+    }
     if (t.matched) {
-        v = t.rc.add ? cpu_ep::rc_apply<true>(t.rc, t.k, v, vb, at, m)
-                     : cpu_ep::rc_apply<false>(t.rc, t.k, v, vb, at, m);
+        v = t.rc.add ? cpu_ep::rc_apply<true, false>(t.rc, t.k, v, none, at, m)
+                     : cpu_ep::rc_apply<false, false>(t.rc, t.k, v, none, at, m);
     } else {
-        v = _mm512_add_epi32(v, vb);
         for (int32_t s = 0; s < t.ep->step_count; ++s)
             v = cpu_ep::step_avx512(t.ep->steps[s], v, at, m);
     }
@@ -268,7 +276,7 @@ CVML_TARGET_AVX512 inline void dw_tail_store(const dw_tail& t, __m512i v, __m512
 template <int G, int NC>
 CVML_TARGET_AVX512 void dw_chunks(const conv_fast* f, const dw_shuffles& d, const dw_tail& t,
                                   const int8_t* row, int64_t r0, int64_t r1, const int32_t* w4,
-                                  int64_t c, __m512i start, __m512i vb, int64_t at) {
+                                  int64_t c, __m512i start, int64_t at) {
     const conv_geom& g = f->g;
     const int64_t row_step = g.dh * g.w, chunk_step = 16 * g.sw;
     const uint64_t* masks = f->dw_masks + c * G;
@@ -289,7 +297,7 @@ CVML_TARGET_AVX512 void dw_chunks(const conv_fast* f, const dw_shuffles& d, cons
     const __m512i sums[4] = {v0, v1, v2, v3};
     for (int k = 0; k < NC; ++k) {
         const int64_t x = 16 * (c + k);
-        dw_tail_store(t, sums[k], vb, at + x, cpu_ep::lanes_from(x, g.ow));
+        dw_tail_store(t, sums[k], at + x, cpu_ep::lanes_from(x, g.ow));
     }
 }
 
@@ -314,7 +322,7 @@ CVML_TARGET_AVX512 inline void dw_row_operands(const dw_shuffles& d, const conv_
 template <int KH, int SH, int NC>
 CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const dw_tail& tail,
                                  const int8_t* x, const int32_t* w4, int64_t c, __m512i start,
-                                 __m512i vb, int64_t plane_at) {
+                                 int64_t plane_at) {
     static_assert(SH < KH, "every output row shares rows with the next");
     const conv_geom& g = f->g;
     const dw_tail t = tail;  // a local copy: the tail's constants stay in registers
@@ -334,7 +342,7 @@ CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const
         for (int k = 0; k < NC; ++k) {
             __m512i v = start;
             for (int r = 0; r < KH; ++r) DW_DPBUSD(v, op[r][k], w[r]);
-            dw_tail_store(t, v, vb, plane_at + y * g.ow + 16 * (c + k), m[k]);
+            dw_tail_store(t, v, plane_at + y * g.ow + 16 * (c + k), m[k]);
         }
         for (int r = 0; r < KH - SH; ++r)
             for (int k = 0; k < NC; ++k) op[r][k] = op[r + SH][k];
@@ -344,24 +352,24 @@ CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const
 template <int KH, int SH>
 CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_fast* f, const dw_shuffles& d,
                                               const dw_tail& t, const int8_t* x, int64_t plane,
-                                              int32_t bias) {
+                                              int32_t add) {
     const conv_geom& g = f->g;
     const int64_t o = plane % g.o;
     const int32_t* w4 = f->dw_w4 + o * KH;
-    const __m512i start = _mm512_set1_epi32(-f->dw_corr[o * (KH + 1) + KH]);
-    const __m512i vb = _mm512_set1_epi32(bias);
+    const __m512i start = _mm512_set1_epi32(static_cast<int32_t>(
+        static_cast<uint32_t>(add) - static_cast<uint32_t>(f->dw_corr[o * (KH + 1) + KH])));
     const int64_t at = plane * g.oh * g.ow;
     int64_t c = 0;
-    for (; c + 4 <= f->dw_chunks; c += 4) dw_slide<KH, SH, 4>(f, d, t, x, w4, c, start, vb, at);
+    for (; c + 4 <= f->dw_chunks; c += 4) dw_slide<KH, SH, 4>(f, d, t, x, w4, c, start, at);
     switch (f->dw_chunks - c) {
         case 3:
-            dw_slide<KH, SH, 3>(f, d, t, x, w4, c, start, vb, at);
+            dw_slide<KH, SH, 3>(f, d, t, x, w4, c, start, at);
             break;
         case 2:
-            dw_slide<KH, SH, 2>(f, d, t, x, w4, c, start, vb, at);
+            dw_slide<KH, SH, 2>(f, d, t, x, w4, c, start, at);
             break;
         case 1:
-            dw_slide<KH, SH, 1>(f, d, t, x, w4, c, start, vb, at);
+            dw_slide<KH, SH, 1>(f, d, t, x, w4, c, start, at);
             break;
         default:
             break;
@@ -385,34 +393,35 @@ dw_plane_fn dw_slide_for(const conv_geom& g, int64_t groups) {
 template <int G>
 CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_fast* f, const dw_shuffles& d,
                                                const dw_tail& t, const int8_t* x, int64_t plane,
-                                               int32_t bias) {
+                                               int32_t add) {
     const conv_geom& g = f->g;
     const int64_t o = plane % g.o;
     const int32_t* w4 = f->dw_w4 + o * g.kh * G;
     const int32_t* corr = f->dw_corr + o * (g.kh + 1);
-    const __m512i vb = _mm512_set1_epi32(bias);
     for (int64_t y = 0; y < g.oh; ++y) {
         // Kernel rows r0..r1 read input rows inside the image.
         const int64_t top = y * g.sh - g.ph;
         int64_t r0 = 0, r1 = g.kh;
         while (r0 < r1 && top + r0 * g.dh < 0) ++r0;
         while (r1 > r0 && top + (r1 - 1) * g.dh >= g.h) --r1;
-        const __m512i start = _mm512_set1_epi32(corr[r0] - corr[r1]);
+        const __m512i start = _mm512_set1_epi32(
+            static_cast<int32_t>(static_cast<uint32_t>(add) + static_cast<uint32_t>(corr[r0]) -
+                                 static_cast<uint32_t>(corr[r1])));
         const int8_t* first = x + (top + r0 * g.dh) * g.w - g.pw;
         const int64_t at = (plane * g.oh + y) * g.ow;
         int64_t c = 0;
         for (; c + 4 <= f->dw_chunks; c += 4)
-            dw_chunks<G, 4>(f, d, t, first + c * 16 * g.sw, r0, r1, w4, c, start, vb, at);
+            dw_chunks<G, 4>(f, d, t, first + c * 16 * g.sw, r0, r1, w4, c, start, at);
         const int8_t* rest = first + c * 16 * g.sw;
         switch (f->dw_chunks - c) {
             case 3:
-                dw_chunks<G, 3>(f, d, t, rest, r0, r1, w4, c, start, vb, at);
+                dw_chunks<G, 3>(f, d, t, rest, r0, r1, w4, c, start, at);
                 break;
             case 2:
-                dw_chunks<G, 2>(f, d, t, rest, r0, r1, w4, c, start, vb, at);
+                dw_chunks<G, 2>(f, d, t, rest, r0, r1, w4, c, start, at);
                 break;
             case 1:
-                dw_chunks<G, 1>(f, d, t, rest, r0, r1, w4, c, start, vb, at);
+                dw_chunks<G, 1>(f, d, t, rest, r0, r1, w4, c, start, at);
                 break;
             default:
                 break;
@@ -434,23 +443,26 @@ CVML_TARGET_AVX512 void depthwise_direct_slot(const grouped_args* a, int64_t slo
         const int64_t n = p / g.o, o = p % g.o;
         const int8_t* x =
             static_cast<const int8_t*>(xt->data) + (n * g.c + (o / g.opg) * g.ic) * g.h * g.w;
-        const int32_t bias = a->bias ? a->bias[o] : 0;
+        // What the sums start from besides the +128's correction, wrapping like the
+        // tail's add would: the bias and, when folded, the rounding addend.
+        const int32_t add = static_cast<int32_t>(static_cast<uint32_t>(a->bias ? a->bias[o] : 0) +
+                                                 static_cast<uint32_t>(f->dw_half));
         if (slide) {
-            slide(f, d, t, x, p, bias);
+            slide(f, d, t, x, p, add);
             continue;
         }
         switch (f->dw_groups) {
             case 1:
-                depthwise_plane_direct<1>(f, d, t, x, p, bias);
+                depthwise_plane_direct<1>(f, d, t, x, p, add);
                 break;
             case 2:
-                depthwise_plane_direct<2>(f, d, t, x, p, bias);
+                depthwise_plane_direct<2>(f, d, t, x, p, add);
                 break;
             case 3:
-                depthwise_plane_direct<3>(f, d, t, x, p, bias);
+                depthwise_plane_direct<3>(f, d, t, x, p, add);
                 break;
             default:
-                depthwise_plane_direct<4>(f, d, t, x, p, bias);
+                depthwise_plane_direct<4>(f, d, t, x, p, add);
                 break;
         }
     }
