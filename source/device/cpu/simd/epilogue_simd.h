@@ -27,6 +27,7 @@ struct rc_chain {
 };
 
 inline bool match_rc_chain(const epilogue* ep, rc_chain* c) {
+    *c = {};  // callers read its constants even when it does not match
     const ep_step* s = ep->steps;
     if (ep->step_count < 2 || (s[0].kind != EP_ROUND && s[0].kind != EP_SRA) ||
         s[1].kind != EP_CLIP)
