@@ -168,7 +168,7 @@ struct strip_args {
     const conv_fast* f;
     const int8_t* img;
     bool padded; /* img has slack after it, so packing may read whole 16-column groups */
-    const epilogue* ep;
+    const ep_tile_plan* plan;
     const int32_t* bias;
     void* out;
     int32_t out_storage;
@@ -189,9 +189,9 @@ void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
     const strip_args* a = t->s;
     const strip_keep* k = t->keep;
     if (k->tile.count == 0) return;
-    epilogue_apply_tile(a->f->level, a->ep, tile, GEMM_NT, rows, &k->tile,
-                        a->bias ? a->bias + m0 : nullptr, a->out, a->out_storage,
-                        a->out_base + m0 * a->f->N + k->first, a->f->N);
+    epilogue_apply_tile_planned(a->plan, tile, GEMM_NT, rows, &k->tile,
+                                a->bias ? a->bias + m0 : nullptr, a->out,
+                                a->out_base + m0 * a->f->N + k->first, a->f->N);
 }
 
 /* Flat column of output pixel p (row p / ow, column p % ow). */
@@ -415,6 +415,8 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
     const ir_tensor* xt = ctx->inputs[0];
     const ir_tensor* yt = ctx->outputs[0];
     const int64_t chw = g.c * g.h * g.w;
+    ep_tile_plan plan;
+    epilogue_plan_tile(f->level, ep, bias != nullptr, yt->storage, &plan);
     for (int64_t n = 0; n < g.n; ++n) {
         const int8_t* img = own;
         bool padded = true;
@@ -432,7 +434,8 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, g.c * g.h, image_rows, &ia);
         }
-        strip_args sa = {f, img, padded, ep, bias, yt->data, yt->storage, n * g.o * f->N, scratch};
+        strip_args sa = {f,        img,         padded,         &plan,  bias,
+                         yt->data, yt->storage, n * g.o * f->N, scratch};
         cpu_for_each_slot(ctx, strip_slot, &sa);
     }
     return CVML_OK;

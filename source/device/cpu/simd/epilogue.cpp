@@ -209,6 +209,28 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
     }
 }
 
+/* A plan's matched chain (epilogue_plan_tile) through apply_tile_rc_avx512. */
+template <bool Add, bool Bias, bool Folded, bool Sat>
+CVML_TARGET_AVX512 void planned_tile_rc(const ep_tile_plan* p, const int32_t* tile,
+                                        int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
+                                        const int32_t* bias, void* out, int64_t out_first,
+                                        int64_t out_stride) {
+    const rc_chain c = {p->shift, p->folded != 0, p->lo, p->hi, p->add, p->lo2, p->hi2};
+    apply_tile_rc_avx512<Add, Bias, Folded, Sat>(c, tile, tile_stride, rows, k, bias, out,
+                                                 p->out_storage, out_first, out_stride);
+}
+
+typedef void (*planned_fn)(const ep_tile_plan*, const int32_t*, int32_t, int32_t,
+                           const ep_tile_keep*, const int32_t*, void*, int64_t, int64_t);
+
+template <bool Add, bool Bias>
+planned_fn planned_rc_for(bool folded, bool sat) {
+    if (folded)
+        return sat ? planned_tile_rc<Add, Bias, true, true>
+                   : planned_tile_rc<Add, Bias, true, false>;
+    return sat ? planned_tile_rc<Add, Bias, false, true> : planned_tile_rc<Add, Bias, false, false>;
+}
+
 CVML_TARGET_AVX512 void narrow_avx512(const int32_t* src, int64_t n, int8_t* dst) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
@@ -492,6 +514,47 @@ void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols) {
                 ++k->count;
             }
     }
+}
+
+namespace {
+
+void planned_generic(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride, int32_t rows,
+                     const ep_tile_keep* keep, const int32_t* bias, void* out, int64_t out_first,
+                     int64_t out_stride) {
+    epilogue_apply_tile(p->level, p->ep, tile, tile_stride, rows, keep, bias, out, p->out_storage,
+                        out_first, out_stride);
+}
+
+}  // namespace
+
+void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out_storage,
+                        ep_tile_plan* plan) {
+    memset(plan, 0, sizeof *plan);
+    plan->level = level;
+    plan->ep = ep;
+    plan->out_storage = out_storage;
+    plan->has_bias = has_bias;
+    plan->run = planned_generic;
+#if CVML_SIMD_X86
+    // The conditions under which epilogue_apply_tile takes apply_tile_rc_avx512.
+    bool vec = vector_storage(out_storage);
+    for (int32_t s = 0; s < ep->step_count; ++s)
+        if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
+    rc_chain rc;
+    if (!vec || level != CPU_SIMD_AVX512 || !match_rc_chain(ep, &rc)) return;
+    plan->shift = rc.shift;
+    plan->folded = rc.folded;
+    plan->lo = rc.lo;
+    plan->hi = rc.hi;
+    plan->add = rc.add;
+    plan->lo2 = rc.lo2;
+    plan->hi2 = rc.hi2;
+    const bool sat = rc_saturates_to_i8(rc, out_storage);
+    plan->run = rc.add ? (has_bias ? planned_rc_for<true, true>(rc.folded, sat)
+                                   : planned_rc_for<true, false>(rc.folded, sat))
+                       : (has_bias ? planned_rc_for<false, true>(rc.folded, sat)
+                                   : planned_rc_for<false, false>(rc.folded, sat));
+#endif
 }
 
 void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,

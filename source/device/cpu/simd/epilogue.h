@@ -69,6 +69,35 @@ void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int
                          int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
                          int32_t out_storage, int64_t out_first, int64_t out_stride);
 
+/* epilogue_apply_tile with its decisions (level, storage, which chain) made once per
+ * node run rather than per tile: a GEMM runs thousands of tiles, and for a small K
+ * (1x1 convolutions on few channels) that dispatch cost as much as the tail itself. */
+typedef struct ep_tile_plan {
+    int level;
+    const epilogue* ep;
+    int32_t out_storage;
+    int32_t has_bias;
+    /* The tile function: a matched chain's (its constants below) or the generic one. */
+    void (*run)(const struct ep_tile_plan* plan, const int32_t* tile, int32_t tile_stride,
+                int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
+                int64_t out_first, int64_t out_stride);
+    int32_t shift, folded, lo, hi, lo2, hi2;
+    const ep_step* add;
+} ep_tile_plan;
+
+/* Plans `ep` for tiles written to out_storage, with a bias per row or none (has_bias). */
+void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out_storage,
+                        ep_tile_plan* plan);
+
+/* Exactly epilogue_apply_tile(plan's level, ep and storage, ...); bias is NULL iff the
+ * plan was made without one. */
+static inline void epilogue_apply_tile_planned(const ep_tile_plan* plan, const int32_t* tile,
+                                               int32_t tile_stride, int32_t rows,
+                                               const ep_tile_keep* keep, const int32_t* bias,
+                                               void* out, int64_t out_first, int64_t out_stride) {
+    plan->run(plan, tile, tile_stride, rows, keep, bias, out, out_first, out_stride);
+}
+
 /* Copies the values of src[0 .. 16 * vectors) whose bit is set in keep[i / 16] (bit
  * i % 16) to dst, in order; returns how many. dst needs 16 values of slack. */
 int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,

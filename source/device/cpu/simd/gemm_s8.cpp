@@ -798,10 +798,16 @@ int64_t gemm_tile_count(int32_t M, int32_t N) {
 void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
                     gemm_tile_fn fn, void* arg) {
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
-    int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
-    for (int64_t t = t0; t < t1; ++t) {
-        int32_t m0 = static_cast<int32_t>(t % mblocks) * GEMM_MR;
-        int32_t n0 = static_cast<int32_t>(t / mblocks) * GEMM_NT;
+    const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
+    // Tile t is row block t % mblocks of column tile t / mblocks; stepped, not divided.
+    int64_t mb = t0 % mblocks, nb = t0 / mblocks;
+    for (int64_t t = t0; t < t1; ++t, ++mb) {
+        if (mb == mblocks) {
+            mb = 0;
+            ++nb;
+        }
+        int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
+        int32_t n0 = static_cast<int32_t>(nb) * GEMM_NT;
         int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
         int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
 #if CVML_SIMD_X86
