@@ -350,7 +350,7 @@ TEST(SimdEpilogue, ClipChainsMergeExactly) {
  * chains with a code path of their own (cvm_right_shift, then a residual add and a clip)
  * and for those without (no clip after the round, a shift of 31 or more, an add first),
  * over random column masks, every row count and each storage of the output and of the
- * residual operand. */
+ * residual operand; planned once (epilogue_plan_tile) or not, the round folded or not. */
 TEST(SimdEpilogue, TileChainsMatchValueAllLevels) {
     std::mt19937 rng(21);
     const int32_t storages[] = {STORAGE_INT8, STORAGE_INT16, STORAGE_INT32};
@@ -382,6 +382,8 @@ TEST(SimdEpilogue, TileChainsMatchValueAllLevels) {
                 ASSERT_TRUE(epilogue_add_clip(&ep, -static_cast<int32_t>(rng() % 200), 127));
             }
             ASSERT_TRUE(epilogue_add_clip(&ep, 0, INT32_MAX));
+            // Half the rounds as a caller that put the + 2^(b-1) in the sums (EP_SRA).
+            if (rng() % 2) epilogue_fold_round(&ep);
             const int32_t rows = 1 + iter % GEMM_MR, cols = 1 + static_cast<int32_t>(rng() % 48);
             uint16_t mask[3] = {0, 0, 0};
             for (int32_t c = 0; c < cols; ++c)
@@ -392,9 +394,17 @@ TEST(SimdEpilogue, TileChainsMatchValueAllLevels) {
             const bool with_bias = iter % 3 != 0;  // else NULL: a bias folded into the sums
             for (auto& v : bias) v = with_bias ? static_cast<int32_t>(rng()) : 0;
             const int64_t first = rng() % 100, stride = keep.count + rng() % 50;
-            epilogue_apply_tile(level, &ep, tile.data(), GEMM_NT, rows, &keep,
-                                with_bias ? bias.data() : nullptr, out_bytes.data(), out_storage,
-                                first, stride);
+            if (iter % 2) {  // planned once, as conv2d does
+                ep_tile_plan plan;
+                epilogue_plan_tile(level, &ep, with_bias, out_storage, &plan);
+                epilogue_apply_tile_planned(&plan, tile.data(), GEMM_NT, rows, &keep,
+                                            with_bias ? bias.data() : nullptr, out_bytes.data(),
+                                            first, stride);
+            } else {
+                epilogue_apply_tile(level, &ep, tile.data(), GEMM_NT, rows, &keep,
+                                    with_bias ? bias.data() : nullptr, out_bytes.data(),
+                                    out_storage, first, stride);
+            }
             for (int32_t r = 0; r < rows; ++r)
                 for (int32_t c = 0, j = 0; c < cols; ++c) {
                     if (!(mask[c / 16] >> (c % 16) & 1)) continue;
