@@ -395,3 +395,45 @@ TEST(Fusion, RoundFoldAtExtremes) {
             return std::vector<cvml_tensor*>{g.op("relu", {}, {clipped}), wide};
         });
 }
+
+/* MRT's requantization: conv2d -> cvm_right_shift -> broadcast_mul by a one-element
+ * constant -> cvm_right_shift -> relu becomes one fused conv2d (EP_MUL), and a
+ * broadcast_mul that heads a chain runs as an element-wise kernel on any storage. The
+ * constant first or second, of shape [1] or [1, 1, 1, 1], negative or large (products
+ * up to the 32 bits verification allows); products that must stay separate (a constant that adds a
+ * dimension, a scale that is not a constant) give the same bytes too. */
+TEST(Fusion, ScalarMultipliesFuse) {
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({1, 4, 6, 7});
+        auto scalar = [&](std::vector<int32_t> dims, int32_t v, int prec) {
+            cvml_tensor* t = nullptr;
+            std::string name = "s" + std::to_string(g.n++);
+            EXPECT_EQ(cvml_graph_add_const(g.g, name.c_str(), (int)dims.size(), dims.data(), prec,
+                                           &v, &t),
+                      CVML_OK)
+                << cvml_last_error();
+            return t;
+        };
+        cvml_tensor* c1 = g.rshift(g.conv(x, 4, 8, 1), 16, 1);
+        cvml_tensor* m1 = g.op("broadcast_mul", {}, {c1, scalar({1}, 23456, 16)});
+        cvml_tensor* a = g.op("relu", {}, {g.rshift(m1, 8, 22)});
+        cvml_tensor* c2 = g.op("cvm_clip", {{"precision", "16"}}, {g.conv(x, 4, 8, 1)});
+        cvml_tensor* m2 = g.op("broadcast_mul", {}, {scalar({1, 1, 1, 1}, -30000, 16), c2});
+        cvml_tensor* b = g.rshift(m2, 8, 21);
+        // int8 in, element-wise head with a tail of its own, int8 out for the next conv.
+        cvml_tensor* m3 = g.op("broadcast_mul", {}, {a, scalar({1}, 70000, 18)});
+        cvml_tensor* d = g.rshift(g.conv(g.rshift(m3, 8, 16), 8, 4, 1), 8, 10);
+        // Unfused: the constant adds a dimension; the scale is computed, not a constant.
+        cvml_tensor* m4 = g.op("broadcast_mul", {}, {b, scalar({1, 1, 1, 1, 1}, 7, 4)});
+        cvml_tensor* m5 =
+            g.op("broadcast_mul", {},
+                 {b, g.op("sum", {{"axis", "(1, 2, 3)"}, {"keepdims", "True"}}, {b})});
+        // A large factor: products up to precision 32.
+        cvml_tensor* c3 = g.rshift(g.conv(x, 4, 8, 1), 10, 1);
+        cvml_tensor* m6 = g.op("broadcast_mul", {}, {c3, scalar({1}, 2000000, 22)});
+        // Read twice, so stored: its bound (3 * 127) makes it int16.
+        cvml_tensor* m7 = g.op("broadcast_mul", {}, {a, scalar({1}, 3, 3)});
+        cvml_tensor* e = g.op("elemwise_add", {}, {g.op("relu", {}, {m7}), m7});
+        return std::vector<cvml_tensor*>{a, b, d, m4, m5, g.rshift(m6, 8, 20), e};
+    });
+}

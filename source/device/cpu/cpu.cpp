@@ -177,6 +177,24 @@ int32_t count_in(const ir_node* n, int32_t tensor) {
     return k;
 }
 
+/* broadcast_mul of tensor t by a one-element constant that leaves t's shape as it is
+ * (MRT's requantization scales): *factor is the constant. */
+bool scalar_mul_of(const ir_graph* g, const ir_node* n, int32_t t, int32_t* factor) {
+    if (!op_is(n, "broadcast_mul") || n->input_count != 2 || n->output_count != 1 ||
+        count_in(n, t) != 1)
+        return false;
+    const ir_tensor* x = g->tensors[t];
+    const ir_tensor* c = g->tensors[n->inputs[n->inputs[0] == t ? 1 : 0]];
+    const ir_tensor* y = g->tensors[n->outputs[0]];
+    if (c->kind != TENSOR_CONST || !c->data || ir_tensor_element_count(c) != 1 ||
+        y->ndim != x->ndim)
+        return false;
+    for (int32_t d = 0; d < x->ndim; ++d)
+        if (y->dims[d] != x->dims[d]) return false;
+    *factor = ir_storage_load(c->data, c->storage, 0);
+    return true;
+}
+
 /* The tail step for an element-wise operator `n`, false when it is not one. */
 bool tail_step_of(const ir_node* n, cpu_tail_step* s) {
     int64_t a = 0, b = 0;
@@ -233,6 +251,8 @@ void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
                 }
                 if (ir_tensor_element_count(other) != ir_tensor_element_count(t)) break;
                 step = {CPU_TAIL_ADD, 0, 0, other};
+            } else if (int32_t factor = 0; scalar_mul_of(g, c, t->index, &factor)) {
+                step = {CPU_TAIL_MUL, factor, 0, nullptr};
             } else if (!tail_step_of(c, &step)) {
                 break;
             }
@@ -281,6 +301,10 @@ int64_t tail_bound(int64_t x, const cpu_tail_step& s) {
         if (s.a + s.b >= 32) return -1;
         return ir_precision_bound(s.a);
     }
+    if (s.kind == CPU_TAIL_MUL) {
+        const int64_t f = s.a < 0 ? -int64_t{s.a} : s.a;
+        return x >= 0 && x * f <= INT32_MAX ? x * f : -1;
+    }
     if (s.kind == CPU_TAIL_CLIP) {
         int64_t lo = s.a, hi = s.b;
         int64_t m =
@@ -314,6 +338,13 @@ int64_t node_bound(const ir_graph* g, const cpu_subgraph_state* st, const cpu_no
     } else if (op_is(n, "elemwise_add") && n->input_count == 2) {
         b = sum_bound(tensor_bound(g, st, n->inputs[0], depth + 1),
                       tensor_bound(g, st, n->inputs[1], depth + 1));
+    } else if (op_is(n, "broadcast_mul") && n->input_count == 2) {
+        for (int i = 0; i < 2 && b < 0; ++i) {
+            int32_t factor = 0;
+            if (scalar_mul_of(g, n, n->inputs[i], &factor))
+                b = tail_bound(tensor_bound(g, st, n->inputs[i], depth + 1),
+                               {CPU_TAIL_MUL, factor, 0, nullptr});
+        }
     }
     for (int32_t k = 0; k < ne->tail.count; ++k) {
         const cpu_tail_step& t = ne->tail.steps[k];

@@ -22,6 +22,7 @@ enum cpu_tail_kind {
     CPU_TAIL_RSHIFT = 1, /* cvm_right_shift: a = precision, b = shift_bit */
     CPU_TAIL_CLIP = 2,   /* clip to [a, b] (cvm_clip, clip, relu) */
     CPU_TAIL_ADD = 3,    /* elemwise_add with `operand` (same shape) */
+    CPU_TAIL_MUL = 4,    /* broadcast_mul by a one-element constant: a = its value */
 };
 
 typedef struct cpu_tail_step {

@@ -1,7 +1,10 @@
 /* broadcast_mul on the CPU: a * b with two's-complement wrap-around, NumPy broadcasting
- * (broadcast_kernel.h). */
+ * (broadcast_kernel.h). At the SIMD levels a product by a one-element constant that
+ * keeps the other operand's shape (MRT's requantization scales) is an element-wise
+ * epilogue chain instead: any storage in and out, and a fused tail of its own. */
 #include "device/cpu/op/broadcast_kernel.h"
 #include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/simd/kernel_util.h"
 
 namespace {
 
@@ -9,8 +12,53 @@ struct broadcast_mul_fn {
     static int32_t apply(int32_t a, int32_t b) { return wrap_mul(a, b); }
 };
 
-const cpu_kernel broadcast_mul_kernel = {"broadcast_mul", cpu_broadcast::prerun,
-                                         cpu_broadcast::run<broadcast_mul_fn>,
+/* The scaling form: input `var` times the one-element constant `factor`. */
+struct scale_state {
+    int32_t var;
+    int32_t factor;
+};
+
+/* Which input is scaled by a one-element constant with the output's shape, or -1. */
+int scaled_input(const cpu_node_ctx* ctx) {
+    const ir_tensor* y = ctx->outputs[0];
+    for (int i = 0; i < 2; ++i) {
+        const ir_tensor* x = ctx->inputs[i];
+        const ir_tensor* c = ctx->inputs[1 - i];
+        if (c->kind != TENSOR_CONST || !c->data || ir_tensor_element_count(c) != 1 ||
+            x->ndim != y->ndim)
+            continue;
+        bool same = true;
+        for (int32_t d = 0; d < y->ndim; ++d) same = same && x->dims[d] == y->dims[d];
+        if (same) return i;
+    }
+    return -1;
+}
+
+int broadcast_mul_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    const int var = cpu_level(ctx) == CPU_SIMD_SCALAR ? -1 : scaled_input(ctx);
+    if (var < 0) return cpu_broadcast::prerun(ctx, scratch_bytes);
+    *scratch_bytes = 0;
+    scale_state* st = static_cast<scale_state*>(calloc(1, sizeof(scale_state)));
+    if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    st->var = var;
+    st->factor = cpu_load(ctx->inputs[1 - var], 0);
+    ctx->state = st;
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(var);
+    return CVML_OK;
+}
+
+int broadcast_mul_run(cpu_node_ctx* ctx) {
+    if (!ctx->caps) return cpu_broadcast::run<broadcast_mul_fn>(ctx);
+    const scale_state* st = static_cast<const scale_state*>(ctx->state);
+    epilogue ep = {};
+    epilogue_add_mul(&ep, st->factor);
+    cpu_tail_append(ctx, &ep);
+    cpu_ew_args a = {cpu_level(ctx), &ep, ctx->inputs[st->var], ctx->outputs[0]};
+    cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cpu_ew_range, &a);
+    return CVML_OK;
+}
+
+const cpu_kernel broadcast_mul_kernel = {"broadcast_mul", broadcast_mul_prerun, broadcast_mul_run,
                                          cpu_broadcast::postrun};
 
 }  // namespace

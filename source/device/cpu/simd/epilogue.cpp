@@ -306,6 +306,8 @@ CVML_TARGET_AVX2 inline __m256i step_avx2(const ep_step& st, __m256i v, int64_t 
             return _mm256_srai_epi32(v, 31);
         case EP_SRA:
             return _mm256_sra_epi32(v, _mm_cvtsi32_si128(st.shift));
+        case EP_MUL:
+            return _mm256_mullo_epi32(v, _mm256_set1_epi32(st.factor));
         case EP_ADD:
             return _mm256_add_epi32(v, load_n8(st.src, st.src_storage, at, c));
         default:
@@ -449,6 +451,13 @@ int epilogue_add_add(epilogue* ep, const void* src, int32_t src_storage) {
     return push(ep, s);
 }
 
+int epilogue_add_mul(epilogue* ep, int32_t factor) {
+    ep_step s = {};
+    s.kind = EP_MUL;
+    s.factor = factor;
+    return push(ep, s);
+}
+
 int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
     for (int32_t s = 0; s < ep->step_count; ++s) {
         const ep_step& st = ep->steps[s];
@@ -465,6 +474,10 @@ int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
                 break;
             case EP_SRA:
                 v = v >> st.shift;
+                break;
+            case EP_MUL:
+                v = static_cast<int32_t>(static_cast<uint32_t>(v) *
+                                         static_cast<uint32_t>(st.factor));
                 break;
             case EP_ADD:
                 v = wrap_add32(v, ir_storage_load(st.src, st.src_storage, index));

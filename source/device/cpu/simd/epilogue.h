@@ -13,6 +13,7 @@ enum ep_kind {
     EP_SRA31 = 3, /* cvm_right_shift with b >= 31: x >> 31, no rounding */
     EP_ADD = 4,   /* x + src[i], wrapping (elemwise_add) */
     EP_SRA = 5,   /* x >> shift: EP_ROUND whose + 2^(b-1) is already in x (see below) */
+    EP_MUL = 6,   /* x * factor, wrapping (broadcast_mul by a one-element constant) */
 };
 
 #define EP_MAX_STEPS 8
@@ -21,6 +22,7 @@ typedef struct ep_step {
     int32_t kind;
     int32_t lo, hi;  /* EP_CLIP */
     int32_t shift;   /* EP_ROUND: b in 1..30 */
+    int32_t factor;  /* EP_MUL */
     const void* src; /* EP_ADD: flat operand, indexed like the output */
     int32_t src_storage;
 } ep_step;
@@ -41,6 +43,7 @@ int epilogue_add_clip(epilogue* ep, int32_t lo, int32_t hi);
  * Returns 0 (nothing changed) when the chain does not start with EP_ROUND. */
 int epilogue_fold_round(epilogue* ep);
 int epilogue_add_add(epilogue* ep, const void* src, int32_t src_storage);
+int epilogue_add_mul(epilogue* ep, int32_t factor);
 
 /* out[out_index + i] = steps(in[in_index + i] + bias) for i in [0, n); in/out/src are
  * int8 or int32 storage (enum tensor_storage); bias is added with wrap-around. */

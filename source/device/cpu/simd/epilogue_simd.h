@@ -77,6 +77,8 @@ CVML_TARGET_AVX512 inline __m512i step_avx512(const ep_step& st, __m512i v, int6
             return _mm512_srai_epi32(v, 31);
         case EP_SRA:
             return _mm512_sra_epi32(v, _mm_cvtsi32_si128(st.shift));
+        case EP_MUL:
+            return _mm512_mullo_epi32(v, _mm512_set1_epi32(st.factor));
         case EP_ADD:
             return _mm512_add_epi32(v, load16_512(st.src, st.src_storage, at, m));
         default:

@@ -21,6 +21,8 @@ static inline void cpu_tail_append(const cpu_node_ctx* ctx, epilogue* ep) {
             epilogue_add_rshift(ep, s->a, s->b);
         else if (s->kind == CPU_TAIL_CLIP)
             epilogue_add_clip(ep, s->a, s->b);
+        else if (s->kind == CPU_TAIL_MUL)
+            epilogue_add_mul(ep, s->a);
         else if (s->kind == CPU_TAIL_ADD)
             epilogue_add_add(ep, s->operand->data, s->operand->storage);
     }
