@@ -299,14 +299,17 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
         int c, o, h, w, k, s, p;
         bool dense, narrow, taps; /* the path at avx512 */
     };
+    // Dense strips where they save 5% of the vectors, and where taps mode could run
+    // instead (small weights, stride 1) only if output channels * saved share >= 6.4.
     const Shape shapes[] = {
-        {5, 16, 7, 7, 3, 1, 1, true, true, false},     // 49 pixels: one strip + a 1-column tail
-        {3, 8, 14, 14, 3, 1, 1, true, true, false},    // 196: four strips + a 4-column tail
-        {4, 8, 28, 28, 3, 1, 1, true, false, false},   // 784: a 16-column last strip
+        {64, 512, 7, 7, 3, 1, 1, true, true, false},   // 49 = 48 + 1; weights past taps mode
+        {5, 16, 7, 7, 3, 1, 1, false, false, true},    // the same with small weights: taps
+        {3, 8, 14, 14, 3, 1, 1, false, false, true},   // 196 (flat 224 saves 11%)
+        {4, 8, 28, 28, 3, 1, 1, false, false, true},   // 784 (flat 840)
         {6, 16, 14, 14, 3, 2, 1, true, true, false},   // stride 2 down to 7 x 7
-        {2, 8, 9, 11, 3, 1, 1, true, true, false},     // 99: a 3-column tail
+        {2, 8, 9, 11, 3, 1, 1, false, false, true},    // 99: taps (8 channels save 19%)
         {9, 32, 5, 5, 3, 1, 1, true, false, false},    // 25: a single partial strip
-        {3, 8, 8, 20, 3, 1, 1, true, false, false},    // 160: strips span row ends
+        {3, 8, 8, 20, 3, 1, 1, false, false, true},    // 160
         {3, 24, 10, 10, 5, 1, 2, false, false, true},  // a strip spans > 64 flat columns
         {7, 8, 12, 6, 3, 1, 0, false, false, true},    // a third panel past the 64 columns
         {2, 8, 6, 2, 7, 1, 3, false, false, true},     // 12 pixels in rows of 8 columns
@@ -315,9 +318,9 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
         {5, 16, 7, 7, 1, 1, 0, false, true, false},    // 1x1 in place: 49 = 48 + a 1-column tail
         {4, 8, 10, 5, 1, 1, 0, false, true, false},    // 1x1: 50 = 48 + 2
         {3, 8, 4, 49, 3, 2, 1, false, true, false},    // stride 2, flat 2 x 26 = 52: 48 + 4
-        {2, 8, 20, 20, 3, 1, 1, true, false, false},   // 400 = 8 x 48 + 16
+        {2, 8, 20, 20, 3, 1, 1, false, false, true},   // 400
         {6, 16, 2, 2, 3, 1, 1, true, true, false},     // 4 pixels: the narrow tail alone
-        {9, 64, 3, 17, 3, 1, 1, true, true, false},    // 51 = 48 + 3, 8 row blocks
+        {9, 64, 3, 17, 3, 1, 1, true, true, false},    // 51 = 48 + a 3-column tail, 8 row blocks
     };
     int dense_shapes = 0, narrow_shapes = 0, taps_shapes = 0;
     for (const Shape& sh : shapes) {

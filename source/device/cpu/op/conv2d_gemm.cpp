@@ -238,12 +238,21 @@ int64_t half_vectors(int64_t n) {
     return 6 * (n / GEMM_NT) + (rest == 0 ? 0 : rest <= GEMM_NARROW ? 1 : 2 * ((rest + 15) / 16));
 }
 
+bool taps4_fits(const conv_fast* f);
+
 /* Dense mode pays when it saves at least 5% of the 16-column vectors computed (its
- * packing does a little more work). */
+ * packing does a little more work). Where taps mode could run instead, which packs
+ * nothing, packing has to cost less than the flat columns' waste: packing a column
+ * costs about as much as 6.4 output channels of multiply-adds over it, so dense needs
+ * M * (saved share) >= 6.4. Measured on 3x3 convs: 16 channels on 32x32 (6% saved) and
+ * 32 on 16x16 (11%) ran 15% and 10% faster in taps mode; 128 on 28x28 (7.5%) and 64 on
+ * 8x8 (20%) 2.5% and 3% slower. */
 bool dense_pays(const conv_fast* f) {
     if (f->level != CPU_SIMD_AVX512 || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w))
         return false;
-    return 20 * half_vectors(f->N) <= 19 * half_vectors(f->nf);
+    const int64_t dense = half_vectors(f->N), flat = half_vectors(f->nf);
+    if (20 * dense > 19 * flat) return false;
+    return !taps4_fits(f) || 10 * f->g.o * (flat - dense) >= 64 * flat;
 }
 
 /* Dense columns are all output pixels (n0 + c); a flat column y * wq + x is pixel
