@@ -368,16 +368,26 @@ TEST(SimdEpilogue, TileChainsMatchValueAllLevels) {
                 ir_storage_store(add_bytes.data(), add_storage, static_cast<int64_t>(i),
                                  operand[i]);
             epilogue ep = {};
-            const int form = iter % 5;  // 0, 1: matched; 2, 3, 4: generic
+            // 0, 1, 5, 6: matched (5, 6: after a requantization prefix); 2, 3, 4: generic
+            const int form = iter % 7;
             if (form == 4) {
                 ASSERT_TRUE(epilogue_add_add(&ep, add_bytes.data(), add_storage));
+            }
+            if (form >= 5) {  // [round [clip] | clip], then a multiply
+                const int kind = static_cast<int>(rng() % 4);
+                int ok = 1;
+                if (kind == 0) ok = epilogue_add_rshift(&ep, 16, 1 + rng() % 3);
+                if (kind == 1) ok = epilogue_add_clip(&ep, -32767, 32767);
+                if (kind == 2) ok = epilogue_add_rshift(&ep, 24, 8 + rng() % 4);  // no clip
+                ASSERT_TRUE(ok);
+                ASSERT_TRUE(epilogue_add_mul(&ep, static_cast<int32_t>(rng() % 80001) - 40000));
             }
             const int32_t p = form == 2 ? 24 : 2 + static_cast<int32_t>(rng() % 15);
             const int32_t b = form == 3   ? 31 + static_cast<int32_t>(rng() % 2)
                               : form == 2 ? 8 + static_cast<int32_t>(rng() % 14)
                                           : 1 + static_cast<int32_t>(rng() % 14);
             ASSERT_TRUE(epilogue_add_rshift(&ep, p, b));  // form 2: p + b >= 32: no clip
-            if (form == 1) {
+            if (form == 1 || form == 6) {
                 ASSERT_TRUE(epilogue_add_add(&ep, add_bytes.data(), add_storage));
                 ASSERT_TRUE(epilogue_add_clip(&ep, -static_cast<int32_t>(rng() % 200), 127));
             }

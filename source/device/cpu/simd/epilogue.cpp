@@ -126,46 +126,85 @@ CVML_TARGET_AVX512 inline void load_kept(const tile_lanes& t, const uint16_t* ke
 }
 
 /* apply_tile_avx512 for a matched chain: the same operations in the same order, with
- * the constants in registers for the whole tile (Folded, Sat: rc_apply). */
-template <bool Add, bool Bias, bool Folded, bool Sat>
-CVML_TARGET_AVX512 void apply_tile_rc_avx512(const rc_chain& c, const int32_t* tile,
-                                             int32_t tile_stride, int32_t rows,
-                                             const ep_tile_keep* k, const int32_t* bias, void* out,
-                                             int32_t out_storage, int64_t out_first,
-                                             int64_t out_stride) {
-    tile_lanes t;
-    tile_lanes_of(k, &t);
-    const rc_consts v = rc_consts_of(c);
-    auto store = [&](int64_t at, __mmask16 m, __m512i x) CVML_TARGET_AVX512 {
-        if (Sat)
-            store16_i8_sat(out, at, m, x);
-        else
-            store16_512(out, out_storage, at, m, x);
-    };
-    for (int32_t r = 0; r < rows; ++r) {
-        const __m512i vb = _mm512_set1_epi32(Bias ? bias[r] : 0);
-        const int64_t at = out_first + r * out_stride;
-        __m512i v0, v1, v2;
-        load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
-        store(at + t.pos[0], t.m[0],
-              rc_apply<Add, Bias, Folded, Sat>(c, v, v0, vb, at + t.pos[0], t.m[0]));
-        store(at + t.pos[1], t.m[1],
-              rc_apply<Add, Bias, Folded, Sat>(c, v, v1, vb, at + t.pos[1], t.m[1]));
-        store(at + t.pos[2], t.m[2],
-              rc_apply<Add, Bias, Folded, Sat>(c, v, v2, vb, at + t.pos[2], t.m[2]));
+ * the constants in registers for the whole tile (Folded, Sat, Pre: rc_apply). `direct`
+ * takes the chain, `planned` a plan's copy of it (epilogue_plan_tile). */
+template <bool Add, bool Bias, bool Folded, bool Sat, bool Pre>
+struct tile_rc {
+    CVML_TARGET_AVX512 static void direct(const rc_chain& c, const int32_t* tile,
+                                          int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
+                                          const int32_t* bias, void* out, int32_t out_storage,
+                                          int64_t out_first, int64_t out_stride) {
+        tile_lanes t;
+        tile_lanes_of(k, &t);
+        const rc_consts v = rc_consts_of(c);
+        auto store = [&](int64_t at, __mmask16 m, __m512i x) CVML_TARGET_AVX512 {
+            if (Sat)
+                store16_i8_sat(out, at, m, x);
+            else
+                store16_512(out, out_storage, at, m, x);
+        };
+        for (int32_t r = 0; r < rows; ++r) {
+            const __m512i vb = _mm512_set1_epi32(Bias ? bias[r] : 0);
+            const int64_t at = out_first + r * out_stride;
+            __m512i v0, v1, v2;
+            load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
+            store(at + t.pos[0], t.m[0],
+                  rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v0, vb, at + t.pos[0], t.m[0]));
+            store(at + t.pos[1], t.m[1],
+                  rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v1, vb, at + t.pos[1], t.m[1]));
+            store(at + t.pos[2], t.m[2],
+                  rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v2, vb, at + t.pos[2], t.m[2]));
+        }
     }
-}
+
+    CVML_TARGET_AVX512 static void planned(const ep_tile_plan* p, const int32_t* tile,
+                                           int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
+                                           const int32_t* bias, void* out, int64_t out_first,
+                                           int64_t out_stride) {
+        rc_chain c;
+        memcpy(&c, p->chain, sizeof c);
+        direct(c, tile, tile_stride, rows, k, bias, out, p->out_storage, out_first, out_stride);
+    }
+};
+
+static_assert(sizeof(rc_chain) <= sizeof(ep_tile_plan::chain), "a plan holds its chain");
 
 typedef void (*tile_rc_fn)(const rc_chain&, const int32_t*, int32_t, int32_t, const ep_tile_keep*,
                            const int32_t*, void*, int32_t, int64_t, int64_t);
+typedef void (*planned_fn)(const ep_tile_plan*, const int32_t*, int32_t, int32_t,
+                           const ep_tile_keep*, const int32_t*, void*, int64_t, int64_t);
+
+/* The variant for a chain: a prefix never comes with a folded main round. */
+template <bool Add, bool Bias>
+tile_rc_fn tile_rc_direct(bool pre, bool folded, bool sat) {
+    if (pre)
+        return sat ? tile_rc<Add, Bias, false, true, true>::direct
+                   : tile_rc<Add, Bias, false, false, true>::direct;
+    if (folded)
+        return sat ? tile_rc<Add, Bias, true, true, false>::direct
+                   : tile_rc<Add, Bias, true, false, false>::direct;
+    return sat ? tile_rc<Add, Bias, false, true, false>::direct
+               : tile_rc<Add, Bias, false, false, false>::direct;
+}
 
 template <bool Add, bool Bias>
-tile_rc_fn tile_rc_for(bool folded, bool sat) {
+planned_fn tile_rc_planned(bool pre, bool folded, bool sat) {
+    if (pre)
+        return sat ? tile_rc<Add, Bias, false, true, true>::planned
+                   : tile_rc<Add, Bias, false, false, true>::planned;
     if (folded)
-        return sat ? apply_tile_rc_avx512<Add, Bias, true, true>
-                   : apply_tile_rc_avx512<Add, Bias, true, false>;
-    return sat ? apply_tile_rc_avx512<Add, Bias, false, true>
-               : apply_tile_rc_avx512<Add, Bias, false, false>;
+        return sat ? tile_rc<Add, Bias, true, true, false>::planned
+                   : tile_rc<Add, Bias, true, false, false>::planned;
+    return sat ? tile_rc<Add, Bias, false, true, false>::planned
+               : tile_rc<Add, Bias, false, false, false>::planned;
+}
+
+/* The function for chain c, with or without a bias, saturating or not. */
+template <typename Fn>
+Fn pick_rc(const rc_chain& c, bool bias, bool sat, Fn (*tt)(bool, bool, bool),
+           Fn (*tf)(bool, bool, bool), Fn (*ft)(bool, bool, bool), Fn (*ff)(bool, bool, bool)) {
+    Fn (*get)(bool, bool, bool) = c.add ? (bias ? tt : tf) : (bias ? ft : ff);
+    return get(c.pre != 0, c.folded, sat);
 }
 
 /* A GEMM tile through the chain: row r's kept columns are compacted in registers and
@@ -178,10 +217,9 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
     if (match_rc_chain(ep, &rc)) {
         // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
         const bool sat = rc_saturates_to_i8(rc, out_storage);
-        const tile_rc_fn run = rc.add ? (bias ? tile_rc_for<true, true>(rc.folded, sat)
-                                              : tile_rc_for<true, false>(rc.folded, sat))
-                                      : (bias ? tile_rc_for<false, true>(rc.folded, sat)
-                                              : tile_rc_for<false, false>(rc.folded, sat));
+        const tile_rc_fn run = pick_rc(rc, bias != nullptr, sat, tile_rc_direct<true, true>,
+                                       tile_rc_direct<true, false>, tile_rc_direct<false, true>,
+                                       tile_rc_direct<false, false>);
         run(rc, tile, tile_stride, rows, k, bias, out, out_storage, out_first, out_stride);
         return;
     }
@@ -207,28 +245,6 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
         store16_512(out, out_storage, at + pos[1], m[1], v1);
         store16_512(out, out_storage, at + pos[2], m[2], v2);
     }
-}
-
-/* A plan's matched chain (epilogue_plan_tile) through apply_tile_rc_avx512. */
-template <bool Add, bool Bias, bool Folded, bool Sat>
-CVML_TARGET_AVX512 void planned_tile_rc(const ep_tile_plan* p, const int32_t* tile,
-                                        int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
-                                        const int32_t* bias, void* out, int64_t out_first,
-                                        int64_t out_stride) {
-    const rc_chain c = {p->shift, p->folded != 0, p->lo, p->hi, p->add, p->lo2, p->hi2};
-    apply_tile_rc_avx512<Add, Bias, Folded, Sat>(c, tile, tile_stride, rows, k, bias, out,
-                                                 p->out_storage, out_first, out_stride);
-}
-
-typedef void (*planned_fn)(const ep_tile_plan*, const int32_t*, int32_t, int32_t,
-                           const ep_tile_keep*, const int32_t*, void*, int64_t, int64_t);
-
-template <bool Add, bool Bias>
-planned_fn planned_rc_for(bool folded, bool sat) {
-    if (folded)
-        return sat ? planned_tile_rc<Add, Bias, true, true>
-                   : planned_tile_rc<Add, Bias, true, false>;
-    return sat ? planned_tile_rc<Add, Bias, false, true> : planned_tile_rc<Add, Bias, false, false>;
 }
 
 CVML_TARGET_AVX512 void narrow_avx512(const int32_t* src, int64_t n, int8_t* dst) {
@@ -323,6 +339,18 @@ struct rc_consts8 {
 
 CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k, __m256i v,
                                           int64_t at, int64_t n) {
+    if (c.pre) {
+        const __m128i pre_sh =
+            _mm_cvtsi32_si128(c.pre & RC_PRE_ROUND ? c.pre_shift - 1 : c.pre_shift);
+        if (c.pre & RC_PRE_ROUND)
+            v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, pre_sh), k.one), 1);
+        else if (c.pre & RC_PRE_SRA)
+            v = _mm256_sra_epi32(v, pre_sh);
+        if (c.pre & RC_PRE_CLIP)
+            v = _mm256_max_epi32(_mm256_min_epi32(v, _mm256_set1_epi32(c.pre_hi)),
+                                 _mm256_set1_epi32(c.pre_lo));
+        v = _mm256_mullo_epi32(v, _mm256_set1_epi32(c.factor));
+    }
     if (c.folded)
         v = _mm256_sra_epi32(v, k.sh);
     else
@@ -555,18 +583,10 @@ void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out
         if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
     rc_chain rc;
     if (!vec || level != CPU_SIMD_AVX512 || !match_rc_chain(ep, &rc)) return;
-    plan->shift = rc.shift;
-    plan->folded = rc.folded;
-    plan->lo = rc.lo;
-    plan->hi = rc.hi;
-    plan->add = rc.add;
-    plan->lo2 = rc.lo2;
-    plan->hi2 = rc.hi2;
-    const bool sat = rc_saturates_to_i8(rc, out_storage);
-    plan->run = rc.add ? (has_bias ? planned_rc_for<true, true>(rc.folded, sat)
-                                   : planned_rc_for<true, false>(rc.folded, sat))
-                       : (has_bias ? planned_rc_for<false, true>(rc.folded, sat)
-                                   : planned_rc_for<false, false>(rc.folded, sat));
+    memcpy(plan->chain, &rc, sizeof rc);
+    plan->run = pick_rc(rc, has_bias != 0, rc_saturates_to_i8(rc, out_storage),
+                        tile_rc_planned<true, true>, tile_rc_planned<true, false>,
+                        tile_rc_planned<false, true>, tile_rc_planned<false, false>);
 #endif
 }
 

@@ -84,8 +84,8 @@ typedef struct ep_tile_plan {
     void (*run)(const struct ep_tile_plan* plan, const int32_t* tile, int32_t tile_stride,
                 int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
                 int64_t out_first, int64_t out_stride);
-    int32_t shift, folded, lo, hi, lo2, hi2;
-    const ep_step* add;
+    /* The matched chain (epilogue_simd.h's rc_chain), copied in. */
+    unsigned char chain[64];
 } ep_tile_plan;
 
 /* Plans `ep` for tiles written to out_storage, with a bias per row or none (has_bias). */

@@ -17,24 +17,62 @@ namespace cpu_ep {
 
 /* The chains most convolutions end in, for code without a step dispatch per row:
  * cvm_right_shift (round, clip), then optionally a residual add and a clip (relu, clip
- * and cvm_clip all merge into it). */
+ * and cvm_clip all merge into it). Before them MRT's requantization may come: a round
+ * (or its folded shift) and a clip, each optional, then a multiply by a constant
+ * (broadcast_mul by a scale). */
+enum rc_pre_parts {
+    RC_PRE_MUL = 1,   /* the prefix is there (its multiply always is) */
+    RC_PRE_ROUND = 2, /* it starts with EP_ROUND (pre_shift) */
+    RC_PRE_SRA = 4,   /* it starts with EP_SRA (pre_shift) */
+    RC_PRE_CLIP = 8,  /* then EP_CLIP (pre_lo, pre_hi) */
+};
+
 struct rc_chain {
     int32_t shift; /* EP_ROUND's (or EP_SRA's) b */
-    bool folded;   /* EP_SRA: the round's + 2^(b-1) is in the values */
+    bool folded;   /* EP_SRA: the round's + 2^(b-1) is in the values (no prefix) */
     int32_t lo, hi;
     const ep_step* add; /* the residual's EP_ADD, or NULL */
     int32_t lo2, hi2;
+    int32_t pre; /* rc_pre_parts, 0 without a prefix */
+    int32_t pre_shift, pre_lo, pre_hi, factor;
 };
+
+/* The requantization prefix from steps[0], if any: its parts, and the index of the step
+ * after its multiply. */
+inline int32_t match_rc_prefix(const epilogue* ep, rc_chain* c) {
+    const ep_step* s = ep->steps;
+    int32_t i = 0, pre = 0;
+    if (i < ep->step_count && (s[i].kind == EP_ROUND || s[i].kind == EP_SRA)) {
+        pre |= s[i].kind == EP_ROUND ? RC_PRE_ROUND : RC_PRE_SRA;
+        c->pre_shift = s[i++].shift;
+    }
+    if (i < ep->step_count && s[i].kind == EP_CLIP) {
+        pre |= RC_PRE_CLIP;
+        c->pre_lo = s[i].lo;
+        c->pre_hi = s[i++].hi;
+    }
+    if (i >= ep->step_count || s[i].kind != EP_MUL) return 0;
+    c->pre = pre | RC_PRE_MUL;
+    c->factor = s[i].factor;
+    return i + 1;
+}
 
 inline bool match_rc_chain(const epilogue* ep, rc_chain* c) {
     *c = {};  // callers read its constants even when it does not match
-    const ep_step* s = ep->steps;
-    if (ep->step_count < 2 || (s[0].kind != EP_ROUND && s[0].kind != EP_SRA) ||
+    const int32_t first = match_rc_prefix(ep, c);
+    if (first == 0) c->pre = c->pre_shift = c->pre_lo = c->pre_hi = c->factor = 0;
+    const ep_step* s = ep->steps + first;
+    const int32_t n = ep->step_count - first;
+    // With a prefix the main round is never the folded one (that is steps[0]).
+    if (n < 2 || (s[0].kind != EP_ROUND && (first > 0 || s[0].kind != EP_SRA)) ||
         s[1].kind != EP_CLIP)
         return false;
-    *c = {s[0].shift, s[0].kind == EP_SRA, s[1].lo, s[1].hi, nullptr, 0, 0};
-    if (ep->step_count == 2) return true;
-    if (ep->step_count != 4 || s[2].kind != EP_ADD || s[3].kind != EP_CLIP) return false;
+    c->shift = s[0].shift;
+    c->folded = s[0].kind == EP_SRA;
+    c->lo = s[1].lo;
+    c->hi = s[1].hi;
+    if (n == 2) return true;
+    if (n != 4 || s[2].kind != EP_ADD || s[3].kind != EP_CLIP) return false;
     c->add = &s[2];
     c->lo2 = s[3].lo;
     c->hi2 = s[3].hi;
@@ -105,6 +143,7 @@ CVML_TARGET_AVX512 inline void store16_512(void* out, int32_t storage, int64_t i
 
 struct rc_consts {
     __m512i sh, one, lo, hi, lo2, hi2;
+    __m512i pre_sh, pre_lo, pre_hi, factor;
 };
 
 /* sh: the shift of the first srav (b - 1 for EP_ROUND, b for EP_SRA). */
@@ -114,17 +153,30 @@ CVML_TARGET_AVX512 inline rc_consts rc_consts_of(const rc_chain& c) {
             _mm512_set1_epi32(c.lo),
             _mm512_set1_epi32(c.hi),
             _mm512_set1_epi32(c.lo2),
-            _mm512_set1_epi32(c.hi2)};
+            _mm512_set1_epi32(c.hi2),
+            _mm512_set1_epi32(c.pre & RC_PRE_ROUND ? c.pre_shift - 1 : c.pre_shift),
+            _mm512_set1_epi32(c.pre_lo),
+            _mm512_set1_epi32(c.pre_hi),
+            _mm512_set1_epi32(c.factor)};
 }
 
-/* The matched chain on one vector. Folded: 1 or 0 when the caller knows whether the
- * round is folded (rc_chain::folded), -1 to read it. Sat: the last clip's upper bound is
+/* The matched chain on one vector. Folded, Pre: 1 or 0 when the caller knows whether
+ * the round is folded (rc_chain::folded) or there is a prefix (rc_chain::pre), -1 to
+ * read it. Sat: the last clip's upper bound is
  * 127 and the caller narrows to int8 with signed saturation (vpmovsdb), which is that
  * min, so it is not done here. */
-template <bool Add, bool Bias = true, int Folded = -1, bool Sat = false>
+template <bool Add, bool Bias = true, int Folded = -1, bool Sat = false, int Pre = -1>
 CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
                                            __m512i vb, int64_t at, __mmask16 m) {
     if (Bias) v = _mm512_add_epi32(v, vb);
+    if (Pre == 1 || (Pre < 0 && c.pre)) {
+        if (c.pre & RC_PRE_ROUND)
+            v = _mm512_srai_epi32(_mm512_add_epi32(_mm512_srav_epi32(v, k.pre_sh), k.one), 1);
+        else if (c.pre & RC_PRE_SRA)
+            v = _mm512_srav_epi32(v, k.pre_sh);
+        if (c.pre & RC_PRE_CLIP) v = _mm512_max_epi32(_mm512_min_epi32(v, k.pre_hi), k.pre_lo);
+        v = _mm512_mullo_epi32(v, k.factor);
+    }
     if (Folded == 1 || (Folded < 0 && c.folded))
         v = _mm512_srav_epi32(v, k.sh);
     else
