@@ -437,3 +437,33 @@ TEST(Fusion, ScalarMultipliesFuse) {
         return std::vector<cvml_tensor*>{a, b, d, m4, m5, g.rshift(m6, 8, 20), e};
     });
 }
+
+/* MRT folds batch norms into depthwise 1x1 convolutions: at avx512 on an int8 input each
+ * plane is one flat run (w * x + b), through any tail; planes of 1 to 17 x 21 values,
+ * channel multipliers 1 and 2, with and without a bias. */
+TEST(Fusion, DepthwisePointwiseScales) {
+    for (int h : {1, 3, 17})
+        check_all([&](G& g) {
+            cvml_tensor* x = g.data({1, 4, h, 21});
+            cvml_tensor* r = g.rshift(g.conv(x, 4, 4, 1), 8, 8);  // int8
+            auto dw = [&](int mult, bool bias) {
+                std::vector<cvml_tensor*> in = {r, g.weight({4 * mult, 1, 1, 1}, 127, 8)};
+                if (bias) in.push_back(g.weight({4 * mult}, 100000, 18));
+                return g.op("conv2d",
+                            {{"channels", std::to_string(4 * mult)},
+                             {"kernel_size", "(1, 1)"},
+                             {"groups", "4"},
+                             {"use_bias", bias ? "True" : "False"}},
+                            in);
+            };
+            cvml_tensor* scale = nullptr;
+            int32_t one = 1, s = 1234;
+            EXPECT_EQ(cvml_graph_add_const(g.g, "scale", 1, &one, 12, &s, &scale), CVML_OK);
+            cvml_tensor* a = g.op("relu", {}, {g.rshift(dw(1, true), 8, 6)});
+            cvml_tensor* m = g.op("broadcast_mul", {},
+                                  {g.op("cvm_clip", {{"precision", "16"}}, {dw(2, true)}), scale});
+            cvml_tensor* b = g.rshift(m, 8, 14);
+            cvml_tensor* c = dw(2, false);  // no tail: int32 output
+            return std::vector<cvml_tensor*>{a, b, c};
+        });
+}

@@ -14,6 +14,7 @@
 /* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #endif
 
@@ -251,7 +252,9 @@ CVML_TARGET_AVX512 void dw_tail_of(const epilogue* ep, const ir_tensor* y, dw_ta
 }
 
 /* Sums v of outputs [at, at + 16) (lanes past m are not stored). */
-CVML_TARGET_AVX512 inline void dw_tail_store(const dw_tail& t, __m512i v, int64_t at, __mmask16 m) {
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void dw_tail_store(const dw_tail& t,
+                                                                            __m512i v, int64_t at,
+                                                                            __mmask16 m) {
     const __m512i none = _mm512_setzero_si512();  // no bias here
     if (t.sat) {
         v = t.rc.add ? cpu_ep::rc_apply<true, false, -1, true>(t.rc, t.k, v, none, at, m)
@@ -376,11 +379,30 @@ CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_fast* f, const dw_shuff
     }
 }
 
+/* A 1x1 kernel, stride 1, no padding (MRT's batch-norm scales): every output is
+ * w * x + add of the input value at the same place, so the plane is one flat run. */
+CVML_TARGET_AVX512 void depthwise_plane_pointwise(const conv_fast* f, const dw_shuffles& d,
+                                                  const dw_tail& tail, const int8_t* x,
+                                                  int64_t plane, int32_t add) {
+    (void)d;
+    const conv_geom& g = f->g;
+    const dw_tail t = tail;  // a local copy: the tail's constants stay in registers
+    const __m512i w = _mm512_set1_epi32(f->wg[plane % g.o]), b = _mm512_set1_epi32(add);
+    const int64_t n = g.oh * g.ow, at = plane * n;
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = cpu_ep::lanes_from(i, n);
+        const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + i));
+        dw_tail_store(t, _mm512_add_epi32(_mm512_mullo_epi32(v, w), b), at + i, m);
+    }
+}
+
 /* The sliding kernel for this plane shape, or null. */
 typedef void (*dw_plane_fn)(const conv_fast*, const dw_shuffles&, const dw_tail&, const int8_t*,
                             int64_t, int32_t);
 
 dw_plane_fn dw_slide_for(const conv_geom& g, int64_t groups) {
+    if (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0)
+        return depthwise_plane_pointwise;
     if (groups != 1 || g.dh != 1) return nullptr;
     if (g.kh == 3 && g.sh == 1) return depthwise_plane_slide<3, 1>;
     if (g.kh == 3 && g.sh == 2) return depthwise_plane_slide<3, 2>;

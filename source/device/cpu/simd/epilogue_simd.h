@@ -11,6 +11,12 @@
 
 #if CVML_SIMD_X86
 #include <immintrin.h>
+/* GCC 12's AVX-512 headers trip these on their own _mm512_undefined_* helpers wherever
+ * the functions below are inlined. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #endif
 
 namespace cpu_ep {
