@@ -270,6 +270,9 @@ CVML_TARGET_AVX2 inline __m256i load8_256(const void* p, int32_t storage, int64_
     if (storage == STORAGE_INT8)
         return _mm256_cvtepi8_epi32(
             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i)));
+    if (storage == STORAGE_INT16)
+        return _mm256_cvtepi16_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int16_t*>(p) + i)));
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const int32_t*>(p) + i));
 }
 
@@ -297,6 +300,15 @@ CVML_TARGET_AVX2 inline void store8_256(void* out, int32_t storage, int64_t i, _
         int8_t* d = static_cast<int8_t*>(out) + i;
         __builtin_memcpy(d, &lo, 4);
         __builtin_memcpy(d + 4, &hi, 4);
+        return;
+    }
+    if (storage == STORAGE_INT16) {  // the low halves (a C cast), in order
+        const __m256i narrow =
+            _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5,
+                             8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+        const __m256i b = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, narrow), 0x08);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int16_t*>(out) + i),
+                         _mm256_castsi256_si128(b));
         return;
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(out) + i), v);
@@ -365,18 +377,37 @@ CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k
 
 /* Eight values per pass; a row's last few go through the same vector steps (loaded and
  * stored value by value), so no value takes the scalar chain. */
+CVML_TARGET_AVX2 inline rc_consts8 rc_consts8_of(const rc_chain& rc) {
+    return {_mm_cvtsi32_si128(rc.folded ? rc.shift : rc.shift - 1),
+            _mm256_set1_epi32(1),
+            _mm256_set1_epi32(rc.lo),
+            _mm256_set1_epi32(rc.hi),
+            _mm256_set1_epi32(rc.lo2),
+            _mm256_set1_epi32(rc.hi2)};
+}
+
+/* n int32 values of `in` (plus vb) through a matched chain, 8 at a time. */
+CVML_TARGET_AVX2 inline void rc_rows_avx2(const rc_chain& rc, const rc_consts8& k,
+                                          const int32_t* in, __m256i vb, void* out,
+                                          int32_t out_storage, int64_t out_index, int64_t n) {
+    for (int64_t i = 0; i < n; i += 8) {
+        const int64_t c = n - i < 8 ? n - i : 8, at = out_index + i;
+        __m256i v = _mm256_add_epi32(load_n8(in, STORAGE_INT32, i, c), vb);
+        v = rc_apply8(rc, k, v, at, c);
+        if (c == 8)
+            store8_256(out, out_storage, at, v);
+        else
+            store_part8(out, out_storage, at, c, v);
+    }
+}
+
 CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_storage,
                                  int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                                  int64_t out_index, int64_t n) {
     const __m256i vb = _mm256_set1_epi32(bias);
     rc_chain rc;
     const bool matched = match_rc_chain(ep, &rc);
-    const rc_consts8 k = {_mm_cvtsi32_si128(rc.folded ? rc.shift : rc.shift - 1),
-                          _mm256_set1_epi32(1),
-                          _mm256_set1_epi32(rc.lo),
-                          _mm256_set1_epi32(rc.hi),
-                          _mm256_set1_epi32(rc.lo2),
-                          _mm256_set1_epi32(rc.hi2)};
+    const rc_consts8 k = rc_consts8_of(rc);
     for (int64_t i = 0; i < n; i += 8) {
         const int64_t c = n - i < 8 ? n - i : 8, at = out_index + i;
         __m256i v = _mm256_add_epi32(load_n8(in, in_storage, in_index + i, c), vb);
@@ -389,6 +420,25 @@ CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_
             store8_256(out, out_storage, at, v);
         else
             store_part8(out, out_storage, at, c, v);
+    }
+}
+
+/* A plan's matched chain at avx2 (epilogue_plan_tile): each row's kept columns
+ * compacted, then the chain 8 values at a time, decided once per plan, not per row. */
+CVML_TARGET_AVX2 void planned_tile_avx2(const ep_tile_plan* p, const int32_t* tile,
+                                        int32_t tile_stride, int32_t rows, const ep_tile_keep* keep,
+                                        const int32_t* bias, void* out, int64_t out_first,
+                                        int64_t out_stride) {
+    rc_chain rc;
+    memcpy(&rc, p->chain, sizeof rc);
+    const rc_consts8 k = rc_consts8_of(rc);
+    alignas(32) int32_t row[48 + 16];  // a tile row, and simd_compact_i32's slack
+    for (int32_t r = 0; r < rows; ++r) {
+        const int64_t n =
+            simd_compact_i32(CPU_SIMD_AVX2, tile + static_cast<int64_t>(r) * tile_stride,
+                             keep->mask, keep->vectors, row);
+        rc_rows_avx2(rc, k, row, _mm256_set1_epi32(bias ? bias[r] : 0), out, p->out_storage,
+                     out_first + r * out_stride, n);
     }
 }
 
@@ -521,25 +571,22 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
                     int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                     int64_t out_index, int64_t n) {
     bool vec = vector_storage(in_storage) && vector_storage(out_storage);
-    bool any16 = in_storage == STORAGE_INT16 || out_storage == STORAGE_INT16;
     for (int32_t s = 0; s < ep->step_count; ++s)
         if (ep->steps[s].kind == EP_ADD) {
             vec = vec && vector_storage(ep->steps[s].src_storage);
-            any16 = any16 || ep->steps[s].src_storage == STORAGE_INT16;
         }
 #if CVML_SIMD_X86
     if (vec && level == CPU_SIMD_AVX512) {
         apply_avx512(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
         return;
     }
-    if (vec && !any16 && level == CPU_SIMD_AVX2) {
+    if (vec && level == CPU_SIMD_AVX2) {
         apply_avx2(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
         return;
     }
 #else
     (void)level;
     (void)vec;
-    (void)any16;
 #endif
     apply_scalar(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
 }
@@ -582,8 +629,13 @@ void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out
     for (int32_t s = 0; s < ep->step_count; ++s)
         if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
     rc_chain rc;
-    if (!vec || level != CPU_SIMD_AVX512 || !match_rc_chain(ep, &rc)) return;
+    if (!vec || !match_rc_chain(ep, &rc)) return;
     memcpy(plan->chain, &rc, sizeof rc);
+    if (level == CPU_SIMD_AVX2) {
+        plan->run = planned_tile_avx2;
+        return;
+    }
+    if (level != CPU_SIMD_AVX512) return;
     plan->run = pick_rc(rc, has_bias != 0, rc_saturates_to_i8(rc, out_storage),
                         tile_rc_planned<true, true>, tile_rc_planned<true, false>,
                         tile_rc_planned<false, true>, tile_rc_planned<false, false>);
