@@ -10,12 +10,7 @@
 #include "utility/error.h"
 
 #if CVML_SIMD_X86
-#include <immintrin.h>
-/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#include <immintrin.h>  // GCC 12's header warnings: silenced in epilogue_simd.h
 #endif
 
 namespace cpu_conv2d {

@@ -7,12 +7,7 @@
 #include "graph/graph.h"
 
 #if CVML_SIMD_X86
-#include <immintrin.h>
-/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#include <immintrin.h>  // GCC 12's header warnings: silenced in epilogue_simd.h
 #endif
 
 namespace {
@@ -174,29 +169,26 @@ typedef void (*tile_rc_fn)(const rc_chain&, const int32_t*, int32_t, int32_t, co
 typedef void (*planned_fn)(const ep_tile_plan*, const int32_t*, int32_t, int32_t,
                            const ep_tile_keep*, const int32_t*, void*, int64_t, int64_t);
 
-/* The variant for a chain: a prefix never comes with a folded main round. */
-template <bool Add, bool Bias>
-tile_rc_fn tile_rc_direct(bool pre, bool folded, bool sat) {
-    if (pre)
-        return sat ? tile_rc<Add, Bias, false, true, true>::direct
-                   : tile_rc<Add, Bias, false, false, true>::direct;
-    if (folded)
-        return sat ? tile_rc<Add, Bias, true, true, false>::direct
-                   : tile_rc<Add, Bias, true, false, false>::direct;
-    return sat ? tile_rc<Add, Bias, false, true, false>::direct
-               : tile_rc<Add, Bias, false, false, false>::direct;
+/* tile_rc's direct or planned function. */
+template <bool Add, bool Bias, bool Folded, bool Sat, bool Pre, bool Planned>
+constexpr auto tile_rc_fn_of() {
+    if constexpr (Planned)
+        return &tile_rc<Add, Bias, Folded, Sat, Pre>::planned;
+    else
+        return &tile_rc<Add, Bias, Folded, Sat, Pre>::direct;
 }
 
-template <bool Add, bool Bias>
-planned_fn tile_rc_planned(bool pre, bool folded, bool sat) {
+/* The variant for a chain: a prefix never comes with a folded main round. */
+template <bool Add, bool Bias, bool Planned>
+auto tile_rc_variant(bool pre, bool folded, bool sat) {
     if (pre)
-        return sat ? tile_rc<Add, Bias, false, true, true>::planned
-                   : tile_rc<Add, Bias, false, false, true>::planned;
+        return sat ? tile_rc_fn_of<Add, Bias, false, true, true, Planned>()
+                   : tile_rc_fn_of<Add, Bias, false, false, true, Planned>();
     if (folded)
-        return sat ? tile_rc<Add, Bias, true, true, false>::planned
-                   : tile_rc<Add, Bias, true, false, false>::planned;
-    return sat ? tile_rc<Add, Bias, false, true, false>::planned
-               : tile_rc<Add, Bias, false, false, false>::planned;
+        return sat ? tile_rc_fn_of<Add, Bias, true, true, false, Planned>()
+                   : tile_rc_fn_of<Add, Bias, true, false, false, Planned>();
+    return sat ? tile_rc_fn_of<Add, Bias, false, true, false, Planned>()
+               : tile_rc_fn_of<Add, Bias, false, false, false, Planned>();
 }
 
 /* The function for chain c, with or without a bias, saturating or not. */
@@ -217,9 +209,10 @@ CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* til
     if (match_rc_chain(ep, &rc)) {
         // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
         const bool sat = rc_saturates_to_i8(rc, out_storage);
-        const tile_rc_fn run = pick_rc(rc, bias != nullptr, sat, tile_rc_direct<true, true>,
-                                       tile_rc_direct<true, false>, tile_rc_direct<false, true>,
-                                       tile_rc_direct<false, false>);
+        const tile_rc_fn run =
+            pick_rc(rc, bias != nullptr, sat, tile_rc_variant<true, true, false>,
+                    tile_rc_variant<true, false, false>, tile_rc_variant<false, true, false>,
+                    tile_rc_variant<false, false, false>);
         run(rc, tile, tile_stride, rows, k, bias, out, out_storage, out_first, out_stride);
         return;
     }
@@ -637,8 +630,8 @@ void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out
     }
     if (level != CPU_SIMD_AVX512) return;
     plan->run = pick_rc(rc, has_bias != 0, rc_saturates_to_i8(rc, out_storage),
-                        tile_rc_planned<true, true>, tile_rc_planned<true, false>,
-                        tile_rc_planned<false, true>, tile_rc_planned<false, false>);
+                        tile_rc_variant<true, true, true>, tile_rc_variant<true, false, true>,
+                        tile_rc_variant<false, true, true>, tile_rc_variant<false, false, true>);
 #endif
 }
 
