@@ -183,14 +183,8 @@ bool scalar_mul_of(const ir_graph* g, const ir_node* n, int32_t t, int32_t* fact
     if (!op_is(n, "broadcast_mul") || n->input_count != 2 || n->output_count != 1 ||
         count_in(n, t) != 1)
         return false;
-    const ir_tensor* x = g->tensors[t];
     const ir_tensor* c = g->tensors[n->inputs[n->inputs[0] == t ? 1 : 0]];
-    const ir_tensor* y = g->tensors[n->outputs[0]];
-    if (c->kind != TENSOR_CONST || !c->data || ir_tensor_element_count(c) != 1 ||
-        y->ndim != x->ndim)
-        return false;
-    for (int32_t d = 0; d < x->ndim; ++d)
-        if (y->dims[d] != x->dims[d]) return false;
+    if (!cpu_scales_by_constant(g->tensors[t], c, g->tensors[n->outputs[0]])) return false;
     *factor = ir_storage_load(c->data, c->storage, 0);
     return true;
 }

@@ -90,6 +90,19 @@ void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void*
 void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4, int64_t* dw_vnni);
 
 /* Convenience accessors. */
+/* broadcast_mul's operand x times c is x scaled by a constant (MRT's requantization):
+ * c is a one-element constant and the product y keeps x's shape. The fusion (a tail
+ * step) and the kernel (an element-wise chain) both take that form. */
+static inline bool cpu_scales_by_constant(const ir_tensor* x, const ir_tensor* c,
+                                          const ir_tensor* y) {
+    if (c->kind != TENSOR_CONST || !c->data || ir_tensor_element_count(c) != 1 ||
+        y->ndim != x->ndim)
+        return false;
+    for (int32_t d = 0; d < x->ndim; ++d)
+        if (y->dims[d] != x->dims[d]) return false;
+    return true;
+}
+
 static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {
     return static_cast<int32_t*>(ctx->inputs[i]->data);
 }

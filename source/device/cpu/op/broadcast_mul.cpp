@@ -20,17 +20,8 @@ struct scale_state {
 
 /* Which input is scaled by a one-element constant with the output's shape, or -1. */
 int scaled_input(const cpu_node_ctx* ctx) {
-    const ir_tensor* y = ctx->outputs[0];
-    for (int i = 0; i < 2; ++i) {
-        const ir_tensor* x = ctx->inputs[i];
-        const ir_tensor* c = ctx->inputs[1 - i];
-        if (c->kind != TENSOR_CONST || !c->data || ir_tensor_element_count(c) != 1 ||
-            x->ndim != y->ndim)
-            continue;
-        bool same = true;
-        for (int32_t d = 0; d < y->ndim; ++d) same = same && x->dims[d] == y->dims[d];
-        if (same) return i;
-    }
+    for (int i = 0; i < 2; ++i)
+        if (cpu_scales_by_constant(ctx->inputs[i], ctx->inputs[1 - i], ctx->outputs[0])) return i;
     return -1;
 }
 

@@ -164,9 +164,11 @@ int32_t tail_round_shift(const cpu_node_ctx* ctx) {
  * (epilogue_fold_round): no sum may overflow with it, |bias| + 128 * sum|w| + 2^(b-1)
  * <= INT32_MAX for every output channel (the inputs are int8: upstream's groups == 1
  * path casts them, and the depthwise kernel that folds reads an int8-stored input). */
-bool round_fold_fits(const cpu_node_ctx* ctx, const conv_fast* f, bool use_bias, int32_t b) {
+bool round_fold_fits(const cpu_node_ctx* ctx, const conv_fast* f, const conv2d_param* p,
+                     int32_t b) {
     const int64_t per_channel = f->g.ic * f->g.kh * f->g.kw;
-    const bool cast = f->g.ic == f->g.c;  // groups == 1: upstream casts weights to int8
+    const bool cast = p->groups == 1;  // upstream's groups == 1 path casts weights to int8
+    const bool use_bias = p->use_bias;
     const int32_t* bias = use_bias ? cpu_in(ctx, 2) : nullptr;
     for (int64_t o = 0; o < f->g.o; ++o) {
         int64_t bound =
@@ -225,15 +227,13 @@ int conv2d_fused(cpu_node_ctx* ctx) {
     const int32_t b = tail_round_shift(ctx);
     if (!f || f->round_folded || b == 0) return CVML_OK;
     if (p->groups == 1) {
-        if (!f->w.start || (p->use_bias && !f->bias_folded) ||
-            !round_fold_fits(ctx, f, p->use_bias, b))
+        if (!f->w.start || (p->use_bias && !f->bias_folded) || !round_fold_fits(ctx, f, p, b))
             return CVML_OK;
         f->round_folded = gemm_weights_fold_add(&f->w, int32_t{1} << (b - 1)) != 0;
         return CVML_OK;
     }
     if (!f->dw_w4 || ctx->inputs[0]->storage != STORAGE_INT8 ||
-        (p->use_bias && ctx->inputs[2]->kind != TENSOR_CONST) ||
-        !round_fold_fits(ctx, f, p->use_bias, b))
+        (p->use_bias && ctx->inputs[2]->kind != TENSOR_CONST) || !round_fold_fits(ctx, f, p, b))
         return CVML_OK;
     f->dw_half = int32_t{1} << (b - 1);
     f->round_folded = true;

@@ -391,11 +391,11 @@ CVML_TARGET_AVX512 void depthwise_plane_pointwise(const conv_fast* f, const dw_s
     }
 }
 
-/* The sliding kernel for this plane shape, or null. */
+/* A kernel that takes whole planes of this shape (pointwise or sliding), or null. */
 typedef void (*dw_plane_fn)(const conv_fast*, const dw_shuffles&, const dw_tail&, const int8_t*,
                             int64_t, int32_t);
 
-dw_plane_fn dw_slide_for(const conv_geom& g, int64_t groups) {
+dw_plane_fn dw_plane_for(const conv_geom& g, int64_t groups) {
     if (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0)
         return depthwise_plane_pointwise;
     if (groups != 1 || g.dh != 1) return nullptr;
@@ -454,7 +454,7 @@ CVML_TARGET_AVX512 void depthwise_direct_slot(const grouped_args* a, int64_t slo
     dw_shuffles_of(g, f->dw_groups, &d);
     dw_tail t;
     dw_tail_of(a->ep, a->ctx->outputs[0], &t);
-    const dw_plane_fn slide = dw_slide_for(g, f->dw_groups);
+    const dw_plane_fn whole = dw_plane_for(g, f->dw_groups);
     const int64_t planes = g.n * g.o;
     for (int64_t p = planes * slot / f->threads; p < planes * (slot + 1) / f->threads; ++p) {
         const int64_t n = p / g.o, o = p % g.o;
@@ -464,8 +464,8 @@ CVML_TARGET_AVX512 void depthwise_direct_slot(const grouped_args* a, int64_t slo
         // tail's add would: the bias and, when folded, the rounding addend.
         const int32_t add = static_cast<int32_t>(static_cast<uint32_t>(a->bias ? a->bias[o] : 0) +
                                                  static_cast<uint32_t>(f->dw_half));
-        if (slide) {
-            slide(f, d, t, x, p, add);
+        if (whole) {
+            whole(f, d, t, x, p, add);
             continue;
         }
         switch (f->dw_groups) {
@@ -555,7 +555,7 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     }
 }
 
-/* The direct vpdpbusd depthwise (depthwise_rows_direct), when it applies: avx512,
+/* The direct vpdpbusd depthwise (depthwise_direct_slot), when it applies: avx512,
  * column stride <= 2, every 128-bit lane's taps within its 16-byte window
  * (3 * sw + 3 * dw <= 15), at most 4 tap groups, every weight within int8. */
 int depthwise_direct_prerun(conv_fast* f) {

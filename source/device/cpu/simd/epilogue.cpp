@@ -120,102 +120,64 @@ CVML_TARGET_AVX512 inline void load_kept(const tile_lanes& t, const uint16_t* ke
     if (keep[2] != 0xFFFF) v2 = _mm512_permutexvar_epi32(t.idx2, v2);
 }
 
-/* apply_tile_avx512 for a matched chain: the same operations in the same order, with
- * the constants in registers for the whole tile (Folded, Sat, Pre: rc_apply). `direct`
- * takes the chain, `planned` a plan's copy of it (epilogue_plan_tile). */
+/* A plan's matched chain (epilogue_plan_tile) through a tile: the same operations in
+ * the same order as the generic tile loop, with the constants in registers for the whole
+ * tile (Folded, Sat, Pre: rc_apply). */
 template <bool Add, bool Bias, bool Folded, bool Sat, bool Pre>
-struct tile_rc {
-    CVML_TARGET_AVX512 static void direct(const rc_chain& c, const int32_t* tile,
-                                          int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
-                                          const int32_t* bias, void* out, int32_t out_storage,
-                                          int64_t out_first, int64_t out_stride) {
-        tile_lanes t;
-        tile_lanes_of(k, &t);
-        const rc_consts v = rc_consts_of(c);
-        auto store = [&](int64_t at, __mmask16 m, __m512i x) CVML_TARGET_AVX512 {
-            if (Sat)
-                store16_i8_sat(out, at, m, x);
-            else
-                store16_512(out, out_storage, at, m, x);
-        };
-        for (int32_t r = 0; r < rows; ++r) {
-            const __m512i vb = _mm512_set1_epi32(Bias ? bias[r] : 0);
-            const int64_t at = out_first + r * out_stride;
-            __m512i v0, v1, v2;
-            load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
-            store(at + t.pos[0], t.m[0],
-                  rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v0, vb, at + t.pos[0], t.m[0]));
-            store(at + t.pos[1], t.m[1],
-                  rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v1, vb, at + t.pos[1], t.m[1]));
-            store(at + t.pos[2], t.m[2],
-                  rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v2, vb, at + t.pos[2], t.m[2]));
-        }
+CVML_TARGET_AVX512 void planned_tile_rc(const ep_tile_plan* p, const int32_t* tile,
+                                        int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
+                                        const int32_t* bias, void* out, int64_t out_first,
+                                        int64_t out_stride) {
+    rc_chain c;
+    memcpy(&c, p->chain, sizeof c);
+    const int32_t out_storage = p->out_storage;
+    tile_lanes t;
+    tile_lanes_of(k, &t);
+    const rc_consts v = rc_consts_of(c);
+    auto store = [&](int64_t at, __mmask16 m, __m512i x) CVML_TARGET_AVX512 {
+        if (Sat)
+            store16_i8_sat(out, at, m, x);
+        else
+            store16_512(out, out_storage, at, m, x);
+    };
+    for (int32_t r = 0; r < rows; ++r) {
+        const __m512i vb = _mm512_set1_epi32(Bias ? bias[r] : 0);
+        const int64_t at = out_first + r * out_stride;
+        __m512i v0, v1, v2;
+        load_kept(t, k->mask, tile + static_cast<int64_t>(r) * tile_stride, v0, v1, v2);
+        store(at + t.pos[0], t.m[0],
+              rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v0, vb, at + t.pos[0], t.m[0]));
+        store(at + t.pos[1], t.m[1],
+              rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v1, vb, at + t.pos[1], t.m[1]));
+        store(at + t.pos[2], t.m[2],
+              rc_apply<Add, Bias, Folded, Sat, Pre>(c, v, v2, vb, at + t.pos[2], t.m[2]));
     }
-
-    CVML_TARGET_AVX512 static void planned(const ep_tile_plan* p, const int32_t* tile,
-                                           int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
-                                           const int32_t* bias, void* out, int64_t out_first,
-                                           int64_t out_stride) {
-        rc_chain c;
-        memcpy(&c, p->chain, sizeof c);
-        direct(c, tile, tile_stride, rows, k, bias, out, p->out_storage, out_first, out_stride);
-    }
-};
+}
 
 static_assert(sizeof(rc_chain) <= sizeof(ep_tile_plan::chain), "a plan holds its chain");
 
-typedef void (*tile_rc_fn)(const rc_chain&, const int32_t*, int32_t, int32_t, const ep_tile_keep*,
-                           const int32_t*, void*, int32_t, int64_t, int64_t);
 typedef void (*planned_fn)(const ep_tile_plan*, const int32_t*, int32_t, int32_t,
                            const ep_tile_keep*, const int32_t*, void*, int64_t, int64_t);
 
-/* tile_rc's direct or planned function. */
-template <bool Add, bool Bias, bool Folded, bool Sat, bool Pre, bool Planned>
-constexpr auto tile_rc_fn_of() {
-    if constexpr (Planned)
-        return &tile_rc<Add, Bias, Folded, Sat, Pre>::planned;
-    else
-        return &tile_rc<Add, Bias, Folded, Sat, Pre>::direct;
-}
-
 /* The variant for a chain: a prefix never comes with a folded main round. */
-template <bool Add, bool Bias, bool Planned>
-auto tile_rc_variant(bool pre, bool folded, bool sat) {
-    if (pre)
-        return sat ? tile_rc_fn_of<Add, Bias, false, true, true, Planned>()
-                   : tile_rc_fn_of<Add, Bias, false, false, true, Planned>();
-    if (folded)
-        return sat ? tile_rc_fn_of<Add, Bias, true, true, false, Planned>()
-                   : tile_rc_fn_of<Add, Bias, true, false, false, Planned>();
-    return sat ? tile_rc_fn_of<Add, Bias, false, true, false, Planned>()
-               : tile_rc_fn_of<Add, Bias, false, false, false, Planned>();
+template <bool Add, bool Bias>
+planned_fn planned_tile_rc_for(const rc_chain& c, bool sat) {
+    if (c.pre)
+        return sat ? planned_tile_rc<Add, Bias, false, true, true>
+                   : planned_tile_rc<Add, Bias, false, false, true>;
+    if (c.folded)
+        return sat ? planned_tile_rc<Add, Bias, true, true, false>
+                   : planned_tile_rc<Add, Bias, true, false, false>;
+    return sat ? planned_tile_rc<Add, Bias, false, true, false>
+               : planned_tile_rc<Add, Bias, false, false, false>;
 }
 
-/* The function for chain c, with or without a bias, saturating or not. */
-template <typename Fn>
-Fn pick_rc(const rc_chain& c, bool bias, bool sat, Fn (*tt)(bool, bool, bool),
-           Fn (*tf)(bool, bool, bool), Fn (*ft)(bool, bool, bool), Fn (*ff)(bool, bool, bool)) {
-    Fn (*get)(bool, bool, bool) = c.add ? (bias ? tt : tf) : (bias ? ft : ff);
-    return get(c.pre != 0, c.folded, sat);
-}
-
-/* A GEMM tile through the chain: row r's kept columns are compacted in registers and
- * written from out_first + r * out_stride on; bias[r] is added first. */
+/* A GEMM tile through any chain, step by step: row r's kept columns are compacted in
+ * registers and written from out_first + r * out_stride on; bias[r] is added first. */
 CVML_TARGET_AVX512 void apply_tile_avx512(const epilogue* ep, const int32_t* tile,
                                           int32_t tile_stride, int32_t rows, const ep_tile_keep* k,
                                           const int32_t* bias, void* out, int32_t out_storage,
                                           int64_t out_first, int64_t out_stride) {
-    rc_chain rc;
-    if (match_rc_chain(ep, &rc)) {
-        // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
-        const bool sat = rc_saturates_to_i8(rc, out_storage);
-        const tile_rc_fn run =
-            pick_rc(rc, bias != nullptr, sat, tile_rc_variant<true, true, false>,
-                    tile_rc_variant<true, false, false>, tile_rc_variant<false, true, false>,
-                    tile_rc_variant<false, false, false>);
-        run(rc, tile, tile_stride, rows, k, bias, out, out_storage, out_first, out_stride);
-        return;
-    }
     tile_lanes t;
     tile_lanes_of(k, &t);
     const int64_t* pos = t.pos;
@@ -368,8 +330,6 @@ CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k
     return v;
 }
 
-/* Eight values per pass; a row's last few go through the same vector steps (loaded and
- * stored value by value), so no value takes the scalar chain. */
 CVML_TARGET_AVX2 inline rc_consts8 rc_consts8_of(const rc_chain& rc) {
     return {_mm_cvtsi32_si128(rc.folded ? rc.shift : rc.shift - 1),
             _mm256_set1_epi32(1),
@@ -394,6 +354,8 @@ CVML_TARGET_AVX2 inline void rc_rows_avx2(const rc_chain& rc, const rc_consts8& 
     }
 }
 
+/* Eight values per pass; a row's last few go through the same vector steps (loaded and
+ * stored value by value), so no value takes the scalar chain. */
 CVML_TARGET_AVX2 void apply_avx2(const epilogue* ep, const void* in, int32_t in_storage,
                                  int64_t in_index, int32_t bias, void* out, int32_t out_storage,
                                  int64_t out_index, int64_t n) {
@@ -599,11 +561,33 @@ void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols) {
 
 namespace {
 
+/* Whether the tile's output and every residual operand are in a storage the vector
+ * paths read and write. */
+bool tile_vector_storage(const epilogue* ep, int32_t out_storage) {
+    bool vec = vector_storage(out_storage);
+    for (int32_t s = 0; s < ep->step_count; ++s)
+        if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
+    return vec;
+}
+
+/* Any chain, a step at a time. */
 void planned_generic(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride, int32_t rows,
                      const ep_tile_keep* keep, const int32_t* bias, void* out, int64_t out_first,
                      int64_t out_stride) {
-    epilogue_apply_tile(p->level, p->ep, tile, tile_stride, rows, keep, bias, out, p->out_storage,
-                        out_first, out_stride);
+#if CVML_SIMD_X86
+    if (p->level == CPU_SIMD_AVX512 && tile_vector_storage(p->ep, p->out_storage)) {
+        apply_tile_avx512(p->ep, tile, tile_stride, rows, keep, bias, out, p->out_storage,
+                          out_first, out_stride);
+        return;
+    }
+#endif
+    int32_t row[48 + 16];
+    for (int32_t r = 0; r < rows; ++r) {
+        simd_compact_i32(p->level, tile + static_cast<int64_t>(r) * tile_stride, keep->mask,
+                         keep->vectors, row);
+        epilogue_apply(p->level, p->ep, row, STORAGE_INT32, 0, bias ? bias[r] : 0, out,
+                       p->out_storage, out_first + r * out_stride, keep->count);
+    }
 }
 
 }  // namespace
@@ -614,47 +598,32 @@ void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out
     plan->level = level;
     plan->ep = ep;
     plan->out_storage = out_storage;
-    plan->has_bias = has_bias;
     plan->run = planned_generic;
 #if CVML_SIMD_X86
-    // The conditions under which epilogue_apply_tile takes apply_tile_rc_avx512.
-    bool vec = vector_storage(out_storage);
-    for (int32_t s = 0; s < ep->step_count; ++s)
-        if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
     rc_chain rc;
-    if (!vec || !match_rc_chain(ep, &rc)) return;
+    if (!tile_vector_storage(ep, out_storage) || !match_rc_chain(ep, &rc)) return;
     memcpy(plan->chain, &rc, sizeof rc);
     if (level == CPU_SIMD_AVX2) {
         plan->run = planned_tile_avx2;
         return;
     }
     if (level != CPU_SIMD_AVX512) return;
-    plan->run = pick_rc(rc, has_bias != 0, rc_saturates_to_i8(rc, out_storage),
-                        tile_rc_variant<true, true, true>, tile_rc_variant<true, false, true>,
-                        tile_rc_variant<false, true, true>, tile_rc_variant<false, false, true>);
+    // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
+    const bool sat = rc_saturates_to_i8(rc, out_storage);
+    plan->run = rc.add ? (has_bias ? planned_tile_rc_for<true, true>(rc, sat)
+                                   : planned_tile_rc_for<true, false>(rc, sat))
+                       : (has_bias ? planned_tile_rc_for<false, true>(rc, sat)
+                                   : planned_tile_rc_for<false, false>(rc, sat));
 #endif
 }
 
 void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,
                          int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
                          int32_t out_storage, int64_t out_first, int64_t out_stride) {
-#if CVML_SIMD_X86
-    bool vec = vector_storage(out_storage);
-    for (int32_t s = 0; s < ep->step_count; ++s)
-        if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
-    if (vec && level == CPU_SIMD_AVX512) {
-        apply_tile_avx512(ep, tile, tile_stride, rows, keep, bias, out, out_storage, out_first,
-                          out_stride);
-        return;
-    }
-#endif
-    int32_t row[48 + 16];
-    for (int32_t r = 0; r < rows; ++r) {
-        simd_compact_i32(level, tile + static_cast<int64_t>(r) * tile_stride, keep->mask,
-                         keep->vectors, row);
-        epilogue_apply(level, ep, row, STORAGE_INT32, 0, bias ? bias[r] : 0, out, out_storage,
-                       out_first + r * out_stride, keep->count);
-    }
+    ep_tile_plan plan;
+    epilogue_plan_tile(level, ep, bias != nullptr, out_storage, &plan);
+    epilogue_apply_tile_planned(&plan, tile, tile_stride, rows, keep, bias, out, out_first,
+                                out_stride);
 }
 
 void simd_narrow_i32_i8(int level, const int32_t* src, int64_t n, int8_t* dst) {

@@ -67,7 +67,8 @@ void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols);
 
 /* A GEMM tile (rows of tile_stride int32, readable whole) through the chain: row r keeps
  * the columns of `keep`, in order, adds bias[r] (bias may be NULL), and writes them from
- * out_first + r * out_stride on. */
+ * out_first + r * out_stride on. For one tile: a caller with many tiles plans once
+ * (epilogue_plan_tile) and applies the plan to each. */
 void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,
                          int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
                          int32_t out_storage, int64_t out_first, int64_t out_stride);
@@ -79,7 +80,6 @@ typedef struct ep_tile_plan {
     int level;
     const epilogue* ep;
     int32_t out_storage;
-    int32_t has_bias;
     /* The tile function: a matched chain's (its constants below) or the generic one. */
     void (*run)(const struct ep_tile_plan* plan, const int32_t* tile, int32_t tile_stride,
                 int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
@@ -92,8 +92,8 @@ typedef struct ep_tile_plan {
 void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out_storage,
                         ep_tile_plan* plan);
 
-/* Exactly epilogue_apply_tile(plan's level, ep and storage, ...); bias is NULL iff the
- * plan was made without one. */
+/* epilogue_apply_tile with the plan's level, chain and storage; bias is NULL iff the plan
+ * was made without one. */
 static inline void epilogue_apply_tile_planned(const ep_tile_plan* plan, const int32_t* tile,
                                                int32_t tile_stride, int32_t rows,
                                                const ep_tile_keep* keep, const int32_t* bias,

@@ -43,22 +43,26 @@ struct rc_chain {
     int32_t pre_shift, pre_lo, pre_hi, factor;
 };
 
-/* The requantization prefix from steps[0], if any: its parts, and the index of the step
- * after its multiply. */
+/* The requantization prefix from steps[0], if any, into c: the index of the step after
+ * its multiply, or 0 (and c untouched) without one. */
 inline int32_t match_rc_prefix(const epilogue* ep, rc_chain* c) {
     const ep_step* s = ep->steps;
-    int32_t i = 0, pre = 0;
+    rc_chain p = {};
+    int32_t i = 0;
     if (i < ep->step_count && (s[i].kind == EP_ROUND || s[i].kind == EP_SRA)) {
-        pre |= s[i].kind == EP_ROUND ? RC_PRE_ROUND : RC_PRE_SRA;
-        c->pre_shift = s[i++].shift;
+        p.pre |= s[i].kind == EP_ROUND ? RC_PRE_ROUND : RC_PRE_SRA;
+        p.pre_shift = s[i++].shift;
     }
     if (i < ep->step_count && s[i].kind == EP_CLIP) {
-        pre |= RC_PRE_CLIP;
-        c->pre_lo = s[i].lo;
-        c->pre_hi = s[i++].hi;
+        p.pre |= RC_PRE_CLIP;
+        p.pre_lo = s[i].lo;
+        p.pre_hi = s[i++].hi;
     }
     if (i >= ep->step_count || s[i].kind != EP_MUL) return 0;
-    c->pre = pre | RC_PRE_MUL;
+    c->pre = p.pre | RC_PRE_MUL;
+    c->pre_shift = p.pre_shift;
+    c->pre_lo = p.pre_lo;
+    c->pre_hi = p.pre_hi;
     c->factor = s[i].factor;
     return i + 1;
 }
@@ -66,7 +70,6 @@ inline int32_t match_rc_prefix(const epilogue* ep, rc_chain* c) {
 inline bool match_rc_chain(const epilogue* ep, rc_chain* c) {
     *c = {};  // callers read its constants even when it does not match
     const int32_t first = match_rc_prefix(ep, c);
-    if (first == 0) c->pre = c->pre_shift = c->pre_lo = c->pre_hi = c->factor = 0;
     const ep_step* s = ep->steps + first;
     const int32_t n = ep->step_count - first;
     // With a prefix the main round is never the folded one (that is steps[0]).
@@ -168,9 +171,8 @@ CVML_TARGET_AVX512 inline rc_consts rc_consts_of(const rc_chain& c) {
 
 /* The matched chain on one vector. Folded, Pre: 1 or 0 when the caller knows whether
  * the round is folded (rc_chain::folded) or there is a prefix (rc_chain::pre), -1 to
- * read it. Sat: the last clip's upper bound is
- * 127 and the caller narrows to int8 with signed saturation (vpmovsdb), which is that
- * min, so it is not done here. */
+ * read it. Sat: the last clip's upper bound is 127 and the caller narrows to int8 with
+ * signed saturation (vpmovsdb), which is that min, so it is not done here. */
 template <bool Add, bool Bias = true, int Folded = -1, bool Sat = false, int Pre = -1>
 CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k, __m512i v,
                                            __m512i vb, int64_t at, __mmask16 m) {

@@ -684,20 +684,26 @@ void gemm_weights_free(gemm_weights* w) {
     w->start = nullptr;
 }
 
-int gemm_weights_fold_bias(gemm_weights* w, const int32_t* bias) {
+namespace {
+
+/* start[m] += per_row[m] (when given) + all, wrapping. */
+int fold_into_start(gemm_weights* w, const int32_t* per_row, int32_t all) {
     if (w->level != CPU_SIMD_AVX512 || !w->start) return 0;
     for (int32_t m = 0; m < w->M; ++m)
         w->start[m] = static_cast<int32_t>(static_cast<uint32_t>(w->start[m]) +
-                                           static_cast<uint32_t>(bias[m]));
+                                           static_cast<uint32_t>(per_row ? per_row[m] : 0) +
+                                           static_cast<uint32_t>(all));
     return 1;
 }
 
+}  // namespace
+
+int gemm_weights_fold_bias(gemm_weights* w, const int32_t* bias) {
+    return fold_into_start(w, bias, 0);
+}
+
 int gemm_weights_fold_add(gemm_weights* w, int32_t v) {
-    if (w->level != CPU_SIMD_AVX512 || !w->start) return 0;
-    for (int32_t m = 0; m < w->M; ++m)
-        w->start[m] =
-            static_cast<int32_t>(static_cast<uint32_t>(w->start[m]) + static_cast<uint32_t>(v));
-    return 1;
+    return fold_into_start(w, nullptr, v);
 }
 
 int32_t gemm_b_cols(int level, int32_t N) {
