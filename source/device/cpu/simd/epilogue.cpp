@@ -561,6 +561,7 @@ void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols) {
 
 namespace {
 
+#if CVML_SIMD_X86
 /* Whether the tile's output and every residual operand are in a storage the vector
  * paths read and write. */
 bool tile_vector_storage(const epilogue* ep, int32_t out_storage) {
@@ -569,6 +570,7 @@ bool tile_vector_storage(const epilogue* ep, int32_t out_storage) {
         if (ep->steps[s].kind == EP_ADD) vec = vec && vector_storage(ep->steps[s].src_storage);
     return vec;
 }
+#endif
 
 /* Any chain, a step at a time. */
 void planned_generic(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride, int32_t rows,
@@ -614,6 +616,8 @@ void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out
                                    : planned_tile_rc_for<true, false>(rc, sat))
                        : (has_bias ? planned_tile_rc_for<false, true>(rc, sat)
                                    : planned_tile_rc_for<false, false>(rc, sat));
+#else
+    (void)has_bias;  // no matched chains without the x86 kernels
 #endif
 }
 
