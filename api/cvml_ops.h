@@ -103,13 +103,18 @@ CVML_OPS_FN int32_t cvml_step_value(const cvml_step* s, int32_t x, int32_t y) {
  * -1). Declared precision is not a bound by itself: a right shift with p + b >= 32
  * does not clip. */
 CVML_OPS_FN int64_t cvml_step_bound(const cvml_step* s, int64_t x_bound, int64_t y_bound) {
-    int64_t lo, hi, m, f;
+    int64_t lo, hi, f;
     switch (s->kind) {
         case CVML_STEP_CLIP:
-            lo = s->a < 0 ? -(int64_t)s->a : s->a;
-            hi = s->b < 0 ? -(int64_t)s->b : s->b;
-            m = lo > hi ? lo : hi;
-            return x_bound >= 0 && x_bound < m ? x_bound : m;
+            /* The clip is monotone: x in [-x_bound, x_bound] (any int32 when unknown)
+             * lands in [clip(lowest), clip(highest)]. */
+            lo = cvml_clip(x_bound >= 0 && x_bound <= INT32_MAX ? (int32_t)-x_bound : INT32_MIN,
+                           s->a, s->b);
+            hi = cvml_clip(x_bound >= 0 && x_bound <= INT32_MAX ? (int32_t)x_bound : INT32_MAX,
+                           s->a, s->b);
+            lo = lo < 0 ? -lo : lo;
+            hi = hi < 0 ? -hi : hi;
+            return lo > hi ? lo : hi;
         case CVML_STEP_RIGHT_SHIFT:
             if (s->a <= 1) return 0;
             if (s->b >= 31) return 1;

@@ -10,6 +10,22 @@ int infer_precision_sum(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
+/* Input `input` times a one-element constant, keeping its shape, is x scaled by a
+ * constant (MRT's requantization): a step (cvml_ops.h) whose factor is the constant. */
+int broadcast_mul_step(const ir_graph* g, const ir_node* node, int32_t input, cvml_step* step) {
+    if (node->input_count != 2 || node->output_count != 1 || input < 0 || input > 1) return 0;
+    const ir_tensor* x = g->tensors[node->inputs[input]];
+    const ir_tensor* c = g->tensors[node->inputs[1 - input]];
+    const ir_tensor* y = g->tensors[node->outputs[0]];
+    if (c->kind != TENSOR_CONST || !c->data || ir_tensor_element_count(c) != 1 ||
+        y->ndim != x->ndim)
+        return 0;
+    for (int32_t d = 0; d < x->ndim; ++d)
+        if (y->dims[d] != x->dims[d]) return 0;
+    *step = {CVML_STEP_MUL, ir_storage_load(c->data, c->storage, 0), 0, 0};
+    return 1;
+}
+
 }  // namespace
 
 static const op_def broadcast_mul_op = {
@@ -27,6 +43,7 @@ static const op_def broadcast_mul_op = {
     .gas_base = nullptr,
     .may_share_input_storage = 0,
     .runnable = 1,
+    .step = broadcast_mul_step,
 };
 
 const op_def* op_def_broadcast_mul(void) {

@@ -38,6 +38,14 @@ int clip_infer_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
+/* A clip to [a_min, a_max] (cvml_ops.h); a_min < a_max was verified. */
+int clip_step(const ir_graph*, const ir_node* node, int32_t input, cvml_step* step) {
+    const clip_param* p = static_cast<const clip_param*>(node->param);
+    if (input != 0 || !p) return 0;
+    *step = {CVML_STEP_CLIP, p->a_min, p->a_max, 0};
+    return 1;
+}
+
 const op_def clip_op = {
     .name = "clip",
     .attrs = clip_attrs,
@@ -53,6 +61,7 @@ const op_def clip_op = {
     .gas_base = nullptr,
     .may_share_input_storage = 1,
     .runnable = 1,
+    .step = clip_step,
 };
 
 }  // namespace

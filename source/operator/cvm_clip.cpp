@@ -24,6 +24,15 @@ int cvm_clip_infer_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
+/* A symmetric clip to the precision's range (cvml_ops.h). */
+int cvm_clip_step(const ir_graph*, const ir_node* node, int32_t input, cvml_step* step) {
+    const cvm_clip_param* p = static_cast<const cvm_clip_param*>(node->param);
+    if (input != 0 || !p || p->precision < 1 || p->precision > 32) return 0;
+    const int32_t bound = cvml_precision_bound(p->precision);
+    *step = {CVML_STEP_CLIP, -bound, bound, 0};
+    return 1;
+}
+
 const op_def cvm_clip_op = {
     .name = "cvm_clip",
     .attrs = cvm_clip_attrs,
@@ -39,6 +48,7 @@ const op_def cvm_clip_op = {
     .gas_base = nullptr,
     .may_share_input_storage = 1,
     .runnable = 1,
+    .step = cvm_clip_step,
 };
 
 }  // namespace

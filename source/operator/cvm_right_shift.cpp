@@ -26,6 +26,16 @@ int cvm_right_shift_infer_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
+/* The step it is (cvml_ops.h) for the parameters the step type covers. */
+int cvm_right_shift_step(const ir_graph*, const ir_node* node, int32_t input, cvml_step* step) {
+    const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(node->param);
+    if (input != 0 || !p || p->precision < 1 || p->precision > 32 || p->shift_bit < 1 ||
+        p->shift_bit > 32)
+        return 0;
+    *step = {CVML_STEP_RIGHT_SHIFT, p->precision, p->shift_bit, 0};
+    return 1;
+}
+
 const op_def cvm_right_shift_op = {
     .name = "cvm_right_shift",
     .attrs = cvm_right_shift_attrs,
@@ -41,6 +51,7 @@ const op_def cvm_right_shift_op = {
     .gas_base = nullptr,
     .may_share_input_storage = 1,
     .runnable = 1,
+    .step = cvm_right_shift_step,
 };
 
 }  // namespace

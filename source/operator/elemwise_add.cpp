@@ -3,6 +3,17 @@
 #include "operator/op_common.h"
 #include "operator/op_elemwise.h"
 
+namespace {
+
+/* Either input plus the other (cvml_ops.h): shapes are equal. */
+int elemwise_add_step(const ir_graph*, const ir_node* node, int32_t input, cvml_step* step) {
+    if (node->input_count != 2 || node->output_count != 1 || input < 0 || input > 1) return 0;
+    *step = {CVML_STEP_ADD, 0, 0, 1 - input};
+    return 1;
+}
+
+}  // namespace
+
 static const op_def elemwise_add_op = {
     .name = "elemwise_add",
     .attrs = nullptr,
@@ -18,6 +29,7 @@ static const op_def elemwise_add_op = {
     .gas_base = nullptr,
     .may_share_input_storage = 1,
     .runnable = 1,
+    .step = elemwise_add_step,
 };
 
 const op_def* op_def_elemwise_add(void) {

@@ -30,6 +30,8 @@ const op_def flatten_op = {
     .gas_base = nullptr,
     .may_share_input_storage = 1,
     .runnable = 1,
+    .is_view = 1,
+    .bound = op_bound_of_input0,
 };
 
 }  // namespace

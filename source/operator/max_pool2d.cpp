@@ -93,6 +93,7 @@ const op_def max_pool2d_op = {
     .gas_base = max_pool2d_gas_base,
     .may_share_input_storage = 0,
     .runnable = 1,
+    .bound = op_bound_of_input0,
 };
 
 }  // namespace

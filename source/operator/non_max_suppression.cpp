@@ -81,6 +81,7 @@ const op_def nms_op = {
     .gas_base = nms_gas_base,
     .may_share_input_storage = 0,
     .runnable = 1,
+    .writes_input = 1,
 };
 
 }  // namespace

@@ -295,3 +295,27 @@ const char* op_shape_str(const ir_tensor* t, char* buf, size_t cap) {
     if (used < cap) snprintf(buf + used, cap - used, ")");
     return buf;
 }
+
+int op_node_step(const ir_graph* g, const ir_node* node, int32_t input, cvml_step* step) {
+    if (!node->op || !node->op->step || input < 0 || input >= node->input_count) return 0;
+    return node->op->step(g, node, input, step);
+}
+
+int64_t op_node_bound(const ir_graph* g, const ir_node* node, const int64_t* input_bounds) {
+    if (!node->op || node->output_count < 1) return -1;
+    if (node->op->bound) return node->op->bound(g, node, input_bounds);
+    // A step's bound; a product by a constant may scale either input (the first that
+    // is a step with a known bound counts).
+    for (int32_t k = 0; k < node->input_count; ++k) {
+        cvml_step s;
+        if (!op_node_step(g, node, k, &s)) continue;
+        const int64_t y = s.kind == CVML_STEP_ADD ? input_bounds[s.operand] : -1;
+        const int64_t b = cvml_step_bound(&s, input_bounds[k], y);
+        if (b >= 0) return b;
+    }
+    return -1;
+}
+
+int64_t op_bound_of_input0(const ir_graph*, const ir_node* node, const int64_t* input_bounds) {
+    return node->input_count >= 1 ? input_bounds[0] : -1;
+}

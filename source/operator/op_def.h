@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cvml_ops.h"
 #include "graph/graph.h"
 
 /* ---- attributes ---------------------------------------------------------------- */
@@ -97,6 +98,23 @@ typedef struct op_def {
      * refusals of models upstream accepts and then mishandles (divergence D5). Not
      * run for gas from the graph JSON, which must still give upstream's figure. */
     int (*verify_load)(op_infer_ctx* ctx);
+
+    /* ---- traits: device-neutral facts a device plans with (fusion, views, storage) */
+
+    /* The output holds input 0's values in the same order; only the shape differs
+     * (flatten, reshape, ...): a device may make it a view of its input. */
+    uint8_t is_view;
+    /* The kernel writes into its inputs' buffers (upstream's non_max_suppression):
+     * a tensor it reads must own its buffer. */
+    uint8_t writes_input;
+    /* Optional. When the node maps each value of input `input` on its own, as one step
+     * of a fused tail (cvml_ops.h), fills *step from node->param (and, for a constant
+     * operand, the graph's tensors) and returns 1; 0 otherwise. */
+    int (*step)(const ir_graph* g, const ir_node* node, int32_t input, cvml_step* step);
+    /* Optional. The largest |value| of output 0 when input k's values are bounded by
+     * input_bounds[k] (-1: unknown); -1 when unknown. NULL: the step's bound when the
+     * operator is a step (cvml_step_bound), else unknown. */
+    int64_t (*bound)(const ir_graph* g, const ir_node* node, const int64_t* input_bounds);
 } op_def;
 
 /* Parses a node's attributes with the op's table into a freshly allocated param
@@ -122,6 +140,15 @@ const op_def* op_registry_at(int32_t index);
 /* Upstream's name rule: one trailing "_<digits>" or "_" is stripped from func_name
  * ("conv2d_0" → "conv2d", "abs_" → "abs", "__add_symbol__" → "__add_symbol_"). */
 void op_strip_suffix(const char* func_name, char* out, size_t cap);
+
+/* ---- traits of a node --------------------------------------------------------------- */
+
+/* The element-wise step node applies to its input `input` (op_def.step), 0 if none. */
+int op_node_step(const ir_graph* g, const ir_node* node, int32_t input, cvml_step* step);
+/* The bound of node's output 0 from its inputs' bounds (op_def.bound), -1 if unknown. */
+int64_t op_node_bound(const ir_graph* g, const ir_node* node, const int64_t* input_bounds);
+/* op_def.bound of an operator that returns its input 0's values (views, max pooling). */
+int64_t op_bound_of_input0(const ir_graph* g, const ir_node* node, const int64_t* input_bounds);
 
 /* ---- helpers for inference ------------------------------------------------------- */
 

@@ -3,6 +3,17 @@
 #include "operator/op_def.h"
 #include "operator/op_common.h"
 
+namespace {
+
+/* max(x, 0) is a clip to [0, INT32_MAX] (cvml_ops.h). */
+int relu_step(const ir_graph*, const ir_node*, int32_t input, cvml_step* step) {
+    if (input != 0) return 0;
+    *step = {CVML_STEP_CLIP, 0, INT32_MAX, 0};
+    return 1;
+}
+
+}  // namespace
+
 static const op_def relu_op = {
     .name = "relu",
     .attrs = nullptr,
@@ -18,6 +29,7 @@ static const op_def relu_op = {
     .gas_base = nullptr,
     .may_share_input_storage = 1,
     .runnable = 1,
+    .step = relu_step,
 };
 
 const op_def* op_def_relu(void) {

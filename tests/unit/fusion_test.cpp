@@ -151,6 +151,19 @@ TEST(Fusion, ShiftQuirksInTails) {
     });
 }
 
+TEST(Fusion, ClipRangeAwayFromZero) {
+    // A clip to [200, 300] fused after values bounded by 127 gives 200..300: its bound is
+    // the clipped range, not its input's, so the tensor the two readers share (they
+    // keep it from being fused further) is int16, never int8.
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({1, 3, 6, 6});
+        cvml_tensor* c = g.rshift(g.conv(x, 3, 4, 1), 8, 8);
+        cvml_tensor* d = g.op("clip", {{"a_min", "200"}, {"a_max", "300"}}, {c});
+        return std::vector<cvml_tensor*>{g.op("relu", {}, {d}),
+                                         g.op("cvm_clip", {{"precision", "16"}}, {d})};
+    });
+}
+
 TEST(Fusion, IntermediateOutputsAndSharedTensors) {
     check_all([](G& g) {
         cvml_tensor* x = g.data({2, 4, 7, 7});

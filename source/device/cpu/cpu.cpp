@@ -21,6 +21,8 @@
 namespace {
 
 constexpr size_t kArenaAlign = 64;
+/* Nodes with more inputs (concatenate) have no bound. */
+constexpr int32_t CPU_MAX_BOUND_INPUTS = 8;
 
 struct cpu_node_exec {
     const cpu_kernel* kernel;
@@ -41,6 +43,7 @@ struct cpu_subgraph_state {
     int32_t* step_of_node; /* graph node index -> step here, -1 elsewhere */
     int32_t* alias;        /* graph tensor index -> tensor whose buffer it shares, or -1 */
     ir_tensor** wide;      /* graph tensor index -> int32 stand-in of a narrow constant */
+    int64_t* bound;        /* graph tensor index -> proven largest |value|, -1 unknown */
 };
 
 int cpu_supports(cvml_device*, const ir_graph*, const ir_node* node) {
@@ -58,6 +61,7 @@ void release_state(cpu_subgraph_state* st) {
     free(st->arena);
     free(st->step_of_node);
     free(st->alias);
+    free(st->bound);
     if (st->wide) {
         for (int32_t t = 0; t < st->tensor_count; ++t)
             if (st->wide[t]) {
@@ -77,16 +81,15 @@ bool is_graph_output(const ir_graph* g, int32_t tensor) {
 }
 
 /* Kernels that read this narrow constant input themselves (the others see int32). */
-bool takes_narrow_const(const ir_node* node, int32_t input, int level) {
-    return level != CPU_SIMD_SCALAR && input == 1 && node->op &&
-           (strcmp(node->op->name, "conv2d") == 0 || strcmp(node->op->name, "dense") == 0);
+bool takes_narrow_const(const cpu_kernel* k, int32_t input, int level) {
+    return level != CPU_SIMD_SCALAR && (k->narrow_consts & CPU_CAP_NARROW_IN(input));
 }
 
 /* A constant kept as int8 gets an int32 stand-in (a copy of the tensor with widened
  * values, owned by the device) for kernels that read int32 only. */
-ir_tensor* const_input(cpu_subgraph_state* st, const ir_node* node, int32_t k, ir_tensor* t) {
+ir_tensor* const_input(cpu_subgraph_state* st, const cpu_kernel* kernel, int32_t k, ir_tensor* t) {
     if (t->kind != TENSOR_CONST || t->storage == STORAGE_INT32 ||
-        takes_narrow_const(node, k, st->rt.simd_level))
+        takes_narrow_const(kernel, k, st->rt.simd_level))
         return t;
     if (st->wide[t->index]) return st->wide[t->index];
     ir_tensor* w = static_cast<ir_tensor*>(malloc(sizeof(ir_tensor)));
@@ -118,7 +121,7 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
             static_cast<ir_tensor**>(malloc(sizeof(ir_tensor*) * static_cast<size_t>(total)));
         if (!ne->tensors) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (int32_t k = 0; k < node->input_count; ++k) {
-            ne->tensors[k] = const_input(st, node, k, g->tensors[node->inputs[k]]);
+            ne->tensors[k] = const_input(st, ne->kernel, k, g->tensors[node->inputs[k]]);
             if (!ne->tensors[k]) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         }
         for (int32_t k = 0; k < node->output_count; ++k)
@@ -143,31 +146,13 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
 
 /* ---- fusion, views and storage (prerun) ------------------------------------------ */
 
-bool attr_int(const ir_node* n, const char* key, int64_t* v) {
-    const char* s = ir_node_attr(n, key);
-    if (!s) return false;
-    char* end = nullptr;
-    long long x = strtoll(s, &end, 10);
-    while (end && (*end == ' ' || *end == '\t')) ++end;
-    if (end == s || !end || *end) return false;
-    *v = x;
-    return true;
-}
-
-bool op_is(const ir_node* n, const char* name) {
-    return n->op && strcmp(n->op->name, name) == 0;
-}
-
-bool is_view_op(const ir_node* n) {
-    return op_is(n, "flatten") || op_is(n, "reshape") || op_is(n, "squeeze") ||
-           op_is(n, "expand_dims");
-}
-
 /* Upstream's non_max_suppression writes into its input; a tensor it reads must own
  * its buffer. */
 bool consumed_in_place(const ir_graph* g, const ir_tensor* t) {
-    for (int32_t c = 0; c < t->consumer_count; ++c)
-        if (op_is(g->nodes[t->consumers[c]], "non_max_suppression")) return true;
+    for (int32_t c = 0; c < t->consumer_count; ++c) {
+        const ir_node* n = g->nodes[t->consumers[c]];
+        if (n->op && n->op->writes_input) return true;
+    }
     return false;
 }
 
@@ -177,46 +162,35 @@ int32_t count_in(const ir_node* n, int32_t tensor) {
     return k;
 }
 
-/* broadcast_mul of tensor t by a one-element constant that leaves t's shape as it is
- * (MRT's requantization scales): *factor is the constant. */
-bool scalar_mul_of(const ir_graph* g, const ir_node* n, int32_t t, int32_t* factor) {
-    if (!op_is(n, "broadcast_mul") || n->input_count != 2 || n->output_count != 1 ||
-        count_in(n, t) != 1)
-        return false;
-    const ir_tensor* c = g->tensors[n->inputs[n->inputs[0] == t ? 1 : 0]];
-    if (!cpu_scales_by_constant(g->tensors[t], c, g->tensors[n->outputs[0]])) return false;
-    *factor = ir_storage_load(c->data, c->storage, 0);
+bool is_view_node(const ir_node* n) {
+    return n->op && n->op->is_view;
+}
+
+/* Chain slots a step takes once lowered (epilogue_add_step): a right shift is a round
+ * and a clip. */
+int32_t tail_slots(const cvml_step& s) {
+    return s.kind == CVML_STEP_RIGHT_SHIFT ? 2 : 1;
+}
+
+/* The tail step `c` applies to tensor t (its only use of t), false when it is none. An
+ * added operand must be ready before the head (step `head`) runs, and produced here or
+ * a constant or input, so the fused node computes exactly what the chain did. */
+bool fusable_step(const ir_graph* g, const cpu_subgraph_state* st, int32_t head, const ir_node* c,
+                  const ir_tensor* t, cpu_tail_step* out) {
+    int32_t input = 0;
+    while (input < c->input_count && c->inputs[input] != t->index) ++input;
+    if (!op_node_step(g, c, input, &out->step)) return false;
+    out->operand = nullptr;
+    if (out->step.kind != CVML_STEP_ADD) return true;
+    const ir_tensor* other = g->tensors[c->inputs[out->step.operand]];
+    if (other->producer >= 0) {
+        int32_t ps = st->step_of_node[other->producer];
+        if (ps >= head) return false;
+        if (ps < 0 && other->kind == TENSOR_VAR) return false;  // another device's
+    }
+    if (ir_tensor_element_count(other) != ir_tensor_element_count(t)) return false;
+    out->operand = other;
     return true;
-}
-
-/* The tail step for an element-wise operator `n`, false when it is not one. */
-bool tail_step_of(const ir_node* n, cpu_tail_step* s) {
-    int64_t a = 0, b = 0;
-    s->operand = nullptr;
-    if (op_is(n, "cvm_right_shift") && attr_int(n, "precision", &a) &&
-        attr_int(n, "shift_bit", &b) && a >= 1 && a <= 32 && b >= 1 && b <= 32) {
-        *s = {CPU_TAIL_RSHIFT, static_cast<int32_t>(a), static_cast<int32_t>(b), nullptr};
-        return true;
-    }
-    if (op_is(n, "cvm_clip") && attr_int(n, "precision", &a) && a >= 1 && a <= 32) {
-        int32_t al = ir_precision_bound(static_cast<int32_t>(a));
-        *s = {CPU_TAIL_CLIP, -al, al, nullptr};
-        return true;
-    }
-    if (op_is(n, "clip") && attr_int(n, "a_min", &a) && attr_int(n, "a_max", &b) &&
-        a >= INT32_MIN && b <= INT32_MAX && a < b) {
-        *s = {CPU_TAIL_CLIP, static_cast<int32_t>(a), static_cast<int32_t>(b), nullptr};
-        return true;
-    }
-    if (op_is(n, "relu")) {
-        *s = {CPU_TAIL_CLIP, 0, INT32_MAX, nullptr};
-        return true;
-    }
-    return false;
-}
-
-int32_t tail_slots(const cpu_tail_step& s) {
-    return s.kind == CPU_TAIL_RSHIFT ? 2 : 1;
 }
 
 /* Absorbs the chain of element-wise operators that follows a node whose kernel applies
@@ -236,23 +210,11 @@ void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             const ir_node* c = g->nodes[t->consumers[0]];
             if (c->output_count != 1 || count_in(c, t->index) != 1) break;
             cpu_tail_step step;
-            if (op_is(c, "elemwise_add") && c->input_count == 2) {
-                const ir_tensor* other = g->tensors[c->inputs[c->inputs[0] == t->index ? 1 : 0]];
-                if (other->producer >= 0) {
-                    int32_t ps = st->step_of_node[other->producer];
-                    if (ps >= i) break;
-                    if (ps < 0 && other->kind == TENSOR_VAR) break;  // another device's
-                }
-                if (ir_tensor_element_count(other) != ir_tensor_element_count(t)) break;
-                step = {CPU_TAIL_ADD, 0, 0, other};
-            } else if (int32_t factor = 0; scalar_mul_of(g, c, t->index, &factor)) {
-                step = {CPU_TAIL_MUL, factor, 0, nullptr};
-            } else if (!tail_step_of(c, &step)) {
+            if (!fusable_step(g, st, i, c, t, &step)) break;
+            if (slots + tail_slots(step.step) > EP_MAX_STEPS - 2 ||
+                head->tail.count == CPU_TAIL_MAX)
                 break;
-            }
-            if (slots + tail_slots(step) > EP_MAX_STEPS - 2 || head->tail.count == CPU_TAIL_MAX)
-                break;
-            slots += tail_slots(step);
+            slots += tail_slots(step.step);
             head->tail.steps[head->tail.count++] = step;
             st->nodes[cs].skip = 1;
             head->tensors[head->ctx.input_count] = g->tensors[c->outputs[0]];
@@ -272,7 +234,7 @@ void make_views(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     for (int32_t i = 0; i < sg->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
         const ir_node* n = ne->ctx.node;
-        if (ne->skip || !is_view_op(n) || n->input_count != 1 || n->output_count != 1) continue;
+        if (ne->skip || !is_view_node(n) || n->input_count != 1 || n->output_count != 1) continue;
         const ir_tensor* x = g->tensors[n->inputs[0]];
         const ir_tensor* y = g->tensors[n->outputs[0]];
         if (x->kind != TENSOR_VAR || x->producer < 0 || st->step_of_node[x->producer] < 0 ||
@@ -286,76 +248,20 @@ void make_views(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     }
 }
 
-/* Largest |value| a tensor produced here is proven to hold, -1 when unknown. Declared
- * precision is not a bound by itself: cvm_right_shift with p + b >= 32 does not clip. */
-int64_t tail_bound(int64_t x, const cpu_tail_step& s) {
-    if (s.kind == CPU_TAIL_RSHIFT) {
-        if (s.a == 1) return 0;
-        if (s.b >= 31) return 1;
-        if (s.a + s.b >= 32) return -1;
-        return ir_precision_bound(s.a);
+/* Largest |value| each tensor produced here is proven to hold, -1 when unknown: every
+ * node's bound from its inputs' (op_def.bound), in order. A fused chain needs nothing
+ * more: each fused operator's output is bounded from the one before it, as when it ran
+ * alone, and a view has its input's bound. Declared precision is not a bound by
+ * itself: cvm_right_shift with p + b >= 32 does not clip. */
+void compute_bounds(const ir_graph* g, const ir_subgraph* sg, cpu_subgraph_state* st) {
+    int64_t in[CPU_MAX_BOUND_INPUTS];
+    for (int32_t t = 0; t < g->tensor_count; ++t) st->bound[t] = -1;
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        const ir_node* n = g->nodes[sg->nodes[i]];
+        if (n->output_count != 1 || n->input_count > CPU_MAX_BOUND_INPUTS) continue;
+        for (int32_t k = 0; k < n->input_count; ++k) in[k] = st->bound[n->inputs[k]];
+        st->bound[n->outputs[0]] = op_node_bound(g, n, in);
     }
-    if (s.kind == CPU_TAIL_MUL) {
-        const int64_t f = s.a < 0 ? -int64_t{s.a} : s.a;
-        return x >= 0 && x * f <= INT32_MAX ? x * f : -1;
-    }
-    if (s.kind == CPU_TAIL_CLIP) {
-        int64_t lo = s.a, hi = s.b;
-        int64_t m =
-            (lo < 0 ? -lo : lo) > (hi < 0 ? -hi : hi) ? (lo < 0 ? -lo : lo) : (hi < 0 ? -hi : hi);
-        return x >= 0 && x < m ? x : m;
-    }
-    return -1;
-}
-
-int64_t tensor_bound(const ir_graph* g, const cpu_subgraph_state* st, int32_t t, int depth);
-
-/* |a + b| for operands bounded by a and b (-1: unknown); unknown when it could wrap. */
-int64_t sum_bound(int64_t a, int64_t b) {
-    if (a < 0 || b < 0 || a + b > INT32_MAX) return -1;
-    return a + b;
-}
-
-int64_t node_bound(const ir_graph* g, const cpu_subgraph_state* st, const cpu_node_exec* ne,
-                   int depth) {
-    const ir_node* n = ne->ctx.node;
-    int64_t b = -1;
-    cpu_tail_step s;
-    if (tail_step_of(n, &s)) {
-        int64_t in = s.kind == CPU_TAIL_CLIP && op_is(n, "relu")
-                         ? tensor_bound(g, st, n->inputs[0], depth + 1)
-                         : -1;
-        b = tail_bound(in, s);
-        if (op_is(n, "relu")) b = in;
-    } else if (op_is(n, "max_pool2d") && n->input_count == 1) {
-        b = tensor_bound(g, st, n->inputs[0], depth + 1);
-    } else if (op_is(n, "elemwise_add") && n->input_count == 2) {
-        b = sum_bound(tensor_bound(g, st, n->inputs[0], depth + 1),
-                      tensor_bound(g, st, n->inputs[1], depth + 1));
-    } else if (op_is(n, "broadcast_mul") && n->input_count == 2) {
-        for (int i = 0; i < 2 && b < 0; ++i) {
-            int32_t factor = 0;
-            if (scalar_mul_of(g, n, n->inputs[i], &factor))
-                b = tail_bound(tensor_bound(g, st, n->inputs[i], depth + 1),
-                               {CPU_TAIL_MUL, factor, 0, nullptr});
-        }
-    }
-    for (int32_t k = 0; k < ne->tail.count; ++k) {
-        const cpu_tail_step& t = ne->tail.steps[k];
-        b = t.kind == CPU_TAIL_ADD ? sum_bound(b, tensor_bound(g, st, t.operand->index, depth + 1))
-                                   : tail_bound(b, t);
-    }
-    return b;
-}
-
-int64_t tensor_bound(const ir_graph* g, const cpu_subgraph_state* st, int32_t t, int depth) {
-    if (depth > 64) return -1;
-    t = alias_root(st, t);
-    const ir_tensor* x = g->tensors[t];
-    if (x->kind != TENSOR_VAR || x->producer < 0) return -1;
-    int32_t s = st->step_of_node[x->producer];
-    if (s < 0) return -1;
-    return node_bound(g, st, &st->nodes[s], depth);
 }
 
 /* A tensor is stored as int8 (int16) when its values are proven to fit, its producer
@@ -368,7 +274,7 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
         if (ne->skip || ne->ctx.output_count != 1 || !(ne->ctx.caps & CPU_CAP_NARROW_OUT)) continue;
         ir_tensor* y = ne->ctx.outputs[0];
         if (y->kind != TENSOR_VAR || is_graph_output(g, y->index)) continue;
-        int64_t b = node_bound(g, st, ne, 0);
+        int64_t b = st->bound[y->index];
         if (b < 0 || b > 32767) continue;
         const bool wide = b > 127; /* int16 */
         bool ok = !wide || (ne->ctx.caps & CPU_CAP_INT16);
@@ -386,7 +292,7 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
                 if (ce->skip) {
                     // Fused away: either a view of y, or an elemwise_add whose other
                     // operand y is read by the head's tail, which takes any storage.
-                    if (is_view_op(ce->ctx.node) && st->alias[ce->ctx.node->outputs[0]] == t)
+                    if (is_view_node(ce->ctx.node) && st->alias[ce->ctx.node->outputs[0]] == t)
                         continue;
                     bool in_tail = false;
                     for (int32_t h = 0; h < cs && !in_tail; ++h)
@@ -506,8 +412,10 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
             malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
         st->wide = static_cast<ir_tensor**>(
             calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
+        st->bound = static_cast<int64_t*>(
+            malloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
         st->tensor_count = g->tensor_count;
-        if (!st->step_of_node || !st->alias || !st->wide)
+        if (!st->step_of_node || !st->alias || !st->wide || !st->bound)
             rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     if (!rc) {
@@ -527,6 +435,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     if (!rc && !getenv("CVML_NO_FUSION")) {
         fuse_tails(g, sg, st);
         make_views(g, sg, st);
+        compute_bounds(g, sg, st);
         choose_storage(g, sg, st);
     }
     for (int32_t i = 0; i < st->node_count && !rc; ++i) {

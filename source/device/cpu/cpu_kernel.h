@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cvml_ops.h"
 #include "graph/graph.h"
 
 struct cpu_runtime;
@@ -18,16 +19,10 @@ struct cpu_runtime;
 #define CPU_CAP_NARROW_IN(i) (1u << (8 + (i))) /* reads input i in any storage */
 #define CPU_CAP_INT16 4u /* its narrow inputs and output may be int16 as well as int8 */
 
-enum cpu_tail_kind {
-    CPU_TAIL_RSHIFT = 1, /* cvm_right_shift: a = precision, b = shift_bit */
-    CPU_TAIL_CLIP = 2,   /* clip to [a, b] (cvm_clip, clip, relu) */
-    CPU_TAIL_ADD = 3,    /* elemwise_add with `operand` (same shape) */
-    CPU_TAIL_MUL = 4,    /* broadcast_mul by a one-element constant: a = its value */
-};
-
+/* One fused step (cvml_ops.h, from the fused operator's op_def.step) with its
+ * CVML_STEP_ADD operand resolved to the tensor it reads (any storage). */
 typedef struct cpu_tail_step {
-    int32_t kind;
-    int32_t a, b;
+    cvml_step step;
     const ir_tensor* operand;
 } cpu_tail_step;
 
@@ -69,6 +64,10 @@ typedef struct cpu_kernel {
      * storage of its tensors are known, so the kernel may fold the tail's constants into
      * what prerun prepared (conv2d: the rounding addend into the GEMM's start). */
     int (*fused)(cpu_node_ctx* ctx);
+    /* CPU_CAP_NARROW_IN bits of constant inputs that prerun reads in their stored form
+     * (int8 weights it packs) above the scalar level; the device gives the kernel an
+     * int32 copy of any other constant kept narrow. */
+    uint32_t narrow_consts;
 } cpu_kernel;
 
 int cpu_kernel_registry_add(const cpu_kernel* k);
@@ -90,19 +89,6 @@ void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void*
 void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4, int64_t* dw_vnni);
 
 /* Convenience accessors. */
-/* broadcast_mul's operand x times c is x scaled by a constant (MRT's requantization):
- * c is a one-element constant and the product y keeps x's shape. The fusion (a tail
- * step) and the kernel (an element-wise chain) both take that form. */
-static inline bool cpu_scales_by_constant(const ir_tensor* x, const ir_tensor* c,
-                                          const ir_tensor* y) {
-    if (c->kind != TENSOR_CONST || !c->data || ir_tensor_element_count(c) != 1 ||
-        y->ndim != x->ndim)
-        return false;
-    for (int32_t d = 0; d < x->ndim; ++d)
-        if (y->dims[d] != x->dims[d]) return false;
-    return true;
-}
-
 static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {
     return static_cast<int32_t*>(ctx->inputs[i]->data);
 }

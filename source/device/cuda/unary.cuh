@@ -9,7 +9,7 @@ __device__ __forceinline__ int32_t dwrap_neg(int32_t a) {
     return static_cast<int32_t>(0u - static_cast<uint32_t>(a));
 }
 
-/* 2^(p-1)-1 for p in 1..33 (saturated outside, as the CPU's cvm_clip_bound). */
+/* 2^(p-1)-1 for p in 1..33 (saturated outside, as cvml_precision_bound in cvml_ops.h). */
 __host__ __device__ __forceinline__ int32_t dclip_bound(int32_t precision) {
     if (precision <= 1) return 0;
     if (precision >= 32) return INT32_MAX;

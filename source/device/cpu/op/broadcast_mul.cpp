@@ -18,21 +18,28 @@ struct scale_state {
     int32_t factor;
 };
 
-/* Which input is scaled by a one-element constant with the output's shape, or -1. */
-int scaled_input(const cpu_node_ctx* ctx) {
-    for (int i = 0; i < 2; ++i)
-        if (cpu_scales_by_constant(ctx->inputs[i], ctx->inputs[1 - i], ctx->outputs[0])) return i;
+/* Which input is scaled by a one-element constant with the output's shape (the
+ * operator's step, op_def.step), or -1; *factor is the constant. */
+int scaled_input(const cpu_node_ctx* ctx, int32_t* factor) {
+    for (int i = 0; i < 2; ++i) {
+        cvml_step s;
+        if (op_node_step(ctx->graph, ctx->node, i, &s) && s.kind == CVML_STEP_MUL) {
+            *factor = s.a;
+            return i;
+        }
+    }
     return -1;
 }
 
 int broadcast_mul_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
-    const int var = cpu_level(ctx) == CPU_SIMD_SCALAR ? -1 : scaled_input(ctx);
+    int32_t factor = 0;
+    const int var = cpu_level(ctx) == CPU_SIMD_SCALAR ? -1 : scaled_input(ctx, &factor);
     if (var < 0) return cpu_broadcast::prerun(ctx, scratch_bytes);
     *scratch_bytes = 0;
     scale_state* st = static_cast<scale_state*>(calloc(1, sizeof(scale_state)));
     if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     st->var = var;
-    st->factor = cpu_load(ctx->inputs[1 - var], 0);
+    st->factor = factor;
     ctx->state = st;
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(var);
     return CVML_OK;

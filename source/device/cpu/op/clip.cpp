@@ -28,12 +28,7 @@ int clip_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int clip_run(cpu_node_ctx* ctx) {
-    if (ctx->state) {
-        epilogue ep = {};
-        const clip_param* p = static_cast<const clip_param*>(ctx->param);
-        epilogue_add_clip(&ep, p->a_min, p->a_max);
-        return cpu_ew_run(ctx, &ep);
-    }
+    if (ctx->state) return cpu_ew_run_step(ctx);
     const clip_param* p = static_cast<const clip_param*>(ctx->param);
     int32_t lo = p->a_min, hi = p->a_max;
     clip_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), lo, hi};

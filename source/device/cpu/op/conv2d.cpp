@@ -156,8 +156,8 @@ void conv_fast_free(conv_fast* f) {
 /* The shift b of a rounding cvm_right_shift that starts the node's tail, else 0. */
 int32_t tail_round_shift(const cpu_node_ctx* ctx) {
     if (!ctx->tail || ctx->tail->count == 0) return 0;
-    const cpu_tail_step& s = ctx->tail->steps[0];
-    return s.kind == CPU_TAIL_RSHIFT && s.a != 1 && s.b < 31 ? s.b : 0;
+    const cvml_step& s = ctx->tail->steps[0].step;
+    return s.kind == CVML_STEP_RIGHT_SHIFT && s.a != 1 && s.b < 31 ? s.b : 0;
 }
 
 /* Whether that round's + 2^(b-1) can be added to the sums before the tail
@@ -286,8 +286,8 @@ int conv2d_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel conv2d_kernel = {"conv2d", conv2d_prerun, conv2d_run, conv2d_postrun,
-                                  conv2d_fused};
+const cpu_kernel conv2d_kernel = {"conv2d",       conv2d_prerun, conv2d_run,
+                                  conv2d_postrun, conv2d_fused,  CPU_CAP_NARROW_IN(1)};
 
 }  // namespace
 

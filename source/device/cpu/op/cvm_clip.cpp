@@ -18,7 +18,7 @@ void cvm_clip_range(void* arg, int64_t begin, int64_t end) {
     const cvm_clip_args* a = static_cast<const cvm_clip_args*>(arg);
     const int32_t* x = a->x;
     int32_t* y = a->y;
-    for (int64_t i = begin; i < end; ++i) y[i] = cvm_clip_value(x[i], a->hi);
+    for (int64_t i = begin; i < end; ++i) y[i] = cvml_clip(x[i], -a->hi, a->hi);
 }
 
 int cvm_clip_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
@@ -27,15 +27,9 @@ int cvm_clip_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int cvm_clip_run(cpu_node_ctx* ctx) {
-    if (ctx->state) {
-        epilogue ep = {};
-        const cvm_clip_param* p = static_cast<const cvm_clip_param*>(ctx->param);
-        const int32_t b = cvm_clip_bound(p->precision);
-        epilogue_add_clip(&ep, -b, b);
-        return cpu_ew_run(ctx, &ep);
-    }
+    if (ctx->state) return cpu_ew_run_step(ctx);
     const cvm_clip_param* p = static_cast<const cvm_clip_param*>(ctx->param);
-    int32_t lo = 0, hi = cvm_clip_bound(p->precision);
+    int32_t lo = 0, hi = cvml_precision_bound(p->precision);
     cvm_clip_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), lo, hi};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cvm_clip_range, &a);
     return CVML_OK;

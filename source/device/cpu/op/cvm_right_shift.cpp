@@ -1,4 +1,4 @@
-/* cvm_right_shift on the CPU: upstream's CPU rounding shift with its quirks (elemwise_scalar.h).
+/* cvm_right_shift on the CPU: upstream's CPU rounding shift with its quirks (cvml_ops.h).
  * Element i reads only element i of its inputs, so the output may share an input's storage. */
 #include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
@@ -18,8 +18,7 @@ void cvm_right_shift_range(void* arg, int64_t begin, int64_t end) {
     const cvm_right_shift_args* a = static_cast<const cvm_right_shift_args*>(arg);
     const int32_t* x = a->x;
     int32_t* y = a->y;
-    for (int64_t i = begin; i < end; ++i)
-        y[i] = cvm_right_shift_value(x[i], a->precision, a->shift_bit);
+    for (int64_t i = begin; i < end; ++i) y[i] = cvml_right_shift(x[i], a->precision, a->shift_bit);
 }
 
 int cvm_right_shift_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
@@ -28,12 +27,7 @@ int cvm_right_shift_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int cvm_right_shift_run(cpu_node_ctx* ctx) {
-    if (ctx->state) {
-        epilogue ep = {};
-        const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
-        epilogue_add_rshift(&ep, p->precision, p->shift_bit);
-        return cpu_ew_run(ctx, &ep);
-    }
+    if (ctx->state) return cpu_ew_run_step(ctx);
     const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
 
     cvm_right_shift_args a = {cpu_in(ctx, 0), nullptr, cpu_out(ctx, 0), p->precision, p->shift_bit};

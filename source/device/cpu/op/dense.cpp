@@ -268,7 +268,8 @@ int dense_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel dense_kernel = {"dense", dense_prerun, dense_run, dense_postrun};
+const cpu_kernel dense_kernel = {"dense",       dense_prerun, dense_run,
+                                 dense_postrun, nullptr,      CPU_CAP_NARROW_IN(1)};
 
 }  // namespace
 

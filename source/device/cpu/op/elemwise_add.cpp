@@ -27,11 +27,7 @@ int elemwise_add_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int elemwise_add_run(cpu_node_ctx* ctx) {
-    if (ctx->state) {
-        epilogue ep = {};
-        epilogue_add_add(&ep, ctx->inputs[1]->data, ctx->inputs[1]->storage);
-        return cpu_ew_run(ctx, &ep);
-    }
+    if (ctx->state) return cpu_ew_run_step(ctx);
     elemwise_add_args a = {cpu_in(ctx, 0), cpu_in(ctx, 1), cpu_out(ctx, 0), 0, 0};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), elemwise_add_range, &a);
     return CVML_OK;

@@ -32,37 +32,11 @@ static inline int32_t cvm_div_value(int32_t a, int32_t b) {
     return a / b;
 }
 
-/* 2^(p-1)-1 for p in 1..33 (p = 33 cannot pass verification; saturated for safety). */
-static inline int32_t cvm_clip_bound(int32_t precision) {
-    if (precision <= 1) return 0;
-    if (precision >= 32) return INT32_MAX;
-    return static_cast<int32_t>((int64_t{1} << (precision - 1)) - 1);
-}
-
-static inline int32_t cvm_clip_value(int32_t x, int32_t bound) {
-    return x > bound ? bound : (x < -bound ? -bound : x);
-}
-
-/* cvm_right_shift as upstream's CPU kernel computes it:
- *   p == 1            -> 0 (the clip range is empty);
- *   b >= 31           -> x >> 31 (-1 or 0, no rounding);
- *   p + b >= 32       -> ((x >> (b-1)) + 1) >> 1 without clipping, the +1 wrapping;
- *   otherwise         -> the same rounding, clipped to +-(2^(p-1)-1).
- * Right shifts of negative values are arithmetic (as on every compiler we target,
- * and guaranteed since C++20). */
-static inline int32_t cvm_right_shift_value(int32_t x, int32_t precision, int32_t shift_bit) {
-    if (precision <= 1) return 0;
-    if (shift_bit >= 31) return x >> 31;
-    int32_t t = wrap_add(x >> (shift_bit - 1), 1) >> 1;
-    if (precision + shift_bit >= 32) return t;
-    return cvm_clip_value(t, cvm_clip_bound(precision));
-}
-
 /* cvm_left_shift as upstream's formal device computes it (divergence D1):
  * clip(x * 2^b, +-(2^(p-1)-1)), in int64 so that neither the shift of a negative
  * value nor an overflow is undefined. |x| <= 2^31 and b <= 32 keep it in range. */
 static inline int32_t cvm_left_shift_value(int32_t x, int32_t precision, int32_t shift_bit) {
-    int32_t bound = cvm_clip_bound(precision);
+    int32_t bound = cvml_precision_bound(precision);
     if (shift_bit > 32) shift_bit = 32;
     int64_t v = static_cast<int64_t>(x) * (int64_t{1} << shift_bit);
     return v > bound ? bound

@@ -20,11 +20,7 @@ int relu_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int relu_run(cpu_node_ctx* ctx) {
-    if (ctx->state) {
-        epilogue ep = {};
-        epilogue_add_clip(&ep, 0, INT32_MAX);
-        return cpu_ew_run(ctx, &ep);
-    }
+    if (ctx->state) return cpu_ew_run_step(ctx);
     relu_args a = {cpu_in(ctx, 0), cpu_out(ctx, 0)};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), relu_range, &a);
     return CVML_OK;

@@ -491,6 +491,21 @@ int epilogue_add_mul(epilogue* ep, int32_t factor) {
     return push(ep, s);
 }
 
+int epilogue_add_step(epilogue* ep, const cvml_step* step, const void* src, int32_t src_storage) {
+    switch (step->kind) {
+        case CVML_STEP_CLIP:
+            return epilogue_add_clip(ep, step->a, step->b);
+        case CVML_STEP_RIGHT_SHIFT:
+            return epilogue_add_rshift(ep, step->a, step->b);
+        case CVML_STEP_MUL:
+            return epilogue_add_mul(ep, step->a);
+        case CVML_STEP_ADD:
+            return epilogue_add_add(ep, src, src_storage);
+        default:
+            return 0;
+    }
+}
+
 int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
     for (int32_t s = 0; s < ep->step_count; ++s) {
         const ep_step& st = ep->steps[s];

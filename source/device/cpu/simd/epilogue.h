@@ -1,11 +1,14 @@
 /* Element-wise integer steps applied to a row of values as it is written: the tail of
- * a fused conv2d/dense (bias, cvm_right_shift, cvm_clip/clip/relu, elemwise_add) and
- * the standalone element-wise kernels. Each step is exactly one upstream operator's
- * CPU semantics on int32 with wrap-around, so fusing never changes a bit. */
+ * a fused conv2d/dense (bias, then the fused steps of cvml_ops.h) and the standalone
+ * element-wise kernels. A chain is the fused steps lowered once (epilogue_add_step) to
+ * the few operations the vector code dispatches on (ep_kind); the lowering keeps each
+ * step's semantics (cvml_step_value) exactly, so fusing never changes a bit. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cvml_ops.h"
 
 enum ep_kind {
     EP_CLIP = 1,  /* max(min(x, hi), lo) */
@@ -44,6 +47,9 @@ int epilogue_add_clip(epilogue* ep, int32_t lo, int32_t hi);
 int epilogue_fold_round(epilogue* ep);
 int epilogue_add_add(epilogue* ep, const void* src, int32_t src_storage);
 int epilogue_add_mul(epilogue* ep, int32_t factor);
+/* Appends a fused step (cvml_ops.h), lowered to the chain's own steps above; src and
+ * src_storage are a CVML_STEP_ADD's operand. Returns 0 when the chain is full. */
+int epilogue_add_step(epilogue* ep, const cvml_step* step, const void* src, int32_t src_storage);
 
 /* out[out_index + i] = steps(in[in_index + i] + bias) for i in [0, n); in/out/src are
  * int8 or int32 storage (enum tensor_storage); bias is added with wrap-around. */

@@ -5,6 +5,7 @@
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/simd.h"
+#include "operator/op_def.h"
 
 #if CVML_SIMD_X86
 #include <immintrin.h>
@@ -17,14 +18,8 @@ static inline void cpu_tail_append(const cpu_node_ctx* ctx, epilogue* ep) {
     if (!ctx->tail) return;
     for (int32_t i = 0; i < ctx->tail->count; ++i) {
         const cpu_tail_step* s = &ctx->tail->steps[i];
-        if (s->kind == CPU_TAIL_RSHIFT)
-            epilogue_add_rshift(ep, s->a, s->b);
-        else if (s->kind == CPU_TAIL_CLIP)
-            epilogue_add_clip(ep, s->a, s->b);
-        else if (s->kind == CPU_TAIL_MUL)
-            epilogue_add_mul(ep, s->a);
-        else if (s->kind == CPU_TAIL_ADD)
-            epilogue_add_add(ep, s->operand->data, s->operand->storage);
+        epilogue_add_step(ep, &s->step, s->operand ? s->operand->data : nullptr,
+                          s->operand ? s->operand->storage : 0);
     }
 }
 
@@ -144,8 +139,12 @@ static inline void cpu_phase_row_any(const ir_tensor* t, int64_t base, int64_t w
 /* ---- element-wise kernels at the SIMD levels ----------------------------------------
  * The operator's own steps then its fused tail, over int8, int16 or int32 storage. */
 
+/* The vector path takes an operator that is a step (op_def.step on input 0); any
+ * other stays on its scalar loop. */
 static inline int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
-    if (cpu_level(ctx) == CPU_SIMD_SCALAR) return CVML_OK;
+    cvml_step step;
+    if (cpu_level(ctx) == CPU_SIMD_SCALAR || !op_node_step(ctx->graph, ctx->node, 0, &step))
+        return CVML_OK;
     static const int fast_marker = 1;
     ctx->state = const_cast<int*>(&fast_marker);  // no postrun: nothing is owned
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
@@ -172,4 +171,15 @@ static inline int cpu_ew_run(cpu_node_ctx* ctx, epilogue* ep) {
     cpu_ew_args a = {cpu_level(ctx), ep, ctx->inputs[0], ctx->outputs[0]};
     cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cpu_ew_range, &a);
     return CVML_OK;
+}
+
+/* The operator's own step (op_def.step on input 0; cpu_ew_prerun checked there is one)
+ * then its fused tail. */
+static inline int cpu_ew_run_step(cpu_node_ctx* ctx) {
+    cvml_step step = {};
+    op_node_step(ctx->graph, ctx->node, 0, &step);
+    const ir_tensor* y = step.kind == CVML_STEP_ADD ? ctx->inputs[step.operand] : nullptr;
+    epilogue ep = {};
+    epilogue_add_step(&ep, &step, y ? y->data : nullptr, y ? y->storage : 0);
+    return cpu_ew_run(ctx, &ep);
 }
