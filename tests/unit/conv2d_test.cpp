@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/cpu_paths.h"
 #include "device/cpu/simd/simd.h"
 #include "nn_case_util.h"
 #include "op_runner.h"
@@ -16,6 +17,14 @@ using cvml_test::Operand;
 using cvml_test::run_op;
 
 namespace {
+
+/* The conv2d paths prepared so far (cpu_paths.h). */
+void path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4, int64_t* dw_vnni) {
+    *dense = cpu_path_count(CPU_PATH_CONV_DENSE);
+    *narrow = cpu_path_count(CPU_PATH_CONV_NARROW);
+    *taps4 = cpu_path_count(CPU_PATH_CONV_TAPS4);
+    *dw_vnni = cpu_path_count(CPU_PATH_DW_VNNI);
+}
 
 struct ConvCfg {
     int n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups;
@@ -329,7 +338,7 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
         taps_shapes += sh.taps ? 1 : 0;
     }
     int64_t dense0, narrow0, taps0, dwv0;
-    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
+    path_counts(&dense0, &narrow0, &taps0, &dwv0);
     uint32_t seed = 77;
     for (const Shape& sh : shapes) {
         ConvCfg c;
@@ -359,7 +368,7 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         int64_t dense1, narrow1, taps1, dwv1;
-        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
+        path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_EQ(dense1 - dense0, 3 * dense_shapes) << "dense strips not used where they pay";
         EXPECT_EQ(narrow1 - narrow0, 3 * narrow_shapes) << "narrow tails not used";
         EXPECT_EQ(taps1 - taps0, 3 * taps_shapes) << "taps mode not used";
@@ -372,7 +381,7 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
 TEST(Conv2d, DenseAndNarrowRandomShapes) {
     uint32_t seed = 5000;
     int64_t dense0, narrow0, taps0, dwv0;
-    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
+    path_counts(&dense0, &narrow0, &taps0, &dwv0);
     const int iters = 150;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
@@ -409,7 +418,7 @@ TEST(Conv2d, DenseAndNarrowRandomShapes) {
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         int64_t dense1, narrow1, taps1, dwv1;
-        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
+        path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(dense1 - dense0, 3 * iters / 3)
             << "too few shapes took dense strips " << dense1 - dense0;
         EXPECT_GE(narrow1 - narrow0, 3 * 10)
@@ -514,7 +523,7 @@ TEST(Conv2d, DepthwisePropertyAgainstReference) {
 TEST(Conv2d, DepthwiseDirectAgainstReference) {
     uint32_t seed = 2500;
     int64_t dense0, narrow0, taps0, dwv0;
-    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
+    path_counts(&dense0, &narrow0, &taps0, &dwv0);
     const int iters = 48;
     int direct = 0;
     for (int iter = 0; iter < iters; ++iter) {
@@ -552,7 +561,7 @@ TEST(Conv2d, DepthwiseDirectAgainstReference) {
     EXPECT_LT(direct, iters);
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         int64_t dense1, narrow1, taps1, dwv1;
-        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
+        path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_EQ(dwv1 - dwv0, 3 * direct) << "the direct depthwise was not chosen as expected";
     }
 }
@@ -599,7 +608,7 @@ TEST(Conv2d, DepthwiseSlidingRowsAgainstReference) {
 TEST(Conv2d, TapsModeOnInt8Input) {
     uint32_t seed = 3000;
     int64_t dense0, narrow0, taps0, dwv0;
-    cpu_conv2d_path_counts(&dense0, &narrow0, &taps0, &dwv0);
+    path_counts(&dense0, &narrow0, &taps0, &dwv0);
     const int iters = 24;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
@@ -631,7 +640,7 @@ TEST(Conv2d, TapsModeOnInt8Input) {
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         int64_t dense1, narrow1, taps1, dwv1;
-        cpu_conv2d_path_counts(&dense1, &narrow1, &taps1, &dwv1);
+        path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(taps1 - taps0, 3 * iters / 2) << "taps mode was not used " << taps1 - taps0;
     }
 }

@@ -82,12 +82,6 @@ int32_t cpu_kernel_count(void);
 typedef void (*cpu_range_fn)(void* arg, int64_t begin, int64_t end);
 void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void* arg);
 
-/* How many conv2d nodes have been prepared, since the library was loaded, with dense
- * strips (no dropped columns), with a narrow last strip (dot products along K), in taps
- * mode (a channel-interleaved image, nothing packed) and as a vpdpbusd depthwise: lets
- * tests prove those paths ran. */
-void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4, int64_t* dw_vnni);
-
 /* Convenience accessors. */
 static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {
     return static_cast<int32_t*>(ctx->inputs[i]->data);

@@ -19,11 +19,6 @@
 
 namespace cpu_conv2d {
 
-int64_t dense_preruns = 0;
-int64_t narrow_preruns = 0;
-int64_t taps4_preruns = 0;
-int64_t dw_vnni_preruns = 0;
-
 /* row_at[r]: where padded row r starts in a channel's phase image (hq x wq planes). */
 int phase_row_table(conv_fast* f) {
     const conv_geom& g = f->g;
@@ -290,13 +285,6 @@ const cpu_kernel conv2d_kernel = {"conv2d",       conv2d_prerun, conv2d_run,
                                   conv2d_postrun, conv2d_fused,  CPU_CAP_NARROW_IN(1)};
 
 }  // namespace
-
-void cpu_conv2d_path_counts(int64_t* dense, int64_t* narrow, int64_t* taps4, int64_t* dw_vnni) {
-    *dense = __atomic_load_n(&dense_preruns, __ATOMIC_RELAXED);
-    *narrow = __atomic_load_n(&narrow_preruns, __ATOMIC_RELAXED);
-    *taps4 = __atomic_load_n(&taps4_preruns, __ATOMIC_RELAXED);
-    *dw_vnni = __atomic_load_n(&dw_vnni_preruns, __ATOMIC_RELAXED);
-}
 
 int register_cpu_op_conv2d(void) {
     return cpu_kernel_registry_add(&conv2d_kernel);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/cpu_paths.h"
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/gemm_s8.h"
 
@@ -116,8 +117,5 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
 int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes);
 void conv_grouped_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep,
                       const int32_t* bias);
-
-/* Preruns that chose each path (cpu_conv2d_path_counts), bumped atomically. */
-extern int64_t dense_preruns, narrow_preruns, taps4_preruns, dw_vnni_preruns;
 
 }  // namespace cpu_conv2d

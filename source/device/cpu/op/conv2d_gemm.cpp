@@ -515,9 +515,9 @@ int choose_strips(conv_fast* f) {
     }
     if (!f->dense) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
     f->taps4 = !f->dense && taps4_fits(f);
-    if (f->dense) __atomic_fetch_add(&dense_preruns, 1, __ATOMIC_RELAXED);
+    if (f->dense) cpu_path_taken(CPU_PATH_CONV_DENSE);
     if (f->strips > 0 && strip_is_narrow(f, f->strips - 1)) {
-        __atomic_fetch_add(&narrow_preruns, 1, __ATOMIC_RELAXED);
+        cpu_path_taken(CPU_PATH_CONV_NARROW);
         f->tail_merged = f->strips > 1;
     }
     f->keeps =
@@ -575,7 +575,7 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
         f->strip_bytes = 64;  // nothing is packed
         f->image_bytes = align64(static_cast<size_t>(f->groups4 * plane * 4 + (f->wq + 64) * 4));
         *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
-        __atomic_fetch_add(&taps4_preruns, 1, __ATOMIC_RELAXED);
+        cpu_path_taken(CPU_PATH_CONV_TAPS4);
         return CVML_OK;
     }
     f->packed_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));

@@ -593,7 +593,7 @@ int depthwise_direct_prerun(conv_fast* f) {
             const int64_t first = 16 * c * g.sw + 4 * grp * g.dw - g.pw;
             f->dw_masks[c * groups + grp] = simd_bits64(-first, g.w - first);
         }
-    __atomic_fetch_add(&dw_vnni_preruns, 1, __ATOMIC_RELAXED);
+    cpu_path_taken(CPU_PATH_DW_VNNI);
     return CVML_OK;
 }
 

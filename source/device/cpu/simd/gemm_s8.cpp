@@ -83,199 +83,78 @@ inline const uint8_t* b_step(const uint8_t* b, const int64_t* boff, int32_t k4) 
     return Taps ? b + boff[k4] : b + static_cast<size_t>(k4) * 64;
 }
 
-template <bool Taps>
-CVML_TARGET_AVX512 void ukr_avx512_1(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
-                                     size_t panel_bytes, int32_t k4n, const int32_t* start,
-                                     int32_t* tile, const int64_t* boff) {
-    /* Named accumulators: GCC spills an array of vectors to the stack. */
-    __m512i c00 = _mm512_set1_epi32(start[0]);
-    __m512i c10 = _mm512_set1_epi32(start[1]);
-    __m512i c20 = _mm512_set1_epi32(start[2]);
-    __m512i c30 = _mm512_set1_epi32(start[3]);
-    __m512i c40 = _mm512_set1_epi32(start[4]);
-    __m512i c50 = _mm512_set1_epi32(start[5]);
-    __m512i c60 = _mm512_set1_epi32(start[6]);
-    __m512i c70 = _mm512_set1_epi32(start[7]);
-    (void)panel_bytes;  // one vector: no second panel
-    for (int32_t k4 = 0; k4 < k4n; ++k4) {
-        const uint8_t* bk = b_step<Taps>(b, boff, k4);
-        __m512i v0 = _mm512_loadu_si512(bk);
-        const int8_t* ak = a + static_cast<size_t>(k4) * ks;
-        __m512i w;
-        w = _mm512_set1_epi32(load_a(ak + 0 * rs));
-        dpbusd(c00, v0, w);
-        w = _mm512_set1_epi32(load_a(ak + 1 * rs));
-        dpbusd(c10, v0, w);
-        w = _mm512_set1_epi32(load_a(ak + 2 * rs));
-        dpbusd(c20, v0, w);
-        w = _mm512_set1_epi32(load_a(ak + 3 * rs));
-        dpbusd(c30, v0, w);
-        w = _mm512_set1_epi32(load_a(ak + 4 * rs));
-        dpbusd(c40, v0, w);
-        w = _mm512_set1_epi32(load_a(ak + 5 * rs));
-        dpbusd(c50, v0, w);
-        w = _mm512_set1_epi32(load_a(ak + 6 * rs));
-        dpbusd(c60, v0, w);
-        w = _mm512_set1_epi32(load_a(ak + 7 * rs));
-        dpbusd(c70, v0, w);
-    }
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, c00);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, c10);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, c20);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, c30);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, c40);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, c50);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, c60);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, c70);
+/* One step of row r: B's vectors v0..v2 (NC of them) times the row's 4 weight bytes,
+ * into the row's accumulators, in column order. */
+template <int NC>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void ukr_row(__m512i& c0, __m512i& c1,
+                                                                      __m512i& c2, __m512i v0,
+                                                                      __m512i v1, __m512i v2,
+                                                                      const int8_t* a) {
+    const __m512i w = _mm512_set1_epi32(load_a(a));
+    dpbusd(c0, v0, w);
+    if constexpr (NC > 1) dpbusd(c1, v1, w);
+    if constexpr (NC > 2) dpbusd(c2, v2, w);
 }
 
-template <bool Taps>
-CVML_TARGET_AVX512 void ukr_avx512_2(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
-                                     size_t panel_bytes, int32_t k4n, const int32_t* start,
-                                     int32_t* tile, const int64_t* boff) {
-    /* Named accumulators: GCC spills an array of vectors to the stack. */
-    __m512i c00 = _mm512_set1_epi32(start[0]), c01 = _mm512_set1_epi32(start[0]);
-    __m512i c10 = _mm512_set1_epi32(start[1]), c11 = _mm512_set1_epi32(start[1]);
-    __m512i c20 = _mm512_set1_epi32(start[2]), c21 = _mm512_set1_epi32(start[2]);
-    __m512i c30 = _mm512_set1_epi32(start[3]), c31 = _mm512_set1_epi32(start[3]);
-    __m512i c40 = _mm512_set1_epi32(start[4]), c41 = _mm512_set1_epi32(start[4]);
-    __m512i c50 = _mm512_set1_epi32(start[5]), c51 = _mm512_set1_epi32(start[5]);
-    __m512i c60 = _mm512_set1_epi32(start[6]), c61 = _mm512_set1_epi32(start[6]);
-    __m512i c70 = _mm512_set1_epi32(start[7]), c71 = _mm512_set1_epi32(start[7]);
-    for (int32_t k4 = 0; k4 < k4n; ++k4) {
-        const uint8_t* bk = b_step<Taps>(b, boff, k4);
-        __m512i v0 = _mm512_loadu_si512(bk);
-        __m512i v1 = _mm512_loadu_si512(bk + panel_bytes);
-        const int8_t* ak = a + static_cast<size_t>(k4) * ks;
-        __m512i w;
-        w = _mm512_set1_epi32(load_a(ak + 0 * rs));
-        dpbusd(c00, v0, w);
-        dpbusd(c01, v1, w);
-        w = _mm512_set1_epi32(load_a(ak + 1 * rs));
-        dpbusd(c10, v0, w);
-        dpbusd(c11, v1, w);
-        w = _mm512_set1_epi32(load_a(ak + 2 * rs));
-        dpbusd(c20, v0, w);
-        dpbusd(c21, v1, w);
-        w = _mm512_set1_epi32(load_a(ak + 3 * rs));
-        dpbusd(c30, v0, w);
-        dpbusd(c31, v1, w);
-        w = _mm512_set1_epi32(load_a(ak + 4 * rs));
-        dpbusd(c40, v0, w);
-        dpbusd(c41, v1, w);
-        w = _mm512_set1_epi32(load_a(ak + 5 * rs));
-        dpbusd(c50, v0, w);
-        dpbusd(c51, v1, w);
-        w = _mm512_set1_epi32(load_a(ak + 6 * rs));
-        dpbusd(c60, v0, w);
-        dpbusd(c61, v1, w);
-        w = _mm512_set1_epi32(load_a(ak + 7 * rs));
-        dpbusd(c70, v0, w);
-        dpbusd(c71, v1, w);
-    }
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, c00);
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, c01);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, c10);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, c11);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, c20);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, c21);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, c30);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, c31);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, c40);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, c41);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, c50);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, c51);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, c60);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, c61);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, c70);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, c71);
+template <int NC>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void ukr_store(int32_t* row, __m512i c0,
+                                                                        __m512i c1, __m512i c2) {
+    _mm512_storeu_si512(row + 0, c0);
+    if constexpr (NC > 1) _mm512_storeu_si512(row + 16, c1);
+    if constexpr (NC > 2) _mm512_storeu_si512(row + 32, c2);
 }
 
-template <bool Taps>
-CVML_TARGET_AVX512 void ukr_avx512_3(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
-                                     size_t panel_bytes, int32_t k4n, const int32_t* start,
-                                     int32_t* tile, const int64_t* boff) {
-    /* Named accumulators: GCC spills an array of vectors to the stack. */
-    __m512i c00 = _mm512_set1_epi32(start[0]), c01 = _mm512_set1_epi32(start[0]),
-            c02 = _mm512_set1_epi32(start[0]);
-    __m512i c10 = _mm512_set1_epi32(start[1]), c11 = _mm512_set1_epi32(start[1]),
-            c12 = _mm512_set1_epi32(start[1]);
-    __m512i c20 = _mm512_set1_epi32(start[2]), c21 = _mm512_set1_epi32(start[2]),
-            c22 = _mm512_set1_epi32(start[2]);
-    __m512i c30 = _mm512_set1_epi32(start[3]), c31 = _mm512_set1_epi32(start[3]),
-            c32 = _mm512_set1_epi32(start[3]);
-    __m512i c40 = _mm512_set1_epi32(start[4]), c41 = _mm512_set1_epi32(start[4]),
-            c42 = _mm512_set1_epi32(start[4]);
-    __m512i c50 = _mm512_set1_epi32(start[5]), c51 = _mm512_set1_epi32(start[5]),
-            c52 = _mm512_set1_epi32(start[5]);
-    __m512i c60 = _mm512_set1_epi32(start[6]), c61 = _mm512_set1_epi32(start[6]),
-            c62 = _mm512_set1_epi32(start[6]);
-    __m512i c70 = _mm512_set1_epi32(start[7]), c71 = _mm512_set1_epi32(start[7]),
-            c72 = _mm512_set1_epi32(start[7]);
+/* The micro-kernel: 8 rows x NC 16-column vectors of the tile, over k4n steps of K.
+ * Named accumulators (GCC spills an array of vectors to the stack); those of columns
+ * past NC are never used and vanish. */
+template <int NC, bool Taps>
+CVML_TARGET_AVX512 void ukr_avx512(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+                                   size_t panel_bytes, int32_t k4n, const int32_t* start,
+                                   int32_t* tile, const int64_t* boff) {
+    __m512i c00 = _mm512_set1_epi32(start[0]), c01 = c00, c02 = c00;
+    __m512i c10 = _mm512_set1_epi32(start[1]), c11 = c10, c12 = c10;
+    __m512i c20 = _mm512_set1_epi32(start[2]), c21 = c20, c22 = c20;
+    __m512i c30 = _mm512_set1_epi32(start[3]), c31 = c30, c32 = c30;
+    __m512i c40 = _mm512_set1_epi32(start[4]), c41 = c40, c42 = c40;
+    __m512i c50 = _mm512_set1_epi32(start[5]), c51 = c50, c52 = c50;
+    __m512i c60 = _mm512_set1_epi32(start[6]), c61 = c60, c62 = c60;
+    __m512i c70 = _mm512_set1_epi32(start[7]), c71 = c70, c72 = c70;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const uint8_t* bk = b_step<Taps>(b, boff, k4);
-        __m512i v0 = _mm512_loadu_si512(bk);
-        __m512i v1 = _mm512_loadu_si512(bk + panel_bytes);
-        __m512i v2 = _mm512_loadu_si512(bk + 2 * panel_bytes);
+        const __m512i v0 = _mm512_loadu_si512(bk);
+        const __m512i v1 = NC > 1 ? _mm512_loadu_si512(bk + panel_bytes) : v0;
+        const __m512i v2 = NC > 2 ? _mm512_loadu_si512(bk + 2 * panel_bytes) : v0;
         const int8_t* ak = a + static_cast<size_t>(k4) * ks;
-        __m512i w;
-        w = _mm512_set1_epi32(load_a(ak + 0 * rs));
-        dpbusd(c00, v0, w);
-        dpbusd(c01, v1, w);
-        dpbusd(c02, v2, w);
-        w = _mm512_set1_epi32(load_a(ak + 1 * rs));
-        dpbusd(c10, v0, w);
-        dpbusd(c11, v1, w);
-        dpbusd(c12, v2, w);
-        w = _mm512_set1_epi32(load_a(ak + 2 * rs));
-        dpbusd(c20, v0, w);
-        dpbusd(c21, v1, w);
-        dpbusd(c22, v2, w);
-        w = _mm512_set1_epi32(load_a(ak + 3 * rs));
-        dpbusd(c30, v0, w);
-        dpbusd(c31, v1, w);
-        dpbusd(c32, v2, w);
-        w = _mm512_set1_epi32(load_a(ak + 4 * rs));
-        dpbusd(c40, v0, w);
-        dpbusd(c41, v1, w);
-        dpbusd(c42, v2, w);
-        w = _mm512_set1_epi32(load_a(ak + 5 * rs));
-        dpbusd(c50, v0, w);
-        dpbusd(c51, v1, w);
-        dpbusd(c52, v2, w);
-        w = _mm512_set1_epi32(load_a(ak + 6 * rs));
-        dpbusd(c60, v0, w);
-        dpbusd(c61, v1, w);
-        dpbusd(c62, v2, w);
-        w = _mm512_set1_epi32(load_a(ak + 7 * rs));
-        dpbusd(c70, v0, w);
-        dpbusd(c71, v1, w);
-        dpbusd(c72, v2, w);
+        ukr_row<NC>(c00, c01, c02, v0, v1, v2, ak + 0 * rs);
+        ukr_row<NC>(c10, c11, c12, v0, v1, v2, ak + 1 * rs);
+        ukr_row<NC>(c20, c21, c22, v0, v1, v2, ak + 2 * rs);
+        ukr_row<NC>(c30, c31, c32, v0, v1, v2, ak + 3 * rs);
+        ukr_row<NC>(c40, c41, c42, v0, v1, v2, ak + 4 * rs);
+        ukr_row<NC>(c50, c51, c52, v0, v1, v2, ak + 5 * rs);
+        ukr_row<NC>(c60, c61, c62, v0, v1, v2, ak + 6 * rs);
+        ukr_row<NC>(c70, c71, c72, v0, v1, v2, ak + 7 * rs);
     }
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 0, c00);
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 16, c01);
-    _mm512_storeu_si512(tile + 0 * GEMM_NT + 32, c02);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 0, c10);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 16, c11);
-    _mm512_storeu_si512(tile + 1 * GEMM_NT + 32, c12);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 0, c20);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 16, c21);
-    _mm512_storeu_si512(tile + 2 * GEMM_NT + 32, c22);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 0, c30);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 16, c31);
-    _mm512_storeu_si512(tile + 3 * GEMM_NT + 32, c32);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 0, c40);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 16, c41);
-    _mm512_storeu_si512(tile + 4 * GEMM_NT + 32, c42);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 0, c50);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 16, c51);
-    _mm512_storeu_si512(tile + 5 * GEMM_NT + 32, c52);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 0, c60);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 16, c61);
-    _mm512_storeu_si512(tile + 6 * GEMM_NT + 32, c62);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 0, c70);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 16, c71);
-    _mm512_storeu_si512(tile + 7 * GEMM_NT + 32, c72);
+    ukr_store<NC>(tile + 0 * GEMM_NT, c00, c01, c02);
+    ukr_store<NC>(tile + 1 * GEMM_NT, c10, c11, c12);
+    ukr_store<NC>(tile + 2 * GEMM_NT, c20, c21, c22);
+    ukr_store<NC>(tile + 3 * GEMM_NT, c30, c31, c32);
+    ukr_store<NC>(tile + 4 * GEMM_NT, c40, c41, c42);
+    ukr_store<NC>(tile + 5 * GEMM_NT, c50, c51, c52);
+    ukr_store<NC>(tile + 6 * GEMM_NT, c60, c61, c62);
+    ukr_store<NC>(tile + 7 * GEMM_NT, c70, c71, c72);
+}
+
+/* The micro-kernel for a tile of `nc` 16-column vectors. */
+template <bool Taps>
+void ukr_for(int32_t nc, const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+             size_t panel_bytes, int32_t k4n, const int32_t* start, int32_t* tile,
+             const int64_t* boff) {
+    if (nc == 3)
+        ukr_avx512<3, Taps>(a, rs, ks, b, panel_bytes, k4n, start, tile, boff);
+    else if (nc == 2)
+        ukr_avx512<2, Taps>(a, rs, ks, b, panel_bytes, k4n, start, tile, boff);
+    else
+        ukr_avx512<1, Taps>(a, rs, ks, b, panel_bytes, k4n, start, tile, boff);
 }
 
 void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
@@ -300,12 +179,7 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
         rs = 4;
         ks = GEMM_MR * 4;
     }
-    if (nc == 3)
-        ukr_avx512_3<false>(ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
-    else if (nc == 2)
-        ukr_avx512_2<false>(ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
-    else
-        ukr_avx512_1<false>(ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
+    ukr_for<false>(nc, ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
 }
 
 /* A tile in taps mode: 8 whole rows of in-place weights (gemm_narrow_ok), B read from
@@ -318,12 +192,7 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
     const size_t rs = static_cast<size_t>(a->lda);
     const int32_t* start = a->start + m0;
     const int32_t nc = (cols + 15) / 16;
-    if (nc == 3)
-        ukr_avx512_3<true>(ap, rs, 4, bp, 64, k4n, start, tile, boff);
-    else if (nc == 2)
-        ukr_avx512_2<true>(ap, rs, 4, bp, 64, k4n, start, tile, boff);
-    else
-        ukr_avx512_1<true>(ap, rs, 4, bp, 64, k4n, start, tile, boff);
+    ukr_for<true>(nc, ap, rs, 4, bp, 64, k4n, start, tile, boff);
 }
 
 /* 64 columns of 4 rows at once (interleave4.h). Columns past n read as 0 (never stored

@@ -1,0 +1,17 @@
+/* Which kernel paths have been prepared since the library was loaded: counters that
+ * tests read to prove a fast path ran where it should. Nothing in a kernel depends on
+ * them; they are bumped atomically at prerun. */
+#pragma once
+
+#include <stdint.h>
+
+enum cpu_path {
+    CPU_PATH_CONV_DENSE,  /* conv2d: dense strips (no dropped columns) */
+    CPU_PATH_CONV_NARROW, /* conv2d: a narrow last strip (dot products along K) */
+    CPU_PATH_CONV_TAPS4,  /* conv2d: taps mode (a channel-interleaved image, nothing packed) */
+    CPU_PATH_DW_VNNI,     /* conv2d: the vpdpbusd depthwise, straight from the input */
+    CPU_PATH_COUNT
+};
+
+void cpu_path_taken(enum cpu_path path);
+int64_t cpu_path_count(enum cpu_path path);
