@@ -10,6 +10,7 @@
 #include "device/cpu/cpu_paths.h"
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/gemm_s8.h"
+#include "device/cpu/simd/simd.h"
 
 namespace cpu_conv2d {
 
@@ -117,5 +118,28 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
 int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes);
 void conv_grouped_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep,
                       const int32_t* bias);
+
+/* acc[i] += w * src[i], wrapping; one copy per instruction set so each vectorizes. */
+inline void acc_row_body(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) acc[i] += w * static_cast<uint32_t>(src[i]);
+}
+
+#if CVML_SIMD_X86
+/* groups > 1 per instruction set: simd/x86/avx512/conv2d_grouped.cpp ... */
+void acc_row_avx512(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
+/* The depthwise phase image of one int8 input plane, column stride 1 or 2. */
+void depthwise_image_avx512(const conv_fast* f, const int8_t* x, int8_t* img);
+/* One plane's sums from its phase image, tap by tap (vpmulld). */
+void depthwise_plane_avx512(const conv_fast* f, const int8_t* img, const int64_t* taps,
+                            const int32_t* w, int32_t* acc);
+/* Thread slot `slot`'s output planes by the direct vpdpbusd kernel (f->dw_w4 is set),
+ * through the tail `ep` into y. */
+void depthwise_direct_avx512(const conv_fast* f, const ir_tensor* x, const ir_tensor* y,
+                             const epilogue* ep, const int32_t* bias, int64_t slot);
+/* ... and simd/x86/avx2/conv2d_grouped.cpp. */
+void acc_row_avx2(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
+void depthwise_plane_avx2(const conv_fast* f, const int8_t* img, const int64_t* taps,
+                          const int32_t* w, int32_t* acc);
+#endif
 
 }  // namespace cpu_conv2d

@@ -7,6 +7,7 @@
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/x86/avx512/phase_row_writer.h"
 #include "utility/error.h"
 
 #if CVML_SIMD_X86

@@ -46,8 +46,16 @@ set(CVML_CPU_KERNEL_SUPPORT_SOURCES
   # -- conv2d's fast paths (conv2d_fast.h)
   conv2d_gemm.cpp
   conv2d_grouped.cpp
-  # -- simd (speed)
+  # -- simd (speed): the level-neutral parts, then the kernels per instruction set
   ../simd/simd.cpp
   ../simd/gemm_s8.cpp
   ../simd/epilogue.cpp
+  ../simd/x86/avx512/gemm_s8.cpp
+  ../simd/x86/avx512/epilogue.cpp
+  ../simd/x86/avx512/conv2d_grouped.cpp
+  ../simd/x86/avx512/max_pool2d.cpp
+  ../simd/x86/avx2/gemm_s8.cpp
+  ../simd/x86/avx2/epilogue.cpp
+  ../simd/x86/avx2/conv2d_grouped.cpp
+  ../simd/x86/avx2/max_pool2d.cpp
 )

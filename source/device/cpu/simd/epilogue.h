@@ -90,7 +90,7 @@ typedef struct ep_tile_plan {
     void (*run)(const struct ep_tile_plan* plan, const int32_t* tile, int32_t tile_stride,
                 int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
                 int64_t out_first, int64_t out_stride);
-    /* The matched chain (epilogue_simd.h's rc_chain), copied in. */
+    /* The matched chain (epilogue_chain.h's rc_chain), copied in. */
     unsigned char chain[64];
 } ep_tile_plan;
 

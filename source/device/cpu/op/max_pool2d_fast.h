@@ -1,0 +1,41 @@
+/* max_pool2d's fast path (max_pool2d.cpp) and what its kernels per instruction set
+ * (simd/x86/avx512/max_pool2d.cpp, simd/x86/avx2/max_pool2d.cpp) share with it. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/cpu/simd/simd.h"
+
+namespace cpu_max_pool2d {
+
+struct pool_fast {
+    int level, threads;
+    int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, hp, wq;
+    size_t slot_bytes;
+};
+
+template <typename T>
+inline void max_row_body(T* acc, const T* src, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] > src[i] ? acc[i] : src[i];
+}
+
+/* Where window offset (r, s) of output row i starts in the phase-split plane. */
+inline int64_t window_offset(const pool_fast* f, int64_t i, int64_t r, int64_t s) {
+    return ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw;
+}
+
+#if CVML_SIMD_X86
+/* Rows folded with max, one copy per instruction set so each vectorizes for its level;
+ * int8 storage in and out takes 64 lanes a vector. */
+void max_row_avx512(int32_t* acc, const int32_t* src, int64_t n);
+void max_row8_avx512(int8_t* acc, const int8_t* src, int64_t n);
+void max_row_avx2(int32_t* acc, const int32_t* src, int64_t n);
+void max_row8_avx2(int8_t* acc, const int8_t* src, int64_t n);
+/* int8 planes at avx512: every window offset of a 64-column block folded in a register,
+ * and the phase planes of column stride 2. */
+void pool_rows8_avx512(const pool_fast* f, const int8_t* ph, int8_t* y);
+void phase_planes8_s2_avx512(const pool_fast* f, const int8_t* x, int8_t* ph);
+#endif
+
+}  // namespace cpu_max_pool2d

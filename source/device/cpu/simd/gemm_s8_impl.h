@@ -1,0 +1,50 @@
+/* What the int8 GEMM (gemm_s8.cpp, the scalar kernels and the dispatch) shares with its
+ * kernels per instruction set (x86/avx512/gemm_s8.cpp, x86/avx2/gemm_s8.cpp), whose
+ * entry points are declared here. */
+#pragma once
+
+#include <stdint.h>
+
+#include "device/cpu/simd/gemm_s8.h"
+#include "device/cpu/simd/simd.h"
+
+namespace gemm_impl {
+
+inline int32_t round_up(int32_t v, int32_t m) {
+    return (v + m - 1) / m * m;
+}
+
+/* The 4 rows of B's row group k4 whose row k is base + offsets[k]; rows past K are
+ * past_k (a row of -128s for the avx512 packers, which turn it into u8 0; NULL, read as
+ * zeros, elsewhere). */
+inline void group_rows(const int8_t* base, const int64_t* offsets, const int8_t* past_k, int32_t K,
+                       int32_t k4, const int8_t* rows[GEMM_KG]) {
+    for (int32_t i = 0; i < GEMM_KG; ++i) {
+        const int32_t k = k4 * GEMM_KG + i;
+        rows[i] = k < K ? base + offsets[k] : past_k;
+    }
+}
+
+#if CVML_SIMD_X86
+/* ---- avx512 (x86/avx512/gemm_s8.cpp) */
+void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
+                 int32_t* tile);
+void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t m0,
+                      int32_t n0, int32_t cols, int32_t* tile);
+void interleave4_avx512(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
+                        uint8_t* dst);
+void pack64_avx512(const int8_t* const rows[4], int32_t n, int32_t avail, int32_t panels,
+                   uint8_t* dst, size_t panel_bytes);
+void pack_rows_avx512(const int8_t* base, const int64_t* offsets, const int8_t* pad, int32_t N,
+                      int32_t K, uint8_t* packed);
+void pack_select_avx512(const int8_t* base, const int64_t* offsets, const int8_t* pad, int32_t K,
+                        const gemm_select* sel, uint8_t* packed);
+void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride, int32_t c,
+                         int32_t m0, int32_t* tile);
+/* ---- avx2 (x86/avx2/gemm_s8.cpp) */
+void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, int32_t cols,
+               int32_t* tile);
+void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* p0, size_t panel);
+#endif
+
+}  // namespace gemm_impl

@@ -1,0 +1,324 @@
+/* The int8 GEMM at avx512 (VNNI): the 8 x 48 micro-kernel on packed B or, in taps
+ * mode, straight on conv2d's channel-interleaved image; B's packing (64 columns of 4
+ * rows per step, interleave4.h) and the narrow tail's dot products along K. */
+#include <string.h>
+
+#include "device/cpu/simd/gemm_s8_impl.h"
+#include "device/cpu/simd/x86/avx512/interleave4.h"
+
+#if CVML_SIMD_X86
+#include <immintrin.h>
+/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace gemm_impl {
+namespace {
+
+/* ---- avx512 (VNNI) -------------------------------------------------------------------- */
+
+/* Four weight bytes as one int32 lane value (unaligned). */
+inline int32_t load_a(const int8_t* p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* GCC 12 copies the accumulator of _mm512_dpbusd_epi32 through the stack on every
+ * step; the instruction itself accumulates in place. */
+#define dpbusd(acc, b, a) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a))
+
+/* Where k4 step k4 of B starts for the micro-kernels (vector j of it is panel_bytes
+ * further on): packed B holds the steps 64 bytes apart; in taps mode (conv2d on a
+ * channel-interleaved image, nothing packed) each step is the image at its own offset,
+ * and the 16-column vectors are consecutive. */
+template <bool Taps>
+inline const uint8_t* b_step(const uint8_t* b, const int64_t* boff, int32_t k4) {
+    return Taps ? b + boff[k4] : b + static_cast<size_t>(k4) * 64;
+}
+
+/* One step of row r: B's vectors v0..v2 (NC of them) times the row's 4 weight bytes,
+ * into the row's accumulators, in column order. */
+template <int NC>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void ukr_row(__m512i& c0, __m512i& c1,
+                                                                      __m512i& c2, __m512i v0,
+                                                                      __m512i v1, __m512i v2,
+                                                                      const int8_t* a) {
+    const __m512i w = _mm512_set1_epi32(load_a(a));
+    dpbusd(c0, v0, w);
+    if constexpr (NC > 1) dpbusd(c1, v1, w);
+    if constexpr (NC > 2) dpbusd(c2, v2, w);
+}
+
+template <int NC>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void ukr_store(int32_t* row, __m512i c0,
+                                                                        __m512i c1, __m512i c2) {
+    _mm512_storeu_si512(row + 0, c0);
+    if constexpr (NC > 1) _mm512_storeu_si512(row + 16, c1);
+    if constexpr (NC > 2) _mm512_storeu_si512(row + 32, c2);
+}
+
+/* The micro-kernel: 8 rows x NC 16-column vectors of the tile, over k4n steps of K.
+ * Named accumulators (GCC spills an array of vectors to the stack); those of columns
+ * past NC are never used and vanish. */
+template <int NC, bool Taps>
+CVML_TARGET_AVX512 void ukr_avx512(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+                                   size_t panel_bytes, int32_t k4n, const int32_t* start,
+                                   int32_t* tile, const int64_t* boff) {
+    __m512i c00 = _mm512_set1_epi32(start[0]), c01 = c00, c02 = c00;
+    __m512i c10 = _mm512_set1_epi32(start[1]), c11 = c10, c12 = c10;
+    __m512i c20 = _mm512_set1_epi32(start[2]), c21 = c20, c22 = c20;
+    __m512i c30 = _mm512_set1_epi32(start[3]), c31 = c30, c32 = c30;
+    __m512i c40 = _mm512_set1_epi32(start[4]), c41 = c40, c42 = c40;
+    __m512i c50 = _mm512_set1_epi32(start[5]), c51 = c50, c52 = c50;
+    __m512i c60 = _mm512_set1_epi32(start[6]), c61 = c60, c62 = c60;
+    __m512i c70 = _mm512_set1_epi32(start[7]), c71 = c70, c72 = c70;
+    for (int32_t k4 = 0; k4 < k4n; ++k4) {
+        const uint8_t* bk = b_step<Taps>(b, boff, k4);
+        const __m512i v0 = _mm512_loadu_si512(bk);
+        const __m512i v1 = NC > 1 ? _mm512_loadu_si512(bk + panel_bytes) : v0;
+        const __m512i v2 = NC > 2 ? _mm512_loadu_si512(bk + 2 * panel_bytes) : v0;
+        const int8_t* ak = a + static_cast<size_t>(k4) * ks;
+        ukr_row<NC>(c00, c01, c02, v0, v1, v2, ak + 0 * rs);
+        ukr_row<NC>(c10, c11, c12, v0, v1, v2, ak + 1 * rs);
+        ukr_row<NC>(c20, c21, c22, v0, v1, v2, ak + 2 * rs);
+        ukr_row<NC>(c30, c31, c32, v0, v1, v2, ak + 3 * rs);
+        ukr_row<NC>(c40, c41, c42, v0, v1, v2, ak + 4 * rs);
+        ukr_row<NC>(c50, c51, c52, v0, v1, v2, ak + 5 * rs);
+        ukr_row<NC>(c60, c61, c62, v0, v1, v2, ak + 6 * rs);
+        ukr_row<NC>(c70, c71, c72, v0, v1, v2, ak + 7 * rs);
+    }
+    ukr_store<NC>(tile + 0 * GEMM_NT, c00, c01, c02);
+    ukr_store<NC>(tile + 1 * GEMM_NT, c10, c11, c12);
+    ukr_store<NC>(tile + 2 * GEMM_NT, c20, c21, c22);
+    ukr_store<NC>(tile + 3 * GEMM_NT, c30, c31, c32);
+    ukr_store<NC>(tile + 4 * GEMM_NT, c40, c41, c42);
+    ukr_store<NC>(tile + 5 * GEMM_NT, c50, c51, c52);
+    ukr_store<NC>(tile + 6 * GEMM_NT, c60, c61, c62);
+    ukr_store<NC>(tile + 7 * GEMM_NT, c70, c71, c72);
+}
+
+/* The micro-kernel for a tile of `nc` 16-column vectors. */
+template <bool Taps>
+void ukr_for(int32_t nc, const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+             size_t panel_bytes, int32_t k4n, const int32_t* start, int32_t* tile,
+             const int64_t* boff) {
+    if (nc == 3)
+        ukr_avx512<3, Taps>(a, rs, ks, b, panel_bytes, k4n, start, tile, boff);
+    else if (nc == 2)
+        ukr_avx512<2, Taps>(a, rs, ks, b, panel_bytes, k4n, start, tile, boff);
+    else
+        ukr_avx512<1, Taps>(a, rs, ks, b, panel_bytes, k4n, start, tile, boff);
+}
+
+}  // namespace
+
+void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
+                 int32_t* tile) {
+    int32_t k4n = a->Kp / 4;
+    size_t panel_bytes = static_cast<size_t>(k4n) * 64;
+    const uint8_t* bp = b + static_cast<size_t>(n0 / 16) * panel_bytes;
+    const int32_t* start = a->start + m0;
+    int32_t nc = (cols + 15) / 16;
+    const int8_t* ap;
+    size_t rs, ks;
+    if (a->plain && m0 + GEMM_MR <= a->M) {
+        // Rows straight from the caller's int8 [M][K] array; the bytes a row's last
+        // group reads past K meet B's zero padding rows.
+        ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+        rs = static_cast<size_t>(a->lda);
+        ks = 4;
+    } else {
+        // Packed blocks; in plain mode only the last, partial block is packed.
+        size_t blk = a->plain ? 0 : static_cast<size_t>(m0 / GEMM_MR);
+        ap = static_cast<const int8_t*>(a->data) + blk * GEMM_MR * static_cast<size_t>(a->Kp);
+        rs = 4;
+        ks = GEMM_MR * 4;
+    }
+    ukr_for<false>(nc, ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
+}
+
+/* A tile in taps mode: 8 whole rows of in-place weights (gemm_narrow_ok), B read from
+ * the image at img + boff[k4] + 4 * n. */
+void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t m0,
+                      int32_t n0, int32_t cols, int32_t* tile) {
+    const int32_t k4n = a->Kp / 4;
+    const uint8_t* bp = img + static_cast<size_t>(n0) * 4;
+    const int8_t* ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+    const size_t rs = static_cast<size_t>(a->lda);
+    const int32_t* start = a->start + m0;
+    const int32_t nc = (cols + 15) / 16;
+    ukr_for<true>(nc, ap, rs, 4, bp, 64, k4n, start, tile, boff);
+}
+
+namespace {
+
+/* 64 columns of 4 rows at once (interleave4.h). Columns past n read as 0 (never stored
+ * by the caller). */
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_panels(
+    const int8_t* const rows[4], int32_t n, int32_t avail, __m512i p[4]) {
+    const __mmask64 m = simd_bits64(0, avail);
+    interleave4_panels(
+        _mm512_maskz_loadu_epi8(m, rows[0] + n), _mm512_maskz_loadu_epi8(m, rows[1] + n),
+        _mm512_maskz_loadu_epi8(m, rows[2] + n), _mm512_maskz_loadu_epi8(m, rows[3] + n), p);
+}
+
+}  // namespace
+
+/* gemm_interleave4 at avx512: 64 pixels per step, the padding by load masks. */
+CVML_TARGET_AVX512 void interleave4_avx512(const int8_t* const rows[4], int64_t lo, int64_t w,
+                                           int64_t wq, uint8_t* dst) {
+    for (int64_t j = 0; j < wq; j += 64) {
+        const __mmask64 m = simd_bits64(lo - j, lo + w - j);
+        __m512i r[4];
+        for (int i = 0; i < 4; ++i)
+            r[i] =
+                rows[i] ? _mm512_maskz_loadu_epi8(m, rows[i] + (j - lo)) : _mm512_setzero_si512();
+        __m512i p[4];
+        interleave4_panels(r[0], r[1], r[2], r[3], p);
+        const int64_t left = (wq - j) * 4;  // bytes of this row still to write
+        for (int i = 0; i < 4 && 64 * i < left; ++i)
+            _mm512_mask_storeu_epi8(dst + 4 * j + 64 * i, simd_bits64(0, left - 64 * i), p[i]);
+    }
+}
+
+namespace {
+
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack64_body(
+    const int8_t* const rows[4], int32_t n, int32_t avail, int32_t panels, uint8_t* dst,
+    size_t panel_bytes) {
+    __m512i p[4];
+    pack64_panels(rows, n, avail, p);
+    for (int32_t i = 0; i < panels; ++i)
+        _mm512_storeu_si512(dst + static_cast<size_t>(i) * panel_bytes, p[i]);
+}
+
+}  // namespace
+
+CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, int32_t avail,
+                                      int32_t panels, uint8_t* dst, size_t panel_bytes) {
+    pack64_body(rows, n, avail, panels, dst, panel_bytes);
+}
+
+/* All row groups of a strip (gemm_pack_b_rows at avx512): one loop with the 64-column
+ * step inlined, since a strip's 48 columns make each group a single step and a call
+ * and level dispatch per group cost as much as the unpacks. */
+CVML_TARGET_AVX512 void pack_rows_avx512(const int8_t* base, const int64_t* offsets,
+                                         const int8_t* pad, int32_t N, int32_t K, uint8_t* packed) {
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
+    const int32_t Np = round_up(N, 16);
+    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
+        const int8_t* rows[GEMM_KG];
+        group_rows(base, offsets, pad, K, k4, rows);
+        uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
+        for (int32_t n = 0; n < Np; n += 64) {
+            const int32_t panels = (Np - n) / 16 < 4 ? (Np - n) / 16 : 4;
+            pack64_body(rows, n, N - n, panels, dst + static_cast<size_t>(n / 16) * panel_bytes,
+                        panel_bytes);
+        }
+    }
+}
+
+namespace {
+
+/* gemm_pack_b_select at avx512: each row group packed as 64 consecutive columns, then
+ * every output panel picked from two of those panels with one vpermt2d. Panel 0 always
+ * starts in flat panel 0 and panel 2 in flat panel 2 (conv2d's selections; checked
+ * below), so only panel 1's source varies: one loop per case keeps every vector in a
+ * register. */
+template <int From1>
+CVML_TARGET_AVX512 void pack_select_loop(const int8_t* base, const int64_t* offsets,
+                                         const int8_t* pad, int32_t K, int32_t panels,
+                                         const __m512i idx[3], uint8_t* packed) {
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
+    const __m512i i0 = idx[0], i1 = idx[1], i2 = idx[2];
+    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
+        const int8_t* rows[GEMM_KG];
+        group_rows(base, offsets, pad, K, k4, rows);
+        __m512i p[4];
+        pack64_panels(rows, 0, 64, p);
+        uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
+        _mm512_storeu_si512(dst, _mm512_permutex2var_epi32(p[0], i0, p[1]));
+        if (panels > 1)
+            _mm512_storeu_si512(dst + panel_bytes,
+                                _mm512_permutex2var_epi32(p[From1], i1, p[From1 + 1]));
+        if (panels > 2)
+            _mm512_storeu_si512(dst + 2 * panel_bytes, _mm512_permutex2var_epi32(p[2], i2, p[3]));
+    }
+}
+
+}  // namespace
+
+CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* offsets,
+                                           const int8_t* pad, int32_t K, const gemm_select* sel,
+                                           uint8_t* packed) {
+    __m512i idx[3];
+    for (int32_t i = 0; i < 3; ++i)
+        idx[i] =
+            _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[i])));
+    if (sel->panels > 1 && sel->from[1] == 2)
+        pack_select_loop<2>(base, offsets, pad, K, sel->panels, idx, packed);
+    else
+        pack_select_loop<1>(base, offsets, pad, K, sel->panels, idx, packed);
+}
+
+namespace {
+
+/* 4 rows x C columns of a narrow tail: dot products along K, 64 bytes per step. Row r
+ * of A is a + r * lda (read exactly: the last step is masked); column j of B is
+ * b + j * stride, zero past K. */
+template <int C>
+CVML_TARGET_AVX512 void narrow4_avx512(const int8_t* a, size_t lda, int32_t K, const uint8_t* b,
+                                       size_t stride, const int32_t* start, int32_t* tile) {
+    __m512i acc[4][C];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j) acc[r][j] = _mm512_setzero_si512();
+    for (int32_t k = 0; k < K; k += 64) {
+        const __mmask64 m = simd_bits64(0, K - k);
+        __m512i bv[C];
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j)
+            bv[j] = _mm512_loadu_si512(b + static_cast<size_t>(j) * stride + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+            const __m512i av = _mm512_maskz_loadu_epi8(m, a + static_cast<size_t>(r) * lda + k);
+#pragma GCC unroll 4
+            for (int j = 0; j < C; ++j) dpbusd(acc[r][j], bv[j], av);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j)
+            tile[r * GEMM_NT + j] =
+                static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(acc[r][j])) +
+                                     static_cast<uint32_t>(start[r]));
+}
+
+}  // namespace
+
+CVML_TARGET_AVX512 void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride,
+                                            int32_t c, int32_t m0, int32_t* tile) {
+    for (int32_t r = 0; r < GEMM_MR; r += 4) {
+        const int8_t* ar = a->plain + static_cast<size_t>(m0 + r) * static_cast<size_t>(a->lda);
+        const size_t lda = static_cast<size_t>(a->lda);
+        const int32_t* start = a->start + m0 + r;
+        int32_t* t = tile + r * GEMM_NT;
+        if (c == 1)
+            narrow4_avx512<1>(ar, lda, a->K, b, stride, start, t);
+        else if (c == 2)
+            narrow4_avx512<2>(ar, lda, a->K, b, stride, start, t);
+        else if (c == 3)
+            narrow4_avx512<3>(ar, lda, a->K, b, stride, start, t);
+        else
+            narrow4_avx512<4>(ar, lda, a->K, b, stride, start, t);
+    }
+}
+
+}  // namespace gemm_impl
+
+#endif
