@@ -4,7 +4,8 @@
 #   2. an ASan + UBSan build and all its tests,
 #   3. the libFuzzer targets for a fixed time each, when clang is present,
 #   4. the embedded profile (CVML_MINIMAL: CPU device and CVM serializer only, no
-#      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests.
+#      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests,
+#   5. the Windows build (MinGW-w64) and its tests under Wine (scripts/test_windows.sh).
 # Installs missing Debian packages first (scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,3 +43,6 @@ cmake -S . -B build/minimal -DCMAKE_BUILD_TYPE=Release -DCVML_MINIMAL=ON -DCVML_
 cmake --build build/minimal -j"$jobs"
 # Every SIMD level is the scalar one here, so the per-level repeats add nothing.
 ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd"
+
+step "Windows (MinGW-w64 cross build, tests under Wine)"
+scripts/test_windows.sh

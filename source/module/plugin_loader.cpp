@@ -16,6 +16,7 @@
 #ifdef _WIN32
 #include <windows.h>
 #define PATH_SEP ';'
+#define DIR_SEP '\\'
 #define PLUGIN_PREFIX "cvml_"
 #define PLUGIN_SUFFIX ".dll"
 #else
@@ -23,6 +24,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 #define PATH_SEP ':'
+#define DIR_SEP '/'
 #define PLUGIN_PREFIX "libcvml_"
 #define PLUGIN_SUFFIX ".so"
 #endif
@@ -70,8 +72,26 @@ plugin_slot* g_current; /* the plugin whose entry is running */
 
 /* ---- the operating system ---------------------------------------------------------- */
 
+/* Whether a plugin's declaration matches this library's ABI: read before any of the
+ * plugin's code runs. Only the first two fields are read before that is known. */
+bool header_acceptable(const cvml_plugin_header* hd) {
+    return hd->abi_version == CVML_PLUGIN_ABI_VERSION &&
+           hd->struct_size == sizeof(cvml_plugin_header);
+}
+
 #ifdef _WIN32
+/* LoadLibrary runs the DLL's DllMain (and its static constructors) at once, before the
+ * loader could read the declaration. So the DLL is first mapped inert
+ * (DONT_RESOLVE_DLL_REFERENCES: no DllMain, no imports resolved), its declaration read;
+ * only a DLL that passes is unmapped and loaded for real. One that fails stays inert
+ * until the caller reads the same refusal from it and closes it. */
 void* os_open(const char* path) {
+    HMODULE inert = LoadLibraryExA(path, nullptr, DONT_RESOLVE_DLL_REFERENCES);
+    if (!inert) return nullptr;
+    const cvml_plugin_header* hd = reinterpret_cast<const cvml_plugin_header*>(
+        reinterpret_cast<void*>(GetProcAddress(inert, CVML_PLUGIN_HEADER_SYMBOL)));
+    if (!hd || !header_acceptable(hd)) return reinterpret_cast<void*>(inert);
+    FreeLibrary(inert);
     return reinterpret_cast<void*>(LoadLibraryA(path));
 }
 void* os_symbol(void* h, const char* name) {
@@ -257,9 +277,7 @@ int load_file(const char* given) {
             s, cvml_fail(CVML_ERR_RUNTIME, "'%s' is not a cvm-lite plugin: it does not export %s",
                          path, CVML_PLUGIN_HEADER_SYMBOL));
     }
-    // Only the first two fields are read before the version is known to match.
-    if (hd->abi_version != CVML_PLUGIN_ABI_VERSION ||
-        hd->struct_size != sizeof(cvml_plugin_header)) {
+    if (!header_acceptable(hd)) {
         unsigned v = hd->abi_version;
         os_close(h);
         return refuse(s, cvml_fail(CVML_ERR_RUNTIME,
@@ -363,24 +381,36 @@ void load_entry(const char* entry, bool must_exist) {
     if (os_realpath(entry, path) || must_exist) load_file(entry);
 }
 
+/* The file holding this code: libcvml.so or cvml.dll, or the program linked with the
+ * static library. False where the system cannot tell. */
+bool own_module_path(char* out) {
+#ifdef _WIN32
+    HMODULE self = nullptr;
+    const DWORD flags =
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT;
+    if (!GetModuleHandleExA(flags, reinterpret_cast<LPCSTR>(&plugin_loader_init), &self))
+        return false;
+    const DWORD n = GetModuleFileNameA(self, out, PATH_MAX);
+    return n > 0 && n < PATH_MAX;
+#else
+    Dl_info info;
+    if (!dladdr(reinterpret_cast<void*>(&plugin_loader_init), &info) || !info.dli_fname)
+        return false;
+    return os_realpath(info.dli_fname, out);
+#endif
+}
+
+/* `cvml/plugins` beside the library's own file. */
 void library_dirs(char* own, size_t cap) {
     own[0] = '\0';
-#ifndef _WIN32
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(&plugin_loader_init), &info) && info.dli_fname) {
-        char lib[PATH_MAX];
-        if (os_realpath(info.dli_fname, lib)) {
-            char dir[PATH_MAX];
-            dir_name(lib, dir, sizeof dir);
-            // A path too long for `own` is dropped rather than searched truncated.
-            int n = snprintf(own, cap, "%.*s/cvml/plugins",
-                             static_cast<int>(cap > 14 ? cap - 14 : 0), dir);
-            if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
-        }
-    }
-#else
-    (void)cap;
-#endif
+    char lib[PATH_MAX];
+    if (!own_module_path(lib)) return;
+    char dir[PATH_MAX];
+    dir_name(lib, dir, sizeof dir);
+    // A path too long for `own` is dropped rather than searched truncated.
+    int n = snprintf(own, cap, "%.*s%ccvml%cplugins", static_cast<int>(cap > 14 ? cap - 14 : 0),
+                     dir, DIR_SEP, DIR_SEP);
+    if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
 }
 
 void note_expected(const char* searched) {
@@ -425,7 +455,8 @@ void plugin_loader_init(void) {
     load_entry(own, false);
     load_entry(CVML_PLUGIN_INSTALL_DIR, false);
     char searched[2 * PATH_MAX + 8];
-    snprintf(searched, sizeof searched, "%s%s%s", own, own[0] ? ", " : "", CVML_PLUGIN_INSTALL_DIR);
+    snprintf(searched, sizeof searched, "%s%s%s", own,
+             own[0] && CVML_PLUGIN_INSTALL_DIR[0] ? ", " : "", CVML_PLUGIN_INSTALL_DIR);
     note_expected(searched);
     cvml_clear_error();
 }
