@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/verify.h"
+#include "module/registry.h"
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
@@ -495,8 +496,7 @@ int build(const file_graph* f, ir_graph* g) {
         char stripped[128];
         op_strip_suffix(node->op_name, stripped, sizeof stripped);
         if (!op_registry_find(stripped))
-            return graph_node_error(
-                node, cvml_fail(CVML_ERR_RUNTIME, "Operator %s is not registered", stripped));
+            return graph_node_error(node, registry_operator_missing(stripped));
         rc = parse_op_attrs(f->op_attrs->items[n]->str, node);
         if (!rc) rc = graph_prepare_node(g, node);
         if (rc) return rc;
