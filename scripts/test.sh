@@ -5,7 +5,9 @@
 #   3. the libFuzzer targets for a fixed time each, when clang is present,
 #   4. the embedded profile (CVML_MINIMAL: CPU device and CVM serializer only, no
 #      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests,
-#   5. the Windows build (MinGW-w64) and its tests under Wine (scripts/test_windows.sh).
+#   5. the Cortex-M cross build, run under qemu-system-arm on an emulated Cortex-M55 and
+#      Cortex-M7 (scripts/test_mcu.sh, docs/embedded.md),
+#   6. the Windows build (MinGW-w64) and its tests under Wine (scripts/test_windows.sh).
 # Installs missing Debian packages first (scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,5 +46,8 @@ cmake --build build/minimal -j"$jobs"
 # Every SIMD level is the scalar one here, so the per-level repeats add nothing.
 ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd"
 
-step "Windows (MinGW-w64 cross build, tests under Wine)"
-scripts/test_windows.sh
+step "Cortex-M55 and Cortex-M7 under qemu (cross build, models in flash): scripts/test_mcu.sh"
+JOBS="$jobs" scripts/test_mcu.sh
+
+step "Windows (MinGW-w64 cross build, tests under Wine): scripts/test_windows.sh"
+JOBS="$jobs" scripts/test_windows.sh

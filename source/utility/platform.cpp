@@ -1,24 +1,39 @@
 #include "utility/platform.h"
 
 #include <stdlib.h>
+#include <time.h>
+
+#if defined(__NEWLIB__)
+#include <malloc.h>
+#endif
 
 #if defined(_WIN32)
 #include <malloc.h>
 #include <windows.h>
-#else
-#include <time.h>
+#endif
+
+#if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
 #endif
 
-extern "C" {
-
-void* cvml_aligned_alloc(size_t align, size_t bytes) {
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    const size_t rounded = (bytes + align - 1) / align * align;
-#if defined(_WIN32)
-    return _aligned_malloc(rounded ? rounded : align, align);
+#if defined(__unix__) || defined(__APPLE__) || defined(_WIN32)
+#include <sys/stat.h>
+#define CVML_HAVE_POSIX_FILES 1
 #else
-    return aligned_alloc(align, rounded ? rounded : align);
+#define CVML_HAVE_POSIX_FILES 0
+#endif
+
+void* cvml_aligned_alloc(size_t alignment, size_t size) {
+    /* aligned_alloc wants a size that is a multiple of the alignment. */
+    size_t rounded = (size + alignment - 1) / alignment * alignment;
+    if (rounded < size) return nullptr;
+    if (rounded == 0) rounded = alignment;
+#if defined(_WIN32)
+    return _aligned_malloc(rounded, alignment);
+#elif defined(__NEWLIB__)
+    return memalign(alignment, rounded);
+#else
+    return aligned_alloc(alignment, rounded);
 #endif
 }
 
@@ -55,10 +70,23 @@ uint64_t cvml_monotonic_ns(void) {
 #elif defined(CLOCK_MONOTONIC)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 #else
-    return 0;  // no clock on this target: profiles read zero
+    clock_t c = clock();
+    if (c == static_cast<clock_t>(-1)) return 0;
+    return static_cast<uint64_t>(c) * (1000000000u / CLOCKS_PER_SEC);
 #endif
 }
 
-}  // extern "C"
+int cvml_regular_file_size(FILE* f, size_t* size) {
+#if CVML_HAVE_POSIX_FILES
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) return 0;
+    *size = static_cast<size_t>(st.st_size);
+    return 1;
+#else
+    (void)f;
+    (void)size;
+    return 0;
+#endif
+}

@@ -26,7 +26,8 @@ function(cvml_windows_gtest target)
   target_compile_options(${target} PRIVATE ${CVML_WARNINGS}
     -include ${CMAKE_CURRENT_SOURCE_DIR}/windows/posix_shim.h)
   target_compile_definitions(${target} PRIVATE CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
+    CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+    CVML_WITH_THREADS=$<BOOL:${CVML_WITH_THREADS}>)
 endfunction()
 
 file(GLOB cvml_unit_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/*_test.cpp)

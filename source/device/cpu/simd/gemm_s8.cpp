@@ -1,5 +1,6 @@
 #include "device/cpu/simd/gemm_s8.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +61,8 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
     out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
     if (!out->data || !out->start) {
         gemm_weights_free(out);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "out of memory packing %" PRId32 " x %" PRId32 " weights", M, K);
     }
     memset(out->data, 0, elems);
     for (int32_t m = 0; m < M; ++m) {
@@ -105,7 +107,8 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
     out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
     if ((tail && !out->data) || !out->start) {
         gemm_weights_free(out);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "out of memory packing %" PRId32 " x %" PRId32 " weights", M, K);
     }
     if (tail) memset(out->data, 0, tail_bytes);
     int32_t tail0 = M - tail;
