@@ -684,8 +684,9 @@ static int writable_input(cvml_tensor* t, size_t count, int32_t** dst) {
         return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' is not a graph input", it->name);
     size_t n = static_cast<size_t>(ir_tensor_element_count(it));
     if (count != n)
-        return cvml_fail(CVML_ERR_LOGIC, "input '%s' has %zu elements, %zu given", it->name, n,
-                         count);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "input '%s' has %" CVML_PRIuSIZE " elements, %" CVML_PRIuSIZE " given",
+                         it->name, n, count);
     if (!it->data) {
         it->data = malloc(sizeof(int32_t) * (n ? n : 1));
         if (!it->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -729,8 +730,9 @@ static int readable(const cvml_tensor* t, size_t count, const int32_t** src) {
     const ir_tensor* it = as_ir(t);
     size_t n = static_cast<size_t>(ir_tensor_element_count(it));
     if (count != n)
-        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' has %zu elements, %zu asked", it->name, n,
-                         count);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "tensor '%s' has %" CVML_PRIuSIZE " elements, %" CVML_PRIuSIZE " asked",
+                         it->name, n, count);
     if (!it->data)
         return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' holds no data (run the graph first)",
                          it->name);

@@ -78,7 +78,14 @@ run_board() {
     ram=$(sed -E 's/.* ram_peak ([0-9]+) .*/\1/' <<<"$line")
     text=$(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | awk '{print $2}')
     echo "mcu $board $model: output ${got_values//,/ } gas $got_gas ram_peak $ram text $text"
-    echo "    detail: ${line#*ram_peak $ram }, $(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | sed 's/text [0-9]* //')"
+    local detail=${line#*ram_peak $ram }
+    # Name the function behind an allocation made after load (a return address, Thumb bit set).
+    local caller
+    caller=$(grep -o 'last_alloc_from 0x[0-9a-f]*' <<<"$line" | awk '{print $2}' || true)
+    if [[ -n $caller ]] && command -v arm-none-eabi-addr2line >/dev/null 2>&1; then
+      detail+=" in $(arm-none-eabi-addr2line -f -C -e "$dir/mcu_$model.elf" "$(printf '0x%x' $((caller & ~1)))" | head -1)"
+    fi
+    echo "    detail: $detail, $(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | sed 's/text [0-9]* //')"
   done
 }
 

@@ -7,6 +7,7 @@
 #include "module/device.h"
 #include "module/serializer.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 

@@ -366,7 +366,8 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         st->arena =
             static_cast<uint8_t*>(cvml_aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
         if (!st->arena)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %zu bytes", st->arena_size);
+            rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %" CVML_PRIuSIZE " bytes",
+                           st->arena_size);
         else
             memset(st->arena, 0, st->arena_size + kArenaAlign);
     }
