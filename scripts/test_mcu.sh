@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Cross-builds the bare-metal harness (tests/mcu) for two emulated Cortex-M boards and
+# Cross-builds the bare-metal harness (tests/mcu) for three emulated Cortex-M boards and
 # runs every model in it under qemu-system-arm (docs/embedded.md):
 #   mps3-an547  Cortex-M55 (cmake/toolchain/cortex-m55.cmake)
 #   mps2-an500  Cortex-M7  (cmake/toolchain/cortex-m7.cmake)
+#   mps2-an386  Cortex-M4F (cmake/toolchain/cortex-m4f.cmake)
 # Models: the bundled resnet_block_chain (tests/mcu/models), and cifar_resnet20 from
 # ../shared/models when present (skipped with a message otherwise).
 # Fails on any wrong output byte or gas figure (the image checks both against the
@@ -91,6 +92,7 @@ run_board() {
 
 run_board mps3-an547 cortex-m55 || failures=$((failures + 1))
 run_board mps2-an500 cortex-m7 || failures=$((failures + 1))
+run_board mps2-an386 cortex-m4f || failures=$((failures + 1))
 
 if [[ $failures -ne 0 ]]; then
   echo "test_mcu: $failures failure(s)" >&2
