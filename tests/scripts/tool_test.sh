@@ -95,6 +95,8 @@ usage)
     expect 64 "$cvml" validate --json=1 "$model"
     expect 0 "$cvml" devices
     contains "cpu" out
+    # the plugin directories it names can exist: none lies under the program's own file
+    grep -qF "$cvml/" "$work/out" && fail "cvml devices names a path under the executable: $(cat "$work/out")"
     expect 0 "$cvml" devices --json
     contains '"devices"' out
     # bad files: missing, a directory without a model, garbage, empty
