@@ -75,6 +75,7 @@ usage)
         expect 64 "$cvml" bench --runs
         expect 64 "$cvml" bench "$model" --model ssd
         expect 64 "$cvml" bench a b c
+        expect 64 "$cvml" bench "$model" --save "$work"
         expect 1 "$cvml" bench "$work/missing"
     else
         expect 64 "$cvml" bench
