@@ -407,14 +407,16 @@ void library_dirs(char* own, size_t cap) {
     char dir[PATH_MAX];
     dir_name(file, dir, sizeof dir);
     const char* rel = is_program ? CVML_PLUGIN_DIR_FROM_BINDIR : "cvml/plugins";
+    // "bin/../lib" read as "lib" by hand: the directory may not exist to be resolved.
+    while (strncmp(rel, "../", 3) == 0 && strcmp(dir, "/") != 0) {
+        char up[PATH_MAX];
+        dir_name(dir, up, sizeof up);
+        cvml_strlcpy(dir, up[0] ? up : "/", sizeof dir);
+        rel += 3;
+    }
     // A path too long for `own` is dropped rather than searched truncated.
     int n = snprintf(own, cap, "%s/%s", dir, rel);
-    if (n < 0 || static_cast<size_t>(n) >= cap) {
-        own[0] = '\0';
-        return;
-    }
-    char resolved[PATH_MAX];  // bin/../lib/... read as lib/... where it exists
-    if (cap >= PATH_MAX && os_realpath(own, resolved)) cvml_strlcpy(own, resolved, cap);
+    if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
 }
 
 void note_expected(const char* searched) {

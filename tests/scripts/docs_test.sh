@@ -115,5 +115,14 @@ for doc in $docs; do
         failures=$((failures + 1))
     fi
 done
+# Every "FORMAT.md §N" the tree cites names a section of docs/FORMAT.md.
+cited=$(cd "$fresh" && grep -rhoE 'FORMAT\.md (§|)[0-9]+(\.[0-9]+)?' api source docs tools tests \
+    2> /dev/null | sed 's/.* §*//' | sort -u)
+for n in $cited; do
+    grep -qE "^#+ $n\.? " "$fresh/docs/FORMAT.md" ||
+        { echo "FAIL: FORMAT.md §$n is cited but docs/FORMAT.md has no section $n" >&2; failures=$((failures + 1)); }
+done
+echo "docs_test: FORMAT.md sections cited: $(echo $cited)"
+
 echo "docs_test: $ran commands run, $skipped skipped, $failures document(s) failed"
 [ "$failures" = 0 ]

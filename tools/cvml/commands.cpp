@@ -860,8 +860,8 @@ int cmd_devices(int argc, char** argv) {
     if (!plugins.empty()) {
         printf("plugins:\n");
         for (const auto& p : plugins)
-            printf("  %-8s %s %s%s%s\n", p.name.c_str(), p.loaded ? "loaded" : "not loaded",
-                   p.path.empty() ? "(not found)" : p.path.c_str(), p.reason.empty() ? "" : ": ",
+            printf("  %-8s %s%s%s%s%s\n", p.name.c_str(), p.loaded ? "loaded" : "not loaded",
+                   p.path.empty() ? "" : " ", p.path.c_str(), p.reason.empty() ? "" : ": ",
                    p.reason.c_str());
     }
     printf("cpu threads  %d (CVML_NUM_THREADS or --threads)\n", threads);
