@@ -23,7 +23,7 @@ const char kUsage[] =
     "  devices               list the devices a graph can run on\n"
     "  save MODEL --out P    write a model back as P.json + P.params\n"
 #if CVML_HAVE_BENCH
-    "  bench ...             measure inference speed (see 'cvml bench --help')\n"
+    "  bench [MODEL]         measure inference speed of a model or a built-in one\n"
 #endif
     "  version               print the library version\n"
     "\n"
@@ -33,6 +33,8 @@ const char kUsage[] =
     "  GRAPH [PARAMS]        a graph JSON file; PARAMS defaults to GRAPH's NAME.params\n"
     "                        (model.json -> model.params, symbol -> params)\n"
     "  PREFIX                PREFIX.json + PREFIX.params\n"
+    "  PARAMS                a params file: its graph beside it (params -> symbol,\n"
+    "                        NAME.params -> NAME.json)\n"
     "\n"
     "exit status: 0 success, 1 logic error (invalid model, input or mismatching output),\n"
     "             2 runtime error (the system or the runtime failed), 64 usage error.\n"

@@ -326,9 +326,9 @@ cvml_device g_device = {
     cu_free,
     cu_to_device,
     cu_to_host,
-    kIslandWork,
     cu_release,
     nullptr,
+    kIslandWork,
 };
 
 }  // namespace
@@ -364,7 +364,8 @@ int cuda_copy_input0(cuda_node_ctx* ctx) {
 }
 
 extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
-    if (!host || host->abi_version != CVML_PLUGIN_ABI_VERSION) return CVML_ERR_RUNTIME;
+    if (!host || CVML_PLUGIN_ABI_MAJOR_OF(host->abi_version) != CVML_PLUGIN_ABI_MAJOR)
+        return CVML_ERR_RUNTIME;
     g_host = host;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
