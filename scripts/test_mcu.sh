@@ -137,9 +137,17 @@ run_board() {
   done
 }
 
-run_board mps3-an547 cortex-m55 || failures=$((failures + 1))
-run_board mps2-an500 cortex-m7 || failures=$((failures + 1))
-run_board mps2-an386 cortex-m4f || failures=$((failures + 1))
+# CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards.
+boards=${CVML_MCU_BOARDS:-mps3-an547 mps2-an500 mps2-an386}
+for board in $boards; do
+  case $board in
+    mps3-an547) core=cortex-m55 ;;
+    mps2-an500) core=cortex-m7 ;;
+    mps2-an386) core=cortex-m4f ;;
+    *) echo "test_mcu: unknown board '$board'" >&2; exit 1 ;;
+  esac
+  run_board "$board" "$core" || failures=$((failures + 1))
+done
 
 if [[ $failures -ne 0 ]]; then
   echo "test_mcu: $failures failure(s)" >&2
