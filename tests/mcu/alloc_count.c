@@ -26,8 +26,10 @@ void __real_free(void* p);
 
 static struct alloc_counts g_counts;
 
+static const size_t g_trace_min = MCU_TRACE_ALLOC_MIN;
+
 static void trace(const char* what, size_t bytes, void* caller, void* p) {
-    if (MCU_TRACE_ALLOC_MIN == 0 || bytes < MCU_TRACE_ALLOC_MIN) return;
+    if (g_trace_min == 0 || bytes < g_trace_min) return;
     char line[96];
     if (caller)
         snprintf(line, sizeof line, "%s %lu %p %p\n", what, (unsigned long)bytes, caller, p);
