@@ -79,7 +79,7 @@ else
   fail "no test plugin DLL was built in $plugin_dir"
 fi
 step "a plugin for another ABI is refused before any of its code runs"
-bad="$build/tests/plugins/bad/cvml_testplugin_badabi.dll"
+bad="$build/tests/plugins/bad/cvml_cplugin_next.dll"
 [[ -f $bad ]] || fail "$bad was not built"
 # Its DllMain ends the process with 42 when it does run (rundll32 runs it):
 set +e

@@ -29,6 +29,15 @@ cmake --build "$work/cmake" > "$work/cmake-build.log" || { cat "$work/cmake-buil
 "$work/cmake/consumer_shared"
 "$work/cmake/consumer_static"
 
+echo "== C99 plugin built against the installed package"
+# The installed header alone, strict C99, with nothing but the include directory.
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -c "$src/tests/install/plugin_header.c" \
+    -I"$prefix/include/cvml" -o "$work/plugin_header.o"
+if [ -x "$prefix/bin/cvml" ]; then
+    sh "$src/tests/scripts/c_plugin_test.sh" "$prefix/bin/cvml" "$work/cmake/plugins" \
+        "$src/tests/conformance/cases" "$work/c_plugin" || fail "the C plugin's cases failed"
+fi
+
 echo "== pkg-config"
 command -v pkg-config > /dev/null || fail "pkg-config not found"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
@@ -41,4 +50,15 @@ LD_LIBRARY_PATH="$libdir" "$work/consumer_pc"
     "$libdir/libcvml.a" $(pkg-config --static --libs-only-l cvml | sed 's/-lcvml//') \
     -o "$work/consumer_pc_static"
 "$work/consumer_pc_static"
+# The C99 plugin with pkg-config's flags alone: it links nothing of libcvml.
+mkdir -p "$work/pc_plugin"
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
+    "$src/tests/plugins/c_plugin.c" $(pkg-config --cflags cvml) -Wl,--no-undefined \
+    -o "$work/pc_plugin/libcvml_cplugin.so"
+if [ -x "$prefix/bin/cvml" ]; then
+    relu="$src/tests/conformance/cases/009_relu"
+    "$prefix/bin/cvml" run "$relu" --input "$relu/input.bin" --expect "$relu/output.bin" \
+        --plugin "$work/pc_plugin/libcvml_cplugin.so" --device cplugin ||
+        fail "the pkg-config build of the C plugin did not run"
+fi
 echo "install_test: passed"

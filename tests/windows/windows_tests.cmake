@@ -66,22 +66,17 @@ if(TARGET example_build_and_run)
     ENVIRONMENT "${cvml_test_env};WINEPATH=$<TARGET_FILE_DIR:cvml>")
 endif()
 
-# The test plugin as a DLL, loaded with LoadLibrary by scripts/test_windows.sh (cvml.exe
-# devices): it links nothing of the library, everything comes through the host table.
-add_library(cvml_testplugin MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/test_plugin.cpp)
-target_include_directories(cvml_testplugin PRIVATE ${PROJECT_SOURCE_DIR}/api
-  ${PROJECT_SOURCE_DIR}/source ${CMAKE_CURRENT_SOURCE_DIR}/plugins)
-target_compile_options(cvml_testplugin PRIVATE ${CVML_WARNINGS})
-set_target_properties(cvml_testplugin PROPERTIES PREFIX "" OUTPUT_NAME cvml_testplugin
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/plugins/good)
-
-# The same plugin declaring the next ABI version, with a DllMain that ends the process:
-# loading it must refuse it without running any of its code.
-add_library(cvml_testplugin_badabi MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/test_plugin.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/windows/dllmain_exits.cpp)
-target_include_directories(cvml_testplugin_badabi PRIVATE ${PROJECT_SOURCE_DIR}/api
-  ${PROJECT_SOURCE_DIR}/source ${CMAKE_CURRENT_SOURCE_DIR}/plugins)
-target_compile_options(cvml_testplugin_badabi PRIVATE ${CVML_WARNINGS})
-target_compile_definitions(cvml_testplugin_badabi PRIVATE TEST_PLUGIN_WRONG_ABI)
-set_target_properties(cvml_testplugin_badabi PROPERTIES PREFIX "" OUTPUT_NAME cvml_testplugin_badabi
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/plugins/bad)
+# The C99 test plugin (tests/plugins/c_plugin.c) as DLLs, loaded with LoadLibrary by
+# scripts/test_windows.sh through cvml.exe: it links nothing of the library, everything
+# comes through the host table. The variant declaring the next ABI major version also
+# has a DllMain that ends the process: loading it must refuse it without running it.
+function(cvml_windows_c_plugin name dir)
+  add_library(${name} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/c_plugin.c ${ARGN})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/api)
+  set_target_properties(${name} PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF PREFIX ""
+    OUTPUT_NAME ${name} LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/plugins/${dir})
+  target_compile_options(${name} PRIVATE -Wall -Wextra -pedantic -Werror)
+endfunction()
+cvml_windows_c_plugin(cvml_cplugin good)
+cvml_windows_c_plugin(cvml_cplugin_next bad ${CMAKE_CURRENT_SOURCE_DIR}/windows/dllmain_exits.c)
+target_compile_definitions(cvml_cplugin_next PRIVATE CPLUGIN_NEXT_MAJOR)
