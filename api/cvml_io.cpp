@@ -1,4 +1,5 @@
 /* Saving (through a serializer) and upstream's byte I/O (FORMAT.md §4.3). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "module/graph_handle.h"
 #include "module/serializer.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 #define REQUIRE(cond, what)                                                      \
     do {                                                                         \
@@ -80,7 +82,7 @@ static int input_facts(const ir_graph* g, const ir_tensor** data, int* type_size
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
     if (g->input_count != 1)
         return cvml_fail(CVML_ERR_LOGIC,
-                         "upstream byte I/O needs exactly one input, the graph has %d",
+                         "upstream byte I/O needs exactly one input, the graph has %" PRId32,
                          g->input_count);
     *data = g->tensors[g->inputs[0]];
     *type_size = (*data)->precision <= 8 ? 1 : 4;
@@ -232,10 +234,14 @@ int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, 
     if (!rc) rc = cvml_graph_output_bytes(g, &out_len, &out_type);
     if (rc) return rc;
     if (input_length != in_len)
-        return cvml_fail(CVML_ERR_LOGIC, "input length %zu does not match the model's %zu",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "input length %" CVML_PRIuSIZE
+                         " does not match the model's %" CVML_PRIuSIZE,
                          input_length, in_len);
     if (output_length_given != out_len)
-        return cvml_fail(CVML_ERR_LOGIC, "output length %zu does not match the model's %zu",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "output length %" CVML_PRIuSIZE
+                         " does not match the model's %" CVML_PRIuSIZE,
                          output_length_given, out_len);
     memset(output, 0, out_len);
     size_t count = in_len / static_cast<size_t>(in_type);

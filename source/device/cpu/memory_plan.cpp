@@ -1,5 +1,6 @@
 #include "device/cpu/memory_plan.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "cvml.h"
@@ -33,7 +34,8 @@ int memory_plan(plan_request* requests, int32_t count, size_t align, size_t* are
     if (count == 0) return CVML_OK;
     int32_t* order =
         static_cast<int32_t*>(malloc(sizeof(int32_t) * 2 * static_cast<size_t>(count)));
-    if (!order) return cvml_fail(CVML_ERR_RUNTIME, "out of memory planning %d buffers", count);
+    if (!order)
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory planning %" PRId32 " buffers", count);
     int32_t* placed = order + count;
     int32_t placed_count = 0;
     order_by_size(requests, order, count);

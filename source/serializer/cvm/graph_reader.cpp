@@ -2,15 +2,18 @@
  * members one after the other, so the first bad member in document order decides
  * the error), then runs PrepareGraphWithVersion's checks in its order, builds the IR
  * and verifies it (FORMAT.md §4.1, §5). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/verify.h"
+#include "module/registry.h"
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -43,7 +46,8 @@ struct file_graph {
 };
 
 int type_error(const json_value* v, const char* what, const char* expected) {
-    return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %zu is %s, expected %s", what,
+    return cvml_fail(CVML_ERR_RUNTIME,
+                     "graph JSON: %s at byte %" CVML_PRIuSIZE " is %s, expected %s", what,
                      v->offset, json_type_name(v->type), expected);
 }
 
@@ -60,8 +64,9 @@ int require_int32_array(const json_value* v, const char* what) {
     int rc = require_int_array(v, what);
     for (int32_t i = 0; !rc && i < v->count; ++i)
         if (v->items[i]->integer < INT32_MIN || v->items[i]->integer > INT32_MAX)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s[%d] = %lld does not fit an int", what,
-                           i, static_cast<long long>(v->items[i]->integer));
+            rc = cvml_fail(CVML_ERR_RUNTIME,
+                           "graph JSON: %s[%" PRId32 "] = %lld does not fit an int", what, i,
+                           static_cast<long long>(v->items[i]->integer));
     return rc;
 }
 
@@ -84,8 +89,9 @@ int require_entries(const json_value* v, const char* what) {
                 return type_error(e->items[k], what, "an integer");
         if (e->count < 2 || e->count > 3)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "graph JSON: %s entry %d has %d items, expected 2 or 3", what, i,
-                             e->count);
+                             "graph JSON: %s entry %" PRId32 " has %" PRId32
+                             " items, expected 2 or 3",
+                             what, i, e->count);
     }
     return CVML_OK;
 }
@@ -105,11 +111,13 @@ int decode_node_attrs(const json_value* v, file_node* n, int32_t index) {
             have_func = true;
         } else if (!key_is(m, "num_inputs") && !key_is(m, "num_outputs") &&
                    !key_is(m, "op_attrs") && !key_is(m, "flatten_data")) {
-            return cvml_fail(CVML_ERR_RUNTIME, "node %d: node attributes do not support key '%s'",
-                             index, m->key);
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "node %" PRId32 ": node attributes do not support key '%s'", index,
+                             m->key);
         }
     }
-    if (!have_func) return cvml_fail(CVML_ERR_LOGIC, "node %d: attrs without func_name", index);
+    if (!have_func)
+        return cvml_fail(CVML_ERR_LOGIC, "node %" PRId32 ": attrs without func_name", index);
     return CVML_OK;
 }
 
@@ -124,7 +132,8 @@ int decode_node(const json_value* v, file_node* n, int32_t index) {
             n->has_op = true;
             if (strcmp(n->op, "cvm_op") != 0 && strcmp(n->op, "null") != 0)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "node %d: CVM executor only supported cvm_op or parameter vs. %s",
+                                 "node %" PRId32
+                                 ": CVM executor only supported cvm_op or parameter vs. %s",
                                  index, n->op);
         } else if (key_is(m, "name")) {
             if (m->type != JSON_STRING) return type_error(m, "node name", "a string");
@@ -140,13 +149,13 @@ int decode_node(const json_value* v, file_node* n, int32_t index) {
             if (m->type != JSON_NUMBER || !m->is_int)
                 return type_error(m, "node precision", "an integer");
         } else {
-            return cvml_fail(CVML_ERR_RUNTIME, "node %d: node do not support key '%s'", index,
-                             m->key);
+            return cvml_fail(CVML_ERR_RUNTIME, "node %" PRId32 ": node do not support key '%s'",
+                             index, m->key);
         }
         if (rc) return rc;
     }
     if (!n->has_op || !n->has_name || !n->has_inputs)
-        return cvml_fail(CVML_ERR_LOGIC, "node %d: missing %s", index,
+        return cvml_fail(CVML_ERR_LOGIC, "node %" PRId32 ": missing %s", index,
                          !n->has_op     ? "op"
                          : !n->has_name ? "name"
                                         : "inputs");
@@ -285,19 +294,21 @@ int parse_op_attrs(const char* text, ir_node* node) {
     json_doc doc;
     int rc = json_parse(text, strlen(text), &doc);
     if (rc) {
-        cvml_fail_context(rc, "op_attrs of node %d '%s': ", node->index, node->name);
+        cvml_fail_context(rc, "op_attrs of node %" PRId32 " '%s': ", node->index, node->name);
         json_free(&doc);
         return rc;
     }
     const json_value* o = doc.root;
     if (o->type != JSON_OBJECT)
-        rc = cvml_fail(CVML_ERR_RUNTIME, "op_attrs of node %d '%s' is %s, expected an object",
-                       node->index, node->name, json_type_name(o->type));
+        rc = cvml_fail(CVML_ERR_RUNTIME,
+                       "op_attrs of node %" PRId32 " '%s' is %s, expected an object", node->index,
+                       node->name, json_type_name(o->type));
     for (int32_t i = 0; !rc && i < o->count; ++i) {
         const json_value* m = o->items[i];
         if (m->type != JSON_STRING) {
-            rc = cvml_fail(CVML_ERR_RUNTIME, "op_attrs of node %d '%s': '%s' is not a string",
-                           node->index, node->name, m->key);
+            rc = cvml_fail(CVML_ERR_RUNTIME,
+                           "op_attrs of node %" PRId32 " '%s': '%s' is not a string", node->index,
+                           node->name, m->key);
             break;
         }
         if (json_get(o, m->key) != m) continue;  // a later duplicate wins
@@ -316,7 +327,8 @@ int file_eid(const file_graph* f, int64_t node, int64_t index, int64_t* eid) {
                          static_cast<long long>(node), static_cast<long long>(index));
     *eid = item(rp, static_cast<int32_t>(node)) + index;
     if (*eid < 0 || *eid >= f->storage_id->count)
-        return cvml_fail(CVML_ERR_LOGIC, "entry [%lld, %lld] gives entry id %lld, outside 0..%d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "entry [%lld, %lld] gives entry id %lld, outside 0..%" PRId32,
                          static_cast<long long>(node), static_cast<long long>(index),
                          static_cast<long long>(*eid), f->storage_id->count - 1);
     return CVML_OK;
@@ -340,10 +352,10 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
                 rc = file_eid(f, item(in->items[k], 0), item(in->items[k], 1), &in_eid);
                 if (rc) return graph_node_error(node, rc);
                 if (item(f->storage_id, static_cast<int32_t>(in_eid)) == out_sid)
-                    return graph_node_error(
-                        node, cvml_fail(CVML_ERR_LOGIC,
-                                        "input %d and output %d use the same storage_id %lld", k, o,
-                                        static_cast<long long>(out_sid)));
+                    return graph_node_error(node, cvml_fail(CVML_ERR_LOGIC,
+                                                            "input %" PRId32 " and output %" PRId32
+                                                            " use the same storage_id %lld",
+                                                            k, o, static_cast<long long>(out_sid)));
             }
         }
     }
@@ -352,37 +364,42 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
 
 int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
     if (f->shape->count != entries)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute shape size: %d, expected %d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute shape size: %" PRId32 ", expected %" PRId32,
                          f->shape->count, entries);
     for (int32_t i = 0; i < entries; ++i) {
         const json_value* s = f->shape->items[i];
         if (s->count < 1 || s->count > CVML_MAX_DIMS)
-            return cvml_fail(CVML_ERR_LOGIC, "shape of entry %d: ndim should be in (0, 6], but %d",
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "shape of entry %" PRId32 ": ndim should be in (0, 6], but %" PRId32,
                              i, s->count);
         int64_t size = 1;
         for (int32_t d = 0; d < s->count; ++d) {
             int64_t x = item(s, d);
             if (x < 1 || x > kMaxDim)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "shape of entry %d: dimension should be in (0, 2^24], but %lld", i,
-                                 static_cast<long long>(x));
+                                 "shape of entry %" PRId32
+                                 ": dimension should be in (0, 2^24], but %lld",
+                                 i, static_cast<long long>(x));
             size *= x;
             if (size > kMaxSize)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "shape of entry %d: size should not exceed 2^30, but %lld", i,
-                                 static_cast<long long>(size));
+                                 "shape of entry %" PRId32
+                                 ": size should not exceed 2^30, but %lld",
+                                 i, static_cast<long long>(size));
         }
     }
     int32_t pcount = f->precision ? f->precision->count : 0;
     if (pcount != entries)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute precision size: %d, expected %d", pcount,
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute precision size: %" PRId32 ", expected %" PRId32, pcount,
                          entries);
     for (int32_t i = 0; i < entries; ++i) {
         int64_t p = item(f->precision, i);
         if (p != -1 && (p < 1 || p > 32))
             return cvml_fail(CVML_ERR_LOGIC,
-                             "precision of entry %d should be -1 or in (0, 32], but %lld", i,
-                             static_cast<long long>(p));
+                             "precision of entry %" PRId32 " should be -1 or in (0, 32], but %lld",
+                             i, static_cast<long long>(p));
     }
     if (f->device_index && f->device_index->count != 0)
         return cvml_fail(CVML_ERR_LOGIC, "graph attribute device_index must be empty");
@@ -397,31 +414,36 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
     int32_t entries = row_ptr[f->node_count];
     int32_t dcount = f->dltype ? f->dltype->count : 0;
     if (dcount != entries)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute dltype size: %d, expected %d", dcount,
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute dltype size: %" PRId32 ", expected %" PRId32, dcount,
                          entries);
     for (int32_t i = 0; i < entries; ++i)
         if (strcmp(f->dltype->items[i]->str, "int32") != 0)
-            return cvml_fail(CVML_ERR_LOGIC, "dltype of entry %d: type %s is not supported", i,
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "dltype of entry %" PRId32 ": type %s is not supported", i,
                              f->dltype->items[i]->str);
     if (f->node_row_ptr->count != f->node_count + 1)
-        return cvml_fail(CVML_ERR_LOGIC, "node_row_ptr's size: %d, expected %d",
+        return cvml_fail(CVML_ERR_LOGIC, "node_row_ptr's size: %" PRId32 ", expected %" PRId32,
                          f->node_row_ptr->count, f->node_count + 1);
     for (int32_t i = 0; i <= f->node_count; ++i)
         if (item(f->node_row_ptr, i) != row_ptr[i])
             return cvml_fail(CVML_ERR_LOGIC,
-                             "node_row_ptr is invalid at index %d with value %lld, expected %d", i,
-                             static_cast<long long>(item(f->node_row_ptr, i)), row_ptr[i]);
+                             "node_row_ptr is invalid at index %" PRId32
+                             " with value %lld, expected %" PRId32,
+                             i, static_cast<long long>(item(f->node_row_ptr, i)), row_ptr[i]);
     int32_t vars = 0;
     for (int32_t i = 0; i < f->node_count; ++i) vars += f->nodes[i].is_var;
     int32_t acount = f->arg_nodes ? f->arg_nodes->count : 0;
     if (acount != vars)
-        return cvml_fail(CVML_ERR_LOGIC, "arg_nodes' size: %d, expected %d", acount, vars);
+        return cvml_fail(CVML_ERR_LOGIC, "arg_nodes' size: %" PRId32 ", expected %" PRId32, acount,
+                         vars);
     for (int32_t i = 0, k = 0; i < f->node_count; ++i) {
         if (!f->nodes[i].is_var) continue;
         if (item(f->arg_nodes, k) != i)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "arg_nodes is invalid at index %d with value %lld, expected %d", k,
-                             static_cast<long long>(item(f->arg_nodes, k)), i);
+                             "arg_nodes is invalid at index %" PRId32
+                             " with value %lld, expected %" PRId32,
+                             k, static_cast<long long>(item(f->arg_nodes, k)), i);
         ++k;
     }
     return CVML_OK;
@@ -432,7 +454,7 @@ int check_arg_names(const file_graph* f) {
     for (int32_t i = 0; i < f->arg_nodes->count; ++i) {
         int64_t a = item(f->arg_nodes, i);
         if (a < 0 || a >= f->node_count)
-            return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%d] = %lld is not a node", i,
+            return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", i,
                              static_cast<long long>(a));
         for (int32_t k = 0; k < i; ++k)
             if (strcmp(f->nodes[item(f->arg_nodes, k)].name, f->nodes[a].name) == 0)
@@ -447,7 +469,8 @@ int build(const file_graph* f, ir_graph* g) {
     int rc = check_arg_names(f);
     if (rc) return rc;
     if (f->op_attrs->count != f->node_count)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute op_attrs size: %d, expected %d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute op_attrs size: %" PRId32 ", expected %" PRId32,
                          f->op_attrs->count, f->node_count);
 
     // Nodes with their operators and attributes (3.3).
@@ -473,8 +496,7 @@ int build(const file_graph* f, ir_graph* g) {
         char stripped[128];
         op_strip_suffix(node->op_name, stripped, sizeof stripped);
         if (!op_registry_find(stripped))
-            return graph_node_error(
-                node, cvml_fail(CVML_ERR_RUNTIME, "Operator %s is not registered", stripped));
+            return graph_node_error(node, registry_operator_missing(stripped));
         rc = parse_op_attrs(f->op_attrs->items[n]->str, node);
         if (!rc) rc = graph_prepare_node(g, node);
         if (rc) return rc;
@@ -492,12 +514,13 @@ int build(const file_graph* f, ir_graph* g) {
     row_ptr[f->node_count] = static_cast<int32_t>(entries);
 
     if (f->storage_id->count != entries)
-        rc = cvml_fail(CVML_ERR_LOGIC, "graph attribute storage_id size: %d, expected %lld",
-                       f->storage_id->count, static_cast<long long>(entries));
+        rc =
+            cvml_fail(CVML_ERR_LOGIC, "graph attribute storage_id size: %" PRId32 ", expected %lld",
+                      f->storage_id->count, static_cast<long long>(entries));
     for (int32_t i = 0; !rc && i < f->storage_id->count; ++i)
         if (item(f->storage_id, i) < 0)
             rc = cvml_fail(CVML_ERR_LOGIC,
-                           "storage id of entry %d should not be less than 0, but %lld", i,
+                           "storage id of entry %" PRId32 " should not be less than 0, but %lld", i,
                            static_cast<long long>(item(f->storage_id, i)));
     if (!rc) rc = check_storage_reuse(f, g);
     if (!rc) rc = check_shapes_and_precisions(f, static_cast<int32_t>(entries));
@@ -515,7 +538,7 @@ int build(const file_graph* f, ir_graph* g) {
                 rc = graph_node_error(
                     g->nodes[n],
                     cvml_fail(CVML_ERR_LOGIC,
-                              "input %d [%lld, %lld]: the graph does not follow the "
+                              "input %" PRId32 " [%lld, %lld]: the graph does not follow the "
                               "topological order",
                               k, static_cast<long long>(src), static_cast<long long>(index)));
         }
@@ -530,7 +553,7 @@ int build(const file_graph* f, ir_graph* g) {
             if (o == 0)
                 snprintf(name, sizeof name, "%s", node->name);
             else
-                snprintf(name, sizeof name, "%s:%d", node->name, o);
+                snprintf(name, sizeof name, "%s:%" PRId32, node->name, o);
             int32_t ti = ir_graph_add_tensor(g, name);
             if (ti < 0) {
                 rc = CVML_ERR_RUNTIME;
@@ -566,7 +589,7 @@ int build(const file_graph* f, ir_graph* g) {
                               ? row_ptr[src] + index
                               : INT64_MAX;
             if (eid >= entries)
-                rc = cvml_fail(CVML_ERR_LOGIC, "head %d [%lld, %lld] names no entry", i,
+                rc = cvml_fail(CVML_ERR_LOGIC, "head %" PRId32 " [%lld, %lld] names no entry", i,
                                static_cast<long long>(src), static_cast<long long>(index));
             else
                 g->outputs[g->output_count++] = static_cast<int32_t>(eid);
@@ -598,7 +621,8 @@ int check_variable_names(const ir_graph* g) {
         if (g->nodes[i]->op) continue;
         for (int32_t k = 0; k < i; ++k)
             if (!g->nodes[k]->op && strcmp(g->nodes[k]->name, g->nodes[i]->name) == 0)
-                return cvml_fail(CVML_ERR_LOGIC, "variable name %s is used by nodes %d and %d",
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "variable name %s is used by nodes %" PRId32 " and %" PRId32,
                                  g->nodes[i]->name, k, i);
     }
     return CVML_OK;

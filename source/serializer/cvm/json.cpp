@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "utility/error.h"
+#include "utility/platform.h"
 
 struct json_chunk {
     json_chunk* next;
@@ -47,13 +48,14 @@ struct parser {
 };
 
 int fail_at(const parser* p, const char* what) {
-    return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %zu", what, p->pos);
+    return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %" CVML_PRIuSIZE, what, p->pos);
 }
 
 int out_of_budget(const parser* p) {
     return cvml_fail(CVML_ERR_RUNTIME,
-                     "graph JSON: more memory needed than allowed for a %zu-byte document "
-                     "(byte %zu)",
+                     "graph JSON: more memory needed than allowed for a %" CVML_PRIuSIZE
+                     "-byte document "
+                     "(byte %" CVML_PRIuSIZE ")",
                      p->n, p->pos);
 }
 
@@ -330,7 +332,8 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
     // least one input byte; strings copy at most their own bytes. 64x the input plus
     // a fixed floor covers any valid document and bounds hostile ones.
     if (size > (SIZE_MAX - 65536) / 64)
-        return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %zu bytes is too large", size);
+        return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %" CVML_PRIuSIZE " bytes is too large",
+                         size);
     doc->budget = size * 64 + 65536;
     parser p = {text, size, 0, doc, standard};
     json_value* root = nullptr;

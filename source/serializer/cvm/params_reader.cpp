@@ -1,6 +1,7 @@
 /* The params blob reader (FORMAT.md §4.2) and the load-only refusals that run
  * between the graph and the params (§5 step 5, divergence D2). Every size is checked
  * against the bytes that remain before anything is allocated. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "serializer/cvm/cvm_format.h"
 #include "graph/verify.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -122,7 +124,8 @@ int store_values(ir_tensor* t, const uint8_t* data, int64_t n, int64_t elem, int
         }
         if (v < -bound || v > bound)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "params: parameter %s at index %lld value %d exceeds precision %d",
+                             "params: parameter %s at index %lld value %" PRId32
+                             " exceeds precision %" PRId32,
                              name, static_cast<long long>(first + i), v, t->precision);
         ir_storage_store(t->const_data, t->storage, first + i, v);
     }
@@ -140,7 +143,7 @@ __attribute__((noinline)) int copy_values_from_file(reader* r, ir_tensor* t, int
         const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
         const uint8_t* data = r->take(static_cast<size_t>(n * elem), chunk);
         if (!data)
-            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
+            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it",
                              name, start);
         rc = store_values(t, data, n, elem, i, name);
         i += n;
@@ -159,7 +162,7 @@ int copy_values(reader* r, ir_tensor* t, int bits, int64_t elems, const char* na
     if (r->p) {
         const uint8_t* data = r->in_memory(static_cast<size_t>(elems * elem));
         rc = data ? store_values(t, data, elems, elem, 0, name)
-                  : cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
+                  : cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it",
                               name, start);
     } else {
         rc = copy_values_from_file(r, t, elem, elems, name, start);
@@ -197,7 +200,7 @@ int borrow_or_copy(reader* r, ir_tensor* t, int bits, int64_t elems, const char*
         }
         if (v < -bound || v > bound)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "params: parameter %s at index %lld value %d exceeds precision %d",
+                             "params: parameter %s at index %lld value %" PRId32 " exceeds precision %" PRId32,
                              name, static_cast<long long>(i), v, t->precision);
     }
     // int32 values of a precision of at most 8 stay int32 wide: storage is per tensor.
@@ -213,19 +216,23 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
     int32_t dev_type, dev_id, ndim;
     uint8_t dtype[4];
     if (!read_u64(r, &magic) || !read_u64(r, &reserved))
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": truncated header", name,
                          start);
     if (magic != kArrayMagic)
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: bad magic 0x%016llx",
-                         name, start, static_cast<unsigned long long>(magic));
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": bad magic 0x%016llx", name,
+                         start, static_cast<unsigned long long>(magic));
     if (!read_i32(r, &dev_type) || !read_i32(r, &dev_id) || !read_i32(r, &ndim) ||
         !r->read(dtype, 4))
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": truncated header", name,
                          start);
     if (ndim < 0 || static_cast<uint64_t>(ndim) * 8 > r->remaining())
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "params: array '%s' at byte %zu: ndim %d exceeds the blob", name, start,
-                         ndim);
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": ndim %" PRId32
+                         " exceeds the blob",
+                         name, start, ndim);
     int64_t shape[64];
     int64_t elems = 1;
     bool overflow = false;
@@ -241,14 +248,16 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
     }
     uint64_t byte_size;
     if (!read_u64(r, &byte_size))
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": truncated header", name,
                          start);
     uint8_t code = dtype[0], bits = dtype[1];
     uint16_t lanes = static_cast<uint16_t>(dtype[2] | dtype[3] << 8);
     int64_t elem_bytes = (bits + 7) / 8;
     if (overflow || byte_size != static_cast<uint64_t>(elems * elem_bytes))
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "params: array '%s' at byte %zu: data_byte_size %llu does not match its "
+                         "params: array '%s' at byte %" CVML_PRIuSIZE
+                         ": data_byte_size %llu does not match its "
                          "shape and type",
                          name, start, static_cast<unsigned long long>(byte_size));
     if (byte_size > r->remaining()) {
@@ -256,11 +265,14 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
             // D3: upstream accepts a short last tensor and leaves the rest of it
             // uninitialised; the result would be undefined, so it is refused.
             return cvml_fail(CVML_ERR_LOGIC,
-                             "params: array '%s' at byte %zu: %llu data bytes but only %zu remain",
+                             "params: array '%s' at byte %" CVML_PRIuSIZE
+                             ": %llu data bytes but only %" CVML_PRIuSIZE " remain",
                              name, start, static_cast<unsigned long long>(byte_size),
                              r->remaining());
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "params: array '%s' at byte %zu: %llu data bytes but only %zu remain "
+                         "params: array '%s' at byte %" CVML_PRIuSIZE
+                         ": %llu data bytes but only %" CVML_PRIuSIZE
+                         " remain "
                          "(the next array is missing)",
                          name, start, static_cast<unsigned long long>(byte_size), r->remaining());
     }
@@ -272,20 +284,22 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
         return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': int%u x%u is not int8 or int32", name,
                          bits, lanes);
     if (dev_type != 1)
-        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': device type %d is not CPU", name,
-                         dev_type);
+        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': device type %" PRId32 " is not CPU",
+                         name, dev_type);
     if (ndim != t->ndim)
-        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': ndim %d does not match %d", name,
-                         ndim, t->ndim);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "params: array '%s': ndim %" PRId32 " does not match %" PRId32, name, ndim,
+                         t->ndim);
     for (int32_t i = 0; i < ndim; ++i)
         if (shape[i] != t->dims[i])
-            return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': dim %d is %lld, expected %lld",
-                             name, i, static_cast<long long>(shape[i]),
-                             static_cast<long long>(t->dims[i]));
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "params: array '%s': dim %" PRId32 " is %lld, expected %lld", name, i,
+                             static_cast<long long>(shape[i]), static_cast<long long>(t->dims[i]));
     if (t->kind == TENSOR_INPUT) {  // `data` is set at each inference
         if (!r->skip(static_cast<size_t>(byte_size)))
-            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
-                             name, start);
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
+                             start);
         return CVML_OK;
     }
     if (g->params_in_place && r->p) return borrow_or_copy(r, t, bits, elems, name, start);
@@ -346,23 +360,25 @@ int check_liveness(const ir_graph* g) {
             if (t->kind == TENSOR_CONST && j - i > 1) {
                 const ir_tensor* other = g->tensors[uses[k == i ? i + 1 : i].tensor];
                 rc = cvml_fail(CVML_ERR_LOGIC,
-                               "storage plan: parameter '%s' shares storage_id %d with '%s'; it "
+                               "storage plan: parameter '%s' shares storage_id %" PRId32
+                               " with '%s'; it "
                                "would be overwritten",
                                t->name, u->sid, other->name);
                 break;
             }
             if (k > i && uses[k - 1].write == u->write) {
-                rc =
-                    cvml_fail(CVML_ERR_LOGIC,
-                              "storage plan: '%s' and '%s' are written together into storage_id %d",
-                              g->tensors[uses[k - 1].tensor]->name, t->name, u->sid);
+                rc = cvml_fail(
+                    CVML_ERR_LOGIC,
+                    "storage plan: '%s' and '%s' are written together into storage_id %" PRId32,
+                    g->tensors[uses[k - 1].tensor]->name, t->name, u->sid);
                 break;
             }
             if (live_until > u->write) {
                 rc =
                     cvml_fail(CVML_ERR_LOGIC,
-                              "storage plan: node %d writes '%s' into storage_id %d while '%s' is "
-                              "still to be read (up to node %d)",
+                              "storage plan: node %" PRId32 " writes '%s' into storage_id %" PRId32
+                              " while '%s' is "
+                              "still to be read (up to node %" PRId32 ")",
                               u->write, t->name, u->sid, g->tensors[live_tensor]->name, live_until);
                 break;
             }
@@ -421,7 +437,8 @@ int cvm_check_loadable(ir_graph* g) {
     for (int32_t n = 0; !rc && n < g->node_count; ++n) {
         const ir_node* node = g->nodes[n];
         if (node->op && !node->op->runnable)
-            rc = cvml_fail(CVML_ERR_LOGIC, "node %d '%s': function undefined cvm.runtime.cpu.%s", n,
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "node %" PRId32 " '%s': function undefined cvm.runtime.cpu.%s", n,
                            node->name, node->op->name);
     }
     uint64_t storage = 0;
@@ -445,9 +462,11 @@ int read_params(reader& r, ir_graph* g) {
         return cvml_fail(CVML_ERR_LOGIC, "params: bad list magic 0x%016llx",
                          static_cast<unsigned long long>(magic));
     if (!read_u64(&r, &reserved) || !read_u64(&r, &n_names))
-        return cvml_fail(CVML_ERR_LOGIC, "params: truncated list header at byte %zu", r.pos);
+        return cvml_fail(CVML_ERR_LOGIC, "params: truncated list header at byte %" CVML_PRIuSIZE,
+                         r.pos);
     if (n_names > r.remaining() / 8)
-        return cvml_fail(CVML_ERR_LOGIC, "params: %llu names cannot fit the %zu bytes left",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "params: %llu names cannot fit the %" CVML_PRIuSIZE " bytes left",
                          static_cast<unsigned long long>(n_names), r.remaining());
     name_ref* names =
         static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
@@ -461,7 +480,8 @@ int read_params(reader& r, ir_graph* g) {
         uint64_t len;
         size_t at = r.pos;
         if (!read_u64(&r, &len) || len > r.remaining()) {
-            rc = cvml_fail(CVML_ERR_LOGIC, "params: name %llu at byte %zu is truncated",
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "params: name %llu at byte %" CVML_PRIuSIZE " is truncated",
                            static_cast<unsigned long long>(i), at);
             break;
         }
@@ -480,7 +500,8 @@ int read_params(reader& r, ir_graph* g) {
             block_cap = cap;
         }
         if (!r.read(block + block_used, static_cast<size_t>(len))) {
-            rc = cvml_fail(CVML_ERR_LOGIC, "params: name %llu at byte %zu is truncated",
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "params: name %llu at byte %" CVML_PRIuSIZE " is truncated",
                            static_cast<unsigned long long>(i), at);
             break;
         }
@@ -506,8 +527,8 @@ int read_params(reader& r, ir_graph* g) {
         ir_tensor* t = find_variable(g, names[i]);
         if (!t) {
             rc = cvml_fail(CVML_ERR_RUNTIME,
-                           "params: cannot find `%s` among input (name at byte %zu)", shown,
-                           names[i].offset);
+                           "params: cannot find `%s` among input (name at byte %" CVML_PRIuSIZE ")",
+                           shown, names[i].offset);
             break;
         }
         rc = read_array(&r, g, t, shown, i + 1 == n_names);
@@ -518,7 +539,8 @@ int read_params(reader& r, ir_graph* g) {
     for (int32_t i = 0; !rc && i < g->tensor_count; ++i) {
         const ir_tensor* t = g->tensors[i];
         if (t->kind == TENSOR_CONST && !set[i])
-            rc = cvml_fail(CVML_ERR_LOGIC, "params: parameter nid=%d name=%s has not been loaded",
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "params: parameter nid=%" PRId32 " name=%s has not been loaded",
                            t->producer, t->name);
     }
     if (!rc) {
