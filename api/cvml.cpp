@@ -232,8 +232,7 @@ struct params_source {
 };
 
 int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const void* graph_data,
-               size_t graph_size, const params_source& params, uint32_t flags,
-               cvml_graph** out) {
+               size_t graph_size, const params_source& params, uint32_t flags, cvml_graph** out) {
     int rc = require_init(fn);
     if (rc) return rc;
     const cvml_serializer* s = serializer_registry_find(serializer);
@@ -337,14 +336,14 @@ int cvml_graph_load_memory_ex(cvml_context* ctx, const char* serializer, const v
     REQUIRE(out, "NULL output");
     *out = nullptr;
     REQUIRE(ctx && serializer && graph_data, "NULL argument");
-    REQUIRE(!options || options->struct_size >= offsetof(cvml_load_options, flags) +
-                                                    sizeof options->flags,
+    REQUIRE(!options ||
+                options->struct_size >= offsetof(cvml_load_options, flags) + sizeof options->flags,
             "options->struct_size is smaller than the first version of cvml_load_options");
     const uint32_t flags = options ? options->flags : 0;
     REQUIRE((flags & ~uint32_t{CVML_LOAD_PARAMS_IN_PLACE}) == 0, "unknown flag in options->flags");
     const bool has_arena = options && options->struct_size >= offsetof(cvml_load_options, arena) +
-                                                                 sizeof options->arena +
-                                                                 sizeof options->arena_size;
+                                                                  sizeof options->arena +
+                                                                  sizeof options->arena_size;
     void* arena = has_arena ? options->arena : nullptr;
     int rc = load_graph("cvml_graph_load_memory", ctx, serializer, graph_data, graph_size,
                         params_source{params_data, params_size, nullptr}, flags, out);

@@ -16,5 +16,16 @@ if(NOT CVML_SANITIZE AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
               ${level} $<TARGET_FILE:cvml_memory_budget> ${cvml_memory_model} --gas ${cvml_memory_gas})
     set_tests_properties(memory.cifar_resnet20.default.${level} PROPERTIES
       ENVIRONMENT "CVML_SIMD=${level}" SKIP_RETURN_CODE 77 LABELS memory)
+    # Weights read in place from the caller's buffer and the caller's arena: the same
+    # bytes and gas, and no allocation after the load, at every level and thread count.
+    foreach(t IN ITEMS 1 2)
+      set(name memory.cifar_resnet20.in_place_arena.${level}.t${t})
+      add_test(NAME ${name}
+        COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/simd/run_level.sh $<TARGET_FILE:cvml_simd_probe>
+                ${level} $<TARGET_FILE:cvml_memory_budget> ${cvml_memory_model} --gas ${cvml_memory_gas}
+                --threads ${t} --in-place --arena --no-alloc-after-load)
+      set_tests_properties(${name} PROPERTIES
+        ENVIRONMENT "CVML_SIMD=${level}" SKIP_RETURN_CODE 77 LABELS memory)
+    endforeach()
   endforeach()
 endif()

@@ -44,9 +44,8 @@ void count_alloc(void* p) {
     size_t now = __atomic_add_fetch(&g_live, malloc_usable_size(p), __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_allocs, 1, __ATOMIC_RELAXED);
     size_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
-    while (now > peak &&
-           !__atomic_compare_exchange_n(&g_peak, &peak, now, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
+    while (now > peak && !__atomic_compare_exchange_n(&g_peak, &peak, now, true, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED)) {
     }
 }
 
@@ -297,18 +296,19 @@ int main(int argc, char** argv) {
     printf("memory %s simd %s threads %d%s%s: output", name.c_str(), cvml_cpu_simd_level(),
            opt.threads, opt.in_place ? " in-place" : "", opt.arena ? " caller-arena" : "");
     for (int8_t v : r.output) printf(" %d", v);
-    printf(" gas %llu heap_peak %zu heap_after_load %zu allocs_after_load %zu arena %zu stack "
-           "%zu total %zu\n",
-           static_cast<unsigned long long>(r.gas), r.heap_peak, r.heap_after_load,
-           r.allocs_after_load, r.arena, stack, total);
+    printf(
+        " gas %llu heap_peak %zu heap_after_load %zu allocs_after_load %zu arena %zu stack "
+        "%zu total %zu\n",
+        static_cast<unsigned long long>(r.gas), r.heap_peak, r.heap_after_load, r.allocs_after_load,
+        r.arena, stack, total);
     int bad = 0;
     if (memcmp(r.output.data(), expected.data(), expected.size()) != 0) {
         fprintf(stderr, "memory: wrong output bytes\n");
         bad = 1;
     }
     if (opt.gas && r.gas != opt.gas) {
-        fprintf(stderr, "memory: gas %llu, expected %llu\n",
-                static_cast<unsigned long long>(r.gas), opt.gas);
+        fprintf(stderr, "memory: gas %llu, expected %llu\n", static_cast<unsigned long long>(r.gas),
+                opt.gas);
         bad = 1;
     }
     if (opt.budget && total > opt.budget) {

@@ -90,8 +90,7 @@ bool takes_narrow_const(const cpu_kernel* k, int32_t input) {
 /* A constant kept as int8 gets an int32 stand-in (a copy of the tensor with widened
  * values, owned by the device) for kernels that read int32 only. */
 ir_tensor* const_input(cpu_subgraph_state* st, const cpu_kernel* kernel, int32_t k, ir_tensor* t) {
-    if (t->kind != TENSOR_CONST || t->storage == STORAGE_INT32 ||
-        takes_narrow_const(kernel, k))
+    if (t->kind != TENSOR_CONST || t->storage == STORAGE_INT32 || takes_narrow_const(kernel, k))
         return t;
     if (st->wide[t->index]) return st->wide[t->index];
     ir_tensor* w = static_cast<ir_tensor*>(malloc(sizeof(ir_tensor)));
@@ -343,7 +342,8 @@ int place_arena(ir_graph* g, cpu_subgraph_state* st) {
                          " bytes (cvml_graph_arena_bytes)",
                          g->arena_size, g->arena_used + need);
     uint8_t* start = g->arena + g->arena_used;
-    const size_t skip = (kArenaAlign - reinterpret_cast<uintptr_t>(start) % kArenaAlign) % kArenaAlign;
+    const size_t skip =
+        (kArenaAlign - reinterpret_cast<uintptr_t>(start) % kArenaAlign) % kArenaAlign;
     st->arena = start + skip;
     st->arena_borrowed = true;
     memset(st->arena, 0, st->arena_size + kArenaAlign);

@@ -135,16 +135,16 @@ int store_values(ir_tensor* t, const uint8_t* data, int64_t n, int64_t elem, int
 /* The rest of copy_values() for a blob read from a file, a chunk at a time: the 16 KB
  * chunk is on the stack only on this path (a microcontroller loads from memory). */
 __attribute__((noinline)) int copy_values_from_file(reader* r, ir_tensor* t, int64_t elem,
-                                                    int64_t elems, const char* name,
-                                                    size_t start) {
+                                                    int64_t elems, const char* name, size_t start) {
     uint8_t chunk[16384];  // whole elements of either width
     int rc = CVML_OK;
     for (int64_t i = 0; i < elems && !rc;) {
         const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
         const uint8_t* data = r->take(static_cast<size_t>(n * elem), chunk);
         if (!data)
-            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it",
-                             name, start);
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
+                             start);
         rc = store_values(t, data, n, elem, i, name);
         i += n;
     }
@@ -154,16 +154,16 @@ __attribute__((noinline)) int copy_values_from_file(reader* r, ir_tensor* t, int
 /* Elements of constant t copied into storage of its own: no int32 copy of a large
  * array at load; a value out of range fails the whole load, so a partly filled
  * constant is never used. */
-int copy_values(reader* r, ir_tensor* t, int bits, int64_t elems, const char* name,
-                size_t start) {
+int copy_values(reader* r, ir_tensor* t, int bits, int64_t elems, const char* name, size_t start) {
     int rc = ir_const_alloc(t);
     if (rc) return rc;
     const int64_t elem = bits / 8;
     if (r->p) {
         const uint8_t* data = r->in_memory(static_cast<size_t>(elems * elem));
         rc = data ? store_values(t, data, elems, elem, 0, name)
-                  : cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it",
-                              name, start);
+                  : cvml_fail(CVML_ERR_RUNTIME,
+                              "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
+                              start);
     } else {
         rc = copy_values_from_file(r, t, elem, elems, name, start);
     }
@@ -187,8 +187,9 @@ int borrow_or_copy(reader* r, ir_tensor* t, int bits, int64_t elems, const char*
                    size_t start) {
     const uint8_t* at = r->p + r->pos;
     const size_t bytes = static_cast<size_t>(elems) * static_cast<size_t>(bits / 8);
-    const bool fits = bits == 8 ? r->remaining() - bytes >= 64
-                                : reinterpret_cast<uintptr_t>(at) % 4 == 0 && host_is_little_endian();
+    const bool fits = bits == 8
+                          ? r->remaining() - bytes >= 64
+                          : reinterpret_cast<uintptr_t>(at) % 4 == 0 && host_is_little_endian();
     if (!fits) return copy_values(r, t, bits, elems, name, start);
     const int32_t bound = ir_precision_bound(t->precision);
     for (int64_t i = 0; i < elems; ++i) {
@@ -200,7 +201,8 @@ int borrow_or_copy(reader* r, ir_tensor* t, int bits, int64_t elems, const char*
         }
         if (v < -bound || v > bound)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "params: parameter %s at index %lld value %" PRId32 " exceeds precision %" PRId32,
+                             "params: parameter %s at index %lld value %" PRId32
+                             " exceeds precision %" PRId32,
                              name, static_cast<long long>(i), v, t->precision);
     }
     // int32 values of a precision of at most 8 stay int32 wide: storage is per tensor.

@@ -68,8 +68,8 @@ struct conv_ref_args {
 
 /* acc[x] += wv * X(xr[x * sw + off]) for x in [lo, hi), X the cast (or not) value. */
 template <typename T, bool kCast>
-void accumulate_row(uint32_t* acc, const void* row, uint32_t wv, int64_t lo, int64_t hi,
-                    int64_t sw, int64_t off) {
+void accumulate_row(uint32_t* acc, const void* row, uint32_t wv, int64_t lo, int64_t hi, int64_t sw,
+                    int64_t off) {
     const T* xr = static_cast<const T*>(row);
     for (int64_t x = lo; x < hi; ++x) {
         const T v = xr[x * sw + off];
@@ -78,8 +78,7 @@ void accumulate_row(uint32_t* acc, const void* row, uint32_t wv, int64_t lo, int
     }
 }
 
-typedef void (*accumulate_fn)(uint32_t*, const void*, uint32_t, int64_t, int64_t, int64_t,
-                              int64_t);
+typedef void (*accumulate_fn)(uint32_t*, const void*, uint32_t, int64_t, int64_t, int64_t, int64_t);
 
 /* An int8 input needs no cast: its values are int8 already. */
 accumulate_fn pick_accumulate(int storage, bool cast) {
@@ -97,7 +96,9 @@ void conv_row(const conv_ref_args* a, accumulate_fn accumulate, int64_t t, int64
     const uint32_t init = a->bias ? static_cast<uint32_t>(a->bias[o]) : 0u;
     for (int64_t x = 0; x < g.ow; ++x) acc[x] = init;
     const int64_t c0 = (o / g.opg) * g.ic;
-    const int64_t xsize = a->x->storage;
+    const int64_t xsize = a->x->storage == STORAGE_INT8    ? 1
+                          : a->x->storage == STORAGE_INT16 ? 2
+                                                           : 4;
     for (int64_t ic = 0; ic < g.ic; ++ic) {
         const int64_t wbase = ((o * g.ic + ic) * g.kh) * g.kw;
         for (int64_t r = 0; r < g.kh; ++r) {

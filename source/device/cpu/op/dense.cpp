@@ -38,7 +38,8 @@ void dense_range(void* arg, int64_t begin, int64_t end) {
         const int64_t m = t / a->units;
         const int64_t u = t % a->units;
         const int32_t* xr = a->x + m * a->k;
-        const uint8_t* wr = static_cast<const uint8_t*>(a->w->data) + u * a->k * storage;
+        const int64_t wsize = storage == STORAGE_INT8 ? 1 : storage == STORAGE_INT16 ? 2 : 4;
+        const uint8_t* wr = static_cast<const uint8_t*>(a->w->data) + u * a->k * wsize;
         uint32_t acc = a->bias ? static_cast<uint32_t>(a->bias[u]) : 0u;
         if (storage == STORAGE_INT8)
             acc = dot_row<int8_t>(acc, xr, wr, a->k);

@@ -98,8 +98,7 @@ static inline void cpu_phase_row_any(const ir_tensor* t, int64_t base, int64_t w
  * other stays on its scalar loop. */
 static inline int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
     cvml_step step;
-    if (cpu_reference(ctx) || !op_node_step(ctx->graph, ctx->node, 0, &step))
-        return CVML_OK;
+    if (cpu_reference(ctx) || !op_node_step(ctx->graph, ctx->node, 0, &step)) return CVML_OK;
     static const int fast_marker = 1;
     ctx->state = const_cast<int*>(&fast_marker);  // no postrun: nothing is owned
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
