@@ -868,6 +868,30 @@ int cvml_graph_node_info(const cvml_graph* g, int index, const char** name, cons
     return CVML_OK;
 }
 
+int cvml_graph_node_input_count(const cvml_graph* g, int index, int* count) {
+    REQUIRE(g && count, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    *count = g->ir->nodes[index]->input_count;
+    return CVML_OK;
+}
+
+int cvml_graph_node_input(const cvml_graph* g, int index, int k, int* producer, int* output,
+                          const char** tensor_name) {
+    REQUIRE(g && producer && output && tensor_name, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    const ir_node* n = g->ir->nodes[index];
+    if (k < 0 || k >= n->input_count)
+        return cvml_fail(CVML_ERR_LOGIC, "node '%s' has %d inputs, not %d", n->name, n->input_count,
+                         k + 1);
+    const ir_tensor* t = g->ir->tensors[n->inputs[k]];
+    *producer = t->producer;
+    *output = t->producer >= 0 ? t->producer_output : 0;
+    *tensor_name = t->name;
+    return CVML_OK;
+}
+
 int cvml_graph_node_device(const cvml_graph* g, int index, const char** device) {
     REQUIRE(g && device, "NULL argument");
     int rc = check_node_index(g, index);
@@ -920,5 +944,14 @@ int cvml_graph_node_time(const cvml_graph* g, int index, uint64_t* nanoseconds) 
     int rc = check_node_index(g, index);
     if (rc) return rc;
     *nanoseconds = g->ir->node_time_ns ? g->ir->node_time_ns[index] : 0;
+    return CVML_OK;
+}
+
+int cvml_graph_node_fused_into(const cvml_graph* g, int index, int* into) {
+    REQUIRE(g && into, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    static_assert(IR_RUNS_AS_VIEW == CVML_NODE_VIEW, "one encoding in the IR and the API");
+    *into = g->ir->nodes[index]->fused_into;
     return CVML_OK;
 }
