@@ -75,6 +75,7 @@ usage)
         expect 64 "$cvml" bench --runs
         expect 64 "$cvml" bench "$model" --model ssd
         expect 64 "$cvml" bench a b c
+        expect 64 "$cvml" bench "$model" --save "$work"
         expect 1 "$cvml" bench "$work/missing"
     else
         expect 64 "$cvml" bench
@@ -95,6 +96,8 @@ usage)
     expect 64 "$cvml" validate --json=1 "$model"
     expect 0 "$cvml" devices
     contains "cpu" out
+    # the plugin directories it names can exist: none lies under the program's own file
+    grep -qF "$cvml/" "$work/out" && fail "cvml devices names a path under the executable: $(cat "$work/out")"
     expect 0 "$cvml" devices --json
     contains '"devices"' out
     # bad files: missing, a directory without a model, garbage, empty

@@ -154,6 +154,10 @@ bool parse(int argc, char** argv, Options* o, std::string* err) {
         *err = "give MODEL, --graph/--params or --model, not several";
         return false;
     }
+    if (!o->save.empty() && (!o->positionals.empty() || !o->graph.empty())) {
+        *err = "--save writes a built-in model (--model NAME); 'cvml save' copies a model file";
+        return false;
+    }
     return true;
 }
 

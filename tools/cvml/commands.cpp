@@ -22,7 +22,8 @@ namespace {
 const char kModelHelp[] =
     "MODEL is a directory (model.json + model.params, or symbol + params), a graph file\n"
     "(its params: PARAMS when given, else NAME.params beside NAME.json, or params beside\n"
-    "symbol), or a prefix (PREFIX.json + PREFIX.params).\n";
+    "symbol), a prefix (PREFIX.json + PREFIX.params), or a params file (its graph beside\n"
+    "it).\n";
 
 const char kDeviceHelp[] =
     "  --device NAMES     devices to use, comma-separated in priority order; the CPU is\n"
@@ -40,7 +41,8 @@ std::vector<OptionSpec> with_device_options(std::vector<OptionSpec> specs) {
 }
 
 bool print_help(const char* usage, const char* options) {
-    printf("%s\n%s\noptions:\n%s  -h, --help         show this help\n", usage, kModelHelp, options);
+    printf("%s\n\n%s\noptions:\n%s  -h, --help         show this help\n", usage, kModelHelp,
+           options);
     return true;
 }
 
@@ -860,8 +862,8 @@ int cmd_devices(int argc, char** argv) {
     if (!plugins.empty()) {
         printf("plugins:\n");
         for (const auto& p : plugins)
-            printf("  %-8s %s %s%s%s\n", p.name.c_str(), p.loaded ? "loaded" : "not loaded",
-                   p.path.empty() ? "(not found)" : p.path.c_str(), p.reason.empty() ? "" : ": ",
+            printf("  %-8s %s%s%s%s%s\n", p.name.c_str(), p.loaded ? "loaded" : "not loaded",
+                   p.path.empty() ? "" : " ", p.path.c_str(), p.reason.empty() ? "" : ": ",
                    p.reason.c_str());
     }
     printf("cpu threads  %d (CVML_NUM_THREADS or --threads)\n", threads);
