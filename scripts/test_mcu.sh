@@ -18,6 +18,8 @@
 # R: bytes of heap high-water + stack high-water + data/bss (a caller's arena is in
 # data/bss, the library's in the heap); T: bytes of libcvml's code the image links
 # (.text kept by --gc-sections, from the link map). A detail line follows each.
+# CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards; CVML_MCU_TRACE_ALLOC=BYTES
+# also lists, per function, the heap blocks of at least BYTES still held after the run.
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh).
 set -euo pipefail
@@ -26,6 +28,7 @@ cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 build_type=${CVML_MCU_BUILD_TYPE:-MinSizeRel}
 timeout_s=${CVML_MCU_TIMEOUT:-600}
+trace_alloc=${CVML_MCU_TRACE_ALLOC:-0}
 
 for tool in arm-none-eabi-gcc qemu-system-arm python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "test_mcu: $tool not found (scripts/install_deps.sh)" >&2; exit 1; }
@@ -65,7 +68,8 @@ configure_and_build() {
   local dir=$1 board=$2 core=$3
   shift 3
   cmake -S tests/mcu -B "$dir" -DMCU_BOARD="$board" -DCMAKE_BUILD_TYPE="$build_type" \
-    -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" "${launcher[@]}" "$@" \
+    -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" -DMCU_TRACE_ALLOC_MIN="$trace_alloc" \
+    "${launcher[@]}" "$@" \
     >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; return 1; }
 }
@@ -76,6 +80,7 @@ run_model() {
   local out rc=0 want_values want_gas
   out=$(timeout "$timeout_s" qemu-system-arm -M "$board" -nographic -monitor none -serial none \
     -semihosting-config enable=on,target=native -kernel "$dir/mcu_$model.elf" 2>&1) || rc=$?
+  printf '%s\n' "$out" >"$dir/mcu_$model.log"
   read -r want_values want_gas < <(expected_values "$(model_dir "$model")")
   local line got_values
   line=$(grep "^mcu-run $board $model: output" <<<"$out" || true)
@@ -105,6 +110,10 @@ report() {
   fi
   echo "    detail: $detail, libcvml ${sizes#text * }"
   [[ -z $first ]] || echo "    with the library's arena: ram_peak $(field ram_peak "$first") heap $(field heap "$first")"
+  if [[ $trace_alloc -gt 0 ]]; then
+    echo "    heap blocks of >= $trace_alloc bytes held after the run:"
+    python3 tests/mcu/heap_holders.py "$dir/mcu_$model.log" "$dir/mcu_$model.elf"
+  fi
 }
 
 failures=0
@@ -137,9 +146,17 @@ run_board() {
   done
 }
 
-run_board mps3-an547 cortex-m55 || failures=$((failures + 1))
-run_board mps2-an500 cortex-m7 || failures=$((failures + 1))
-run_board mps2-an386 cortex-m4f || failures=$((failures + 1))
+# CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards.
+boards=${CVML_MCU_BOARDS:-mps3-an547 mps2-an500 mps2-an386}
+for board in $boards; do
+  case $board in
+    mps3-an547) core=cortex-m55 ;;
+    mps2-an500) core=cortex-m7 ;;
+    mps2-an386) core=cortex-m4f ;;
+    *) echo "test_mcu: unknown board '$board'" >&2; exit 1 ;;
+  esac
+  run_board "$board" "$core" || failures=$((failures + 1))
+done
 
 if [[ $failures -ne 0 ]]; then
   echo "test_mcu: $failures failure(s)" >&2

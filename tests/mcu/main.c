@@ -3,7 +3,8 @@
  * it measured (scripts/test_mcu.sh turns this into the `mcu BOARD MODEL: ...` line):
  *
  *   mcu-run BOARD MODEL: output V1 V2 ... gas G ram_peak R heap H stack S static D
- *           arena A arena_in WHERE params P heap_live_peak L allocs_after_load N
+ *           arena A arena_in WHERE params P heap_live_peak L heap_live_after_load K
+ *           allocs_after_load N
  *
  * Where the library has cvml_graph_load_memory_ex(), the params are read in place from
  * flash (CVML_LOAD_PARAMS_IN_PLACE: "params in_place"), and with MCU_ARENA_BYTES > 0 the
@@ -161,7 +162,8 @@ int main(void) {
              (unsigned long long)gas, heap + stack + statics, heap, stack, statics,
              (unsigned long)arena, MCU_ARENA_BYTES > 0 ? "caller" : "library",
              MCU_LOAD_OPTIONS ? "in_place" : "copied");
-    line_add(" heap_live_peak %lu allocs_after_load %lu", (unsigned long)ran.peak_live_bytes,
+    line_add(" heap_live_peak %lu heap_live_after_load %lu allocs_after_load %lu",
+             (unsigned long)ran.peak_live_bytes, (unsigned long)loaded.live_bytes,
              (unsigned long)(ran.allocations - loaded.allocations));
     /* Where the latest allocation after load came from (scripts/test_mcu.sh names it). */
     if (ran.allocations != loaded.allocations)
