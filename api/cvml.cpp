@@ -1,10 +1,10 @@
 /* The public C API (cvml.h): argument checks and ownership around the core. */
 #include "cvml.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/simd/simd.h"
@@ -21,6 +21,7 @@
 #include "module/serializer.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 #if CVML_WITH_THREADS
 #include <pthread.h>
@@ -147,7 +148,7 @@ int cvml_device_info(int index, const char** name, const char** version) {
     int rc = context_devices(&all, devices, CVML_CONTEXT_MAX_DEVICES + 1, &count);
     if (rc) return rc;
     if (index < 0 || index >= count)
-        return cvml_fail(CVML_ERR_LOGIC, "device index %d outside 0..%d", index, count - 1);
+        return cvml_fail(CVML_ERR_LOGIC, "device index %d outside 0..%" PRId32, index, count - 1);
     *name = devices[index]->name;
     *version = devices[index]->version ? devices[index]->version : "";
     return CVML_OK;
@@ -288,10 +289,8 @@ int open_params(const char* path, FILE** file, size_t* size, uint8_t** data) {
     *size = 0;
     FILE* f = fopen(path, "rb");
     if (!f) return cvml_fail(CVML_ERR_LOGIC, "cannot open '%s'", path);
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0) {
+    if (cvml_regular_file_size(f, size)) {
         *file = f;
-        *size = static_cast<size_t>(st.st_size);
         return CVML_OK;
     }
     return read_stream(f, path, data, size);
@@ -399,8 +398,8 @@ static int add_variable(cvml_graph* g, const char* name, int ndim, const int32_t
     int64_t size = 1;
     for (int i = 0; i < ndim; ++i) {
         if (dims[i] < 1 || dims[i] > (1 << 24))
-            return cvml_fail(CVML_ERR_LOGIC, "'%s': dim %d is %d, outside 1..2^24", name, i,
-                             dims[i]);
+            return cvml_fail(CVML_ERR_LOGIC, "'%s': dim %d is %" PRId32 ", outside 1..2^24", name,
+                             i, dims[i]);
         size *= dims[i];
         if (size > (int64_t{1} << 30))
             return cvml_fail(CVML_ERR_LOGIC, "'%s': more than 2^30 elements", name);
@@ -445,8 +444,9 @@ int cvml_graph_add_const(cvml_graph* g, const char* name, int ndim, const int32_
     int32_t bound = ir_precision_bound(precision);
     for (int64_t i = 0; i < n; ++i)
         if (values[i] < -bound || values[i] > bound)
-            return cvml_fail(CVML_ERR_LOGIC, "'%s': value %d at index %lld exceeds precision %d",
-                             name, values[i], static_cast<long long>(i), precision);
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "'%s': value %" PRId32 " at index %lld exceeds precision %d", name,
+                             values[i], static_cast<long long>(i), precision);
     rc = ir_const_store(t, values);
     if (rc) return rc;
     t->file_bits = precision <= 8 ? 8 : 32;
@@ -505,14 +505,15 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
     if (in != in_idx) free(in);
     if (!rc) rc = graph_prepare_node(ir, node);
     if (!rc && node->op->num_outputs > output_capacity)
-        rc = cvml_fail(CVML_ERR_LOGIC, "node '%s': operator %s has %d outputs, room for %d", name,
-                       node->op->name, node->op->num_outputs, output_capacity);
+        rc =
+            cvml_fail(CVML_ERR_LOGIC, "node '%s': operator %s has %" PRId32 " outputs, room for %d",
+                      name, node->op->name, node->op->num_outputs, output_capacity);
     for (int32_t k = 0; k < (rc ? 0 : node->op->num_outputs); ++k) {
         char tname[160];
         if (k == 0)
             cvml_strlcpy(tname, name, sizeof tname);
         else
-            snprintf(tname, sizeof tname, "%s:%d", name, k);
+            snprintf(tname, sizeof tname, "%s:%" PRId32, name, k);
         int32_t ti = ir_graph_add_tensor(ir, tname);
         if (ti < 0) rc = CVML_ERR_RUNTIME;
         if (!rc) rc = ir_node_add_output(ir, node, ti);
@@ -614,7 +615,7 @@ int cvml_graph_output_count(const cvml_graph* g, int* count) {
 int cvml_graph_get_input(cvml_graph* g, int index, cvml_tensor** out) {
     REQUIRE(g && out, "NULL argument");
     if (index < 0 || index >= g->ir->input_count)
-        return cvml_fail(CVML_ERR_LOGIC, "input index %d outside 0..%d", index,
+        return cvml_fail(CVML_ERR_LOGIC, "input index %d outside 0..%" PRId32, index,
                          g->ir->input_count - 1);
     *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->inputs[index]]);
     return CVML_OK;
@@ -623,7 +624,7 @@ int cvml_graph_get_input(cvml_graph* g, int index, cvml_tensor** out) {
 int cvml_graph_get_output(cvml_graph* g, int index, cvml_tensor** out) {
     REQUIRE(g && out, "NULL argument");
     if (index < 0 || index >= g->ir->output_count)
-        return cvml_fail(CVML_ERR_LOGIC, "output index %d outside 0..%d", index,
+        return cvml_fail(CVML_ERR_LOGIC, "output index %d outside 0..%" PRId32, index,
                          g->ir->output_count - 1);
     *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->outputs[index]]);
     return CVML_OK;
@@ -799,7 +800,7 @@ int cvml_graph_node_count(const cvml_graph* g, int* count) {
 
 static int check_node_index(const cvml_graph* g, int index) {
     if (index < 0 || index >= g->ir->node_count)
-        return cvml_fail(CVML_ERR_LOGIC, "node index %d outside 0..%d", index,
+        return cvml_fail(CVML_ERR_LOGIC, "node index %d outside 0..%" PRId32, index,
                          g->ir->node_count - 1);
     return CVML_OK;
 }
@@ -836,7 +837,7 @@ int cvml_graph_tensor_count(const cvml_graph* g, int* count) {
 int cvml_graph_get_tensor(cvml_graph* g, int index, cvml_tensor** out) {
     REQUIRE(g && out, "NULL argument");
     if (index < 0 || index >= g->ir->tensor_count)
-        return cvml_fail(CVML_ERR_LOGIC, "tensor index %d outside 0..%d", index,
+        return cvml_fail(CVML_ERR_LOGIC, "tensor index %d outside 0..%" PRId32, index,
                          g->ir->tensor_count - 1);
     *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[index]);
     return CVML_OK;

@@ -1,4 +1,5 @@
 /* Saving (through a serializer) and upstream's byte I/O (FORMAT.md §4.3). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,7 @@ static int input_facts(const ir_graph* g, const ir_tensor** data, int* type_size
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
     if (g->input_count != 1)
         return cvml_fail(CVML_ERR_LOGIC,
-                         "upstream byte I/O needs exactly one input, the graph has %d",
+                         "upstream byte I/O needs exactly one input, the graph has %" PRId32,
                          g->input_count);
     *data = g->tensors[g->inputs[0]];
     *type_size = (*data)->precision <= 8 ? 1 : 4;

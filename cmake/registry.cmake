@@ -1,29 +1,109 @@
-# Generates the registration table from the lists of source files, as Tengine Lite
-# does, instead of static constructors that a static link may drop.
+# Registration tables generated from the source folders, as Tengine Lite does, instead of
+# static constructors that a static link may drop. One generator serves every registry:
+# operators, operator aliases, serializers, CPU kernels, devices and the CUDA kernels.
 #
-#   cvml_registry_add(KIND <kind> PREFIX <prefix> SOURCES <files...>)
-#       every file NAME.ext must define `int register_<prefix>_NAME(void)` and
-#       `int unregister_<prefix>_NAME(void)`.
-#   cvml_registry_write(<output.cpp>)
-#       writes the declarations and the table, in the order the groups and files were
-#       added (sorted within each group, so the order never depends on the file system).
+#   cvml_registry_discover(<var> DIR <dir> SYMBOL <pattern> [ONLY <names...>] [RECURSE])
+#       Finds the C/C++/CUDA files of <dir> and reads them. A file NAME.ext registers iff
+#       a line of it matches the regular expression <pattern> with @NAME@ replaced by
+#       NAME (its register symbol being defined, for example
+#       `^int register_op_@NAME@\\(`); every other file is a shared helper. With ONLY,
+#       registering files whose NAME is not listed are left out of the build, and so
+#       are their helpers: a helper NAME_*.ext belongs to NAME (the longest such). Sets
+#         <var>_NAMES     registering names kept, sorted
+#         <var>_SOURCES   their files
+#         <var>_SUPPORT   the helpers (RECURSE: also those of subfolders)
+#         <var>_LEFT_OUT  registering names that ONLY dropped
+#       Adding an operator is adding its file: the folder is globbed with
+#       CONFIGURE_DEPENDS, so a new file re-runs the configure step.
+#   cvml_registry_add(KIND <kind> PREFIX <prefix> NAMES <names...>)
+#       adds a group to the core's table: every NAME defines
+#       `int register_<prefix>_NAME(void)` and `int unregister_<prefix>_NAME(void)`.
+#   cvml_registry_write(<output.cpp> [LEFT_OUT <names...>])
+#       writes the declarations and the table, in the order the groups were added
+#       (sorted within each group, so the order never depends on the file system), and
+#       the names of the operators a CVML_OPERATORS build left out, so that loading a
+#       model that needs one says so.
+#   cvml_registry_write_table(<output> INCLUDE <header> DECL <pattern> ROW <pattern>
+#                             TABLE <declaration> NAMES <names...>)
+#       writes a NULL-terminated table of another shape (the CUDA kernels): DECL (a
+#       declaration, without its semicolon: CMake would split the argument) and ROW
+#       are lines with @NAME@ replaced by each name.
 
 set_property(GLOBAL PROPERTY CVML_REGISTRY_ENTRIES "")
 
-function(cvml_registry_add)
-  cmake_parse_arguments(ARG "" "KIND;PREFIX" "SOURCES" ${ARGN})
+# Writes `text` to `path` only when it differs, so that a re-configure rebuilds nothing.
+function(cvml_registry_write_if_changed path text)
+  if(EXISTS "${path}")
+    file(READ "${path}" old)
+  else()
+    set(old "")
+  endif()
+  if(NOT old STREQUAL text)
+    file(WRITE "${path}" "${text}")
+  endif()
+endfunction()
+
+function(cvml_registry_discover var)
+  cmake_parse_arguments(ARG "RECURSE" "DIR;SYMBOL" "ONLY" ${ARGN})
+  file(GLOB files CONFIGURE_DEPENDS "${ARG_DIR}/*.c" "${ARG_DIR}/*.cc" "${ARG_DIR}/*.cpp"
+       "${ARG_DIR}/*.cu")
+  list(SORT files)
   set(names "")
-  foreach(src IN LISTS ARG_SOURCES)
-    get_filename_component(ext "${src}" EXT)
-    if(NOT ext MATCHES "^\\.(c|cc|cpp|cu)$")
+  set(sources "")
+  set(support "")
+  set(left_out "")
+  foreach(src IN LISTS files)
+    get_filename_component(name "${src}" NAME_WE)
+    string(REPLACE "@NAME@" "${name}" symbol_re "${ARG_SYMBOL}")
+    file(STRINGS "${src}" hits REGEX "${symbol_re}" LIMIT_COUNT 1)
+    if(NOT hits)
+      list(APPEND support "${src}")
       continue()
     endif()
-    get_filename_component(name "${src}" NAME_WE)
     if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
       message(FATAL_ERROR "registry: '${src}' is not a valid registration name")
     endif()
+    if(DEFINED ARG_ONLY AND NOT name IN_LIST ARG_ONLY)
+      list(APPEND left_out "${name}")
+      continue()
+    endif()
     list(APPEND names "${name}")
+    list(APPEND sources "${src}")
   endforeach()
+  # A helper named OWNER_*.cpp belongs to the registering file OWNER (the longest such
+  # name): it is left out with it (conv2d_gemm.cpp goes when conv2d.cpp does).
+  set(kept_support "")
+  foreach(src IN LISTS support)
+    get_filename_component(helper "${src}" NAME_WE)
+    set(owner "")
+    foreach(name IN LISTS names left_out)
+      string(LENGTH "${name}_" prefix_length)
+      string(LENGTH "${owner}" owner_length)
+      string(SUBSTRING "${helper}" 0 ${prefix_length} head)
+      if(head STREQUAL "${name}_" AND prefix_length GREATER owner_length)
+        set(owner "${name}")
+      endif()
+    endforeach()
+    if(NOT owner OR owner IN_LIST names)
+      list(APPEND kept_support "${src}")
+    endif()
+  endforeach()
+  set(support ${kept_support})
+  if(ARG_RECURSE)
+    file(GLOB_RECURSE nested CONFIGURE_DEPENDS "${ARG_DIR}/*/*.c" "${ARG_DIR}/*/*.cc"
+         "${ARG_DIR}/*/*.cpp")
+    list(SORT nested)
+    list(APPEND support ${nested})
+  endif()
+  set(${var}_NAMES "${names}" PARENT_SCOPE)
+  set(${var}_SOURCES "${sources}" PARENT_SCOPE)
+  set(${var}_SUPPORT "${support}" PARENT_SCOPE)
+  set(${var}_LEFT_OUT "${left_out}" PARENT_SCOPE)
+endfunction()
+
+function(cvml_registry_add)
+  cmake_parse_arguments(ARG "" "KIND;PREFIX" "NAMES" ${ARGN})
+  set(names ${ARG_NAMES})
   list(SORT names)
   list(REMOVE_DUPLICATES names)
   foreach(name IN LISTS names)
@@ -32,6 +112,7 @@ function(cvml_registry_add)
 endfunction()
 
 function(cvml_registry_write output)
+  cmake_parse_arguments(ARG "" "" "LEFT_OUT" ${ARGN})
   get_property(entries GLOBAL PROPERTY CVML_REGISTRY_ENTRIES)
   set(decls "")
   set(rows "")
@@ -47,14 +128,27 @@ function(cvml_registry_write output)
   if(count EQUAL 0)
     set(rows "    {\"none\", \"none\", nullptr, nullptr},\n")
   endif()
-  set(text "/* Generated by cmake/registry.cmake from the source lists. Do not edit. */\n#include \"module/registry.h\"\n\n${decls}\nconst registry_entry cvml_generated_registry[] = {\n${rows}};\nconst int cvml_generated_registry_count = ${count};\n")
-  # Only touch the file when its text changes, so a re-configure does not rebuild.
-  if(EXISTS "${output}")
-    file(READ "${output}" old)
-  else()
-    set(old "")
-  endif()
-  if(NOT old STREQUAL text)
-    file(WRITE "${output}" "${text}")
-  endif()
+  set(left_rows "")
+  set(left_out ${ARG_LEFT_OUT})
+  list(SORT left_out)
+  list(LENGTH left_out left_count)
+  foreach(name IN LISTS left_out)
+    string(APPEND left_rows "    \"${name}\",\n")
+  endforeach()
+  set(text "/* Generated by cmake/registry.cmake from the source folders. Do not edit. */\n#include \"module/registry.h\"\n\n${decls}\nconst registry_entry cvml_generated_registry[] = {\n${rows}};\nconst int cvml_generated_registry_count = ${count};\n\n/* Operators this build left out (CVML_OPERATORS). */\nconst char* const cvml_left_out_operators[] = {\n${left_rows}    nullptr,\n};\nconst int cvml_left_out_operator_count = ${left_count};\n")
+  cvml_registry_write_if_changed("${output}" "${text}")
+endfunction()
+
+function(cvml_registry_write_table output)
+  cmake_parse_arguments(ARG "" "INCLUDE;DECL;ROW;TABLE" "NAMES" ${ARGN})
+  set(decls "")
+  set(rows "")
+  foreach(name IN LISTS ARG_NAMES)
+    string(REPLACE "@NAME@" "${name}" decl "${ARG_DECL}")
+    string(REPLACE "@NAME@" "${name}" row "${ARG_ROW}")
+    string(APPEND decls "${decl};\n")
+    string(APPEND rows "    ${row}\n")
+  endforeach()
+  set(text "/* Generated by cmake/registry.cmake from the source folders. Do not edit. */\n#include \"${ARG_INCLUDE}\"\n\n${decls}\n${ARG_TABLE} = {\n${rows}    nullptr,\n};\n")
+  cvml_registry_write_if_changed("${output}" "${text}")
 endfunction()

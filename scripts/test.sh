@@ -4,7 +4,9 @@
 #   2. an ASan + UBSan build and all its tests,
 #   3. the libFuzzer targets for a fixed time each, when clang is present,
 #   4. the embedded profile (CVML_MINIMAL: CPU device and CVM serializer only, no
-#      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests.
+#      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests,
+#   5. the Cortex-M cross build, run under qemu-system-arm on an emulated Cortex-M55 and
+#      Cortex-M7 (scripts/test_mcu.sh, docs/embedded.md).
 # Installs missing Debian packages first (scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,3 +44,6 @@ cmake -S . -B build/minimal -DCMAKE_BUILD_TYPE=Release -DCVML_MINIMAL=ON -DCVML_
 cmake --build build/minimal -j"$jobs"
 # Every SIMD level is the scalar one here, so the per-level repeats add nothing.
 ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd"
+
+step "Cortex-M55 and Cortex-M7 under qemu (cross build, models in flash): scripts/test_mcu.sh"
+JOBS="$jobs" scripts/test_mcu.sh

@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,7 +191,8 @@ int ir_graph_link(ir_graph* g) {
         for (int32_t k = 0; k < node->input_count; ++k) {
             int32_t ti = node->inputs[k];
             if (ti < 0 || ti >= g->tensor_count)
-                return cvml_fail(CVML_ERR_LOGIC, "node %d '%s': input %d names no tensor", n,
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "node %" PRId32 " '%s': input %" PRId32 " names no tensor", n,
                                  node->name, k);
             ir_tensor* t = g->tensors[ti];
             int32_t* p = static_cast<int32_t*>(realloc(
@@ -210,7 +212,8 @@ int ir_graph_check_topological(const ir_graph* g) {
             const ir_tensor* t = g->tensors[node->inputs[k]];
             if (t->producer < 0 || t->producer >= n)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "node %d '%s': input %d ('%s') is not produced by an earlier node",
+                                 "node %" PRId32 " '%s': input %" PRId32
+                                 " ('%s') is not produced by an earlier node",
                                  n, node->name, k, t->name);
         }
     }

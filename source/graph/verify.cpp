@@ -1,9 +1,11 @@
 #include "graph/verify.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "operator/op_def.h"
+#include "module/registry.h"
 #include "utility/error.h"
 
 namespace {
@@ -59,12 +61,14 @@ struct node_tensors {
 
 int check_shape_limits(const ir_tensor* t) {
     if (t->ndim < 1 || t->ndim > CVML_MAX_DIMS)
-        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s': ndim %d outside 1..6", t->name, t->ndim);
+        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s': ndim %" PRId32 " outside 1..6", t->name,
+                         t->ndim);
     int64_t size = 1;
     for (int32_t i = 0; i < t->ndim; ++i) {
         if (t->dims[i] < 1 || t->dims[i] > kMaxDim)
-            return cvml_fail(CVML_ERR_LOGIC, "tensor '%s': dim %d is %lld, outside 1..2^24",
-                             t->name, i, static_cast<long long>(t->dims[i]));
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "tensor '%s': dim %" PRId32 " is %lld, outside 1..2^24", t->name, i,
+                             static_cast<long long>(t->dims[i]));
         size *= t->dims[i];
         if (size > kMaxSize)
             return cvml_fail(CVML_ERR_LOGIC, "tensor '%s': more than 2^30 elements", t->name);
@@ -75,7 +79,7 @@ int check_shape_limits(const ir_tensor* t) {
 }  // namespace
 
 int graph_node_error(const ir_node* node, int status) {
-    return cvml_fail_context(status, "node %d '%s' (%s): ", node->index, node->name,
+    return cvml_fail_context(status, "node %" PRId32 " '%s' (%s): ", node->index, node->name,
                              node->op        ? node->op->name
                              : node->op_name ? node->op_name
                                              : "null");
@@ -86,16 +90,15 @@ int graph_prepare_node(ir_graph* g, ir_node* node) {
     char name[128];
     op_strip_suffix(node->op_name ? node->op_name : "", name, sizeof name);
     const op_def* op = op_registry_find(name);
-    if (!op)
-        return graph_node_error(node,
-                                cvml_fail(CVML_ERR_RUNTIME, "Operator %s is not registered", name));
+    if (!op) return graph_node_error(node, registry_operator_missing(name));
     node->op = op;
     int rc = op_parse_attrs(op, node);
     if (rc) return graph_node_error(node, rc);
     int32_t expected = op->num_inputs ? op->num_inputs(node->param) : op->fixed_inputs;
     if (expected >= 0 ? node->input_count != expected : node->input_count < 1)
-        return graph_node_error(node, cvml_fail(CVML_ERR_LOGIC, "expects %d inputs but has %d",
-                                                expected, node->input_count));
+        return graph_node_error(
+            node, cvml_fail(CVML_ERR_LOGIC, "expects %" PRId32 " inputs but has %" PRId32, expected,
+                            node->input_count));
     return CVML_OK;
 }
 
@@ -133,9 +136,10 @@ int graph_infer_shapes(ir_graph* g, int check_declared) {
                 char file[128];
                 op_shape_str(t, file, sizeof file);
                 return graph_node_error(
-                    node, cvml_fail(CVML_ERR_LOGIC,
-                                    "output %d: inferred shape %s but the file declares %s", i,
-                                    inferred, file));
+                    node,
+                    cvml_fail(CVML_ERR_LOGIC,
+                              "output %" PRId32 ": inferred shape %s but the file declares %s", i,
+                              inferred, file));
             }
         }
     }
@@ -150,8 +154,9 @@ int graph_infer_precisions(ir_graph* g) {
                 const ir_tensor* t = g->tensors[node->outputs[i]];
                 if (t->precision < 1 || t->precision > 32)
                     return graph_node_error(
-                        node, cvml_fail(CVML_ERR_LOGIC, "variable precision %d outside 1..32",
-                                        t->precision));
+                        node,
+                        cvml_fail(CVML_ERR_LOGIC, "variable precision %" PRId32 " outside 1..32",
+                                  t->precision));
             }
             continue;
         }
@@ -166,8 +171,8 @@ int graph_infer_precisions(ir_graph* g) {
             int32_t p = nt.out[i]->precision;
             if (p < 1 || p > 32)
                 return graph_node_error(
-                    node,
-                    cvml_fail(CVML_ERR_LOGIC, "inferred output precision %d outside 1..32", p));
+                    node, cvml_fail(CVML_ERR_LOGIC,
+                                    "inferred output precision %" PRId32 " outside 1..32", p));
         }
     }
     return CVML_OK;

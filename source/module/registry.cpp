@@ -1,5 +1,6 @@
 #include "module/registry.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "module/device.h"
@@ -24,7 +25,8 @@ int table_add(T** table, int32_t* count, int32_t cap, T* item, const char* kind,
         if (strcmp(table[i]->name, name) == 0)
             return cvml_fail(CVML_ERR_RUNTIME, "%s '%s' registered twice", kind, name);
     if (*count == cap)
-        return cvml_fail(CVML_ERR_RUNTIME, "%s table full (%d) registering '%s'", kind, cap, name);
+        return cvml_fail(CVML_ERR_RUNTIME, "%s table full (%" PRId32 ") registering '%s'", kind,
+                         cap, name);
     table[(*count)++] = item;
     return CVML_OK;
 }
@@ -46,7 +48,8 @@ int device_registry_add(cvml_device* dev) {
     if (!dev || !dev->name) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
     if (dev->abi_version != CVML_PLUGIN_ABI_VERSION || dev->struct_size != sizeof(cvml_device))
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "device '%s' was built for plugin ABI %u (struct of %u bytes); this "
+                         "device '%s' was built for plugin ABI %" PRIu32 " (struct of %" PRIu32
+                         " bytes); this "
                          "library speaks ABI %u (%zu bytes)",
                          dev->name, dev->abi_version, dev->struct_size, CVML_PLUGIN_ABI_VERSION,
                          sizeof(cvml_device));
@@ -132,6 +135,16 @@ const cvml_serializer* serializer_registry_find(const char* name) {
 
 int32_t serializer_registry_count(void) {
     return g_serializer_count;
+}
+
+int registry_operator_missing(const char* name) {
+    for (int i = 0; i < cvml_left_out_operator_count; ++i)
+        if (strcmp(cvml_left_out_operators[i], name) == 0)
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "Operator %s is not registered: this build left it out "
+                             "(CVML_OPERATORS); rebuild with it in the list",
+                             name);
+    return cvml_fail(CVML_ERR_RUNTIME, "Operator %s is not registered", name);
 }
 
 int registry_register_all(void) {

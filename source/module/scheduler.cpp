@@ -24,6 +24,7 @@
  *    device memory) leaves its subgraph to the CPU when the CPU can run it. */
 #include "module/scheduler.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -412,7 +413,7 @@ int scheduler_prerun(ir_graph* g, const cvml_context* ctx) {
                 rc = prerun_subgraph(g, sg, &opt);
             }
         }
-        if (rc) cvml_fail_context(rc, "device %s, subgraph %d: ", dev->name, s);
+        if (rc) cvml_fail_context(rc, "device %s, subgraph %" PRId32 ": ", dev->name, s);
     }
     if (rc) scheduler_postrun(g);
     return rc;
@@ -434,7 +435,7 @@ int scheduler_run(ir_graph* g) {
                 return cvml_fail_context(rc, "device %s, copying '%s' in: ", dev->name, t->name);
         }
         int rc = dev->run(dev, g, sg);
-        if (rc) return cvml_fail_context(rc, "device %s, subgraph %d: ", dev->name, s);
+        if (rc) return cvml_fail_context(rc, "device %s, subgraph %" PRId32 ": ", dev->name, s);
         for (int32_t i = 0; i < sg->output_count && mem; ++i) {
             const ir_tensor* t = g->tensors[sg->outputs[i]];
             rc = dev->copy_to_host(dev, sg, sg->output_host[i], sg->output_buffers[i],

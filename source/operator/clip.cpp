@@ -1,6 +1,7 @@
 /* clip: y = max(min(x, a_max), a_min). The output precision is the precision of the
  * larger bound's magnitude, NP(max(|a_min|, |a_max|)): clip(-127, 127) is 9 bits,
  * not 8 (upstream GetNumberPrecision). */
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/clip.h"
@@ -19,8 +20,9 @@ const attr_spec clip_attrs[] = {
  * fails. */
 int check_bound(int32_t v, const char* name) {
     if (v < -INT32_MAX)
-        return cvml_fail(CVML_ERR_LOGIC, "attribute %s value: %d out of range [%d, %d]", name, v,
-                         -INT32_MAX, INT32_MAX);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "attribute %s value: %" PRId32 " out of range [%" PRId32 ", %" PRId32 "]",
+                         name, v, -INT32_MAX, INT32_MAX);
     return CVML_OK;
 }
 
@@ -30,7 +32,8 @@ int clip_infer_precision(op_infer_ctx* ctx) {
     if (!rc) rc = check_bound(p->a_min, "clip.a_min");
     if (rc) return rc;
     if (!(p->a_min < p->a_max))
-        return cvml_fail(CVML_ERR_LOGIC, "clip a_min (%d) must be less than a_max (%d)", p->a_min,
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "clip a_min (%" PRId32 ") must be less than a_max (%" PRId32 ")", p->a_min,
                          p->a_max);
     int64_t lo = p->a_min < 0 ? -static_cast<int64_t>(p->a_min) : p->a_min;
     int64_t hi = p->a_max < 0 ? -static_cast<int64_t>(p->a_max) : p->a_max;

@@ -2,6 +2,7 @@
  * agree. The output precision is the largest input precision (upstream MaxInPrecision). */
 #include "operator/concatenate.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -24,8 +25,10 @@ int concatenate_infer_shape(op_infer_ctx* ctx) {
     const int32_t axis = p->axis < 0 ? p->axis + ndim : p->axis;
     for (int32_t i = 0; i < ctx->input_count; ++i)
         if (ctx->inputs[i]->ndim != ndim)
-            return cvml_fail(CVML_ERR_LOGIC, "concatenate: input %d has %d dims, input 0 has %d", i,
-                             ctx->inputs[i]->ndim, ndim);
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "concatenate: input %" PRId32 " has %" PRId32
+                             " dims, input 0 has %" PRId32,
+                             i, ctx->inputs[i]->ndim, ndim);
     int64_t out[CVML_MAX_DIMS];
     for (int32_t d = 0; d < ndim; ++d) out[d] = x0->dims[d];
     int64_t total = 0;
@@ -34,8 +37,9 @@ int concatenate_infer_shape(op_infer_ctx* ctx) {
         for (int32_t d = 0; d < ndim; ++d)
             if (d != axis && x->dims[d] != out[d])
                 return cvml_fail(
-                    CVML_ERR_LOGIC, "concatenate: input %d dim %d is %lld but input 0 has %lld", i,
-                    d, static_cast<long long>(x->dims[d]), static_cast<long long>(out[d]));
+                    CVML_ERR_LOGIC,
+                    "concatenate: input %" PRId32 " dim %" PRId32 " is %lld but input 0 has %lld",
+                    i, d, static_cast<long long>(x->dims[d]), static_cast<long long>(out[d]));
         /* every input dim is at most 2^24, so the sum of int32-many stays far below 2^63 */
         total += x->dims[axis];
     }

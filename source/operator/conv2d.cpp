@@ -4,6 +4,7 @@
  * upstream never checks and then overruns its buffers. */
 #include "operator/conv2d.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/nn_attr.h"
@@ -46,27 +47,28 @@ int conv2d_infer_shape(op_infer_ctx* ctx) {
     const ir_tensor* x = ctx->inputs[0];
     if (x->ndim != 4) return cvml_fail(CVML_ERR_LOGIC, "Input data should be 4D");
     if (p->kernel_size.count != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "kernel_size must have 2 values, got %d",
+        return cvml_fail(CVML_ERR_LOGIC, "kernel_size must have 2 values, got %" PRId32,
                          p->kernel_size.count);
     if (p->padding.count != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "padding must have 2 values, got %d", p->padding.count);
+        return cvml_fail(CVML_ERR_LOGIC, "padding must have 2 values, got %" PRId32,
+                         p->padding.count);
     int rc = nn_verify_attr_range(p->padding.values[0], "Conv2D.padding[0]");
     if (!rc) rc = nn_verify_attr_range(p->padding.values[1], "Conv2D.padding[1]");
     if (rc) return rc;
     if (p->strides.count != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "incorrect stride size: %d", p->strides.count);
+        return cvml_fail(CVML_ERR_LOGIC, "incorrect stride size: %" PRId32, p->strides.count);
     rc = nn_verify_attr_range(p->strides.values[0], "Conv2D.strides[0]", 1);
     if (!rc) rc = nn_verify_attr_range(p->strides.values[1], "Conv2D.strides[1]", 1);
     if (rc) return rc;
     if (p->dilation.count != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "incorrect dilate size: %d", p->dilation.count);
+        return cvml_fail(CVML_ERR_LOGIC, "incorrect dilate size: %" PRId32, p->dilation.count);
     rc = nn_verify_attr_range(p->dilation.values[0], "Conv2D.dilation[0]", 1);
     if (!rc) rc = nn_verify_attr_range(p->dilation.values[1], "Conv2D.dilation[1]", 1);
     if (rc) return rc;
     if (!(p->groups > 0 && x->dims[1] % p->groups == 0 && p->channels % p->groups == 0))
         return cvml_fail(CVML_ERR_LOGIC,
-                         "Conv2D only supported groups (1 or in_channels %d) vs. %d", p->channels,
-                         p->groups);
+                         "Conv2D only supported groups (1 or in_channels %" PRId32 ") vs. %" PRId32,
+                         p->channels, p->groups);
 
     if (p->use_bias) {
         const int64_t bshape[1] = {p->channels};
@@ -117,8 +119,8 @@ int conv2d_infer_precision(op_infer_ctx* ctx) {
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     const int32_t px = ctx->inputs[0]->precision;
     const int32_t pw = ctx->inputs[1]->precision;
-    if (px > 8) return cvml_fail(CVML_ERR_LOGIC, "Conv2D input must be INT8 vs. INT%d", px);
-    if (pw > 8) return cvml_fail(CVML_ERR_LOGIC, "Conv2D weight must be INT8 vs. INT%d", pw);
+    if (px > 8) return cvml_fail(CVML_ERR_LOGIC, "Conv2D input must be INT8 vs. INT%" PRId32, px);
+    if (pw > 8) return cvml_fail(CVML_ERR_LOGIC, "Conv2D weight must be INT8 vs. INT%" PRId32, pw);
     const ir_tensor* w = ctx->inputs[1];
     if (w->ndim != 4) return cvml_fail(CVML_ERR_LOGIC, "Conv2D weight must be 4-D");
     int32_t prec = px + pw + op_bits(nn_size(w) / w->dims[0]);

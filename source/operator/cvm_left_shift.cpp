@@ -1,6 +1,7 @@
 /* cvm_left_shift: y = clip(x << shift_bit, +-(2^(p-1)-1)). Upstream's CPU kernel always
  * fails (it reads its attribute argument as a string); cvm-lite computes the documented
  * result as upstream's formal device does (divergence D1). */
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/cvm_left_shift.h"
@@ -26,7 +27,8 @@ int cvm_left_shift_infer_precision(op_infer_ctx* ctx) {
     // runtime error ("infer precision failed"), not a VERIFY.
     if (static_cast<int64_t>(ctx->inputs[0]->precision) + p->shift_bit > 32)
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "infer precision failed: input precision %d + shift_bit %d exceeds 32",
+                         "infer precision failed: input precision %" PRId32 " + shift_bit %" PRId32
+                         " exceeds 32",
                          ctx->inputs[0]->precision, p->shift_bit);
     ctx->outputs[0]->precision = p->precision;
     return CVML_OK;

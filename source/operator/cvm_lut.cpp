@@ -1,6 +1,7 @@
 /* cvm_lut(data, table): y = take(table, data) without an axis, so data values are
  * clipped indices into the flattened table. The output has data's shape and the
  * table's precision; in_dim must equal the table's size (upstream VERIFY). */
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/cvm_lut.h"
@@ -18,8 +19,9 @@ int cvm_lut_infer_shape(op_infer_ctx* ctx) {
     const cvm_lut_param* p = static_cast<const cvm_lut_param*>(ctx->param);
     int64_t table_size = ir_tensor_element_count(ctx->inputs[1]);
     if (table_size != p->in_dim)
-        return cvml_fail(CVML_ERR_LOGIC, "cvm_lut in_dim %d differs from the table size %lld",
-                         p->in_dim, static_cast<long long>(table_size));
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "cvm_lut in_dim %" PRId32 " differs from the table size %lld", p->in_dim,
+                         static_cast<long long>(table_size));
     op_copy_shape(ctx->outputs[0], ctx->inputs[0]);
     return CVML_OK;
 }

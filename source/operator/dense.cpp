@@ -3,6 +3,7 @@
  * runtime error on mismatch). */
 #include "operator/dense.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/nn_attr.h"
@@ -42,8 +43,8 @@ int dense_infer_precision(op_infer_ctx* ctx) {
     const dense_param* p = static_cast<const dense_param*>(ctx->param);
     const int32_t px = ctx->inputs[0]->precision;
     const int32_t pw = ctx->inputs[1]->precision;
-    if (px > 8) return cvml_fail(CVML_ERR_LOGIC, "Dense input must be INT8 vs. INT%d", px);
-    if (pw > 8) return cvml_fail(CVML_ERR_LOGIC, "Dense weight must be INT8 vs. INT%d", pw);
+    if (px > 8) return cvml_fail(CVML_ERR_LOGIC, "Dense input must be INT8 vs. INT%" PRId32, px);
+    if (pw > 8) return cvml_fail(CVML_ERR_LOGIC, "Dense weight must be INT8 vs. INT%" PRId32, pw);
     int32_t prec = px + pw + op_bits(ctx->inputs[0]->dims[1]);
     if (p->use_bias) {
         const int32_t pb = ctx->inputs[2]->precision;

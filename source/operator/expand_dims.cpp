@@ -2,6 +2,7 @@
  * its input's storage slot. */
 #include "operator/expand_dims.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -23,7 +24,9 @@ int expand_dims_infer_shape(op_infer_ctx* ctx) {
     if (!rc) rc = shape_verify_range(p->num_newaxis, "expand_dims.num_newaxis", 0, 4096);
     if (rc) return rc;
     if (ndim + p->num_newaxis > CVML_MAX_DIMS)
-        return cvml_fail(CVML_ERR_LOGIC, "expand_dims: %d new axes on a %d-D input exceed %d dims",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "expand_dims: %" PRId32 " new axes on a %" PRId32
+                         "-D input exceed %d dims",
                          p->num_newaxis, ndim, CVML_MAX_DIMS);
     const int32_t axis = p->axis < 0 ? ndim + p->axis + 1 : p->axis;
     int64_t out[CVML_MAX_DIMS];

@@ -3,6 +3,7 @@
  * Two outputs: the counts (B,) with precision NP(N·K), and the compacted boxes. */
 #include "operator/get_valid_counts.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/nn_attr.h"
@@ -18,7 +19,8 @@ const attr_spec get_valid_counts_attrs[] = {
 int get_valid_counts_infer_shape(op_infer_ctx* ctx) {
     const ir_tensor* x = ctx->inputs[0];
     if (x->ndim != 3)
-        return cvml_fail(CVML_ERR_LOGIC, "get_valid_counts input should be 3-D, got %d-D", x->ndim);
+        return cvml_fail(CVML_ERR_LOGIC, "get_valid_counts input should be 3-D, got %" PRId32 "-D",
+                         x->ndim);
     if (x->dims[2] < 2 || x->dims[2] >= 32)
         return cvml_fail(CVML_ERR_LOGIC, "get_valid_counts box size K = %lld outside [2, 32)",
                          static_cast<long long>(x->dims[2]));

@@ -3,6 +3,7 @@
  * input, are upstream VERIFYs (logic errors). */
 #include "operator/max_pool2d.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/nn_attr.h"
@@ -26,7 +27,8 @@ int max_pool2d_infer_shape(op_infer_ctx* ctx) {
         return cvml_fail(CVML_ERR_LOGIC, "Pool2D only supported NCHW layout vs. %s",
                          p->layout.value);
     if (p->padding.count != 1 && p->padding.count != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "Pool2D only supported 1-D or 2-D padding, got %d values",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "Pool2D only supported 1-D or 2-D padding, got %" PRId32 " values",
                          p->padding.count);
     int rc = nn_verify_attr_range(p->padding.values[0], "MaxPool2D.padding[0]");
     if (!rc && p->padding.count == 2)
@@ -36,10 +38,11 @@ int max_pool2d_infer_shape(op_infer_ctx* ctx) {
     max_pool2d_pads(p, &tpad_h, &tpad_w);
     const int64_t pad_h = tpad_h * 2, pad_w = tpad_w * 2;
     if (p->pool_size.count != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "pool_size must have 2 values, got %d",
+        return cvml_fail(CVML_ERR_LOGIC, "pool_size must have 2 values, got %" PRId32,
                          p->pool_size.count);
     if (p->strides.count != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "strides must have 2 values, got %d", p->strides.count);
+        return cvml_fail(CVML_ERR_LOGIC, "strides must have 2 values, got %" PRId32,
+                         p->strides.count);
     rc = nn_verify_attr_range(p->strides.values[0], "MaxPool2D.strides[0]", 1);
     if (!rc) rc = nn_verify_attr_range(p->strides.values[1], "MaxPool2D.strides[1]", 1);
     if (!rc)

@@ -3,6 +3,7 @@
  * any other value of the fixed attributes is a VERIFY failure (logic error). */
 #include "operator/non_max_suppression.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/nn_attr.h"
@@ -44,18 +45,20 @@ int nms_infer_shape(op_infer_ctx* ctx) {
         return cvml_fail(CVML_ERR_LOGIC,
                          "NonMaximumSuppressionParam only supported invalid_to_bottom true vs. 0");
     if (p->coord_start != 2)
-        return cvml_fail(CVML_ERR_LOGIC, "NonMaximumSuppressionParam coord_start must be 2 vs. %d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "NonMaximumSuppressionParam coord_start must be 2 vs. %" PRId32,
                          p->coord_start);
     if (p->score_index != 1)
-        return cvml_fail(CVML_ERR_LOGIC, "NonMaximumSuppressionParam score_index must be 1 vs. %d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "NonMaximumSuppressionParam score_index must be 1 vs. %" PRId32,
                          p->score_index);
     if (p->id_index != 0)
-        return cvml_fail(CVML_ERR_LOGIC, "NonMaximumSuppressionParam id_index must be 0 vs. %d",
-                         p->id_index);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "NonMaximumSuppressionParam id_index must be 0 vs. %" PRId32, p->id_index);
     if (p->iou_threshold <= 0)
         return cvml_fail(CVML_ERR_LOGIC,
                          "NonMaximumSuppressionParam iou_threshold must be > 0 "
-                         "vs. %d",
+                         "vs. %" PRId32,
                          p->iou_threshold);
     op_copy_shape(ctx->outputs[0], x);
     return CVML_OK;

@@ -1,5 +1,6 @@
 #include "operator/op_def.h"
 
+#include <inttypes.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,8 @@ int op_registry_add(const op_def* op) {
     if (op_registry_find(op->name))
         return cvml_fail(CVML_ERR_RUNTIME, "operator '%s' registered twice", op->name);
     if (g_op_count == kMaxOps)
-        return cvml_fail(CVML_ERR_RUNTIME, "operator table full (%d) registering '%s'", kMaxOps,
-                         op->name);
+        return cvml_fail(CVML_ERR_RUNTIME, "operator table full (%" PRId32 ") registering '%s'",
+                         kMaxOps, op->name);
     g_ops[g_op_count++] = op;
     return CVML_OK;
 }
@@ -227,7 +228,8 @@ static int parse_one(const attr_spec* spec, const char* text, void* param) {
 int op_parse_attrs(const op_def* op, ir_node* node) {
     if (op->attr_count == 0) {
         if (node->attr_count != 0)
-            return cvml_fail(CVML_ERR_LOGIC, "operator %s takes no attributes but %d given ('%s')",
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "operator %s takes no attributes but %" PRId32 " given ('%s')",
                              op->name, node->attr_count, node->attrs[0].key);
         return CVML_OK;
     }

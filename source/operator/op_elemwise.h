@@ -6,6 +6,8 @@
 #include "operator/op_def.h"
 #include "utility/error.h"
 
+#include <inttypes.h>
+
 /* ElemwiseShape<2, 1>: both inputs must have the same shape (upstream VERIFY). */
 static inline int op_infer_shape_same_binary(op_infer_ctx* ctx) {
     if (!op_same_shape(ctx->inputs[0], ctx->inputs[1])) {
@@ -25,7 +27,8 @@ static inline int op_infer_shape_broadcast(op_infer_ctx* ctx) {
     const ir_tensor* r = ctx->inputs[1];
     ir_tensor* out = ctx->outputs[0];
     int32_t nd = l->ndim > r->ndim ? l->ndim : r->ndim;
-    if (nd > CVML_MAX_DIMS) return cvml_fail(CVML_ERR_LOGIC, "broadcast ndim %d exceeds 6", nd);
+    if (nd > CVML_MAX_DIMS)
+        return cvml_fail(CVML_ERR_LOGIC, "broadcast ndim %" PRId32 " exceeds 6", nd);
     int32_t bl = nd - l->ndim;
     int32_t br = nd - r->ndim;
     for (int32_t i = 0; i < nd; ++i) {

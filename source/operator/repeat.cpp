@@ -1,6 +1,7 @@
 /* repeat: np.repeat of every element `repeats` times along `axis`. */
 #include "operator/repeat.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -19,7 +20,8 @@ int repeat_infer_shape(op_infer_ctx* ctx) {
     const ir_tensor* x = ctx->inputs[0];
     const int32_t ndim = x->ndim;
     if (p->repeats <= 0)
-        return cvml_fail(CVML_ERR_LOGIC, "repeat: repeats:%d must greater than 0", p->repeats);
+        return cvml_fail(CVML_ERR_LOGIC, "repeat: repeats:%" PRId32 " must greater than 0",
+                         p->repeats);
     int rc = shape_verify_range(p->axis, "repeat.axis", -ndim, ndim - 1);
     if (rc) return rc;
     const int32_t axis = p->axis < 0 ? p->axis + ndim : p->axis;

@@ -3,6 +3,7 @@
  * May share its input's storage slot (upstream's in-place list). */
 #include "operator/reshape.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -47,8 +48,8 @@ int reshape_infer_shape(op_infer_ctx* ctx) {
             ++src;
         } else if (v == 0) {
             if (src >= x->ndim)
-                return cvml_fail(CVML_ERR_LOGIC, "reshape: shape[%d]=0 has no input dim %d", i,
-                                 src);
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "reshape: shape[%" PRId32 "]=0 has no input dim %" PRId32, i, src);
             rc = push_dim(out, &n, x->dims[src++]);
         } else if (v == -1) {
             if (infer_idx >= 0)
@@ -60,16 +61,18 @@ int reshape_infer_shape(op_infer_ctx* ctx) {
             while (src < x->ndim && rc == CVML_OK) rc = push_dim(out, &n, x->dims[src++]);
         } else if (v == -3) {
             if (src + 1 >= x->ndim)
-                return cvml_fail(CVML_ERR_LOGIC, "reshape: shape[%d]=-3 needs two input dims", i);
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "reshape: shape[%" PRId32 "]=-3 needs two input dims", i);
             const int64_t d1 = x->dims[src++];
             const int64_t d2 = x->dims[src++];
             rc = push_dim(out, &n, d1 * d2);
         } else if (v == -4) {
             if (i + 2 >= t->count)
-                return cvml_fail(CVML_ERR_LOGIC, "reshape: shape[%d]=-4 needs two values after it",
-                                 i);
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "reshape: shape[%" PRId32 "]=-4 needs two values after it", i);
             if (src >= x->ndim)
-                return cvml_fail(CVML_ERR_LOGIC, "reshape: shape[%d]=-4 has no input dim %d", i,
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "reshape: shape[%" PRId32 "]=-4 has no input dim %" PRId32, i,
                                  src);
             const int64_t d0 = x->dims[src++];
             int64_t d1 = as_int32(t->values[++i]);
@@ -97,7 +100,7 @@ int reshape_infer_shape(op_infer_ctx* ctx) {
     for (int32_t i = 0; i < x->ndim; ++i) in_size *= x->dims[i];
     for (int32_t i = 0; i < n; ++i)
         if (out[i] < 1)
-            return cvml_fail(CVML_ERR_LOGIC, "reshape: target dim %d is %lld", i,
+            return cvml_fail(CVML_ERR_LOGIC, "reshape: target dim %" PRId32 " is %lld", i,
                              static_cast<long long>(out[i]));
     if (infer_idx >= 0) {
         int64_t known = 1;

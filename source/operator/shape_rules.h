@@ -2,6 +2,7 @@
  * operator lists need no support entry). */
 #pragma once
 
+#include <inttypes.h>
 #include <stdint.h>
 
 #include "operator/op_def.h"
@@ -21,11 +22,11 @@ static inline int shape_verify_range(int64_t value, const char* name, int64_t lo
  * here so that nothing downstream sees such a shape or overflows on it. */
 static inline int shape_set_output(ir_tensor* out, const int64_t* dims, int32_t ndim) {
     if (ndim < 1 || ndim > CVML_MAX_DIMS)
-        return cvml_fail(CVML_ERR_LOGIC, "inferred output rank %d outside 1..%d", ndim,
+        return cvml_fail(CVML_ERR_LOGIC, "inferred output rank %" PRId32 " outside 1..%d", ndim,
                          CVML_MAX_DIMS);
     for (int32_t i = 0; i < ndim; ++i)
         if (dims[i] < 1)
-            return cvml_fail(CVML_ERR_LOGIC, "inferred output dim %d is %lld", i,
+            return cvml_fail(CVML_ERR_LOGIC, "inferred output dim %" PRId32 " is %lld", i,
                              static_cast<long long>(dims[i]));
     out->ndim = ndim;
     for (int32_t i = 0; i < ndim; ++i) out->dims[i] = dims[i];

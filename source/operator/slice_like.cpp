@@ -1,6 +1,7 @@
 /* slice_like: keeps the leading [0, like.dims[a]) of each selected axis a of the data. */
 #include "operator/slice_like.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -41,7 +42,8 @@ int slice_like_infer_shape(op_infer_ctx* ctx) {
              * write when the ranks differ); refuse instead */
             if (a >= x->ndim || a >= like->ndim)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "slice_like: axis %lld is not an axis of both inputs (%d-D, %d-D)",
+                                 "slice_like: axis %lld is not an axis of both inputs (%" PRId32
+                                 "-D, %" PRId32 "-D)",
                                  static_cast<long long>(p->axis.values[k]), x->ndim, like->ndim);
             out[a] = like->dims[a];
         }
@@ -49,7 +51,8 @@ int slice_like_infer_shape(op_infer_ctx* ctx) {
     for (int32_t i = 0; i < x->ndim; ++i)
         if (out[i] > x->dims[i])
             return cvml_fail(CVML_ERR_LOGIC,
-                             "slice_like: End index of axis %d exceeds input shape: %lld vs %lld",
+                             "slice_like: End index of axis %" PRId32
+                             " exceeds input shape: %lld vs %lld",
                              i, static_cast<long long>(out[i]), static_cast<long long>(x->dims[i]));
     return shape_set_output(ctx->outputs[0], out, x->ndim);
 }

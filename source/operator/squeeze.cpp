@@ -2,6 +2,7 @@
  * nothing is left the shape is (1,). A copy; may share its input's storage slot. */
 #include "operator/squeeze.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -31,7 +32,8 @@ int squeeze_infer_shape(op_infer_ctx* ctx) {
         for (int32_t i = 0; i < ndim; ++i)
             if (drop[i] && x->dims[i] != 1)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "The squeezed axis must have shape 1! Want to squeeze %d, which "
+                                 "The squeezed axis must have shape 1! Want to squeeze %" PRId32
+                                 ", which "
                                  "has shape %lld",
                                  i, static_cast<long long>(x->dims[i]));
     }

@@ -2,6 +2,7 @@
  * clamping (see strided_slice_axis in strided_slice.h). */
 #include "operator/strided_slice.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -23,11 +24,12 @@ int strided_slice_infer_shape(op_infer_ctx* ctx) {
         int64_t first, stride;
         switch (strided_slice_axis(p, i, x->dims[i], &first, &stride, &out[i])) {
             case STRIDED_SLICE_ZERO_STRIDE:
-                return cvml_fail(CVML_ERR_LOGIC, "strided_slice: stride of axis %d is 0", i);
+                return cvml_fail(CVML_ERR_LOGIC, "strided_slice: stride of axis %" PRId32 " is 0",
+                                 i);
             case STRIDED_SLICE_EMPTY:
                 return cvml_fail(
                     CVML_ERR_LOGIC,
-                    "strided_slice: Input [Begin=%lld, End=%lld] is invalid for axis=%d",
+                    "strided_slice: Input [Begin=%lld, End=%lld] is invalid for axis=%" PRId32,
                     static_cast<long long>(i < p->begin.count ? p->begin.values[i] : 0),
                     static_cast<long long>(i < p->end.count ? p->end.values[i] : x->dims[i]), i);
             default:

@@ -2,6 +2,7 @@
  * with one, numpy take along that axis. The kernel clips every index to the valid
  * range. Output shape: indices' shape (no axis), or data's shape with the axis
  * replaced by indices' shape. Precision: data's. */
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -32,12 +33,15 @@ int take_infer_shape(op_infer_ctx* ctx) {
     int32_t nd = data->ndim;
     int32_t axis = p->axis.value;
     if (axis < -nd || axis > nd - 1)
-        return cvml_fail(CVML_ERR_LOGIC, "attribute take.axis value: %d out of range [%d, %d]",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "attribute take.axis value: %" PRId32 " out of range [%" PRId32
+                         ", %" PRId32 "]",
                          axis, -nd, nd - 1);
     if (axis < 0) axis += nd;
     int32_t out_nd = nd - 1 + idx->ndim;
     if (out_nd > CVML_MAX_DIMS)
-        return cvml_fail(CVML_ERR_LOGIC, "take output would have %d dims, more than 6", out_nd);
+        return cvml_fail(CVML_ERR_LOGIC, "take output would have %" PRId32 " dims, more than 6",
+                         out_nd);
     int32_t k = 0;
     for (int32_t i = 0; i < nd; ++i) {
         if (i == axis) {

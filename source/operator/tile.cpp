@@ -2,6 +2,7 @@
  * repeat only the trailing axes. */
 #include "operator/tile.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -21,15 +22,15 @@ int tile_infer_shape(op_infer_ctx* ctx) {
     const int32_t sdim = x->ndim;
     const int32_t rdim = p->reps.count;
     if (rdim <= 0)
-        return cvml_fail(CVML_ERR_LOGIC, "tile: repetition array is not defined. data.ndim = %d",
-                         sdim);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "tile: repetition array is not defined. data.ndim = %" PRId32, sdim);
     for (int32_t i = 0; i < rdim; ++i) {
         int rc = shape_verify_range(p->reps.values[i], "tile.reps", 1, 4096);
         if (rc) return rc;
     }
     const int32_t odim = sdim > rdim ? sdim : rdim;
     if (odim > CVML_MAX_DIMS)
-        return cvml_fail(CVML_ERR_LOGIC, "tile: %d reps give more than %d dims", rdim,
+        return cvml_fail(CVML_ERR_LOGIC, "tile: %" PRId32 " reps give more than %d dims", rdim,
                          CVML_MAX_DIMS);
     int64_t out[CVML_MAX_DIMS];
     for (int32_t i = 0; i < odim; ++i) {

@@ -1,6 +1,7 @@
 /* transpose: permutes the axes; `axes=()` reverses them. */
 #include "operator/transpose.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/op_common.h"
@@ -22,8 +23,9 @@ int transpose_infer_shape(op_infer_ctx* ctx) {
         return shape_set_output(ctx->outputs[0], out, ndim);
     }
     if (p->axes.count != ndim)
-        return cvml_fail(CVML_ERR_LOGIC, "transpose: %d axes given for a %d-D input", p->axes.count,
-                         ndim);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "transpose: %" PRId32 " axes given for a %" PRId32 "-D input",
+                         p->axes.count, ndim);
     int32_t perm[CVML_MAX_DIMS];
     for (int32_t i = 0; i < ndim; ++i) {
         const int64_t a = p->axes.values[i];
@@ -32,8 +34,9 @@ int transpose_infer_shape(op_infer_ctx* ctx) {
         perm[i] = static_cast<int32_t>(a < 0 ? a + ndim : a);
         for (int32_t j = 0; j < i; ++j)
             if (perm[j] == perm[i])
-                return cvml_fail(CVML_ERR_LOGIC,
-                                 "repeated axis in transpose: axes[%d] and axes[%d]", j, i);
+                return cvml_fail(
+                    CVML_ERR_LOGIC,
+                    "repeated axis in transpose: axes[%" PRId32 "] and axes[%" PRId32 "]", j, i);
         out[i] = x->dims[perm[i]];
     }
     return shape_set_output(ctx->outputs[0], out, ndim);

@@ -2,6 +2,7 @@
  * rules are upstream VERIFYs (logic errors). */
 #include "operator/upsampling.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "operator/nn_attr.h"
@@ -18,7 +19,8 @@ const attr_spec upsampling_attrs[] = {
 int upsampling_infer_shape(op_infer_ctx* ctx) {
     const upsampling_param* p = static_cast<const upsampling_param*>(ctx->param);
     const ir_tensor* x = ctx->inputs[0];
-    if (x->ndim != 4) return cvml_fail(CVML_ERR_LOGIC, "dimension should be 4D, got %d-D", x->ndim);
+    if (x->ndim != 4)
+        return cvml_fail(CVML_ERR_LOGIC, "dimension should be 4D, got %" PRId32 "-D", x->ndim);
     if (!nn_str_eq(&p->method, "NEAREST_NEIGHBOR"))
         return cvml_fail(CVML_ERR_LOGIC, "only accept method = NEAREST_NEIGHBOR vs. %s",
                          p->method.value);

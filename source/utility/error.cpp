@@ -1,11 +1,13 @@
 #include "utility/error.h"
 
+#include "utility/platform.h"
+
 #include <stdio.h>
 #include <string.h>
 
 namespace {
 // Trivially destructible, so thread_local needs no C++ runtime support.
-thread_local char t_message[1024];
+CVML_THREAD_LOCAL char t_message[1024];
 }  // namespace
 
 int cvml_vfail(int status, const char* fmt, va_list ap) {

@@ -125,6 +125,14 @@ std::vector<NodeFacts> node_facts(cvml_graph* g, bool with_devices) {
     return nodes;
 }
 
+/* The operators a model needs as a CVML_OPERATORS value ("conv2d;dense;relu"): a build
+ * configured with it runs the model and nothing more. */
+std::string operator_list(const std::map<std::string, int>& op_counts) {
+    std::string list;
+    for (const auto& kv : op_counts) list += (list.empty() ? "" : ";") + kv.first;
+    return list;
+}
+
 std::string format_label(const std::string& version) {
     return version.empty() ? "2019 layout (no version key, read as cvm_1.0.0)" : version;
 }
@@ -233,6 +241,7 @@ int cmd_info(int argc, char** argv) {
         j.begin_object("operators");
         for (const auto& kv : op_counts) j.value(kv.first, kv.second);
         j.end_object();
+        j.value("cvml_operators", operator_list(op_counts));
         auto tensors = [&](const char* key, const std::vector<TensorFacts>& ts) {
             j.begin_array(key);
             for (const auto& t : ts) {
@@ -280,6 +289,7 @@ int cmd_info(int argc, char** argv) {
     for (const auto& kv : op_counts)
         ops += (ops.empty() ? "" : ", ") + kv.first + " x" + std::to_string(kv.second);
     printf("operators    %s\n", ops.empty() ? "none" : ops.c_str());
+    printf("build with   -DCVML_OPERATORS=\"%s\"\n", operator_list(op_counts).c_str());
     for (size_t i = 0; i < inputs.size(); ++i)
         printf("input %-6zu %s %s precision %d %s\n", i, inputs[i].name.c_str(),
                shape_text(inputs[i].shape).c_str(), inputs[i].precision,

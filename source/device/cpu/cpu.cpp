@@ -4,9 +4,9 @@
  * become views, and tensors proven to fit int8 are stored as int8 where every kernel
  * touching them reads and writes narrow storage (CPU_CAP_*). CVML_NO_FUSION=1 turns
  * the three off (tests compare both). */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_runtime.h"
@@ -17,6 +17,7 @@
 #include "module/device.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -58,7 +59,7 @@ void release_state(cpu_subgraph_state* st) {
         free(ne->tensors);
     }
     free(st->nodes);
-    free(st->arena);
+    cvml_aligned_free(st->arena);
     free(st->step_of_node);
     free(st->alias);
     free(st->bound);
@@ -362,7 +363,8 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
     int rc = memory_plan(req, r, kArenaAlign, &st->arena_size);
     if (!rc && st->arena_size > 0) {
         // 64 bytes of slack: vector kernels may read (never use) up to a vector past a buffer.
-        st->arena = static_cast<uint8_t*>(aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
+        st->arena =
+            static_cast<uint8_t*>(cvml_aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
         if (!st->arena)
             rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %zu bytes", st->arena_size);
         else
@@ -401,7 +403,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
         st->rt.simd_level = cpu_simd_level();
         if (!st->rt.pool)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "cannot start %d CPU threads", opt->threads);
+            rc = cvml_fail(CVML_ERR_RUNTIME, "cannot start %" PRId32 " CPU threads", opt->threads);
     }
     // Kernels prepare first so that their scratch joins the arena plan; constants'
     // data is in place by then, intermediate tensors get their addresses after.
@@ -452,22 +454,17 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     return CVML_OK;
 }
 
-uint64_t monotonic_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 int cpu_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
     cpu_subgraph_state* st = static_cast<cpu_subgraph_state*>(sg->device_state);
-    if (!st) return cvml_fail(CVML_ERR_RUNTIME, "CPU subgraph %d was not prepared", sg->index);
+    if (!st)
+        return cvml_fail(CVML_ERR_RUNTIME, "CPU subgraph %" PRId32 " was not prepared", sg->index);
     for (int32_t i = 0; i < st->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
         if (ne->skip) continue;
-        uint64_t start = g->profiling ? monotonic_ns() : 0;
+        uint64_t start = g->profiling ? cvml_monotonic_ns() : 0;
         int rc = ne->kernel->run(&ne->ctx);
         if (rc) return graph_node_error(ne->ctx.node, rc);
-        if (g->profiling) g->node_time_ns[ne->ctx.node->index] = monotonic_ns() - start;
+        if (g->profiling) g->node_time_ns[ne->ctx.node->index] = cvml_monotonic_ns() - start;
     }
     return CVML_OK;
 }

@@ -1,5 +1,6 @@
 #include "device/cpu/memory_plan.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ int by_begin(const void* a, const void* b) {
 }
 
 int out_of_memory(int32_t count) {
-    return cvml_fail(CVML_ERR_RUNTIME, "out of memory planning %d buffers", count);
+    return cvml_fail(CVML_ERR_RUNTIME, "out of memory planning %" PRId32 " buffers", count);
 }
 
 int too_large() {

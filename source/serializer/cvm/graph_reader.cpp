@@ -2,11 +2,13 @@
  * members one after the other, so the first bad member in document order decides
  * the error), then runs PrepareGraphWithVersion's checks in its order, builds the IR
  * and verifies it (FORMAT.md §4.1, §5). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/verify.h"
+#include "module/registry.h"
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
@@ -59,8 +61,9 @@ int require_int32_array(const json_value* v, const char* what) {
     int rc = require_int_array(v, what);
     for (int32_t i = 0; !rc && i < json_count(v); ++i)
         if (json_int(json_at(v, i)) < INT32_MIN || json_int(json_at(v, i)) > INT32_MAX)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s[%d] = %lld does not fit an int", what,
-                           i, static_cast<long long>(json_int(json_at(v, i))));
+            rc = cvml_fail(CVML_ERR_RUNTIME,
+                           "graph JSON: %s[%" PRId32 "] = %lld does not fit an int", what, i,
+                           static_cast<long long>(json_int(json_at(v, i))));
     return rc;
 }
 
@@ -83,8 +86,9 @@ int require_entries(const json_value* v, const char* what) {
             if (!json_is_int(json_at(e, k))) return type_error(json_at(e, k), what, "an integer");
         if (json_count(e) < 2 || json_count(e) > 3)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "graph JSON: %s entry %d has %d items, expected 2 or 3", what, i,
-                             json_count(e));
+                             "graph JSON: %s entry %" PRId32 " has %" PRId32
+                             " items, expected 2 or 3",
+                             what, i, json_count(e));
     }
     return CVML_OK;
 }
@@ -105,11 +109,13 @@ int decode_node_attrs(const json_value* v, file_node* n, int32_t index) {
             have_func = true;
         } else if (!key_is(key, "num_inputs") && !key_is(key, "num_outputs") &&
                    !key_is(key, "op_attrs") && !key_is(key, "flatten_data")) {
-            return cvml_fail(CVML_ERR_RUNTIME, "node %d: node attributes do not support key '%s'",
-                             index, key);
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "node %" PRId32 ": node attributes do not support key '%s'", index,
+                             key);
         }
     }
-    if (!have_func) return cvml_fail(CVML_ERR_LOGIC, "node %d: attrs without func_name", index);
+    if (!have_func)
+        return cvml_fail(CVML_ERR_LOGIC, "node %" PRId32 ": attrs without func_name", index);
     return CVML_OK;
 }
 
@@ -125,7 +131,8 @@ int decode_node(const json_value* v, file_node* n, int32_t index) {
             n->has_op = true;
             if (strcmp(n->op, "cvm_op") != 0 && strcmp(n->op, "null") != 0)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "node %d: CVM executor only supported cvm_op or parameter vs. %s",
+                                 "node %" PRId32
+                                 ": CVM executor only supported cvm_op or parameter vs. %s",
                                  index, n->op);
         } else if (key_is(key, "name")) {
             if (json_type(m) != JSON_STRING) return type_error(m, "node name", "a string");
@@ -140,12 +147,13 @@ int decode_node(const json_value* v, file_node* n, int32_t index) {
         } else if (key_is(key, "precision")) {
             if (!json_is_int(m)) return type_error(m, "node precision", "an integer");
         } else {
-            return cvml_fail(CVML_ERR_RUNTIME, "node %d: node do not support key '%s'", index, key);
+            return cvml_fail(CVML_ERR_RUNTIME, "node %" PRId32 ": node do not support key '%s'",
+                             index, key);
         }
         if (rc) return rc;
     }
     if (!n->has_op || !n->has_name || !n->has_inputs)
-        return cvml_fail(CVML_ERR_LOGIC, "node %d: missing %s", index,
+        return cvml_fail(CVML_ERR_LOGIC, "node %" PRId32 ": missing %s", index,
                          !n->has_op     ? "op"
                          : !n->has_name ? "name"
                                         : "inputs");
@@ -289,20 +297,22 @@ int parse_op_attrs(const char* text, ir_node* node) {
     json_doc doc;
     int rc = json_parse(text, strlen(text), &doc);
     if (rc) {
-        cvml_fail_context(rc, "op_attrs of node %d '%s': ", node->index, node->name);
+        cvml_fail_context(rc, "op_attrs of node %" PRId32 " '%s': ", node->index, node->name);
         json_free(&doc);
         return rc;
     }
     const json_value* o = doc.root;
     if (json_type(o) != JSON_OBJECT)
-        rc = cvml_fail(CVML_ERR_RUNTIME, "op_attrs of node %d '%s' is %s, expected an object",
-                       node->index, node->name, json_type_name(json_type(o)));
+        rc = cvml_fail(CVML_ERR_RUNTIME,
+                       "op_attrs of node %" PRId32 " '%s' is %s, expected an object", node->index,
+                       node->name, json_type_name(json_type(o)));
     for (int32_t i = 0; !rc && i < json_count(o); ++i) {
         const json_value* m = json_at(o, i);
         const char* key = json_key_at(o, i);
         if (json_type(m) != JSON_STRING) {
-            rc = cvml_fail(CVML_ERR_RUNTIME, "op_attrs of node %d '%s': '%s' is not a string",
-                           node->index, node->name, key);
+            rc = cvml_fail(CVML_ERR_RUNTIME,
+                           "op_attrs of node %" PRId32 " '%s': '%s' is not a string", node->index,
+                           node->name, key);
             break;
         }
         if (json_get(o, key) != m) continue;  // a later duplicate wins
@@ -321,7 +331,8 @@ int file_eid(const file_graph* f, int64_t node, int64_t index, int64_t* eid) {
                          static_cast<long long>(node), static_cast<long long>(index));
     *eid = item(rp, static_cast<int32_t>(node)) + index;
     if (*eid < 0 || *eid >= json_count(f->storage_id))
-        return cvml_fail(CVML_ERR_LOGIC, "entry [%lld, %lld] gives entry id %lld, outside 0..%d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "entry [%lld, %lld] gives entry id %lld, outside 0..%" PRId32,
                          static_cast<long long>(node), static_cast<long long>(index),
                          static_cast<long long>(*eid), json_count(f->storage_id) - 1);
     return CVML_OK;
@@ -345,10 +356,10 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
                 rc = file_eid(f, item(json_at(in, k), 0), item(json_at(in, k), 1), &in_eid);
                 if (rc) return graph_node_error(node, rc);
                 if (item(f->storage_id, static_cast<int32_t>(in_eid)) == out_sid)
-                    return graph_node_error(
-                        node, cvml_fail(CVML_ERR_LOGIC,
-                                        "input %d and output %d use the same storage_id %lld", k, o,
-                                        static_cast<long long>(out_sid)));
+                    return graph_node_error(node, cvml_fail(CVML_ERR_LOGIC,
+                                                            "input %" PRId32 " and output %" PRId32
+                                                            " use the same storage_id %lld",
+                                                            k, o, static_cast<long long>(out_sid)));
             }
         }
     }
@@ -357,37 +368,42 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
 
 int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
     if (json_count(f->shape) != entries)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute shape size: %d, expected %d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute shape size: %" PRId32 ", expected %" PRId32,
                          json_count(f->shape), entries);
     for (int32_t i = 0; i < entries; ++i) {
         const json_value* s = json_at(f->shape, i);
         if (json_count(s) < 1 || json_count(s) > CVML_MAX_DIMS)
-            return cvml_fail(CVML_ERR_LOGIC, "shape of entry %d: ndim should be in (0, 6], but %d",
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "shape of entry %" PRId32 ": ndim should be in (0, 6], but %" PRId32,
                              i, json_count(s));
         int64_t size = 1;
         for (int32_t d = 0; d < json_count(s); ++d) {
             int64_t x = item(s, d);
             if (x < 1 || x > kMaxDim)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "shape of entry %d: dimension should be in (0, 2^24], but %lld", i,
-                                 static_cast<long long>(x));
+                                 "shape of entry %" PRId32
+                                 ": dimension should be in (0, 2^24], but %lld",
+                                 i, static_cast<long long>(x));
             size *= x;
             if (size > kMaxSize)
                 return cvml_fail(CVML_ERR_LOGIC,
-                                 "shape of entry %d: size should not exceed 2^30, but %lld", i,
-                                 static_cast<long long>(size));
+                                 "shape of entry %" PRId32
+                                 ": size should not exceed 2^30, but %lld",
+                                 i, static_cast<long long>(size));
         }
     }
     int32_t pcount = f->precision ? json_count(f->precision) : 0;
     if (pcount != entries)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute precision size: %d, expected %d", pcount,
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute precision size: %" PRId32 ", expected %" PRId32, pcount,
                          entries);
     for (int32_t i = 0; i < entries; ++i) {
         int64_t p = item(f->precision, i);
         if (p != -1 && (p < 1 || p > 32))
             return cvml_fail(CVML_ERR_LOGIC,
-                             "precision of entry %d should be -1 or in (0, 32], but %lld", i,
-                             static_cast<long long>(p));
+                             "precision of entry %" PRId32 " should be -1 or in (0, 32], but %lld",
+                             i, static_cast<long long>(p));
     }
     if (f->device_index && json_count(f->device_index) != 0)
         return cvml_fail(CVML_ERR_LOGIC, "graph attribute device_index must be empty");
@@ -402,31 +418,36 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
     int32_t entries = row_ptr[f->node_count];
     int32_t dcount = f->dltype ? json_count(f->dltype) : 0;
     if (dcount != entries)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute dltype size: %d, expected %d", dcount,
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute dltype size: %" PRId32 ", expected %" PRId32, dcount,
                          entries);
     for (int32_t i = 0; i < entries; ++i)
         if (strcmp(json_str(json_at(f->dltype, i)), "int32") != 0)
-            return cvml_fail(CVML_ERR_LOGIC, "dltype of entry %d: type %s is not supported", i,
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "dltype of entry %" PRId32 ": type %s is not supported", i,
                              json_str(json_at(f->dltype, i)));
     if (json_count(f->node_row_ptr) != f->node_count + 1)
-        return cvml_fail(CVML_ERR_LOGIC, "node_row_ptr's size: %d, expected %d",
+        return cvml_fail(CVML_ERR_LOGIC, "node_row_ptr's size: %" PRId32 ", expected %" PRId32,
                          json_count(f->node_row_ptr), f->node_count + 1);
     for (int32_t i = 0; i <= f->node_count; ++i)
         if (item(f->node_row_ptr, i) != row_ptr[i])
             return cvml_fail(CVML_ERR_LOGIC,
-                             "node_row_ptr is invalid at index %d with value %lld, expected %d", i,
-                             static_cast<long long>(item(f->node_row_ptr, i)), row_ptr[i]);
+                             "node_row_ptr is invalid at index %" PRId32
+                             " with value %lld, expected %" PRId32,
+                             i, static_cast<long long>(item(f->node_row_ptr, i)), row_ptr[i]);
     int32_t vars = 0;
     for (int32_t i = 0; i < f->node_count; ++i) vars += f->nodes[i].is_var;
     int32_t acount = f->arg_nodes ? json_count(f->arg_nodes) : 0;
     if (acount != vars)
-        return cvml_fail(CVML_ERR_LOGIC, "arg_nodes' size: %d, expected %d", acount, vars);
+        return cvml_fail(CVML_ERR_LOGIC, "arg_nodes' size: %" PRId32 ", expected %" PRId32, acount,
+                         vars);
     for (int32_t i = 0, k = 0; i < f->node_count; ++i) {
         if (!f->nodes[i].is_var) continue;
         if (item(f->arg_nodes, k) != i)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "arg_nodes is invalid at index %d with value %lld, expected %d", k,
-                             static_cast<long long>(item(f->arg_nodes, k)), i);
+                             "arg_nodes is invalid at index %" PRId32
+                             " with value %lld, expected %" PRId32,
+                             k, static_cast<long long>(item(f->arg_nodes, k)), i);
         ++k;
     }
     return CVML_OK;
@@ -437,7 +458,7 @@ int check_arg_names(const file_graph* f) {
     for (int32_t i = 0; i < json_count(f->arg_nodes); ++i) {
         int64_t a = item(f->arg_nodes, i);
         if (a < 0 || a >= f->node_count)
-            return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%d] = %lld is not a node", i,
+            return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", i,
                              static_cast<long long>(a));
         for (int32_t k = 0; k < i; ++k)
             if (strcmp(f->nodes[item(f->arg_nodes, k)].name, f->nodes[a].name) == 0)
@@ -452,7 +473,8 @@ int build(const file_graph* f, ir_graph* g) {
     int rc = check_arg_names(f);
     if (rc) return rc;
     if (json_count(f->op_attrs) != f->node_count)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute op_attrs size: %d, expected %d",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "graph attribute op_attrs size: %" PRId32 ", expected %" PRId32,
                          json_count(f->op_attrs), f->node_count);
 
     // Nodes with their operators and attributes (3.3).
@@ -478,8 +500,7 @@ int build(const file_graph* f, ir_graph* g) {
         char stripped[128];
         op_strip_suffix(node->op_name, stripped, sizeof stripped);
         if (!op_registry_find(stripped))
-            return graph_node_error(
-                node, cvml_fail(CVML_ERR_RUNTIME, "Operator %s is not registered", stripped));
+            return graph_node_error(node, registry_operator_missing(stripped));
         rc = parse_op_attrs(json_str(json_at(f->op_attrs, n)), node);
         if (!rc) rc = graph_prepare_node(g, node);
         if (rc) return rc;
@@ -497,12 +518,13 @@ int build(const file_graph* f, ir_graph* g) {
     row_ptr[f->node_count] = static_cast<int32_t>(entries);
 
     if (json_count(f->storage_id) != entries)
-        rc = cvml_fail(CVML_ERR_LOGIC, "graph attribute storage_id size: %d, expected %lld",
-                       json_count(f->storage_id), static_cast<long long>(entries));
+        rc =
+            cvml_fail(CVML_ERR_LOGIC, "graph attribute storage_id size: %" PRId32 ", expected %lld",
+                      json_count(f->storage_id), static_cast<long long>(entries));
     for (int32_t i = 0; !rc && i < json_count(f->storage_id); ++i)
         if (item(f->storage_id, i) < 0)
             rc = cvml_fail(CVML_ERR_LOGIC,
-                           "storage id of entry %d should not be less than 0, but %lld", i,
+                           "storage id of entry %" PRId32 " should not be less than 0, but %lld", i,
                            static_cast<long long>(item(f->storage_id, i)));
     if (!rc) rc = check_storage_reuse(f, g);
     if (!rc) rc = check_shapes_and_precisions(f, static_cast<int32_t>(entries));
@@ -520,7 +542,7 @@ int build(const file_graph* f, ir_graph* g) {
                 rc = graph_node_error(
                     g->nodes[n],
                     cvml_fail(CVML_ERR_LOGIC,
-                              "input %d [%lld, %lld]: the graph does not follow the "
+                              "input %" PRId32 " [%lld, %lld]: the graph does not follow the "
                               "topological order",
                               k, static_cast<long long>(src), static_cast<long long>(index)));
         }
@@ -535,7 +557,7 @@ int build(const file_graph* f, ir_graph* g) {
             if (o == 0)
                 snprintf(name, sizeof name, "%s", node->name);
             else
-                snprintf(name, sizeof name, "%s:%d", node->name, o);
+                snprintf(name, sizeof name, "%s:%" PRId32, node->name, o);
             int32_t ti = ir_graph_add_tensor(g, name);
             if (ti < 0) {
                 rc = CVML_ERR_RUNTIME;
@@ -571,7 +593,7 @@ int build(const file_graph* f, ir_graph* g) {
                               ? row_ptr[src] + index
                               : INT64_MAX;
             if (eid >= entries)
-                rc = cvml_fail(CVML_ERR_LOGIC, "head %d [%lld, %lld] names no entry", i,
+                rc = cvml_fail(CVML_ERR_LOGIC, "head %" PRId32 " [%lld, %lld] names no entry", i,
                                static_cast<long long>(src), static_cast<long long>(index));
             else
                 g->outputs[g->output_count++] = static_cast<int32_t>(eid);
@@ -603,7 +625,8 @@ int check_variable_names(const ir_graph* g) {
         if (g->nodes[i]->op) continue;
         for (int32_t k = 0; k < i; ++k)
             if (!g->nodes[k]->op && strcmp(g->nodes[k]->name, g->nodes[i]->name) == 0)
-                return cvml_fail(CVML_ERR_LOGIC, "variable name %s is used by nodes %d and %d",
+                return cvml_fail(CVML_ERR_LOGIC,
+                                 "variable name %s is used by nodes %" PRId32 " and %" PRId32,
                                  g->nodes[i]->name, k, i);
     }
     return CVML_OK;

@@ -1,6 +1,7 @@
 /* The params blob reader (FORMAT.md §4.2) and the load-only refusals that run
  * between the graph and the params (§5 step 5, divergence D2). Every size is checked
  * against the bytes that remain before anything is allocated. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,8 @@ int store_values(ir_tensor* t, const uint8_t* data, int64_t n, int64_t elem, int
         }
         if (v < -bound || v > bound)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "params: parameter %s at index %lld value %d exceeds precision %d",
+                             "params: parameter %s at index %lld value %" PRId32
+                             " exceeds precision %" PRId32,
                              name, static_cast<long long>(first + i), v, t->precision);
         ir_storage_store(t->const_data, t->storage, first + i, v);
     }
@@ -140,8 +142,8 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
                          start);
     if (ndim < 0 || static_cast<uint64_t>(ndim) * 8 > r->remaining())
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "params: array '%s' at byte %zu: ndim %d exceeds the blob", name, start,
-                         ndim);
+                         "params: array '%s' at byte %zu: ndim %" PRId32 " exceeds the blob", name,
+                         start, ndim);
     int64_t shape[64];
     int64_t elems = 1;
     bool overflow = false;
@@ -188,16 +190,17 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
         return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': int%u x%u is not int8 or int32", name,
                          bits, lanes);
     if (dev_type != 1)
-        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': device type %d is not CPU", name,
-                         dev_type);
+        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': device type %" PRId32 " is not CPU",
+                         name, dev_type);
     if (ndim != t->ndim)
-        return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': ndim %d does not match %d", name,
-                         ndim, t->ndim);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "params: array '%s': ndim %" PRId32 " does not match %" PRId32, name, ndim,
+                         t->ndim);
     for (int32_t i = 0; i < ndim; ++i)
         if (shape[i] != t->dims[i])
-            return cvml_fail(CVML_ERR_LOGIC, "params: array '%s': dim %d is %lld, expected %lld",
-                             name, i, static_cast<long long>(shape[i]),
-                             static_cast<long long>(t->dims[i]));
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "params: array '%s': dim %" PRId32 " is %lld, expected %lld", name, i,
+                             static_cast<long long>(shape[i]), static_cast<long long>(t->dims[i]));
     if (t->kind == TENSOR_INPUT) {  // `data` is set at each inference
         if (!r->skip(static_cast<size_t>(byte_size)))
             return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
@@ -280,23 +283,25 @@ int check_liveness(const ir_graph* g) {
             if (t->kind == TENSOR_CONST && j - i > 1) {
                 const ir_tensor* other = g->tensors[uses[k == i ? i + 1 : i].tensor];
                 rc = cvml_fail(CVML_ERR_LOGIC,
-                               "storage plan: parameter '%s' shares storage_id %d with '%s'; it "
+                               "storage plan: parameter '%s' shares storage_id %" PRId32
+                               " with '%s'; it "
                                "would be overwritten",
                                t->name, u->sid, other->name);
                 break;
             }
             if (k > i && uses[k - 1].write == u->write) {
-                rc =
-                    cvml_fail(CVML_ERR_LOGIC,
-                              "storage plan: '%s' and '%s' are written together into storage_id %d",
-                              g->tensors[uses[k - 1].tensor]->name, t->name, u->sid);
+                rc = cvml_fail(
+                    CVML_ERR_LOGIC,
+                    "storage plan: '%s' and '%s' are written together into storage_id %" PRId32,
+                    g->tensors[uses[k - 1].tensor]->name, t->name, u->sid);
                 break;
             }
             if (live_until > u->write) {
                 rc =
                     cvml_fail(CVML_ERR_LOGIC,
-                              "storage plan: node %d writes '%s' into storage_id %d while '%s' is "
-                              "still to be read (up to node %d)",
+                              "storage plan: node %" PRId32 " writes '%s' into storage_id %" PRId32
+                              " while '%s' is "
+                              "still to be read (up to node %" PRId32 ")",
                               u->write, t->name, u->sid, g->tensors[live_tensor]->name, live_until);
                 break;
             }
@@ -355,7 +360,8 @@ int cvm_check_loadable(ir_graph* g) {
     for (int32_t n = 0; !rc && n < g->node_count; ++n) {
         const ir_node* node = g->nodes[n];
         if (node->op && !node->op->runnable)
-            rc = cvml_fail(CVML_ERR_LOGIC, "node %d '%s': function undefined cvm.runtime.cpu.%s", n,
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "node %" PRId32 " '%s': function undefined cvm.runtime.cpu.%s", n,
                            node->name, node->op->name);
     }
     uint64_t storage = 0;
@@ -452,7 +458,8 @@ int read_params(reader& r, ir_graph* g) {
     for (int32_t i = 0; !rc && i < g->tensor_count; ++i) {
         const ir_tensor* t = g->tensors[i];
         if (t->kind == TENSOR_CONST && !set[i])
-            rc = cvml_fail(CVML_ERR_LOGIC, "params: parameter nid=%d name=%s has not been loaded",
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "params: parameter nid=%" PRId32 " name=%s has not been loaded",
                            t->producer, t->name);
     }
     if (!rc) {

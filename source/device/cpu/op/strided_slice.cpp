@@ -6,6 +6,8 @@
 #include "device/cpu/op/shape_copy.h"
 #include "utility/error.h"
 
+#include <inttypes.h>
+
 namespace {
 
 int strided_slice_run(cpu_node_ctx* ctx) {
@@ -22,8 +24,8 @@ int strided_slice_run(cpu_node_ctx* ctx) {
         int64_t first, stride, size;
         if (strided_slice_axis(p, d, x->dims[d], &first, &stride, &size) != STRIDED_SLICE_OK ||
             size != y->dims[d])
-            return cvml_fail(CVML_ERR_RUNTIME, "strided_slice: axis %d disagrees with its shape",
-                             d);
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "strided_slice: axis %" PRId32 " disagrees with its shape", d);
         g.dims[d] = size;
         /* size > 1 implies |stride| < n, so the product stays small */
         g.strides[d] = size > 1 ? stride * in_strides[d] : 0;

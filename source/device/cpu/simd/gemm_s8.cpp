@@ -1,5 +1,6 @@
 #include "device/cpu/simd/gemm_s8.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,7 @@
 #include "device/cpu/simd/gemm_s8_impl.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 using namespace gemm_impl;
 
@@ -55,11 +57,12 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
     out->Mp = round_up(M, GEMM_MR);
     out->Kp = round_up(K, GEMM_KG);
     size_t elems = static_cast<size_t>(out->Mp) * static_cast<size_t>(out->Kp);
-    out->data = aligned_alloc(64, (elems + 63) / 64 * 64);
+    out->data = cvml_aligned_alloc(64, elems);
     out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
     if (!out->data || !out->start) {
         gemm_weights_free(out);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "out of memory packing %" PRId32 " x %" PRId32 " weights", M, K);
     }
     memset(out->data, 0, elems);
     for (int32_t m = 0; m < M; ++m) {
@@ -100,11 +103,12 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
     out->lda = K;
     int32_t tail = M % GEMM_MR;
     size_t tail_bytes = static_cast<size_t>(GEMM_MR) * static_cast<size_t>(out->Kp);
-    out->data = tail ? aligned_alloc(64, (tail_bytes + 63) / 64 * 64) : nullptr;
+    out->data = tail ? cvml_aligned_alloc(64, tail_bytes) : nullptr;
     out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
     if ((tail && !out->data) || !out->start) {
         gemm_weights_free(out);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory packing %d x %d weights", M, K);
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "out of memory packing %" PRId32 " x %" PRId32 " weights", M, K);
     }
     if (tail) memset(out->data, 0, tail_bytes);
     int32_t tail0 = M - tail;
@@ -127,7 +131,7 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
 }
 
 void gemm_weights_free(gemm_weights* w) {
-    free(w->data);
+    cvml_aligned_free(w->data);
     free(w->start);
     w->data = nullptr;
     w->start = nullptr;

@@ -10,39 +10,30 @@
  * plain spelling strips to "__add_symbol_", which is not registered (runtime error),
  * exactly as upstream.
  *
- * The targets are reached through accessors exported by their operator files, not
- * through the registry, because the generated registry registers files in sorted
- * order and this file comes first. */
+ * The aliases are a registry group of their own (operator/alias/, registered after
+ * the operators), so the targets are found in the operator registry. A build that
+ * leaves a target out (CVML_OPERATORS) leaves its aliases out too. */
 #include "operator/op_def.h"
-
-const op_def* op_def_broadcast_add(void);
-const op_def* op_def_broadcast_sub(void);
-const op_def* op_def_broadcast_mul(void);
-const op_def* op_def_broadcast_div(void);
-const op_def* op_def_broadcast_max(void);
-const op_def* op_def_broadcast_greater(void);
-const op_def* op_def_relu(void);
-const op_def* op_def_non_max_suppression(void);
 
 namespace {
 
 struct alias_entry {
     const char* alias;
-    const op_def* (*target)(void);
+    const char* target;
 };
 
 const alias_entry kAliases[] = {
-    {"__add_symbol__", op_def_broadcast_add},
-    {"add", op_def_broadcast_add},
-    {"__sub_symbol__", op_def_broadcast_sub},
-    {"subtract", op_def_broadcast_sub},
-    {"__mul_symbol__", op_def_broadcast_mul},
-    {"multiply", op_def_broadcast_mul},
-    {"__div_symbol__", op_def_broadcast_div},
-    {"__max_symbol__", op_def_broadcast_max},
-    {"__greater_symbol__", op_def_broadcast_greater},
-    {"nn.relu", op_def_relu},
-    {"vision.non_max_suppression", op_def_non_max_suppression},
+    {"__add_symbol__", "broadcast_add"},
+    {"add", "broadcast_add"},
+    {"__sub_symbol__", "broadcast_sub"},
+    {"subtract", "broadcast_sub"},
+    {"__mul_symbol__", "broadcast_mul"},
+    {"multiply", "broadcast_mul"},
+    {"__div_symbol__", "broadcast_div"},
+    {"__max_symbol__", "broadcast_max"},
+    {"__greater_symbol__", "broadcast_greater"},
+    {"nn.relu", "relu"},
+    {"vision.non_max_suppression", "non_max_suppression"},
 };
 constexpr int kAliasCount = static_cast<int>(sizeof kAliases / sizeof kAliases[0]);
 
@@ -52,9 +43,9 @@ bool g_registered[kAliasCount];
 
 }  // namespace
 
-int register_op_aliases(void) {
+int register_op_alias_upstream(void) {
     for (int i = 0; i < kAliasCount; ++i) {
-        const op_def* target = kAliases[i].target ? kAliases[i].target() : nullptr;
+        const op_def* target = op_registry_find(kAliases[i].target);
         if (!target) continue;
         g_alias_defs[i] = *target;
         g_alias_defs[i].name = kAliases[i].alias;
@@ -68,7 +59,7 @@ int register_op_aliases(void) {
     return CVML_OK;
 }
 
-int unregister_op_aliases(void) {
+int unregister_op_alias_upstream(void) {
     int result = CVML_OK;
     for (int i = 0; i < kAliasCount; ++i) {
         if (!g_registered[i]) continue;

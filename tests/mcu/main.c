@@ -1,0 +1,125 @@
+/* The bare-metal harness: loads the model embedded in flash (model.S), runs its input
+ * once, checks the output bytes and the gas against the expected ones, and prints what
+ * it measured (scripts/test_mcu.sh turns this into the `mcu BOARD MODEL: ...` line):
+ *
+ *   mcu-run BOARD MODEL: output V1 V2 ... gas G ram_peak R heap H stack S static D
+ *           arena A heap_live_peak L allocs_after_load N
+ *
+ * ram_peak = heap high-water + stack high-water + data/bss (the arena is in the heap
+ * when the library allocates it). Exit status: 0 when the output and gas are right,
+ * 1 wrong output, 2 wrong gas, 3 a failing library call. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cvml.h"
+#include "memory_stats.h"
+#include "semihosting.h"
+
+#ifndef MCU_BOARD
+#error "MCU_BOARD (the board's name) must be defined"
+#endif
+#ifndef MCU_MODEL_NAME
+#error "MCU_MODEL_NAME must be defined"
+#endif
+#ifndef MCU_EXPECTED_GAS
+#error "MCU_EXPECTED_GAS must be defined"
+#endif
+
+extern const uint8_t mcu_model_json[], mcu_model_json_end[];
+extern const uint8_t mcu_model_params[], mcu_model_params_end[];
+extern const uint8_t mcu_model_input[], mcu_model_input_end[];
+extern const uint8_t mcu_model_output[], mcu_model_output_end[];
+
+enum { MAX_OUTPUT_BYTES = 4096, LINE_BYTES = 4096 };
+
+static uint8_t g_output[MAX_OUTPUT_BYTES];
+static char g_line[LINE_BYTES];
+static size_t g_line_used;
+
+static void line_add(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void line_add(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(g_line + g_line_used, sizeof g_line - g_line_used, fmt, ap);
+    va_end(ap);
+    if (n > 0) g_line_used += (size_t)n;
+    if (g_line_used >= sizeof g_line) g_line_used = sizeof g_line - 1;
+}
+
+static size_t span(const uint8_t* begin, const uint8_t* end) {
+    return (size_t)(end - begin);
+}
+
+static int failed(const char* call) {
+    g_line_used = 0;
+    line_add("mcu-run %s %s: %s failed: %s\n", MCU_BOARD, MCU_MODEL_NAME, call, cvml_last_error());
+    semihost_write(g_line);
+    return 3;
+}
+
+static int32_t output_value(size_t i, int type_size) {
+    if (type_size == 1) return (int8_t)g_output[i];
+    uint32_t u = (uint32_t)g_output[4 * i] | (uint32_t)g_output[4 * i + 1] << 8 |
+                 (uint32_t)g_output[4 * i + 2] << 16 | (uint32_t)g_output[4 * i + 3] << 24;
+    return (int32_t)u;
+}
+
+int main(void) {
+    cvml_context* ctx = NULL;
+    cvml_graph* graph = NULL;
+    if (cvml_init()) return failed("cvml_init");
+    if (cvml_context_create(&ctx)) return failed("cvml_context_create");
+    if (cvml_graph_load_memory(ctx, "cvm", mcu_model_json, span(mcu_model_json, mcu_model_json_end),
+                               mcu_model_params, span(mcu_model_params, mcu_model_params_end),
+                               &graph))
+        return failed("cvml_graph_load_memory");
+    if (cvml_graph_prerun(graph)) return failed("cvml_graph_prerun");
+
+    size_t input_length = 0, output_length = 0, arena = 0;
+    int input_type = 0, output_type = 0;
+    if (cvml_graph_input_bytes(graph, &input_length, &input_type) ||
+        cvml_graph_output_bytes(graph, &output_length, &output_type))
+        return failed("cvml_graph_input_bytes/output_bytes");
+    if (input_length != span(mcu_model_input, mcu_model_input_end) ||
+        output_length > sizeof g_output)
+        return failed("the embedded input's length or the output's size");
+    if (cvml_graph_cpu_arena_bytes(graph, &arena)) return failed("cvml_graph_cpu_arena_bytes");
+
+    /* Everything from here on is a run: the counting allocator proves it allocates. */
+    struct alloc_counts loaded = alloc_counts_now();
+    if (cvml_graph_run_bytes(graph, mcu_model_input, input_length, g_output, output_length))
+        return failed("cvml_graph_run_bytes");
+    struct alloc_counts ran = alloc_counts_now();
+    uint64_t gas = 0;
+    if (cvml_graph_gas(graph, &gas)) return failed("cvml_graph_gas");
+
+    /* unsigned long, not size_t: this newlib's printf has no %zu (nor PRIu64). */
+    unsigned long heap = heap_high_water(), stack = stack_high_water();
+    unsigned long statics = static_ram_bytes();
+    line_add("mcu-run %s %s: output", MCU_BOARD, MCU_MODEL_NAME);
+    for (size_t i = 0; i < output_length / (size_t)output_type; ++i)
+        line_add(" %" PRId32, output_value(i, output_type));
+    line_add(" gas %llu ram_peak %lu heap %lu stack %lu static %lu arena %lu",
+             (unsigned long long)gas, heap + stack + statics, heap, stack, statics,
+             (unsigned long)arena);
+    line_add(" heap_live_peak %lu allocs_after_load %lu\n", (unsigned long)ran.peak_live_bytes,
+             (unsigned long)(ran.allocations - loaded.allocations));
+    semihost_write(g_line);
+
+    cvml_graph_release(graph);
+    cvml_context_release(ctx);
+    cvml_release();
+
+    size_t expected_length = span(mcu_model_output, mcu_model_output_end);
+    if (output_length != expected_length || memcmp(g_output, mcu_model_output, output_length)) {
+        semihost_write("mcu: wrong output bytes\n");
+        return 1;
+    }
+    if (gas != (uint64_t)MCU_EXPECTED_GAS) {
+        semihost_write("mcu: wrong gas\n");
+        return 2;
+    }
+    return 0;
+}
