@@ -684,8 +684,9 @@ static int writable_input(cvml_tensor* t, size_t count, int32_t** dst) {
         return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' is not a graph input", it->name);
     size_t n = static_cast<size_t>(ir_tensor_element_count(it));
     if (count != n)
-        return cvml_fail(CVML_ERR_LOGIC, "input '%s' has %zu elements, %zu given", it->name, n,
-                         count);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "input '%s' has %" CVML_PRIuSIZE " elements, %" CVML_PRIuSIZE " given",
+                         it->name, n, count);
     if (!it->data) {
         it->data = malloc(sizeof(int32_t) * (n ? n : 1));
         if (!it->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -729,8 +730,9 @@ static int readable(const cvml_tensor* t, size_t count, const int32_t** src) {
     const ir_tensor* it = as_ir(t);
     size_t n = static_cast<size_t>(ir_tensor_element_count(it));
     if (count != n)
-        return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' has %zu elements, %zu asked", it->name, n,
-                         count);
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "tensor '%s' has %" CVML_PRIuSIZE " elements, %" CVML_PRIuSIZE " asked",
+                         it->name, n, count);
     if (!it->data)
         return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' holds no data (run the graph first)",
                          it->name);
@@ -815,6 +817,30 @@ int cvml_graph_node_info(const cvml_graph* g, int index, const char** name, cons
     return CVML_OK;
 }
 
+int cvml_graph_node_input_count(const cvml_graph* g, int index, int* count) {
+    REQUIRE(g && count, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    *count = g->ir->nodes[index]->input_count;
+    return CVML_OK;
+}
+
+int cvml_graph_node_input(const cvml_graph* g, int index, int k, int* producer, int* output,
+                          const char** tensor_name) {
+    REQUIRE(g && producer && output && tensor_name, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    const ir_node* n = g->ir->nodes[index];
+    if (k < 0 || k >= n->input_count)
+        return cvml_fail(CVML_ERR_LOGIC, "node '%s' has %d inputs, not %d", n->name, n->input_count,
+                         k + 1);
+    const ir_tensor* t = g->ir->tensors[n->inputs[k]];
+    *producer = t->producer;
+    *output = t->producer >= 0 ? t->producer_output : 0;
+    *tensor_name = t->name;
+    return CVML_OK;
+}
+
 int cvml_graph_node_device(const cvml_graph* g, int index, const char** device) {
     REQUIRE(g && device, "NULL argument");
     int rc = check_node_index(g, index);
@@ -867,5 +893,14 @@ int cvml_graph_node_time(const cvml_graph* g, int index, uint64_t* nanoseconds) 
     int rc = check_node_index(g, index);
     if (rc) return rc;
     *nanoseconds = g->ir->node_time_ns ? g->ir->node_time_ns[index] : 0;
+    return CVML_OK;
+}
+
+int cvml_graph_node_fused_into(const cvml_graph* g, int index, int* into) {
+    REQUIRE(g && into, "NULL argument");
+    int rc = check_node_index(g, index);
+    if (rc) return rc;
+    static_assert(IR_RUNS_AS_VIEW == CVML_NODE_VIEW, "one encoding in the IR and the API");
+    *into = g->ir->nodes[index]->fused_into;
     return CVML_OK;
 }

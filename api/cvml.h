@@ -187,6 +187,12 @@ CVML_API int cvml_graph_gas_split(const cvml_graph* g, uint64_t* ops, uint64_t* 
 CVML_API int cvml_graph_node_count(const cvml_graph* g, int* count);
 CVML_API int cvml_graph_node_info(const cvml_graph* g, int index, const char** name,
                                   const char** op);
+/** The edges into node `index`: how many inputs it reads, and for input `k` the node
+ * that produces it (-1 for a tensor no node produces, such as a builder constant),
+ * which of that node's outputs it is, and the tensor's name (owned by the graph). */
+CVML_API int cvml_graph_node_input_count(const cvml_graph* g, int index, int* count);
+CVML_API int cvml_graph_node_input(const cvml_graph* g, int index, int k, int* producer,
+                                   int* output, const char** tensor_name);
 /** After prerun: the device that runs node `index` ("" for variables). */
 CVML_API int cvml_graph_node_device(const cvml_graph* g, int index, const char** device);
 /** All tensors (inputs, parameters, intermediates), by index. */
@@ -202,6 +208,13 @@ CVML_API int cvml_graph_set_profiling(cvml_graph* g, int enabled);
 /** Wall time of node `index` in the last profiled run, in nanoseconds (0 for
  * variables and for nodes not run on a profiled device). */
 CVML_API int cvml_graph_node_time(const cvml_graph* g, int index, uint64_t* nanoseconds);
+/** After prerun: how node `index` runs. `into` is -1 when the node runs as itself
+ * (variables too), the index of the node that computes it when its device fused it
+ * into that node's kernel (an element-wise step applied to the other node's results:
+ * its own time is then 0 and counted in that node's), or CVML_NODE_VIEW when its
+ * output shares its input's memory and it does no work (reshape-like operators). */
+CVML_API int cvml_graph_node_fused_into(const cvml_graph* g, int index, int* into);
+#define CVML_NODE_VIEW (-2)
 
 /* ---- CPU device facts -------------------------------------------------------------- */
 

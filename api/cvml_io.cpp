@@ -9,6 +9,7 @@
 #include "module/graph_handle.h"
 #include "module/serializer.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 #define REQUIRE(cond, what)                                                      \
     do {                                                                         \
@@ -233,10 +234,14 @@ int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, 
     if (!rc) rc = cvml_graph_output_bytes(g, &out_len, &out_type);
     if (rc) return rc;
     if (input_length != in_len)
-        return cvml_fail(CVML_ERR_LOGIC, "input length %zu does not match the model's %zu",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "input length %" CVML_PRIuSIZE
+                         " does not match the model's %" CVML_PRIuSIZE,
                          input_length, in_len);
     if (output_length_given != out_len)
-        return cvml_fail(CVML_ERR_LOGIC, "output length %zu does not match the model's %zu",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "output length %" CVML_PRIuSIZE
+                         " does not match the model's %" CVML_PRIuSIZE,
                          output_length_given, out_len);
     memset(output, 0, out_len);
     size_t count = in_len / static_cast<size_t>(in_type);

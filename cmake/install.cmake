@@ -47,3 +47,19 @@ file(RELATIVE_PATH CVML_PC_PREFIX_FROM_PCDIR "/${CMAKE_INSTALL_LIBDIR}/pkgconfig
 string(REGEX REPLACE "/$" "" CVML_PC_PREFIX_FROM_PCDIR "${CVML_PC_PREFIX_FROM_PCDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/cvml.pc.in ${PROJECT_BINARY_DIR}/cvml.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cvml.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The Python binding: PREFIX/lib/python/cvml, used with PYTHONPATH=PREFIX/lib/python.
+# _install.py records where libcvml.so is relative to the package, so an installed
+# copy loads the library it was installed with, whatever the prefix.
+set(CVML_INSTALL_PYTHONDIR ${CMAKE_INSTALL_LIBDIR}/python)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/cvml DESTINATION ${CVML_INSTALL_PYTHONDIR}
+  FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+file(RELATIVE_PATH cvml_python_to_library "/${CVML_INSTALL_PYTHONDIR}/cvml"
+  "/${CMAKE_INSTALL_LIBDIR}/${CMAKE_SHARED_LIBRARY_PREFIX}cvml${CMAKE_SHARED_LIBRARY_SUFFIX}")
+file(WRITE ${PROJECT_BINARY_DIR}/python/_install.py
+  "# Written by cmake --install: libcvml relative to this package's directory.\n"
+  "LIBRARY = \"${cvml_python_to_library}\"\n")
+install(FILES ${PROJECT_BINARY_DIR}/python/_install.py DESTINATION ${CVML_INSTALL_PYTHONDIR}/cvml)
+
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/cvml)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Cross-builds the bare-metal harness (tests/mcu) for two emulated Cortex-M boards and
+# Cross-builds the bare-metal harness (tests/mcu) for three emulated Cortex-M boards and
 # runs every model in it under qemu-system-arm (docs/embedded.md):
 #   mps3-an547  Cortex-M55 (cmake/toolchain/cortex-m55.cmake)
 #   mps2-an500  Cortex-M7  (cmake/toolchain/cortex-m7.cmake)
+#   mps2-an386  Cortex-M4F (cmake/toolchain/cortex-m4f.cmake)
 # Models: the bundled resnet_block_chain (tests/mcu/models), and cifar_resnet20 from
 # ../shared/models when present (skipped with a message otherwise).
 # Fails on any wrong output byte or gas figure (the image checks both against the
@@ -78,12 +79,20 @@ run_board() {
     ram=$(sed -E 's/.* ram_peak ([0-9]+) .*/\1/' <<<"$line")
     text=$(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | awk '{print $2}')
     echo "mcu $board $model: output ${got_values//,/ } gas $got_gas ram_peak $ram text $text"
-    echo "    detail: ${line#*ram_peak $ram }, $(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | sed 's/text [0-9]* //')"
+    local detail=${line#*ram_peak $ram }
+    # Name the function behind an allocation made after load (a return address, Thumb bit set).
+    local caller
+    caller=$(grep -o 'last_alloc_from 0x[0-9a-f]*' <<<"$line" | awk '{print $2}' || true)
+    if [[ -n $caller ]] && command -v arm-none-eabi-addr2line >/dev/null 2>&1; then
+      detail+=" in $(arm-none-eabi-addr2line -f -C -e "$dir/mcu_$model.elf" "$(printf '0x%x' $((caller & ~1)))" | head -1)"
+    fi
+    echo "    detail: $detail, $(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | sed 's/text [0-9]* //')"
   done
 }
 
 run_board mps3-an547 cortex-m55 || failures=$((failures + 1))
 run_board mps2-an500 cortex-m7 || failures=$((failures + 1))
+run_board mps2-an386 cortex-m4f || failures=$((failures + 1))
 
 if [[ $failures -ne 0 ]]; then
   echo "test_mcu: $failures failure(s)" >&2

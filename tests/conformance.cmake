@@ -8,7 +8,9 @@ target_link_libraries(cvml_conformance_tests PRIVATE cvml_static GTest::gtest GT
 target_compile_options(cvml_conformance_tests PRIVATE ${CVML_WARNINGS})
 target_compile_definitions(cvml_conformance_tests PRIVATE
   CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-  CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
+  CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+  # The two-thread test runs exactly when the library was built with threads.
+  CVML_WITH_THREADS=$<BOOL:${CVML_WITH_THREADS}>)
 gtest_discover_tests(cvml_conformance_tests DISCOVERY_TIMEOUT 120)
 
 # The whole conformance run (every case, twice, and in two threads; the real model)

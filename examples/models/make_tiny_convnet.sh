@@ -3,12 +3,17 @@
 # cvml_graph_save_file) and its expected output. The expected output and gas are
 # computed independently by the reference interpreter (../shared/tools/ref_interp.py)
 # and must agree with cvm-lite's run.
-# usage: examples/models/make_tiny_convnet.sh BUILD_DIR
+# usage: examples/models/make_tiny_convnet.sh [BUILD_DIR [OUT_PREFIX]]
+# BUILD_DIR defaults to build/release; OUT_PREFIX to the bundled files' own prefix.
 set -eu
-build=${1:?usage: make_tiny_convnet.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../../build/release}
+out=${2:-$here/tiny_convnet}
 shared="$here/../../../shared"
-out="$here/tiny_convnet"
+for exe in "$build/examples/build_and_run" "$build/tools/cvml"; do
+    [ -x "$exe" ] || { echo "make_tiny_convnet.sh: no $exe (build the tree first; usage: make_tiny_convnet.sh [BUILD_DIR [OUT_PREFIX]])" >&2; exit 2; }
+done
+[ -f "$shared/tools/ref_interp.py" ] || { echo "make_tiny_convnet.sh: no reference interpreter at $shared/tools" >&2; exit 2; }
 "$build/examples/build_and_run" --save "$out"
 "$build/tools/cvml" run "$out" --input "$out.input.bin" --output "$out.output.bin"
 gas=$("$build/tools/cvml" info --json "$out" | sed -n 's/.*"total": *\([0-9]*\).*/\1/p')

@@ -6,10 +6,19 @@
         (logits,) = m.run(image)            # numpy in, numpy out (one array per output)
         raw = m.run_bytes(image_bytes)      # upstream's CVMAPIInference bytes
 
-The shared library is found through $CVML_LIBRARY, then beside this package, then
-on the loader's search path. Failures raise LogicError (the model or the input is
-invalid) or RuntimeError (the runtime or the system failed); both derive from
-CvmlError and carry the C status in .status.
+`cmake --install` puts this package in PREFIX/lib/python/cvml; with
+PYTHONPATH=PREFIX/lib/python it finds the installed libcvml.so relative to itself.
+The library is searched as $CVML_LIBRARY, then the installed one (_install.py,
+written by `cmake --install`), then beside this package and in ../../lib, then on
+the loader's search path.
+
+run() takes one integer array per input with the input's shape (leading dimensions
+of 1 may be left out or added), and values
+that fit the input's element type (int8 or int32, as the `cvml` tool requires);
+it returns one array per output in that output's type (TensorInfo.dtype).
+Failures raise LogicError (the model or the input is invalid) or RuntimeError (the
+runtime or the system failed); both derive from CvmlError and carry the C status in
+.status. See python/README.md.
 """
 import builtins
 import ctypes
@@ -121,12 +130,26 @@ def _missing(path, name):
 _lib = None
 
 
+def _installed_library():
+    """The libcvml.so installed with this package, from the path `cmake --install`
+    recorded relative to the package directory; None in a source tree."""
+    try:
+        from . import _install
+    except ImportError:
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, _install.LIBRARY))
+
+
 def _candidates():
     env = os.environ.get("CVML_LIBRARY")
     if env:
         yield env
         return
     here = os.path.dirname(os.path.abspath(__file__))
+    installed = _installed_library()
+    if installed and os.path.exists(installed):
+        yield installed
     for rel in ("libcvml.so", os.path.join("..", "..", "lib", "libcvml.so")):
         p = os.path.normpath(os.path.join(here, rel))
         if os.path.exists(p):
@@ -339,8 +362,9 @@ class Model:
 
     # ---- running -------------------------------------------------------------------
     def run(self, *arrays):
-        """Runs on numpy arrays (one per input, integer dtype, any shape with the
-        input's element count); returns one numpy array per output, shaped, int32."""
+        """Runs on numpy arrays, one per input: integer dtype, the input's shape (up to
+        leading 1s), values that fit its type (int8 or int32). Returns one numpy array
+        per output, shaped, in the output's type (int8 or int32)."""
         g = self._graph()
         ins = self._tensors(self._lib.cvml_graph_input_count, self._lib.cvml_graph_get_input,
                             "inputs")
@@ -348,16 +372,8 @@ class Model:
             raise LogicError(ERR_LOGIC, "the model takes %d input(s), got %d" % (
                 len(ins), len(arrays)))
         for t, a in zip(ins, arrays):
-            a = np.asarray(a)
-            if not np.issubdtype(a.dtype, np.integer):
-                raise LogicError(ERR_LOGIC, "input must be an integer array, got %s" % a.dtype)
             info = _tensor_info(self._lib, t)
-            if a.size != int(np.prod(info.shape)):
-                raise LogicError(ERR_LOGIC, "input '%s' takes %d values (shape %s), got %d" % (
-                    info.name, int(np.prod(info.shape)), info.shape, a.size))
-            if a.size and (a.min() < -2**31 or a.max() > 2**31 - 1):
-                raise LogicError(ERR_LOGIC, "input '%s' has values outside int32" % info.name)
-            buf = np.ascontiguousarray(a, dtype=np.int32)
+            buf = _checked_input(np.asarray(a), info)
             self._lib.check(self._lib.cvml_tensor_set_i32(
                 t, buf.ctypes.data_as(ctypes.c_void_p), buf.size), "set input")
         self._lib.check(self._lib.cvml_graph_run(g), "run")
@@ -368,7 +384,8 @@ class Model:
             o = np.empty(info.shape, dtype=np.int32)
             self._lib.check(self._lib.cvml_tensor_get_i32(
                 t, o.ctypes.data_as(ctypes.c_void_p), o.size), "get output")
-            outs.append(o)
+            # The values fit: the output's type comes from its verified precision.
+            outs.append(o.astype(info.dtype))
         return outs
 
     def run_bytes(self, data):
@@ -397,6 +414,35 @@ class Model:
                 "int8" if in_type == 1 else "int32"))
         raw = self.run_bytes(a.astype("<i1" if in_type == 1 else "<i4").tobytes())
         return np.frombuffer(raw, dtype="<i1" if out_type == 1 else "<i4").copy()
+
+
+def _without_leading_ones(shape):
+    """Shapes agree up to leading dimensions of 1, as in the `cvml` tool: Cortex's
+    cpu.txt gives the (1, 3, 32, 32) input of its model as (3, 32, 32)."""
+    shape = tuple(int(d) for d in shape)
+    while len(shape) > 1 and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _checked_input(a, info):
+    """The array as contiguous int32 for cvml_tensor_set_i32, after the checks the
+    `cvml` tool makes: an integer array of the input's shape (up to leading 1s)
+    whose values fit the input's element type (never clipped)."""
+    if not np.issubdtype(a.dtype, np.integer):
+        raise LogicError(ERR_LOGIC, "input '%s' must be an integer array, got %s" % (
+            info.name, a.dtype))
+    if _without_leading_ones(a.shape) != _without_leading_ones(info.shape):
+        raise LogicError(ERR_LOGIC, "input '%s' has shape %s, got an array of shape %s" % (
+            info.name, tuple(info.shape), tuple(a.shape)))
+    bits = np.iinfo(info.dtype)
+    if a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < bits.min or hi > bits.max:
+            bad = lo if lo < bits.min else hi
+            raise LogicError(ERR_LOGIC, "input '%s': value %d does not fit %s" % (
+                info.name, bad, np.dtype(info.dtype).name))
+    return np.ascontiguousarray(a, dtype=np.int32)
 
 
 class _NoMessage:

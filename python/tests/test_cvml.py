@@ -72,7 +72,7 @@ def test_bundled_model_facts_and_output():
         assert inp.dtype == np.int8
         image = np.fromfile(MODEL + ".input.bin", dtype=np.int8).reshape(1, 1, 12, 12)
         (out,) = m.run(image)
-        assert out.shape == (1, 10) and out.dtype == np.int32
+        assert out.shape == (1, 10) and out.dtype == m.outputs[0].dtype == np.int8
         assert out.ravel().tolist() == expected["output"]
         # the same run through upstream's bytes
         assert m.run_upstream(image).tolist() == expected["output"]
@@ -101,6 +101,39 @@ def test_bad_inputs_raise_logic_errors():
         assert e.value.status == 1
     with pytest.raises(cvml.LogicError):
         m.gas  # closed
+
+
+def test_inputs_are_checked_as_the_cli_checks_them():
+    """Values that do not fit the input's type are refused, never clipped; the shape
+    must be the input's (the same element count in another shape is refused)."""
+    image = np.fromfile(MODEL + ".input.bin", dtype=np.int8).reshape(1, 1, 12, 12)
+    with cvml.Model.from_files(MODEL + ".json", MODEL + ".params") as m:
+        big = image.astype(np.int32)
+        big[0, 0, 3, 4] = 300
+        with pytest.raises(cvml.LogicError, match="value 300 does not fit int8"):
+            m.run(big)
+        with pytest.raises(cvml.LogicError, match=r"shape \(1, 1, 12, 12\)"):
+            m.run(image.reshape(1, 12, 12, 1))
+        with pytest.raises(cvml.LogicError):
+            m.run(image.ravel())
+        # leading dimensions of 1 may be left out (Cortex's cpu.txt does)
+        (c,) = m.run(image.reshape(1, 12, 12))
+        # int8 and wider integer arrays holding the same values give the same output
+        (a,) = m.run(image)
+        (b,) = m.run(image.astype(np.int64))
+        assert a.dtype == b.dtype == np.int8 and a.tolist() == b.tolist() == c.tolist()
+
+
+def test_package_finds_the_library_it_is_installed_with():
+    """An installed copy records where libcvml.so is relative to itself; a source
+    copy has no record and uses CVML_LIBRARY or the search path."""
+    installed = cvml._installed_library()
+    if installed is None:
+        assert not os.path.exists(os.path.join(os.path.dirname(cvml.__file__), "_install.py"))
+    else:
+        assert os.path.isfile(installed), installed
+        if "CVML_LIBRARY" not in os.environ:
+            assert os.path.samefile(cvml.load_library().path, installed)
 
 
 def error_class(exp):
@@ -173,7 +206,7 @@ def test_conformance_cases_from_files_with_numpy():
             # several outputs are interleaved row by row in upstream's bytes
             if len(m.inputs) == 1 and len(m.outputs) == 1 and not m.postprocess:
                 outs = m.run(array.reshape(m.inputs[0].shape))
-                assert all(o.dtype == np.int32 for o in outs)
+                assert [o.dtype for o in outs] == [o.dtype for o in m.outputs], case
                 assert [o.shape for o in outs] == [o.shape for o in m.outputs], case
                 flat = np.concatenate([o.ravel() for o in outs])
                 assert flat.tolist() == wanted.tolist(), case
@@ -214,7 +247,7 @@ def test_real_model_from_files_and_bytes():
         assert a.gas == b.gas == 137396206
         (inp,) = a.inputs
         (out,) = a.run(image.reshape(inp.shape))
-        assert out.dtype == np.int32 and out.shape == a.outputs[0].shape
+        assert out.dtype == a.outputs[0].dtype == np.int8 and out.shape == a.outputs[0].shape
         assert out.ravel().tolist() == REAL_OUTPUT
         assert b.run_upstream(image).tolist() == REAL_OUTPUT
         # a wrong-size input keeps its class and the model stays usable

@@ -127,6 +127,7 @@ int32_t ir_graph_add_node(ir_graph* g, const char* name) {
     n->name = copy;
     n->index = g->node_count;
     n->subgraph = -1;
+    n->fused_into = IR_RUNS_ITSELF;
     g->nodes[g->node_count] = n;
     return g->node_count++;
 }

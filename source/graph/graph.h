@@ -78,7 +78,13 @@ typedef struct ir_node {
     int32_t* outputs; /* tensor indices */
     int32_t output_count;
     int32_t subgraph; /* index into graph->subgraphs after partitioning, else -1 */
+    /* Set by its device at prerun (cvml_graph_node_fused_into): IR_RUNS_ITSELF, the
+     * index of the node whose kernel computes this one, or IR_RUNS_AS_VIEW. */
+    int32_t fused_into;
 } ir_node;
+
+#define IR_RUNS_ITSELF (-1)
+#define IR_RUNS_AS_VIEW (-2)
 
 typedef struct ir_subgraph {
     int32_t index;

@@ -34,6 +34,10 @@
 #ifndef CVML_PLUGIN_INSTALL_DIR
 #define CVML_PLUGIN_INSTALL_DIR ""
 #endif
+/* The install's plugin directory relative to its bin directory (CMake passes it). */
+#ifndef CVML_PLUGIN_DIR_FROM_BINDIR
+#define CVML_PLUGIN_DIR_FROM_BINDIR "../lib/cvml/plugins"
+#endif
 /* Plugins this build of the library comes with (the CUDA plugin when CMake built it),
  * comma-separated: one that is found nowhere is listed as absent with the reason. */
 #ifndef CVML_EXPECTED_PLUGINS
@@ -363,24 +367,56 @@ void load_entry(const char* entry, bool must_exist) {
     if (os_realpath(entry, path) || must_exist) load_file(entry);
 }
 
-void library_dirs(char* own, size_t cap) {
-    own[0] = '\0';
+/* The file holding the library's code, whose place tells which install it belongs
+ * to: the shared library itself, or the program a static library was linked into.
+ * `*is_program` says which. False when it cannot be told (then only the configured
+ * CVML_PLUGIN_INSTALL_DIR is searched). Windows: GetModuleHandleEx goes here. */
+bool code_file(char* out, bool* is_program) {
 #ifndef _WIN32
     Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(&plugin_loader_init), &info) && info.dli_fname) {
-        char lib[PATH_MAX];
-        if (os_realpath(info.dli_fname, lib)) {
-            char dir[PATH_MAX];
-            dir_name(lib, dir, sizeof dir);
-            // A path too long for `own` is dropped rather than searched truncated.
-            int n = snprintf(own, cap, "%.*s/cvml/plugins",
-                             static_cast<int>(cap > 14 ? cap - 14 : 0), dir);
-            if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
-        }
+    if (!dladdr(reinterpret_cast<void*>(&plugin_loader_init), &info) || !info.dli_fname)
+        return false;
+    char program[PATH_MAX];
+    bool have_program = os_realpath("/proc/self/exe", program);
+    // glibc names the main program by its argv[0], which may be a bare name found on
+    // PATH: a name without a slash is the program, read from /proc/self/exe.
+    if (!strchr(info.dli_fname, '/') || !os_realpath(info.dli_fname, out)) {
+        if (!have_program) return false;
+        cvml_strlcpy(out, program, PATH_MAX);
+        *is_program = true;
+        return true;
     }
+    *is_program = have_program && strcmp(out, program) == 0;
+    return true;
 #else
-    (void)cap;
+    (void)out;
+    (void)is_program;
+    return false;
 #endif
+}
+
+/* The plugin directory of the install the library's code came from, so a moved or
+ * non-default prefix works with no environment: next to a shared library
+ * LIBDIR/cvml/plugins, for a program BINDIR/../lib/cvml/plugins (the relative path
+ * from the install's bin to its plugin directory). "" when unknown. */
+void library_dirs(char* own, size_t cap) {
+    own[0] = '\0';
+    char file[PATH_MAX];
+    bool is_program = false;
+    if (!code_file(file, &is_program)) return;
+    char dir[PATH_MAX];
+    dir_name(file, dir, sizeof dir);
+    const char* rel = is_program ? CVML_PLUGIN_DIR_FROM_BINDIR : "cvml/plugins";
+    // "bin/../lib" read as "lib" by hand: the directory may not exist to be resolved.
+    while (strncmp(rel, "../", 3) == 0 && strcmp(dir, "/") != 0) {
+        char up[PATH_MAX];
+        dir_name(dir, up, sizeof up);
+        cvml_strlcpy(dir, up[0] ? up : "/", sizeof dir);
+        rel += 3;
+    }
+    // A path too long for `own` is dropped rather than searched truncated.
+    int n = snprintf(own, cap, "%s/%s", dir, rel);
+    if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
 }
 
 void note_expected(const char* searched) {
@@ -425,7 +461,10 @@ void plugin_loader_init(void) {
     load_entry(own, false);
     load_entry(CVML_PLUGIN_INSTALL_DIR, false);
     char searched[2 * PATH_MAX + 8];
-    snprintf(searched, sizeof searched, "%s%s%s", own, own[0] ? ", " : "", CVML_PLUGIN_INSTALL_DIR);
+    if (!own[0] || strcmp(own, CVML_PLUGIN_INSTALL_DIR) == 0)
+        cvml_strlcpy(searched, CVML_PLUGIN_INSTALL_DIR, sizeof searched);
+    else
+        snprintf(searched, sizeof searched, "%s, %s", own, CVML_PLUGIN_INSTALL_DIR);
     note_expected(searched);
     cvml_clear_error();
 }

@@ -6,6 +6,7 @@
 #include "module/device.h"
 #include "module/serializer.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -50,7 +51,7 @@ int device_registry_add(cvml_device* dev) {
         return cvml_fail(CVML_ERR_RUNTIME,
                          "device '%s' was built for plugin ABI %" PRIu32 " (struct of %" PRIu32
                          " bytes); this "
-                         "library speaks ABI %u (%zu bytes)",
+                         "library speaks ABI %u (%" CVML_PRIuSIZE " bytes)",
                          dev->name, dev->abi_version, dev->struct_size, CVML_PLUGIN_ABI_VERSION,
                          sizeof(cvml_device));
     if (strlen(dev->name) >= 32 || !dev->supports || !dev->prerun || !dev->run || !dev->postrun)

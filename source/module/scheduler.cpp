@@ -98,7 +98,10 @@ void drop_subgraphs(ir_graph* g) {
     free(g->subgraphs);
     g->subgraphs = nullptr;
     g->subgraph_count = 0;
-    for (int32_t n = 0; n < g->node_count; ++n) g->nodes[n]->subgraph = -1;
+    for (int32_t n = 0; n < g->node_count; ++n) {
+        g->nodes[n]->subgraph = -1;
+        g->nodes[n]->fused_into = IR_RUNS_ITSELF; /* its device says otherwise at prerun */
+    }
 }
 
 /* Each operator node goes to the first device of the context that supports it;

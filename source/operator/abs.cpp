@@ -20,9 +20,6 @@ static const op_def abs_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_abs(void) {
-    return &abs_op;
-}
 int register_op_abs(void) {
     return op_registry_add(&abs_op);
 }

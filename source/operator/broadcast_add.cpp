@@ -20,9 +20,6 @@ static const op_def broadcast_add_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_broadcast_add(void) {
-    return &broadcast_add_op;
-}
 int register_op_broadcast_add(void) {
     return op_registry_add(&broadcast_add_op);
 }

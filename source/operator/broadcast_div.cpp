@@ -21,9 +21,6 @@ static const op_def broadcast_div_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_broadcast_div(void) {
-    return &broadcast_div_op;
-}
 int register_op_broadcast_div(void) {
     return op_registry_add(&broadcast_div_op);
 }

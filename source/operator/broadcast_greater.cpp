@@ -21,9 +21,6 @@ static const op_def broadcast_greater_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_broadcast_greater(void) {
-    return &broadcast_greater_op;
-}
 int register_op_broadcast_greater(void) {
     return op_registry_add(&broadcast_greater_op);
 }

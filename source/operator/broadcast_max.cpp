@@ -31,9 +31,6 @@ static const op_def broadcast_max_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_broadcast_max(void) {
-    return &broadcast_max_op;
-}
 int register_op_broadcast_max(void) {
     return op_registry_add(&broadcast_max_op);
 }

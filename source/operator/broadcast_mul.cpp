@@ -46,9 +46,6 @@ static const op_def broadcast_mul_op = {
     .step = broadcast_mul_step,
 };
 
-const op_def* op_def_broadcast_mul(void) {
-    return &broadcast_mul_op;
-}
 int register_op_broadcast_mul(void) {
     return op_registry_add(&broadcast_mul_op);
 }

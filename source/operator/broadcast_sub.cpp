@@ -20,9 +20,6 @@ static const op_def broadcast_sub_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_broadcast_sub(void) {
-    return &broadcast_sub_op;
-}
 int register_op_broadcast_sub(void) {
     return op_registry_add(&broadcast_sub_op);
 }

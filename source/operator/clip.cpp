@@ -69,9 +69,6 @@ const op_def clip_op = {
 
 }  // namespace
 
-const op_def* op_def_clip(void) {
-    return &clip_op;
-}
 int register_op_clip(void) {
     return op_registry_add(&clip_op);
 }

@@ -53,9 +53,6 @@ const op_def cvm_clip_op = {
 
 }  // namespace
 
-const op_def* op_def_cvm_clip(void) {
-    return &cvm_clip_op;
-}
 int register_op_cvm_clip(void) {
     return op_registry_add(&cvm_clip_op);
 }

@@ -53,9 +53,6 @@ const op_def cvm_left_shift_op = {
 
 }  // namespace
 
-const op_def* op_def_cvm_left_shift(void) {
-    return &cvm_left_shift_op;
-}
 int register_op_cvm_left_shift(void) {
     return op_registry_add(&cvm_left_shift_op);
 }

@@ -50,9 +50,6 @@ const op_def cvm_lut_op = {
 
 }  // namespace
 
-const op_def* op_def_cvm_lut(void) {
-    return &cvm_lut_op;
-}
 int register_op_cvm_lut(void) {
     return op_registry_add(&cvm_lut_op);
 }

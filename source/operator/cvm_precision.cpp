@@ -30,9 +30,6 @@ static const op_def cvm_precision_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_cvm_precision(void) {
-    return &cvm_precision_op;
-}
 int register_op_cvm_precision(void) {
     return op_registry_add(&cvm_precision_op);
 }

@@ -56,9 +56,6 @@ const op_def cvm_right_shift_op = {
 
 }  // namespace
 
-const op_def* op_def_cvm_right_shift(void) {
-    return &cvm_right_shift_op;
-}
 int register_op_cvm_right_shift(void) {
     return op_registry_add(&cvm_right_shift_op);
 }

@@ -32,9 +32,6 @@ static const op_def elemwise_add_op = {
     .step = elemwise_add_step,
 };
 
-const op_def* op_def_elemwise_add(void) {
-    return &elemwise_add_op;
-}
 int register_op_elemwise_add(void) {
     return op_registry_add(&elemwise_add_op);
 }

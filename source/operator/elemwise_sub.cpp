@@ -20,9 +20,6 @@ static const op_def elemwise_sub_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_elemwise_sub(void) {
-    return &elemwise_sub_op;
-}
 int register_op_elemwise_sub(void) {
     return op_registry_add(&elemwise_sub_op);
 }

@@ -21,9 +21,6 @@ static const op_def negative_op = {
     .runnable = 1,
 };
 
-const op_def* op_def_negative(void) {
-    return &negative_op;
-}
 int register_op_negative(void) {
     return op_registry_add(&negative_op);
 }

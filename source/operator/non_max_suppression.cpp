@@ -90,9 +90,6 @@ const op_def nms_op = {
 }  // namespace
 
 /* For the upstream alias vision.non_max_suppression (aliases.cpp). */
-const op_def* op_def_non_max_suppression(void) {
-    return &nms_op;
-}
 
 int register_op_non_max_suppression(void) {
     return op_registry_add(&nms_op);

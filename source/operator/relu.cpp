@@ -32,9 +32,6 @@ static const op_def relu_op = {
     .step = relu_step,
 };
 
-const op_def* op_def_relu(void) {
-    return &relu_op;
-}
 int register_op_relu(void) {
     return op_registry_add(&relu_op);
 }

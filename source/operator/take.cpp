@@ -73,9 +73,6 @@ const op_def take_op = {
 
 }  // namespace
 
-const op_def* op_def_take(void) {
-    return &take_op;
-}
 int register_op_take(void) {
     return op_registry_add(&take_op);
 }

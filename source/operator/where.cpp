@@ -55,9 +55,6 @@ const op_def where_op = {
 
 }  // namespace
 
-const op_def* op_def_where(void) {
-    return &where_op;
-}
 int register_op_where(void) {
     return op_registry_add(&where_op);
 }

@@ -7,6 +7,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* printf's conversion for size_t: "%" CVML_PRIuSIZE, as "%" PRId32 for int32_t. The
+ * newlib of Debian's gcc-arm-none-eabi is built without C99 formats (_WANT_IO_C99_FORMATS),
+ * so its printf prints %zu as "zu"; size_t is unsigned int in the Arm AAPCS. */
+#if defined(__NEWLIB__) && !defined(_WANT_IO_C99_FORMATS) && defined(__arm__)
+#define CVML_PRIuSIZE "u"
+#else
+#define CVML_PRIuSIZE "zu"
+#endif
+
 /* CVML_BARE_METAL (set by CMake for a CMAKE_SYSTEM_NAME Generic target): one thread of
  * execution and no operating system. */
 #ifndef CVML_BARE_METAL

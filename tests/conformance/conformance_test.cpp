@@ -360,6 +360,10 @@ TEST(ConformanceSet, HasTheVectors) {
 }
 
 /* Every ok case computed by two threads at once, each on its own models. */
+#ifndef CVML_WITH_THREADS
+#error \
+    "tests/conformance.cmake passes CVML_WITH_THREADS (0 or 1): without it the test below would skip"
+#endif
 TEST(ConformanceSet, TwoThreadsGiveTheSameBytes) {
 #if !CVML_WITH_THREADS
     GTEST_SKIP() << "built without threads (CVML_WITH_THREADS=OFF): the library takes no "

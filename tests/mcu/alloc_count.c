@@ -14,9 +14,10 @@ void __real_free(void* p);
 
 static struct alloc_counts g_counts;
 
-static void count_block(void* p) {
+static void count_block(void* p, void* caller) {
     if (!p) return;
     ++g_counts.allocations;
+    g_counts.last_caller = (uintptr_t)caller;
     g_counts.live_bytes += malloc_usable_size(p);
     if (g_counts.live_bytes > g_counts.peak_live_bytes)
         g_counts.peak_live_bytes = g_counts.live_bytes;
@@ -30,19 +31,19 @@ static void uncount_block(void* p) {
 
 void* __wrap_malloc(size_t size) {
     void* p = __real_malloc(size);
-    count_block(p);
+    count_block(p, __builtin_return_address(0));
     return p;
 }
 
 void* __wrap_calloc(size_t count, size_t size) {
     void* p = __real_calloc(count, size);
-    count_block(p);
+    count_block(p, __builtin_return_address(0));
     return p;
 }
 
 void* __wrap_aligned_alloc(size_t alignment, size_t size) {
     void* p = __real_aligned_alloc(alignment, size);
-    count_block(p);
+    count_block(p, __builtin_return_address(0));
     return p;
 }
 
@@ -55,7 +56,7 @@ void* __wrap_realloc(void* old, size_t size) {
             ++g_counts.frees;
             g_counts.live_bytes -= old_bytes;
         }
-        count_block(p);
+        count_block(p, __builtin_return_address(0));
     }
     return p;
 }

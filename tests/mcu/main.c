@@ -104,8 +104,12 @@ int main(void) {
     line_add(" gas %llu ram_peak %lu heap %lu stack %lu static %lu arena %lu",
              (unsigned long long)gas, heap + stack + statics, heap, stack, statics,
              (unsigned long)arena);
-    line_add(" heap_live_peak %lu allocs_after_load %lu\n", (unsigned long)ran.peak_live_bytes,
+    line_add(" heap_live_peak %lu allocs_after_load %lu", (unsigned long)ran.peak_live_bytes,
              (unsigned long)(ran.allocations - loaded.allocations));
+    /* Where the latest allocation after load came from (scripts/test_mcu.sh names it). */
+    if (ran.allocations != loaded.allocations)
+        line_add(" last_alloc_from 0x%lx", (unsigned long)ran.last_caller);
+    line_add("\n");
     semihost_write(g_line);
 
     cvml_graph_release(graph);

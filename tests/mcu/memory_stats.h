@@ -16,6 +16,7 @@ struct alloc_counts {
     uint32_t frees;       /* free of a non-NULL pointer */
     size_t live_bytes;    /* usable bytes of the blocks not yet freed */
     size_t peak_live_bytes;
+    uintptr_t last_caller; /* the return address of the latest allocation: where it came from */
 };
 
 /* The counters so far (the counting allocator, alloc_count.c). */

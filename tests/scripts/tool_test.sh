@@ -32,6 +32,20 @@ expect() {
 
 contains() { grep -q -- "$1" "$work/$2" || fail "'$1' not in $2 of the last command"; }
 
+# npy SHAPE INT8_FILE OUT: writes INT8_FILE's bytes as a version-1 .npy of int8 with
+# the shape "SHAPE" (as Python writes it, e.g. "1, 1, 12, 12").
+npy() {
+    h="{'descr': '|i1', 'fortran_order': False, 'shape': ($1), }"
+    pad=$(((64 - (10 + ${#h} + 1) % 64) % 64))
+    len=$((${#h} + pad + 1))
+    {
+        printf '\223NUMPY\001\000'
+        printf "\\$(printf %03o "$len")\\000"
+        printf "%s%${pad}s\n" "$h" ""
+        cat "$2"
+    } > "$3"
+}
+
 case_dirs() { ls -d "$src/tests/conformance/cases"/*/ | sed 's,/$,,'; }
 
 # meta FIELD CASE: a field of the case's expect block ("" when null).
@@ -53,8 +67,16 @@ usage)
     done
     # bench is dispatched when tools/bench is in the tree; without it, one usage error
     "$cvml" --help > "$work/help"
-    if grep -q "bench \.\.\." "$work/help"; then
+    if grep -q "bench " "$work/help"; then
         expect 0 "$cvml" bench --help
+        contains "usage: cvml bench" out
+        expect 64 "$cvml" bench --bogus
+        contains "cvml bench --help" err
+        expect 64 "$cvml" bench --runs
+        expect 64 "$cvml" bench "$model" --model ssd
+        expect 64 "$cvml" bench a b c
+        expect 64 "$cvml" bench "$model" --save "$work"
+        expect 1 "$cvml" bench "$work/missing"
     else
         expect 64 "$cvml" bench
         contains "no benchmark" err
@@ -74,6 +96,8 @@ usage)
     expect 64 "$cvml" validate --json=1 "$model"
     expect 0 "$cvml" devices
     contains "cpu" out
+    # the plugin directories it names can exist: none lies under the program's own file
+    grep -qF "$cvml/" "$work/out" && fail "cvml devices names a path under the executable: $(cat "$work/out")"
     expect 0 "$cvml" devices --json
     contains '"devices"' out
     # bad files: missing, a directory without a model, garbage, empty
@@ -116,6 +140,41 @@ bundled)
     head -c 100 "$work/o.npy" | grep -q "'shape': (1, 10)" || fail "npy output lost the shape"
     { echo 4; echo 1 1 12 12; od -An -v -td1 "$model.input.bin"; } > "$work/in.txt"
     expect 0 "$cvml" run "$model" --input "$work/in.txt" --expect "$model.output.bin"
+    # .npy input: the model's shape runs, another shape of the same size is refused
+    npy "1, 1, 12, 12" "$model.input.bin" "$work/in.npy"
+    expect 0 "$cvml" run "$model" --input "$work/in.npy" --expect "$model.output.bin"
+    npy "1, 12, 12, 1" "$model.input.bin" "$work/wrong_shape.npy"
+    expect 1 "$cvml" run "$model" --input "$work/wrong_shape.npy"
+    contains "shape (1, 12, 12, 1), the model's input" err
+    { echo 4; echo 1 12 1 12; od -An -v -td1 "$model.input.bin"; } > "$work/wrong_shape.txt"
+    expect 1 "$cvml" run "$model" --input "$work/wrong_shape.txt"
+    contains "shape (1, 12, 1, 12)" err
+    # raw bytes that happen to begin like a .npy file are raw when the size fits: with
+    # no extension the model's input size decides, with .bin the extension does
+    { printf '\223NUMPY\001\000'; tail -c +9 "$model.input.bin"; } > "$work/npyish"
+    cp "$work/npyish" "$work/npyish.bin"
+    expect 0 "$cvml" run "$model" --input "$work/npyish"
+    expect 0 "$cvml" run "$model" --input "$work/npyish.bin"
+    head -c 100 "$work/npyish" > "$work/npyish_short"
+    expect 1 "$cvml" run "$model" --input "$work/npyish_short"
+    contains "input-format raw" err
+    expect 1 "$cvml" run "$model" --input "$work/npyish.bin" --input-format npy
+    expect 1 "$cvml" run "$model" --input "$work/in.npy" --input-format raw
+    contains "input-format npy or text" err
+    # a params file given as MODEL means its model
+    expect 0 "$cvml" info "$model.params" --brief
+    contains "tiny_convnet.json" out
+    cp "$model.params" "$work/orphan.params"
+    expect 1 "$cvml" info "$work/orphan.params"
+    contains "is a params file" err
+    # bench takes MODEL like every command; its saved inputs run as they are
+    expect 0 "$cvml" bench "$model" --runs 2 --warmup 0
+    expect 0 "$cvml" bench "$model.json" "$model.params" --runs 1 --warmup 0 --json
+    contains '"median_ms"' out
+    mkdir -p "$work/bench_models"
+    expect 0 "$cvml" bench --model ssd --save "$work/bench_models"
+    contains "ssd.input.bin" out
+    expect 0 "$cvml" run "$work/bench_models/ssd" --input "$work/bench_models/ssd.input.bin"
     # a wrong expectation fails loudly with the first differing index
     # (the output is int8 of precision 8, so -128 never occurs in it)
     cp "$model.output.bin" "$work/wrong.bin"
@@ -138,8 +197,33 @@ bundled)
     # profile, json
     expect 0 "$cvml" run "$model" --input "$model.input.bin" --profile --repeat 3
     for w in "profile: 3 runs" "conv2d_0" "dense" "operator"; do contains "$w" out; done
+    # fused nodes name the node that did their work; views say they did none
+    contains "cvm_right_shift_0 .*fused into conv2d_0" out
+    contains "cvm_right_shift_1 .*fused into dense_0" out
+    contains "flatten_0 .*view of its input" out
     expect 0 "$cvml" run "$model" --input "$model.input.bin" --profile --json
     for w in '"profile"' '"nodes"' '"time_us"' '"output"'; do contains "$w" out; done
+    contains '"fused_into": "conv2d_0"' out
+    # the graph's edges: the node table's inputs, --graph, --json and --dot
+    expect 0 "$cvml" info "$model"
+    contains "dense_0 .*flatten_0, fc_w, fc_b" out
+    expect 0 "$cvml" info "$model" --graph
+    contains "^ *3  conv2d_0 = conv2d(data, conv_w, conv_b) (1, 4, 12, 12)  cpu$" out
+    contains "relu_0 = relu(cvm_clip_0) .*fused into conv2d_0" out
+    expect 0 "$cvml" info --json "$model"
+    contains '"inputs": \[' out
+    expect 0 "$cvml" info "$model" --brief --dot "$work/g.dot"
+    contains "format" out
+    grep -q '^digraph ' "$work/g.dot" || fail "--dot wrote no digraph"
+    grep -q 'n7 -> n8;' "$work/g.dot" || fail "--dot lacks the edge max_pool2d_0 -> flatten_0"
+    grep -q 'conv_w' "$work/g.dot" && fail "--dot drew a parameter"
+    expect 0 "$cvml" info "$model" --dot -
+    grep -q '^digraph ' "$work/out" || fail "--dot - printed no digraph"
+    if command -v dot > /dev/null 2>&1; then
+        dot -Tsvg "$work/g.dot" -o "$work/g.svg" || fail "Graphviz cannot render --dot's file"
+    fi
+    expect 64 "$cvml" info "$model" --dot
+    expect 2 "$cvml" info "$model" --dot "$work/no/such/dir/g.dot"
     # save: a directory, a prefix; the saved model runs to the same bytes
     expect 0 "$cvml" save "$model" --out "$work/saved"
     expect 0 "$cvml" run "$work/saved" --input "$model.input.bin" --expect "$model.output.bin"
@@ -201,6 +285,12 @@ real)
     [ "$(cat "$work/out")" = "20 53 -18 -4 -48 -17 -32 -29 -14 89" ] ||
         fail "resnet20 printed '$(cat "$work/out")'"
     expect 0 "$cvml" run "$real" --input "$real/cpu.txt" --expect "$real/result_0.txt" --threads 2
+    # the chain's raw input bytes begin with "\223NUMPY" by chance: they run as raw
+    expect 0 "$cvml" run "$real/case" --input "$real/case/input.bin" --expect "$real/case/output.bin"
+    cp "$real/case/input.bin" "$work/chain_input"
+    expect 0 "$cvml" run "$real" --input "$work/chain_input" --expect "$real/result_0.txt"
+    expect 0 "$cvml" info "$real/params" --brief
+    contains "137396206" out
     expect 0 "$cvml" info "$real"
     contains "137396206" out
     expect 0 "$cvml" validate "$real/symbol" "$real/params"

@@ -1,4 +1,4 @@
-/* take and cvm_lut: index clipping, axis handling, shapes, precisions and errors, and
+/* take: index clipping, axis handling, shapes, precisions and errors, and
  * random tests against numpy-style reference loops. */
 #include <gtest/gtest.h>
 
@@ -50,21 +50,6 @@ TEST(Take, Errors) {
     Operand d4{{1, 1, 1, 2}, 8, {1, 2}, false};
     Operand i4{{1, 1, 1, 1}, 8, {0}, true};
     EXPECT_EQ(run_op("take", {{"axis", "0"}}, {d4, i4}).verify_rc, CVML_ERR_LOGIC);
-}
-
-TEST(CvmLut, TakeOfTableByData) {
-    auto r = run_op("cvm_lut", {{"in_dim", "4"}},
-                    {Operand{{2, 3}, 8, {0, 1, 3, -2, 4, 2}, false},
-                     Operand{{4}, 11, {10, -20, 30, 1000}, true}});
-    ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
-    EXPECT_EQ(r.shapes[0], (std::vector<int32_t>{2, 3}));
-    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{10, -20, 1000, 10, 1000, 30}));
-    EXPECT_EQ(r.precisions[0], 11);  // the table's
-    Operand d{{1}, 8, {0}, false};
-    Operand t{{2, 2}, 8, {1, 2, 3, 4}, true};
-    EXPECT_EQ(run_op("cvm_lut", {{"in_dim", "3"}}, {d, t}).verify_rc, CVML_ERR_LOGIC);
-    EXPECT_EQ(run_op("cvm_lut", {{"in_dim", "4"}}, {d, t}).verify_rc, CVML_OK);
-    EXPECT_EQ(run_op("cvm_lut", {}, {d, t}).verify_rc, CVML_ERR_RUNTIME);
 }
 
 TEST(TakeProperty, RandomAxesAgainstReference) {

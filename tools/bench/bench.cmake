@@ -6,10 +6,12 @@ if(TARGET cvml_bench)
 endif()
 set(CVML_BENCH_DIR ${CMAKE_CURRENT_LIST_DIR})
 file(GLOB CVML_BENCH_LIB_SOURCES CONFIGURE_DEPENDS ${CVML_BENCH_DIR}/*.cpp)
-add_executable(cvml_bench ${CVML_BENCH_LIB_SOURCES} ${CVML_BENCH_DIR}/main/cvml_bench.cpp)
+# MODEL arguments are resolved as the cvml tool resolves them (tools/cvml/common.cpp).
+add_executable(cvml_bench ${CVML_BENCH_LIB_SOURCES} ${CVML_BENCH_DIR}/main/cvml_bench.cpp
+  ${PROJECT_SOURCE_DIR}/tools/cvml/common.cpp)
 set_target_properties(cvml_bench PROPERTIES OUTPUT_NAME cvml-bench
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)
-target_include_directories(cvml_bench PRIVATE ${CVML_BENCH_DIR})
+target_include_directories(cvml_bench PRIVATE ${CVML_BENCH_DIR} ${PROJECT_SOURCE_DIR}/tools/cvml)
 target_compile_options(cvml_bench PRIVATE ${CVML_WARNINGS})
 target_link_libraries(cvml_bench PRIVATE cvml_static)
 # --save needs the CVM writer (cvml_graph_save_file); until the core defines it the
@@ -28,5 +30,5 @@ endif()
 
 # Regenerates the benchmark models into the build tree (needs the CVM writer).
 add_custom_target(bench_models
-  COMMAND ${CVML_BENCH_DIR}/make_models.sh $<TARGET_FILE:cvml_bench> ${CMAKE_BINARY_DIR}/bench_models
+  COMMAND ${CVML_BENCH_DIR}/make_models.sh ${CMAKE_BINARY_DIR}/bench_models $<TARGET_FILE:cvml_bench>
   DEPENDS cvml_bench VERBATIM)

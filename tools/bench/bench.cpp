@@ -16,17 +16,21 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "cvml.h"
 #include "models.h"
 
 namespace {
 
 const char kUsage[] =
-    "usage: cvml bench [options]\n"
+    "usage: cvml bench [MODEL [PARAMS]] [options]\n"
     "\n"
     "Measures inference latency of a built-in benchmark model or of a model file.\n"
     "\n"
     "model (one of):\n"
+    "  MODEL [PARAMS]      a CVM model, named as for every cvml command: a directory\n"
+    "                      (model.json + model.params, or symbol + params), a graph file\n"
+    "                      (PARAMS beside it by default), or a prefix (PREFIX.json)\n"
     "  --model NAME        built-in model: resnet18, mobilenet, ssd (default resnet18)\n"
     "  --graph FILE --params FILE   a CVM model (graph JSON and params)\n"
     "options:\n"
@@ -41,11 +45,14 @@ const char kUsage[] =
     "  --nodes             with --profile: also the time of every node\n"
     "  --json              print one JSON object instead of text\n"
     "  --save DIR          write the built-in model to DIR/NAME.json + .params and exit\n"
-    "  --output-hash       print the FNV-1a hash of the output bytes\n";
+    "  --output-hash       print the FNV-1a hash of the output bytes\n"
+    "  -h, --help          show this help\n";
 
 struct Options {
     bench::ModelSpec spec;
     std::string graph, params, save;
+    std::vector<std::string> positionals; /* MODEL [PARAMS] */
+    bool built_in_named = false;
     int threads = 0;
     std::string simd;
     int warmup = 3, runs = 20;
@@ -82,10 +89,17 @@ bool parse(int argc, char** argv, Options* o, std::string* err) {
             return true;
         };
         int seed = 0;
-        if (a == "--model") {
+        if (a.empty() || a[0] != '-') {
+            if (o->positionals.size() == 2) {
+                *err = "unexpected argument '" + a + "'";
+                return false;
+            }
+            o->positionals.push_back(a);
+        } else if (a == "--model") {
             const char* v = value("--model");
             if (!v) return false;
             o->spec.name = v;
+            o->built_in_named = true;
         } else if (a == "--graph") {
             const char* v = value("--graph");
             if (!v) return false;
@@ -136,6 +150,29 @@ bool parse(int argc, char** argv, Options* o, std::string* err) {
         *err = "--graph and --params go together";
         return false;
     }
+    if (!o->positionals.empty() && (!o->graph.empty() || o->built_in_named)) {
+        *err = "give MODEL, --graph/--params or --model, not several";
+        return false;
+    }
+    if (!o->save.empty() && (!o->positionals.empty() || !o->graph.empty())) {
+        *err = "--save writes a built-in model (--model NAME); 'cvml save' copies a model file";
+        return false;
+    }
+    return true;
+}
+
+/* MODEL [PARAMS] resolved as every cvml command resolves it (tools/cvml). */
+bool resolve_positionals(Options* o, std::string* err) {
+    if (o->positionals.empty()) return true;
+    try {
+        cli::ModelPaths p = cli::resolve_model(o->positionals[0],
+                                               o->positionals.size() == 2 ? o->positionals[1] : "");
+        o->graph = p.graph;
+        o->params = p.params;
+    } catch (const cli::Error& e) {
+        *err = e.what();
+        return false;
+    }
     return true;
 }
 
@@ -165,6 +202,28 @@ uint64_t fnv1a(const std::vector<int32_t>& v) {
     return h;
 }
 
+/* The input as upstream's bytes (what `cvml run --input` and CVMAPIInference take):
+ * int8 when the input's type size is 1, else little-endian int32. */
+int write_input_bytes(cvml_graph* g, const std::vector<int32_t>& values, const std::string& path) {
+    size_t length = 0;
+    int type_size = 4;
+    if (cvml_graph_input_bytes(g, &length, &type_size)) {
+        fprintf(stderr, "cvml bench: %s\n", cvml_last_error());
+        return CVML_ERR_RUNTIME;
+    }
+    std::vector<uint8_t> bytes;
+    for (int32_t v : values)
+        for (int b = 0; b < type_size; ++b) bytes.push_back((uint8_t)((uint32_t)v >> (8 * b)));
+    FILE* f = fopen(path.c_str(), "wb");
+    bool ok = f && fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (f) ok = (fclose(f) == 0) && ok;
+    if (!ok || bytes.size() != length) {
+        fprintf(stderr, "cvml bench: cannot write %s\n", path.c_str());
+        return CVML_ERR_RUNTIME;
+    }
+    return CVML_OK;
+}
+
 }  // namespace
 
 int cvml_bench_main(int argc, char** argv) {
@@ -176,8 +235,13 @@ int cvml_bench_main(int argc, char** argv) {
             return 0;
         }
     if (!parse(argc, argv, &o, &err)) {
-        fprintf(stderr, "cvml bench: %s\n%s", err.c_str(), kUsage);
+        // One line, as every cvml error; the options are on --help.
+        fprintf(stderr, "cvml bench: %s (see 'cvml bench --help')\n", err.c_str());
         return 64;
+    }
+    if (!resolve_positionals(&o, &err)) {
+        fprintf(stderr, "cvml bench: %s\n", err.c_str());
+        return 1;
     }
     if (!o.simd.empty()) setenv("CVML_SIMD", o.simd.c_str(), 1);
     if (cvml_init()) {
@@ -220,13 +284,10 @@ int cvml_bench_main(int argc, char** argv) {
             fprintf(stderr, "cvml bench: saving %s: %s\n", base.c_str(), cvml_last_error());
 #endif
         } else {
-            std::vector<int32_t> in = bench::make_input(g, o.spec.seed);
-            FILE* f = fopen((base + ".input.i32").c_str(), "wb");
-            if (f) {
-                fwrite(in.data(), 4, in.size(), f);
-                fclose(f);
-            }
-            printf("%s.json %s.params %s.input.i32\n", base.c_str(), base.c_str(), base.c_str());
+            rc = write_input_bytes(g, bench::make_input(g, o.spec.seed), base + ".input.bin");
+            if (!rc)
+                printf("%s.json %s.params %s.input.bin\n", base.c_str(), base.c_str(),
+                       base.c_str());
         }
         cvml_graph_release(g);
         cvml_context_release(ctx);

@@ -88,35 +88,45 @@ struct Graph {
     Graph& operator=(const Graph&) = delete;
 };
 
-/* Loads a model (already verified by the serializer) and keeps the bytes for callers
- * that need them again (upstream's API in `info`). */
+/* A loaded model (verified by the serializer). `keep_bytes` loads from memory and
+ * keeps the files' bytes for callers that need them again (upstream's API in `info`);
+ * otherwise the library reads the files itself, streaming the params as the file API
+ * does, so a run holds no second copy of the weights. */
 struct LoadedModel {
     ModelPaths paths;
     std::vector<uint8_t> graph_bytes;
     std::vector<uint8_t> params_bytes;
     Graph graph;
 };
-void load_model(Context& ctx, const ModelPaths& paths, LoadedModel* out);
+enum class KeepBytes { kNo, kYes };
+void load_model(Context& ctx, const ModelPaths& paths, LoadedModel* out,
+                KeepBytes keep = KeepBytes::kNo);
 
 /* ---- tensors and files -------------------------------------------------------------- */
 
 /* Values with a shape, as read from or written to .npy, text or raw files. */
 struct Array {
     std::vector<int64_t> values;
-    std::vector<int64_t> shape; /* empty: unknown (raw bytes, counted text) */
+    std::vector<int64_t> shape; /* as the file gives it (a count alone: one dimension) */
+    bool shaped = false;        /* the file states a shape (.npy, or text with NDIM) */
 };
 
 enum class Format { kAuto, kRaw, kNpy, kText };
 Format parse_format(const std::string& option, const std::string& name);
 
 /* Reads an input or expected-output file. Raw files are returned as bytes in `raw`
- * with `is_raw` set; npy and text files as values. */
+ * with `is_raw` set; npy and text files as values. With Format::kAuto the extension
+ * decides (.npy, .txt/.text, .bin/.raw), then the size: a file of exactly
+ * `raw_length` bytes is raw even when its bytes happen to begin like a .npy header
+ * (raw int8 input can), and only then the .npy magic. */
 struct FileData {
     bool is_raw = false;
+    bool guessed = false; /* the format came from the content, not an extension or option */
     std::vector<uint8_t> raw;
     Array array;
 };
-FileData read_data_file(const std::string& path, Format format, const std::string& what);
+FileData read_data_file(const std::string& path, Format format, const std::string& format_option,
+                        const std::string& what, size_t raw_length);
 
 /* Converts values to upstream's bytes with element size 1 (int8) or 4 (int32 LE),
  * failing (logic) on a value that does not fit. */

@@ -53,7 +53,8 @@ ModelPaths model_from(const Args& args) {
                          args.positionals.size() == 2 ? args.positionals[1] : "");
 }
 
-std::string shape_text(const std::vector<int32_t>& dims) {
+template <typename Int>
+std::string shape_text(const std::vector<Int>& dims) {
     std::string s = "(";
     for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
     return s + ")";
@@ -98,7 +99,37 @@ struct NodeFacts {
     std::string name, op, device;
     std::vector<int32_t> shape;
     int precision = 0;
+    int fused_into = -1;             /* after prerun: cvml_graph_node_fused_into() */
+    bool is_const = false;           /* a variable holding a parameter */
+    std::vector<int> input_nodes;    /* the producer of each input, -1 for none */
+    std::vector<std::string> inputs; /* each input as "node", "node:k" or a tensor name */
 };
+
+/* How a node ran, for the profile: "" when as itself, else which node did its work. */
+std::string runs_as(const std::vector<NodeFacts>& nodes, const NodeFacts& n) {
+    if (n.fused_into == CVML_NODE_VIEW) return "view of its input (no work)";
+    if (n.fused_into >= 0 && static_cast<size_t>(n.fused_into) < nodes.size())
+        return "fused into " + nodes[n.fused_into].name;
+    return "";
+}
+
+/* The node's inputs; an input made by a node is completed with that node's name by
+ * the caller (node_facts), here it holds only the ":k" of an output after the first. */
+void read_edges(cvml_graph* g, int index, NodeFacts* n) {
+    int count = 0;
+    check(cvml_graph_node_input_count(g, index, &count), "cannot read the inputs of " + n->name);
+    for (int k = 0; k < count; ++k) {
+        int producer = -1, output = 0;
+        const char* tensor = nullptr;
+        check(cvml_graph_node_input(g, index, k, &producer, &output, &tensor),
+              "cannot read the inputs of " + n->name);
+        n->input_nodes.push_back(producer);
+        if (producer >= 0)
+            n->inputs.push_back(output ? ":" + std::to_string(output) : "");
+        else
+            n->inputs.push_back(tensor ? tensor : "?");
+    }
+}
 
 std::vector<NodeFacts> node_facts(cvml_graph* g, bool with_devices) {
     int count = 0;
@@ -114,14 +145,24 @@ std::vector<NodeFacts> node_facts(cvml_graph* g, bool with_devices) {
             check(cvml_graph_node_device(g, i, &dev),
                   "cannot read the device of node " + nodes[i].name);
             nodes[i].device = dev ? dev : "";
+            check(cvml_graph_node_fused_into(g, i, &nodes[i].fused_into),
+                  "cannot read how node " + nodes[i].name + " runs");
         }
         cvml_tensor* t = nullptr;
         if (cvml_graph_find_tensor(g, name, &t) == CVML_OK && t) {
             TensorFacts f = tensor_facts(t);
             nodes[i].shape = f.shape;
             nodes[i].precision = f.precision;
+            int is_const = 0;
+            check(cvml_tensor_is_const(t, &is_const), "cannot read tensor " + nodes[i].name);
+            nodes[i].is_const = is_const != 0;
         }
+        read_edges(g, i, &nodes[i]);
     }
+    for (auto& n : nodes)
+        for (size_t k = 0; k < n.inputs.size(); ++k)
+            if (n.input_nodes[k] >= 0 && n.input_nodes[k] < count)
+                n.inputs[k] = nodes[n.input_nodes[k]].name + n.inputs[k];
     return nodes;
 }
 
@@ -141,28 +182,98 @@ std::string format_label(const std::string& version) {
 
 /* ---- info --------------------------------------------------------------------------- */
 
+namespace {
+
+std::string joined(const std::vector<std::string>& items, const char* separator) {
+    std::string s;
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? separator : "") + items[i];
+    return s;
+}
+
+/* `info --graph`: one line per node, as an expression of its inputs (parameters are
+ * named where they are read, not listed). */
+void print_graph(const std::vector<NodeFacts>& nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const NodeFacts& n = nodes[i];
+        if (n.is_const) continue;
+        std::string how = runs_as(nodes, n);
+        if (n.op == "null")
+            printf("%5zu  %s = input %s\n", i, n.name.c_str(), shape_text(n.shape).c_str());
+        else
+            printf("%5zu  %s = %s(%s) %s  %s%s%s\n", i, n.name.c_str(), n.op.c_str(),
+                   joined(n.inputs, ", ").c_str(), shape_text(n.shape).c_str(), n.device.c_str(),
+                   how.empty() ? "" : ", ", how.c_str());
+    }
+}
+
+/* A DOT quoted string: '"' and '\\' escaped; control characters dropped. */
+std::string dot_quote(const std::string& s) {
+    std::string q = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') q += '\\';
+        if (c >= 0x20) q += static_cast<char>(c);
+    }
+    return q + "\"";
+}
+
+/* `info --dot`: the graph for Graphviz (`dot -Tsvg FILE -o graph.svg`). Operator nodes
+ * and inputs are boxes labelled with name, operator and shape; parameters are left
+ * out; fused nodes are dashed and views dotted. */
+std::string dot_text(const std::vector<NodeFacts>& nodes, const std::string& title) {
+    std::string d = "digraph " + dot_quote(title) + " {\n  rankdir=TB;\n";
+    d += "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const NodeFacts& n = nodes[i];
+        if (n.is_const) continue;
+        /* The two characters \\n in a label are Graphviz's line break. */
+        std::string label = dot_quote(n.name);
+        label.insert(label.size() - 1, "\\n" + std::string(n.op == "null" ? "input" : n.op) + " " +
+                                           shape_text(n.shape));
+        std::string style = n.op == "null" ? ", style=rounded" : "";
+        if (n.fused_into >= 0) style = ", style=dashed";
+        if (n.fused_into == CVML_NODE_VIEW) style = ", style=dotted";
+        d += "  n" + std::to_string(i) + " [label=" + label + style + "];\n";
+    }
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (int from : nodes[i].input_nodes)
+            if (from >= 0 && !nodes[from].is_const)
+                d += "  n" + std::to_string(from) + " -> n" + std::to_string(i) + ";\n";
+    return d + "}\n";
+}
+
+}  // namespace
+
 int cmd_info(int argc, char** argv) {
     Args args;
     const char* options =
         "  --json             print the facts as JSON\n"
-        "  --brief            omit the per-node table\n";
+        "  --brief            omit the per-node table\n"
+        "  --graph            print only the graph: each node as NAME = OP(INPUTS) with its\n"
+        "                     shape, device, and the node it is fused into\n"
+        "  --dot FILE         also write the graph for Graphviz to FILE ('-': stdout only);\n"
+        "                     render it with 'dot -Tsvg FILE -o graph.svg'\n";
     if (!parse_args(argc, argv,
-                    with_device_options({{"--json", false, false}, {"--brief", false, false}}),
+                    with_device_options({{"--json", false, false},
+                                         {"--brief", false, false},
+                                         {"--graph", false, false},
+                                         {"--dot", true, false}}),
                     &args)) {
         print_help(
-            "usage: cvml info MODEL [PARAMS] [--json] [--brief] [--device NAMES]\n\n"
+            "usage: cvml info MODEL [PARAMS] [--json] [--brief] [--graph] [--dot FILE]\n"
+            "                 [--device NAMES]\n\n"
             "Describes a model: format, operators, inputs and outputs with shape, precision\n"
             "and byte type, gas (operations + memory), storage size, parameters, and the\n"
-            "device that would run each node.",
+            "device that would run each node with its inputs.",
             (std::string(options) + kDeviceHelp).c_str());
         return kOk;
     }
+    if (args.has("--dot") && args.get("--dot").empty()) usage_error("--dot needs a file name");
     ModelPaths paths = model_from(args);
     Library lib;
     Context ctx;
     ctx.configure(args);
     LoadedModel m;
-    load_model(ctx, paths, &m);
+    load_model(ctx, paths, &m, KeepBytes::kYes);
     cvml_graph* g = m.graph.g;
     check(cvml_graph_prerun(g), "cannot plan the graph on its devices");
 
@@ -206,6 +317,18 @@ int cmd_info(int argc, char** argv) {
         param_values += n;
     }
     std::vector<NodeFacts> nodes = node_facts(g, true);
+    if (args.has("--dot")) {
+        std::string dot = dot_text(nodes, paths.graph), file = args.get("--dot");
+        if (file == "-") {
+            fputs(dot.c_str(), stdout);
+            return kOk;
+        }
+        write_file(file, dot.data(), dot.size(), "Graphviz file");
+    }
+    if (args.has("--graph")) {
+        print_graph(nodes);
+        return kOk;
+    }
     std::map<std::string, int> op_counts, device_counts;
     int variables = 0;
     for (const auto& n : nodes) {
@@ -271,6 +394,10 @@ int cmd_info(int argc, char** argv) {
             j.begin_object().value("index", static_cast<int64_t>(i)).value("name", nodes[i].name);
             j.value("op", nodes[i].op).value("device", nodes[i].device);
             j.raw("shape", shape_json(nodes[i].shape)).value("precision", nodes[i].precision);
+            j.begin_array("inputs");
+            for (const auto& in : nodes[i].inputs) j.value("", in);
+            j.end_array();
+            if (nodes[i].fused_into >= 0) j.value("fused_into", nodes[nodes[i].fused_into].name);
             j.end_object();
         }
         j.end_array();
@@ -314,13 +441,17 @@ int cmd_info(int argc, char** argv) {
         size_t wname = 4, wop = 2;
         for (const auto& n : nodes)
             wname = std::max(wname, n.name.size()), wop = std::max(wop, n.op.size());
-        printf("\n%5s  %-*s  %-*s  %-7s %4s  %s\n", "#", static_cast<int>(wname), "node",
-               static_cast<int>(wop), "op", "device", "prec", "shape");
+        size_t wshape = 5;
+        for (const auto& n : nodes) wshape = std::max(wshape, shape_text(n.shape).size());
+        printf("\n%5s  %-*s  %-*s  %-7s %4s  %-*s  %s\n", "#", static_cast<int>(wname), "node",
+               static_cast<int>(wop), "op", "device", "prec", static_cast<int>(wshape), "shape",
+               "inputs");
         for (size_t i = 0; i < nodes.size(); ++i)
-            printf("%5zu  %-*s  %-*s  %-7s %4d  %s\n", i, static_cast<int>(wname),
+            printf("%5zu  %-*s  %-*s  %-7s %4d  %-*s  %s\n", i, static_cast<int>(wname),
                    nodes[i].name.c_str(), static_cast<int>(wop), nodes[i].op.c_str(),
                    nodes[i].device.empty() ? "-" : nodes[i].device.c_str(), nodes[i].precision,
-                   shape_text(nodes[i].shape).c_str());
+                   static_cast<int>(wshape), shape_text(nodes[i].shape).c_str(),
+                   nodes[i].inputs.empty() ? "-" : joined(nodes[i].inputs, ", ").c_str());
     }
     return kOk;
 }
@@ -369,6 +500,53 @@ void compare_expected(const std::vector<uint8_t>& out, int type_size, const File
                                 " values differ)");
 }
 
+/* Shapes agree when they are equal after leading dimensions of 1: Cortex's cpu.txt
+ * gives the real model's (1, 3, 32, 32) input as (3, 32, 32). */
+bool same_shape(std::vector<int64_t> a, std::vector<int64_t> b) {
+    auto strip = [](std::vector<int64_t>& v) {
+        size_t k = 0;
+        while (k + 1 < v.size() && v[k] == 1) ++k;
+        v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k));
+    };
+    strip(a);
+    strip(b);
+    return a == b;
+}
+
+/* The model's input bytes from an input file: raw bytes must have the model's length;
+ * values must fit its element type and, where the file states a shape (.npy, text with
+ * NDIM), match the input's shape up to leading 1s; a bare count of values only its
+ * element count. */
+std::vector<uint8_t> input_bytes(cvml_graph* g, FileData& in, const std::string& path,
+                                 size_t in_len, int in_ts) {
+    const std::string values_text =
+        std::to_string(in_len / in_ts) + " " + type_name(in_ts) + " values";
+    if (in.is_raw) {
+        if (in.raw.size() != in_len)
+            throw Error(kLogic, "input '" + path + "' has " + std::to_string(in.raw.size()) +
+                                    " bytes, the model takes " + std::to_string(in_len) + " (" +
+                                    values_text + "); if it is not raw bytes, say " +
+                                    "--input-format npy or text");
+        return std::move(in.raw);
+    }
+    int n_in = 0;
+    check(cvml_graph_input_count(g, &n_in), "cannot count inputs");
+    if (in.array.shaped && n_in == 1) {
+        cvml_tensor* t = nullptr;
+        check(cvml_graph_get_input(g, 0, &t), "cannot read input 0");
+        TensorFacts f = tensor_facts(t);
+        std::vector<int64_t> want(f.shape.begin(), f.shape.end());
+        if (!same_shape(in.array.shape, want))
+            throw Error(kLogic, "input '" + path + "' has shape " + shape_text(in.array.shape) +
+                                    ", the model's input '" + f.name + "' has shape " +
+                                    shape_text(want));
+    }
+    if (in.array.values.size() * in_ts != in_len)
+        throw Error(kLogic, "input '" + path + "' has " + std::to_string(in.array.values.size()) +
+                                " values, the model takes " + values_text);
+    return to_bytes(in.array, in_ts, "input '" + path + "'");
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -377,8 +555,10 @@ int cmd_run(int argc, char** argv) {
         "  --input FILE       the input: upstream's raw bytes (int8 when the input precision\n"
         "                     is <= 8, else little-endian int32), a .npy array, or text\n"
         "                     (.txt: NDIM, the shape, then the values, as Cortex's cpu.txt)\n"
-        "  --input-format F   raw, npy, text or auto (default: .npy by its magic, text by\n"
-        "                     the .txt extension, raw otherwise)\n"
+        "  --input-format F   raw, npy, text or auto (default: the extension decides,\n"
+        "                     .npy, .txt or .bin; without one, a file of the model's input\n"
+        "                     size is raw, else .npy by its magic, else raw). A .npy or\n"
+        "                     NDIM text input must have the input's shape\n"
         "  --output FILE      write the output instead of printing it: .npy, .txt (a count,\n"
         "                     then the values, as result_0.txt), anything else raw bytes\n"
         "  --expect FILE      compare the output with FILE (raw bytes, .npy or .txt) and fail\n"
@@ -424,25 +604,12 @@ int cmd_run(int argc, char** argv) {
     check(cvml_graph_output_bytes(g, &out_len, &out_ts), "cannot size the output bytes");
 
     const std::string in_path = args.get("--input");
-    FileData in = read_data_file(in_path, in_format, "input file");
-    std::vector<uint8_t> input;
-    if (in.is_raw) {
-        input = std::move(in.raw);
-        if (input.size() != in_len)
-            throw Error(kLogic, "input '" + in_path + "' has " + std::to_string(input.size()) +
-                                    " bytes, the model takes " + std::to_string(in_len) + " (" +
-                                    std::to_string(in_len / in_ts) + " " + type_name(in_ts) +
-                                    " values)");
-    } else {
-        if (in.array.values.size() * in_ts != in_len)
-            throw Error(kLogic, "input '" + in_path + "' has " +
-                                    std::to_string(in.array.values.size()) +
-                                    " values, the model takes " + std::to_string(in_len / in_ts));
-        input = to_bytes(in.array, in_ts, "input '" + in_path + "'");
-    }
+    FileData in = read_data_file(in_path, in_format, "--input-format", "input file", in_len);
+    std::vector<uint8_t> input = input_bytes(g, in, in_path, in_len, in_ts);
     FileData expected;
     if (args.has("--expect"))
-        expected = read_data_file(args.get("--expect"), expect_format, "expected-output file");
+        expected = read_data_file(args.get("--expect"), expect_format, "--expect-format",
+                                  "expected-output file", out_len);
 
     check(cvml_graph_prerun(g), "cannot plan the graph on its devices");
     int node_count = 0;
@@ -527,7 +694,11 @@ int cmd_run(int argc, char** argv) {
                     .value("index", static_cast<int64_t>(i))
                     .value("name", nodes[i].name);
                 j.value("op", nodes[i].op).value("device", nodes[i].device);
-                j.value("time_us", node_ns[i] / 1e3).value("percent", pct(node_ns[i])).end_object();
+                j.value("time_us", node_ns[i] / 1e3).value("percent", pct(node_ns[i]));
+                if (nodes[i].fused_into >= 0)
+                    j.value("fused_into", nodes[nodes[i].fused_into].name);
+                if (nodes[i].fused_into == CVML_NODE_VIEW) j.value("view", true);
+                j.end_object();
             }
             j.end_array();
             j.begin_array("operators");
@@ -553,9 +724,11 @@ int cmd_run(int argc, char** argv) {
                    static_cast<int>(wop), "op", "device", "time (us)", "%");
             for (size_t i = 0; i < nodes.size(); ++i) {
                 if (nodes[i].op == "null") continue;
-                printf("%5zu  %-*s  %-*s  %-7s %12.3f %7.2f\n", i, static_cast<int>(wname),
+                std::string how = runs_as(nodes, nodes[i]);
+                printf("%5zu  %-*s  %-*s  %-7s %12.3f %7.2f%s%s\n", i, static_cast<int>(wname),
                        nodes[i].name.c_str(), static_cast<int>(wop), nodes[i].op.c_str(),
-                       nodes[i].device.c_str(), node_ns[i] / 1e3, pct(node_ns[i]));
+                       nodes[i].device.c_str(), node_ns[i] / 1e3, pct(node_ns[i]),
+                       how.empty() ? "" : "  ", how.c_str());
             }
             std::vector<std::pair<std::string, std::pair<int, uint64_t>>> sorted(by_op.begin(),
                                                                                  by_op.end());
@@ -687,8 +860,8 @@ int cmd_devices(int argc, char** argv) {
     if (!plugins.empty()) {
         printf("plugins:\n");
         for (const auto& p : plugins)
-            printf("  %-8s %s %s%s%s\n", p.name.c_str(), p.loaded ? "loaded" : "not loaded",
-                   p.path.empty() ? "(not found)" : p.path.c_str(), p.reason.empty() ? "" : ": ",
+            printf("  %-8s %s%s%s%s%s\n", p.name.c_str(), p.loaded ? "loaded" : "not loaded",
+                   p.path.empty() ? "" : " ", p.path.c_str(), p.reason.empty() ? "" : ": ",
                    p.reason.c_str());
     }
     printf("cpu threads  %d (CVML_NUM_THREADS or --threads)\n", threads);

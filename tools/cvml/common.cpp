@@ -122,6 +122,26 @@ std::string lower(std::string s) {
     return s;
 }
 
+/* True when the file begins with the params dictionary's magic number (little-endian
+ * 0xF7E58D4F05049CB7): a params file given where a graph belongs. */
+bool has_params_magic(const std::string& path) {
+    static const uint8_t kMagic[8] = {0xB7, 0x9C, 0x04, 0x05, 0x4F, 0x8D, 0xE5, 0xF7};
+    uint8_t head[8];
+    FILE* f = fopen(path.c_str(), "rb");
+    if (!f) return false;
+    bool hit = fread(head, 1, sizeof head, f) == sizeof head && memcmp(head, kMagic, 8) == 0;
+    fclose(f);
+    return hit;
+}
+
+/* The graph beside a params file: `params` -> `symbol`, NAME.params -> NAME.json. */
+std::string graph_beside_params(const std::string& params) {
+    std::string base = basename_of(params), dir = dirname_of(params) + "/";
+    if (base == "params") return dir + "symbol";
+    if (ends_with(base, ".params")) return params.substr(0, params.size() - 7) + ".json";
+    return "";
+}
+
 }  // namespace
 
 ModelPaths resolve_model(const std::string& model, const std::string& params) {
@@ -139,7 +159,15 @@ ModelPaths resolve_model(const std::string& model, const std::string& params) {
         }
     } else if (is_file(model)) {
         std::string base = basename_of(model), dir = dirname_of(model) + "/";
-        if (base == "symbol") {
+        if (has_params_magic(model)) {
+            /* MODEL/params or NAME.params: the user meant the model it belongs to. */
+            std::string graph = graph_beside_params(model);
+            if (graph.empty() || !is_file(graph))
+                throw Error(kLogic, "'" + model +
+                                        "' is a params file, not a graph: give the graph file "
+                                        "or the model's directory");
+            p = {graph, model, "files (graph beside the params file given)"};
+        } else if (base == "symbol") {
             p = {model, dir + "params", "files (symbol + params)"};
         } else if (ends_with(base, ".json")) {
             p = {model, model.substr(0, model.size() - 5) + ".params",
@@ -226,15 +254,32 @@ Graph::~Graph() {
     if (g) cvml_graph_release(g);
 }
 
-void load_model(Context& ctx, const ModelPaths& paths, LoadedModel* out) {
+/* Fails as read_file() would (a logic error naming the file) before the library is
+ * handed a path, so a missing file has the same class with either load path. */
+void check_readable(const std::string& path, const std::string& what) {
+    if (is_dir(path)) throw Error(kLogic, what + " '" + path + "' is a directory");
+    FILE* f = fopen(path.c_str(), "rb");
+    if (!f) throw Error(kLogic, "cannot open " + what + " '" + path + "': " + strerror(errno));
+    fclose(f);
+}
+
+void load_model(Context& ctx, const ModelPaths& paths, LoadedModel* out, KeepBytes keep) {
     out->paths = paths;
-    out->graph_bytes = read_file(paths.graph, "graph file");
-    out->params_bytes = read_file(paths.params, "params file");
-    static const uint8_t empty = 0;
-    int rc = cvml_graph_load_memory(
-        ctx.ctx, "cvm", out->graph_bytes.empty() ? &empty : out->graph_bytes.data(),
-        out->graph_bytes.size(), out->params_bytes.empty() ? &empty : out->params_bytes.data(),
-        out->params_bytes.size(), &out->graph.g);
+    int rc;
+    if (keep == KeepBytes::kNo) {
+        check_readable(paths.graph, "graph file");
+        check_readable(paths.params, "params file");
+        rc = cvml_graph_load_file(ctx.ctx, "cvm", paths.graph.c_str(), paths.params.c_str(),
+                                  &out->graph.g);
+    } else {
+        out->graph_bytes = read_file(paths.graph, "graph file");
+        out->params_bytes = read_file(paths.params, "params file");
+        static const uint8_t empty = 0;
+        rc = cvml_graph_load_memory(
+            ctx.ctx, "cvm", out->graph_bytes.empty() ? &empty : out->graph_bytes.data(),
+            out->graph_bytes.size(), out->params_bytes.empty() ? &empty : out->params_bytes.data(),
+            out->params_bytes.size(), &out->graph.g);
+    }
     check(rc, "cannot load '" + paths.graph + "'");
 }
 
@@ -321,6 +366,7 @@ Array parse_npy(const std::vector<uint8_t>& d, const std::string& path) {
     else
         throw bad("dtype '" + descr + "' is not an integer type (int8/16/32/64, uint8/16/32)");
     Array a;
+    a.shaped = true;
     std::string inner = shape_text.substr(1, shape_text.size() - 2);
     std::stringstream ss(inner);
     std::string item;
@@ -394,6 +440,7 @@ Array parse_text(const std::vector<uint8_t>& d, const std::string& path) {
             if (count < 0) break;
         }
         if (count >= 0 && static_cast<size_t>(count) == tokens.size() - 1 - n0) {
+            a.shaped = true;
             a.shape.assign(tokens.begin() + 1, tokens.begin() + 1 + n0);
             a.values.assign(tokens.begin() + 1 + n0, tokens.end());
             return a;
@@ -406,25 +453,47 @@ Array parse_text(const std::vector<uint8_t>& d, const std::string& path) {
 
 }  // namespace
 
-FileData read_data_file(const std::string& path, Format format, const std::string& what) {
+namespace {
+
+/* The format a file's name states, or kAuto when its extension says nothing. */
+Format format_of_extension(const std::string& path) {
+    std::string l = lower(basename_of(path));
+    if (ends_with(l, ".npy")) return Format::kNpy;
+    if (ends_with(l, ".txt") || ends_with(l, ".text")) return Format::kText;
+    if (ends_with(l, ".bin") || ends_with(l, ".raw")) return Format::kRaw;
+    return Format::kAuto;
+}
+
+/* Without an extension: the size the model expects means raw bytes (raw int8 input
+ * may begin with the .npy magic by chance); otherwise the .npy magic, else raw. */
+Format format_of_content(const std::vector<uint8_t>& d, size_t raw_length) {
+    if (d.size() == raw_length) return Format::kRaw;
+    if (d.size() >= 6 && memcmp(d.data(), kNpyMagic, 6) == 0) return Format::kNpy;
+    return Format::kRaw;
+}
+
+}  // namespace
+
+FileData read_data_file(const std::string& path, Format format, const std::string& format_option,
+                        const std::string& what, size_t raw_length) {
     std::vector<uint8_t> d = read_file(path, what);
-    if (format == Format::kAuto) {
-        std::string l = lower(path);
-        if (d.size() >= 6 && memcmp(d.data(), kNpyMagic, 6) == 0)
-            format = Format::kNpy;
-        else if (ends_with(l, ".txt") || ends_with(l, ".text"))
-            format = Format::kText;
-        else
-            format = Format::kRaw;
-    }
     FileData f;
+    if (format == Format::kAuto) format = format_of_extension(path);
+    if (format == Format::kAuto) {
+        format = format_of_content(d, raw_length);
+        f.guessed = true;
+    }
     if (format == Format::kRaw) {
         f.is_raw = true;
         f.raw = std::move(d);
-    } else if (format == Format::kNpy) {
-        f.array = parse_npy(d, path);
-    } else {
-        f.array = parse_text(d, path);
+        return f;
+    }
+    try {
+        f.array = format == Format::kNpy ? parse_npy(d, path) : parse_text(d, path);
+    } catch (const Error& e) {
+        if (!f.guessed) throw;
+        throw Error(e.code, std::string(e.what()) + " (read as .npy by its magic bytes; " + "say " +
+                                format_option + " raw if it holds raw bytes)");
     }
     return f;
 }

@@ -23,7 +23,7 @@ const char kUsage[] =
     "  devices               list the devices a graph can run on\n"
     "  save MODEL --out P    write a model back as P.json + P.params\n"
 #if CVML_HAVE_BENCH
-    "  bench ...             measure inference speed (see 'cvml bench --help')\n"
+    "  bench [MODEL]         measure inference speed of a model or a built-in one\n"
 #endif
     "  version               print the library version\n"
     "\n"

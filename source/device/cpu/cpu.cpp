@@ -218,6 +218,7 @@ void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             slots += tail_slots(step.step);
             head->tail.steps[head->tail.count++] = step;
             st->nodes[cs].skip = 1;
+            g->nodes[c->index]->fused_into = head->ctx.node->index;
             head->tensors[head->ctx.input_count] = g->tensors[c->outputs[0]];
         }
         if (head->tail.count) head->ctx.tail = &head->tail;
@@ -245,6 +246,7 @@ void make_views(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
         if (consumed_in_place(g, x) || consumed_in_place(g, y)) continue;
         if (ir_tensor_element_count(x) != ir_tensor_element_count(y)) continue;
         ne->skip = 1;
+        g->nodes[n->index]->fused_into = IR_RUNS_AS_VIEW;
         st->alias[y->index] = x->index;
     }
 }
@@ -366,7 +368,8 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         st->arena =
             static_cast<uint8_t*>(cvml_aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
         if (!st->arena)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %zu bytes", st->arena_size);
+            rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %" CVML_PRIuSIZE " bytes",
+                           st->arena_size);
         else
             memset(st->arena, 0, st->arena_size + kArenaAlign);
     }
@@ -422,7 +425,10 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     }
     if (!rc) {
         for (int32_t n = 0; n < g->node_count; ++n) st->step_of_node[n] = -1;
-        for (int32_t i = 0; i < sg->node_count; ++i) st->step_of_node[sg->nodes[i]] = i;
+        for (int32_t i = 0; i < sg->node_count; ++i) {
+            st->step_of_node[sg->nodes[i]] = i;
+            g->nodes[sg->nodes[i]]->fused_into = IR_RUNS_ITSELF;
+        }
         for (int32_t t = 0; t < g->tensor_count; ++t) {
             st->alias[t] = -1;
             // A previous prerun's choice never carries over.

@@ -13,6 +13,7 @@
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -45,7 +46,8 @@ struct file_graph {
 };
 
 int type_error(const json_value* v, const char* what, const char* expected) {
-    return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %zu is %s, expected %s", what,
+    return cvml_fail(CVML_ERR_RUNTIME,
+                     "graph JSON: %s at byte %" CVML_PRIuSIZE " is %s, expected %s", what,
                      json_offset(v), json_type_name(json_type(v)), expected);
 }
 

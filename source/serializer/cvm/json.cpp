@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -46,7 +47,7 @@ struct parser {
 };
 
 int fail_at(const parser* p, const char* what) {
-    return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %zu", what, p->pos);
+    return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %" CVML_PRIuSIZE, what, p->pos);
 }
 
 void skip_ws(parser* p) {
@@ -376,8 +377,9 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
     if (!text) return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: no input");
     if (size > JSON_MAX_DOCUMENT)
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "graph JSON: %zu bytes, more than the %u a document may have (D7)", size,
-                         JSON_MAX_DOCUMENT);
+                         "graph JSON: %" CVML_PRIuSIZE
+                         " bytes, more than the %u a document may have (D7)",
+                         size, JSON_MAX_DOCUMENT);
     tree_size counted;
     memset(&counted, 0, sizeof counted);
     parser p = {text, size, 0, standard, &counted, nullptr};
@@ -385,13 +387,15 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
     size_t bytes = tree_bytes(&counted);
     if (!rc && bytes > JSON_MAX_TREE)
         rc = cvml_fail(CVML_ERR_RUNTIME,
-                       "graph JSON: its tree needs %zu bytes, more than the %u allowed (D7)", bytes,
-                       JSON_MAX_TREE);
+                       "graph JSON: its tree needs %" CVML_PRIuSIZE
+                       " bytes, more than the %u allowed (D7)",
+                       bytes, JSON_MAX_TREE);
     char* block = nullptr;
     if (!rc) {
         block = static_cast<char*>(malloc(bytes));
         if (!block)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory (%zu bytes)", bytes);
+            rc = cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory (%" CVML_PRIuSIZE " bytes)",
+                           bytes);
     }
     if (!rc) {
         tree_out out;

@@ -10,6 +10,7 @@
 #include "serializer/cvm/cvm_format.h"
 #include "graph/verify.h"
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -131,19 +132,23 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
     int32_t dev_type, dev_id, ndim;
     uint8_t dtype[4];
     if (!read_u64(r, &magic) || !read_u64(r, &reserved))
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": truncated header", name,
                          start);
     if (magic != kArrayMagic)
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: bad magic 0x%016llx",
-                         name, start, static_cast<unsigned long long>(magic));
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": bad magic 0x%016llx", name,
+                         start, static_cast<unsigned long long>(magic));
     if (!read_i32(r, &dev_type) || !read_i32(r, &dev_id) || !read_i32(r, &ndim) ||
         !r->read(dtype, 4))
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": truncated header", name,
                          start);
     if (ndim < 0 || static_cast<uint64_t>(ndim) * 8 > r->remaining())
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "params: array '%s' at byte %zu: ndim %" PRId32 " exceeds the blob", name,
-                         start, ndim);
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": ndim %" PRId32
+                         " exceeds the blob",
+                         name, start, ndim);
     int64_t shape[64];
     int64_t elems = 1;
     bool overflow = false;
@@ -159,14 +164,16 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
     }
     uint64_t byte_size;
     if (!read_u64(r, &byte_size))
-        return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: truncated header", name,
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "params: array '%s' at byte %" CVML_PRIuSIZE ": truncated header", name,
                          start);
     uint8_t code = dtype[0], bits = dtype[1];
     uint16_t lanes = static_cast<uint16_t>(dtype[2] | dtype[3] << 8);
     int64_t elem_bytes = (bits + 7) / 8;
     if (overflow || byte_size != static_cast<uint64_t>(elems * elem_bytes))
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "params: array '%s' at byte %zu: data_byte_size %llu does not match its "
+                         "params: array '%s' at byte %" CVML_PRIuSIZE
+                         ": data_byte_size %llu does not match its "
                          "shape and type",
                          name, start, static_cast<unsigned long long>(byte_size));
     if (byte_size > r->remaining()) {
@@ -174,11 +181,14 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
             // D3: upstream accepts a short last tensor and leaves the rest of it
             // uninitialised; the result would be undefined, so it is refused.
             return cvml_fail(CVML_ERR_LOGIC,
-                             "params: array '%s' at byte %zu: %llu data bytes but only %zu remain",
+                             "params: array '%s' at byte %" CVML_PRIuSIZE
+                             ": %llu data bytes but only %" CVML_PRIuSIZE " remain",
                              name, start, static_cast<unsigned long long>(byte_size),
                              r->remaining());
         return cvml_fail(CVML_ERR_RUNTIME,
-                         "params: array '%s' at byte %zu: %llu data bytes but only %zu remain "
+                         "params: array '%s' at byte %" CVML_PRIuSIZE
+                         ": %llu data bytes but only %" CVML_PRIuSIZE
+                         " remain "
                          "(the next array is missing)",
                          name, start, static_cast<unsigned long long>(byte_size), r->remaining());
     }
@@ -203,8 +213,9 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
                              static_cast<long long>(shape[i]), static_cast<long long>(t->dims[i]));
     if (t->kind == TENSOR_INPUT) {  // `data` is set at each inference
         if (!r->skip(static_cast<size_t>(byte_size)))
-            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
-                             name, start);
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
+                             start);
         return CVML_OK;
     }
     // Values go straight into the constant's storage (no int32 copy of a large array
@@ -218,8 +229,9 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
         const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
         const uint8_t* data = r->take(static_cast<size_t>(n * elem), chunk);
         if (!data)
-            return cvml_fail(CVML_ERR_RUNTIME, "params: array '%s' at byte %zu: cannot read it",
-                             name, start);
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
+                             start);
         rc = store_values(t, data, n, elem, i, name);
         i += n;
     }
@@ -385,9 +397,11 @@ int read_params(reader& r, ir_graph* g) {
         return cvml_fail(CVML_ERR_LOGIC, "params: bad list magic 0x%016llx",
                          static_cast<unsigned long long>(magic));
     if (!read_u64(&r, &reserved) || !read_u64(&r, &n_names))
-        return cvml_fail(CVML_ERR_LOGIC, "params: truncated list header at byte %zu", r.pos);
+        return cvml_fail(CVML_ERR_LOGIC, "params: truncated list header at byte %" CVML_PRIuSIZE,
+                         r.pos);
     if (n_names > r.remaining() / 8)
-        return cvml_fail(CVML_ERR_LOGIC, "params: %llu names cannot fit the %zu bytes left",
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "params: %llu names cannot fit the %" CVML_PRIuSIZE " bytes left",
                          static_cast<unsigned long long>(n_names), r.remaining());
     name_ref* names =
         static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
@@ -401,7 +415,8 @@ int read_params(reader& r, ir_graph* g) {
         uint64_t len;
         size_t at = r.pos;
         if (!read_u64(&r, &len) || len > r.remaining()) {
-            rc = cvml_fail(CVML_ERR_LOGIC, "params: name %llu at byte %zu is truncated",
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "params: name %llu at byte %" CVML_PRIuSIZE " is truncated",
                            static_cast<unsigned long long>(i), at);
             break;
         }
@@ -420,7 +435,8 @@ int read_params(reader& r, ir_graph* g) {
             block_cap = cap;
         }
         if (!r.read(block + block_used, static_cast<size_t>(len))) {
-            rc = cvml_fail(CVML_ERR_LOGIC, "params: name %llu at byte %zu is truncated",
+            rc = cvml_fail(CVML_ERR_LOGIC,
+                           "params: name %llu at byte %" CVML_PRIuSIZE " is truncated",
                            static_cast<unsigned long long>(i), at);
             break;
         }
@@ -446,8 +462,8 @@ int read_params(reader& r, ir_graph* g) {
         ir_tensor* t = find_variable(g, names[i]);
         if (!t) {
             rc = cvml_fail(CVML_ERR_RUNTIME,
-                           "params: cannot find `%s` among input (name at byte %zu)", shown,
-                           names[i].offset);
+                           "params: cannot find `%s` among input (name at byte %" CVML_PRIuSIZE ")",
+                           shown, names[i].offset);
             break;
         }
         rc = read_array(&r, g, t, shown, i + 1 == n_names);
