@@ -832,8 +832,8 @@ int cvml_graph_node_input(const cvml_graph* g, int index, int k, int* producer, 
     if (rc) return rc;
     const ir_node* n = g->ir->nodes[index];
     if (k < 0 || k >= n->input_count)
-        return cvml_fail(CVML_ERR_LOGIC, "node '%s' has %d inputs, not %d", n->name, n->input_count,
-                         k + 1);
+        return cvml_fail(CVML_ERR_LOGIC, "node '%s' has %" PRId32 " inputs, not %d", n->name,
+                         n->input_count, k + 1);
     const ir_tensor* t = g->ir->tensors[n->inputs[k]];
     *producer = t->producer;
     *output = t->producer >= 0 ? t->producer_output : 0;

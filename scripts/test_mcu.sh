@@ -6,13 +6,20 @@
 #   mps2-an386  Cortex-M4F (cmake/toolchain/cortex-m4f.cmake)
 # Models: the bundled resnet_block_chain (tests/mcu/models), and cifar_resnet20 from
 # ../shared/models when present (skipped with a message otherwise).
-# Fails on any wrong output byte or gas figure (the image checks both against the
-# model's expected ones and exits non-zero; this script checks the printed values
-# again), a crash or a timeout. Prints one line per board and model:
+#
+# Each image runs twice where the library can load with options: first with the
+# library's own arena (params read in place from flash), which reports the arena size
+# the model needs; then rebuilt with a static arena of exactly that size handed to the
+# load, where any allocation after load fails the run. Fails on any wrong output byte or
+# gas figure (the image checks both and exits non-zero; this script checks the printed
+# values again), a crash or a timeout. Prints one line per board and model, from the
+# last run:
 #   mcu BOARD MODEL: output V1 V2 ... gas G ram_peak R text T
-# R: bytes of heap high-water + stack high-water + data/bss (the arena is counted in
-# the heap, where the library allocates it); T: bytes of libcvml's code the image links
+# R: bytes of heap high-water + stack high-water + data/bss (a caller's arena is in
+# data/bss, the library's in the heap); T: bytes of libcvml's code the image links
 # (.text kept by --gc-sections, from the link map). A detail line follows each.
+# CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards; CVML_MCU_TRACE_ALLOC=BYTES
+# also lists, per function, the heap blocks of at least BYTES still held after the run.
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh).
 set -euo pipefail
@@ -21,6 +28,7 @@ cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 build_type=${CVML_MCU_BUILD_TYPE:-MinSizeRel}
 timeout_s=${CVML_MCU_TIMEOUT:-600}
+trace_alloc=${CVML_MCU_TRACE_ALLOC:-0}
 
 for tool in arm-none-eabi-gcc qemu-system-arm python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "test_mcu: $tool not found (scripts/install_deps.sh)" >&2; exit 1; }
@@ -44,55 +52,111 @@ print(",".join(str(v) for v in struct.unpack(fmt, raw)), meta["expect"]["gas"])
 PY
 }
 
+model_dir() {
+  if [[ $1 == cifar_resnet20 ]]; then
+    echo ../shared/models/cifar_resnet20_2019/case
+  else
+    echo "tests/mcu/models/$1"
+  fi
+}
+
+# field NAME LINE: the value after NAME in a `mcu-run` line.
+field() { sed -nE "s/.* $1 ([^ ]+).*/\1/p" <<<"$2"; }
+
+# configure_and_build DIR BOARD CORE [CMAKE ARGS...]
+configure_and_build() {
+  local dir=$1 board=$2 core=$3
+  shift 3
+  cmake -S tests/mcu -B "$dir" -DMCU_BOARD="$board" -DCMAKE_BUILD_TYPE="$build_type" \
+    -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" -DMCU_TRACE_ALLOC_MIN="$trace_alloc" \
+    "${launcher[@]}" "$@" \
+    >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; return 1; }
+}
+
+# run_model DIR BOARD MODEL: runs the image, checks it, and prints its `mcu-run` line.
+run_model() {
+  local dir=$1 board=$2 model=$3
+  local out rc=0 want_values want_gas
+  out=$(timeout "$timeout_s" qemu-system-arm -M "$board" -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$dir/mcu_$model.elf" 2>&1) || rc=$?
+  printf '%s\n' "$out" >"$dir/mcu_$model.log"
+  read -r want_values want_gas < <(expected_values "$(model_dir "$model")")
+  local line got_values
+  line=$(grep "^mcu-run $board $model: output" <<<"$out" || true)
+  got_values=$(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line" | tr ' ' ',')
+  if [[ $rc -ne 0 || -z $line || $got_values != "$want_values" || $(field gas "$line") != "$want_gas" ]]; then
+    echo "test_mcu: FAIL $board $model (exit $rc): expected output ${want_values//,/ } gas $want_gas" >&2
+    echo "$out" >&2
+    return 1
+  fi
+  echo "$line"
+}
+
+# report DIR BOARD MODEL LINE [FIRST RUN'S LINE]: the `mcu` line and its detail.
+report() {
+  local dir=$1 board=$2 model=$3 line=$4 first=${5:-}
+  local ram sizes text
+  ram=$(field ram_peak "$line")
+  sizes=$(python3 tests/mcu/code_size.py "$dir/mcu_$model.map")
+  text=$(awk '{print $2}' <<<"$sizes")
+  echo "mcu $board $model: output $(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line") gas $(field gas "$line") ram_peak $ram text $text"
+  local detail=${line#*ram_peak $ram }
+  # Name the function behind an allocation made after load (a return address, Thumb bit set).
+  local caller
+  caller=$(field last_alloc_from "$line")
+  if [[ -n $caller ]] && command -v arm-none-eabi-addr2line >/dev/null 2>&1; then
+    detail+=" in $(arm-none-eabi-addr2line -f -C -e "$dir/mcu_$model.elf" "$(printf '0x%x' $((caller & ~1)))" | head -1)"
+  fi
+  echo "    detail: $detail, libcvml ${sizes#text * }"
+  [[ -z $first ]] || echo "    with the library's arena: ram_peak $(field ram_peak "$first") heap $(field heap "$first")"
+  if [[ $trace_alloc -gt 0 ]]; then
+    echo "    heap blocks of >= $trace_alloc bytes held after the run:"
+    python3 tests/mcu/heap_holders.py "$dir/mcu_$model.log" "$dir/mcu_$model.elf"
+  fi
+}
+
 failures=0
 run_board() {
   local board=$1 core=$2
   local dir=build/mcu-$board
-  cmake -S tests/mcu -B "$dir" -DMCU_BOARD="$board" -DCMAKE_BUILD_TYPE="$build_type" \
-    -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" "${launcher[@]}" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; return 1; }
+  # First run: the library's arena (MCU_ARENA_BYTES_* 0).
+  configure_and_build "$dir" "$board" "$core" -DMCU_ARENA_BYTES_resnet_block_chain=0 \
+    -DMCU_ARENA_BYTES_cifar_resnet20=0 || return 1
   grep "cifar_resnet20 skipped" "$dir.configure.log" | sed 's/^-- /test_mcu: /' || true
-  cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; return 1; }
-
   local models=(resnet_block_chain)
   [[ -f $dir/mcu_cifar_resnet20.elf ]] && models+=(cifar_resnet20)
+  local -A first=()
+  local arenas=() model
   for model in "${models[@]}"; do
-    local model_dir=tests/mcu/models/$model
-    [[ $model == cifar_resnet20 ]] && model_dir=../shared/models/cifar_resnet20_2019/case
-    local out rc=0
-    out=$(timeout "$timeout_s" qemu-system-arm -M "$board" -nographic -monitor none -serial none \
-      -semihosting-config enable=on,target=native -kernel "$dir/mcu_$model.elf" 2>&1) || rc=$?
-    local line
-    line=$(grep "^mcu-run $board $model: output" <<<"$out" || true)
-    local want_values want_gas
-    read -r want_values want_gas < <(expected_values "$model_dir")
-    local got_values got_gas
-    got_values=$(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line" | tr ' ' ',')
-    got_gas=$(sed -E 's/.* gas ([0-9]+) .*/\1/' <<<"$line")
-    if [[ $rc -ne 0 || -z $line || $got_values != "$want_values" || $got_gas != "$want_gas" ]]; then
-      echo "test_mcu: FAIL $board $model (exit $rc): expected output ${want_values//,/ } gas $want_gas" >&2
-      echo "$out" >&2
-      failures=$((failures + 1))
-      continue
-    fi
-    local ram text
-    ram=$(sed -E 's/.* ram_peak ([0-9]+) .*/\1/' <<<"$line")
-    text=$(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | awk '{print $2}')
-    echo "mcu $board $model: output ${got_values//,/ } gas $got_gas ram_peak $ram text $text"
-    local detail=${line#*ram_peak $ram }
-    # Name the function behind an allocation made after load (a return address, Thumb bit set).
-    local caller
-    caller=$(grep -o 'last_alloc_from 0x[0-9a-f]*' <<<"$line" | awk '{print $2}' || true)
-    if [[ -n $caller ]] && command -v arm-none-eabi-addr2line >/dev/null 2>&1; then
-      detail+=" in $(arm-none-eabi-addr2line -f -C -e "$dir/mcu_$model.elf" "$(printf '0x%x' $((caller & ~1)))" | head -1)"
-    fi
-    echo "    detail: $detail, $(python3 tests/mcu/code_size.py "$dir/mcu_$model.map" | sed 's/text [0-9]* //')"
+    first[$model]=$(run_model "$dir" "$board" "$model") || { failures=$((failures + 1)); continue; }
+    arenas+=("-DMCU_ARENA_BYTES_$model=$(field arena "${first[$model]}")")
+  done
+  if ! grep -q "params in_place" <<<"${first[*]}"; then
+    # A library without cvml_graph_load_memory_ex(): the first run is the measurement.
+    for model in "${!first[@]}"; do report "$dir" "$board" "$model" "${first[$model]}"; done
+    return 0
+  fi
+  # Second run: a static arena of the size the first run reported, handed to the load.
+  configure_and_build "$dir" "$board" "$core" "${arenas[@]}" || return 1
+  local line
+  for model in "${!first[@]}"; do
+    line=$(run_model "$dir" "$board" "$model") || { failures=$((failures + 1)); continue; }
+    report "$dir" "$board" "$model" "$line" "${first[$model]}"
   done
 }
 
-run_board mps3-an547 cortex-m55 || failures=$((failures + 1))
-run_board mps2-an500 cortex-m7 || failures=$((failures + 1))
-run_board mps2-an386 cortex-m4f || failures=$((failures + 1))
+# CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards.
+boards=${CVML_MCU_BOARDS:-mps3-an547 mps2-an500 mps2-an386}
+for board in $boards; do
+  case $board in
+    mps3-an547) core=cortex-m55 ;;
+    mps2-an500) core=cortex-m7 ;;
+    mps2-an386) core=cortex-m4f ;;
+    *) echo "test_mcu: unknown board '$board'" >&2; exit 1 ;;
+  esac
+  run_board "$board" "$core" || failures=$((failures + 1))
+done
 
 if [[ $failures -ne 0 ]]; then
   echo "test_mcu: $failures failure(s)" >&2

@@ -23,6 +23,29 @@ cvml_test_plugin(cvml_testplugin_fail bad TEST_PLUGIN_FAIL_ENTRY)
 add_library(cvml_notaplugin MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/not_a_plugin.c)
 set_target_properties(cvml_notaplugin PROPERTIES PREFIX "lib" LIBRARY_OUTPUT_DIRECTORY ${cvml_plugin_dir}/bad)
 
+# The C99 plugin (tests/plugins/c_plugin.c), against api/ alone, in its ABI variants;
+# tests/install builds the same file out of the tree against the installed package.
+function(cvml_c_test_plugin name)
+  add_library(${name} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/c_plugin.c)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/api)
+  set_target_properties(${name} PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF PREFIX "lib"
+                        OUTPUT_NAME ${name} LIBRARY_OUTPUT_DIRECTORY ${cvml_plugin_dir}/c)
+  target_compile_options(${name} PRIVATE -Wall -Wextra -pedantic -Werror -fvisibility=hidden)
+  target_compile_definitions(${name} PRIVATE ${ARGN})
+  target_link_options(${name} PRIVATE -Wl,--no-undefined)
+endfunction()
+cvml_c_test_plugin(cvml_cplugin)
+cvml_c_test_plugin(cvml_cplugin_old CPLUGIN_OLDER_MINOR)
+cvml_c_test_plugin(cvml_cplugin_new CPLUGIN_NEWER_MINOR)
+cvml_c_test_plugin(cvml_cplugin_next CPLUGIN_NEXT_MAJOR)
+if(TARGET cvml_tool)
+  add_test(NAME plugin.c_abi
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scripts/c_plugin_test.sh $<TARGET_FILE:cvml_tool>
+            ${cvml_plugin_dir}/c ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases
+            ${CMAKE_CURRENT_BINARY_DIR}/c_plugin_test)
+  set_tests_properties(plugin.c_abi PROPERTIES TIMEOUT 600)
+endif()
+
 add_executable(cvml_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_conformance_test.cpp)
 target_include_directories(cvml_plugin_tests PRIVATE ${PROJECT_SOURCE_DIR}/source

@@ -28,9 +28,6 @@ set(CMAKE_C_FLAGS_INIT "${CVML_MCU_CPU_FLAGS} -ffunction-sections -fdata-section
 set(CMAKE_CXX_FLAGS_INIT "${CVML_MCU_CPU_FLAGS} -ffunction-sections -fdata-sections")
 set(CMAKE_ASM_FLAGS_INIT "${CVML_MCU_CPU_FLAGS}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "${CVML_MCU_CPU_FLAGS} -Wl,--gc-sections")
-# Code size matters more than speed on a microcontroller.
-set(CMAKE_C_FLAGS_MINSIZEREL_INIT "-Os -DNDEBUG")
-set(CMAKE_CXX_FLAGS_MINSIZEREL_INIT "-Os -DNDEBUG")
 
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)

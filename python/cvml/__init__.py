@@ -257,6 +257,15 @@ class Model:
         return cls(lib, ctx, g)
 
     @classmethod
+    def load(cls, model, params=None, **options):
+        """Loads a model named as the `cvml` tool names one: a directory holding
+        model.json + model.params (or Cortex's symbol + params), a graph file (its params
+        `params`, else NAME.params beside NAME.json, or params beside symbol), or a
+        prefix (PREFIX.json + PREFIX.params). Options as for from_files()."""
+        graph, found_params = _resolve_model(os.fspath(model))
+        return cls.from_files(graph, params if params is not None else found_params, **options)
+
+    @classmethod
     def from_bytes(cls, graph, params, threads=None, devices=None, library=None):
         """Loads a model from the bytes of its graph JSON and params blob."""
         if isinstance(graph, str):
@@ -443,6 +452,26 @@ def _checked_input(a, info):
             raise LogicError(ERR_LOGIC, "input '%s': value %d does not fit %s" % (
                 info.name, bad, np.dtype(info.dtype).name))
     return np.ascontiguousarray(a, dtype=np.int32)
+
+
+def _resolve_model(model):
+    """(graph path, params path) for a MODEL argument, as tools/cvml resolves it."""
+    if os.path.isdir(model):
+        for graph, params in (("model.json", "model.params"), ("symbol", "params")):
+            if os.path.isfile(os.path.join(model, graph)):
+                return os.path.join(model, graph), os.path.join(model, params)
+        raise LogicError(ERR_LOGIC, "directory '%s' holds neither model.json nor symbol" % model)
+    if os.path.isfile(model):
+        head, base = os.path.split(model)
+        if base == "symbol":
+            return model, os.path.join(head, "params")
+        if base.endswith(".json"):
+            return model, model[:-len(".json")] + ".params"
+        return model, model + ".params"
+    if os.path.isfile(model + ".json"):
+        return model + ".json", model + ".params"
+    raise LogicError(ERR_LOGIC, "model '%s' not found: expected a directory, a graph file or a "
+                     "prefix with PREFIX.json" % model)
 
 
 class _NoMessage:

@@ -124,6 +124,26 @@ def test_inputs_are_checked_as_the_cli_checks_them():
         assert a.dtype == b.dtype == np.int8 and a.tolist() == b.tolist() == c.tolist()
 
 
+def test_load_names_models_as_the_cli_does(tmp_path):
+    """A prefix, a graph file and a directory in either layout name the same model."""
+    import shutil
+    want = json.load(open(os.path.join(MODEL_DIR, "tiny_convnet.expected.json")))["gas"]
+    conformance = tmp_path / "case"
+    cortex = tmp_path / "cortex"
+    for d, (g, p) in ((conformance, ("model.json", "model.params")),
+                      (cortex, ("symbol", "params"))):
+        d.mkdir()
+        shutil.copy(MODEL + ".json", str(d / g))
+        shutil.copy(MODEL + ".params", str(d / p))
+    for name in (MODEL, MODEL + ".json", str(conformance), str(cortex), str(cortex / "symbol")):
+        with cvml.Model.load(name) as m:
+            assert m.gas == want, name
+    with pytest.raises(cvml.LogicError, match="not found"):
+        cvml.Model.load(str(tmp_path / "missing"))
+    with pytest.raises(cvml.LogicError, match="neither"):
+        cvml.Model.load(str(tmp_path))
+
+
 def test_package_finds_the_library_it_is_installed_with():
     """An installed copy records where libcvml.so is relative to itself; a source
     copy has no record and uses CVML_LIBRARY or the search path."""

@@ -19,6 +19,13 @@ int32_t device_registry_count(void);
 cvml_device* device_registry_at(int32_t index);
 int32_t device_registry_index(const cvml_device* dev);
 
+/* island_work_per_element, which ABI 2.1 appended: 0 (keep every island) for a device
+ * built against 2.0, whose struct ends before it. */
+static inline uint32_t device_island_work(const cvml_device* dev) {
+    return CVML_PLUGIN_HAS(cvml_device, dev, island_work_per_element) ? dev->island_work_per_element
+                                                                      : 0;
+}
+
 /* 1 when the device has its own memory (mem_alloc and the copies). */
 static inline int device_has_memory(const cvml_device* dev) {
     return dev->mem_alloc != nullptr;

@@ -9,6 +9,7 @@
 
 #include "cvml_plugin.h"
 #include "module/device.h"
+#include "module/plugin_ir.h"
 #include "module/serializer.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
@@ -66,6 +67,8 @@ struct plugin_slot {
     void* handle;
     plugin_item items[kMaxItems];
     int32_t item_count;
+    /* The table its entry got; a device may keep it and call fail() while it runs. */
+    cvml_host_api host;
 };
 
 plugin_slot* g_slots[kMaxPlugins];
@@ -215,14 +218,6 @@ int host_register_device(cvml_device* dev) {
     return add_item(ITEM_DEVICE, dev, "register_device");
 }
 
-int host_register_operator(const op_def* op) {
-    return add_item(ITEM_OPERATOR, op, "register_operator");
-}
-
-int host_register_serializer(const cvml_serializer* s) {
-    return add_item(ITEM_SERIALIZER, s, "register_serializer");
-}
-
 int host_fail(int status, const char* message) {
     return cvml_fail(status, "%s", message ? message : "");
 }
@@ -261,15 +256,20 @@ int load_file(const char* given) {
             s, cvml_fail(CVML_ERR_RUNTIME, "'%s' is not a cvm-lite plugin: it does not export %s",
                          path, CVML_PLUGIN_HEADER_SYMBOL));
     }
-    // Only the first two fields are read before the version is known to match.
-    if (hd->abi_version != CVML_PLUGIN_ABI_VERSION ||
-        hd->struct_size != sizeof(cvml_plugin_header)) {
-        unsigned v = hd->abi_version;
+    // Only the first two fields are read before the version is known to be compatible
+    // (api/cvml_plugin.h: the same major version; any minor).
+    if (CVML_PLUGIN_ABI_MAJOR_OF(hd->abi_version) != CVML_PLUGIN_ABI_MAJOR ||
+        hd->struct_size < sizeof(cvml_plugin_header)) {
+        const unsigned v = hd->abi_version;
         os_close(h);
-        return refuse(s, cvml_fail(CVML_ERR_RUNTIME,
-                                   "plugin '%s' was built for plugin ABI version %u; this library "
-                                   "(cvm-lite %s) speaks ABI version %u: refused",
-                                   path, v, CVML_VERSION_STRING, CVML_PLUGIN_ABI_VERSION));
+        return refuse(
+            s, cvml_fail(CVML_ERR_RUNTIME,
+                         "plugin '%s' was built for plugin ABI version %u.%u; this "
+                         "library (cvm-lite %s) speaks ABI version %u.%u: refused",
+                         path, static_cast<unsigned>(CVML_PLUGIN_ABI_MAJOR_OF(v)),
+                         static_cast<unsigned>(CVML_PLUGIN_ABI_MINOR_OF(v)), CVML_VERSION_STRING,
+                         static_cast<unsigned>(CVML_PLUGIN_ABI_MAJOR),
+                         static_cast<unsigned>(CVML_PLUGIN_ABI_MINOR)));
     }
     cvml_strlcpy(s->name, hd->name ? hd->name : base_name(path), sizeof s->name);
     cvml_strlcpy(s->version, hd->version ? hd->version : "", sizeof s->version);
@@ -295,13 +295,18 @@ int load_file(const char* given) {
         return refuse(s, cvml_fail(CVML_ERR_RUNTIME, "plugin '%s' does not export %s", path,
                                    CVML_PLUGIN_ENTRY_SYMBOL));
     }
-    cvml_host_api host = {
-        sizeof(cvml_host_api),  CVML_PLUGIN_ABI_VERSION,  CVML_VERSION_STRING, host_register_device,
-        host_register_operator, host_register_serializer, host_fail,           s->dir,
+    s->host = {
+        sizeof(cvml_host_api),
+        CVML_PLUGIN_ABI_VERSION,
+        CVML_VERSION_STRING,
+        host_register_device,
+        host_fail,
+        s->dir,
+        plugin_ir_api(),
     };
     cvml_clear_error();
     g_current = s;
-    int rc = entry(&host);
+    int rc = entry(&s->host);
     g_current = nullptr;
     if (rc != CVML_OK) {
         // Never half-loaded: whatever the entry registered before failing goes.

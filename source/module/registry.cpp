@@ -1,6 +1,7 @@
 #include "module/registry.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "module/device.h"
@@ -11,6 +12,8 @@
 namespace {
 
 constexpr int32_t kMaxDevices = 16;
+/* cvml_device as ABI 2.0 laid it out: everything before island_work_per_element (2.1). */
+constexpr uint32_t kDeviceMinor0Size = offsetof(cvml_device, island_work_per_element);
 constexpr int32_t kMaxSerializers = 8;
 cvml_device* g_devices[kMaxDevices];
 int32_t g_device_count;
@@ -46,14 +49,20 @@ int table_remove(T** table, int32_t* count, T* item, const char* kind) {
 }  // namespace
 
 int device_registry_add(cvml_device* dev) {
-    if (!dev || !dev->name) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
-    if (dev->abi_version != CVML_PLUGIN_ABI_VERSION || dev->struct_size != sizeof(cvml_device))
-        return cvml_fail(CVML_ERR_RUNTIME,
-                         "device '%s' was built for plugin ABI %" PRIu32 " (struct of %" PRIu32
-                         " bytes); this "
-                         "library speaks ABI %u (%" CVML_PRIuSIZE " bytes)",
-                         dev->name, dev->abi_version, dev->struct_size, CVML_PLUGIN_ABI_VERSION,
-                         sizeof(cvml_device));
+    if (!dev) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
+    // The version rules of api/cvml_plugin.h: the same major version, and at least the
+    // minor 0 layout; fields a later minor appended are read through device.h's helpers.
+    const uint32_t major = CVML_PLUGIN_ABI_MAJOR_OF(dev->abi_version);
+    if (major != CVML_PLUGIN_ABI_MAJOR || dev->struct_size < kDeviceMinor0Size)
+        return cvml_fail(
+            CVML_ERR_RUNTIME,
+            "a device was built for plugin ABI %u.%u (struct of %u bytes); this "
+            "library speaks ABI %u.%u (at least %u bytes)",
+            static_cast<unsigned>(major),
+            static_cast<unsigned>(CVML_PLUGIN_ABI_MINOR_OF(dev->abi_version)),
+            static_cast<unsigned>(dev->struct_size), static_cast<unsigned>(CVML_PLUGIN_ABI_MAJOR),
+            static_cast<unsigned>(CVML_PLUGIN_ABI_MINOR), static_cast<unsigned>(kDeviceMinor0Size));
+    if (!dev->name) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
     if (strlen(dev->name) >= 32 || !dev->supports || !dev->prerun || !dev->run || !dev->postrun)
         return cvml_fail(CVML_ERR_RUNTIME,
                          "device '%.40s': name of 32 bytes or more, or supports/prerun/run/postrun "

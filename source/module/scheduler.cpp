@@ -242,7 +242,7 @@ int apply_island_policy(ir_graph* g, int32_t* assigned, const uint8_t* cpu_ok, b
     for (int32_t s = 0; s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
         cvml_device* dev = device_registry_at(sg->device);
-        if (!dev || !device_has_memory(dev) || dev->island_work_per_element == 0) continue;
+        if (!dev || !device_has_memory(dev) || device_island_work(dev) == 0) continue;
         bool movable = true;
         uint64_t work = 0;
         for (int32_t i = 0; i < sg->node_count && movable; ++i) {
@@ -258,7 +258,7 @@ int apply_island_policy(ir_graph* g, int32_t* assigned, const uint8_t* cpu_ok, b
         }
         for (int32_t i = 0; i < sg->output_count; ++i)
             copied += static_cast<uint64_t>(ir_tensor_element_count(g->tensors[sg->outputs[i]]));
-        if (work >= copied * dev->island_work_per_element) continue;
+        if (work >= copied * device_island_work(dev)) continue;
         for (int32_t i = 0; i < sg->node_count; ++i) assigned[sg->nodes[i]] = cpu_index;
         *moved = true;
     }
@@ -400,7 +400,7 @@ int scheduler_prerun(ir_graph* g, const cvml_context* ctx) {
         ir_tensor* t = g->tensors[i];
         if (t->kind == TENSOR_CONST) t->data = t->const_data;
     }
-    device_run_options opt = {ctx->threads};
+    device_run_options opt = {sizeof(device_run_options), CVML_PLUGIN_ABI_VERSION, ctx->threads};
     cvml_device* cpu = device_registry_find("cpu");
     for (int32_t s = 0; s < g->subgraph_count && !rc; ++s) {
         ir_subgraph* sg = g->subgraphs[s];

@@ -3,11 +3,20 @@
  * it measured (scripts/test_mcu.sh turns this into the `mcu BOARD MODEL: ...` line):
  *
  *   mcu-run BOARD MODEL: output V1 V2 ... gas G ram_peak R heap H stack S static D
- *           arena A heap_live_peak L allocs_after_load N
+ *           arena A arena_in WHERE params P heap_live_peak L heap_live_after_load K
+ *           allocs_after_load N
  *
- * ram_peak = heap high-water + stack high-water + data/bss (the arena is in the heap
- * when the library allocates it). Exit status: 0 when the output and gas are right,
- * 1 wrong output, 2 wrong gas, 3 a failing library call. */
+ * Where the library has cvml_graph_load_memory_ex(), the params are read in place from
+ * flash (CVML_LOAD_PARAMS_IN_PLACE: "params in_place"), and with MCU_ARENA_BYTES > 0 the
+ * arena is the harness's own static buffer of that size ("arena_in caller"); otherwise
+ * the library allocates it ("arena_in library"). scripts/test_mcu.sh runs each image
+ * once with the library's arena to learn A (cvml_graph_arena_bytes()), then again with
+ * a caller's arena of exactly A bytes.
+ *
+ * ram_peak = heap high-water + stack high-water + data/bss: the library's arena is in
+ * the heap figure, the caller's arena in data/bss. Exit status: 0 when the output and
+ * gas are right, 1 wrong output, 2 wrong gas, 3 a failing library call, 4 an allocation
+ * after load although the caller gave the arena. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +40,23 @@ extern const uint8_t mcu_model_json[], mcu_model_json_end[];
 extern const uint8_t mcu_model_params[], mcu_model_params_end[];
 extern const uint8_t mcu_model_input[], mcu_model_input_end[];
 extern const uint8_t mcu_model_output[], mcu_model_output_end[];
+
+#ifndef MCU_ARENA_BYTES
+#define MCU_ARENA_BYTES 0
+#endif
+
+#if defined(CVML_LOAD_PARAMS_IN_PLACE)
+#define MCU_LOAD_OPTIONS 1
+#else
+#define MCU_LOAD_OPTIONS 0 /* a library without cvml_graph_load_memory_ex() */
+#endif
+
+#if MCU_ARENA_BYTES > 0
+#if !MCU_LOAD_OPTIONS
+#error "MCU_ARENA_BYTES needs cvml_graph_load_memory_ex() (cvml_load_options.arena)"
+#endif
+static uint8_t g_arena[MCU_ARENA_BYTES];
+#endif
 
 enum { MAX_OUTPUT_BYTES = 4096, LINE_BYTES = 4096 };
 
@@ -66,15 +92,46 @@ static int32_t output_value(size_t i, int type_size) {
     return (int32_t)u;
 }
 
+/* Loads the embedded model: in place and into the caller's arena where the library can. */
+static int load(cvml_context* ctx, cvml_graph** graph) {
+    const size_t json_size = span(mcu_model_json, mcu_model_json_end);
+    const size_t params_size = span(mcu_model_params, mcu_model_params_end);
+#if MCU_LOAD_OPTIONS
+    cvml_load_options options;
+    memset(&options, 0, sizeof options);
+    options.struct_size = sizeof options;
+    options.flags = CVML_LOAD_PARAMS_IN_PLACE; /* the params are in flash for good */
+#if MCU_ARENA_BYTES > 0
+    options.arena = g_arena;
+    options.arena_size = sizeof g_arena;
+#endif
+    if (cvml_graph_load_memory_ex(ctx, "cvm", mcu_model_json, json_size, mcu_model_params,
+                                  params_size, &options, graph))
+        return failed("cvml_graph_load_memory_ex");
+#else
+    if (cvml_graph_load_memory(ctx, "cvm", mcu_model_json, json_size, mcu_model_params, params_size,
+                               graph))
+        return failed("cvml_graph_load_memory");
+#endif
+    return 0;
+}
+
+/* The arena bytes a caller must hand in for this model (after prerun). */
+static int arena_bytes(cvml_graph* graph, size_t* bytes) {
+#if MCU_LOAD_OPTIONS
+    return cvml_graph_arena_bytes(graph, bytes);
+#else
+    return cvml_graph_cpu_arena_bytes(graph, bytes);
+#endif
+}
+
 int main(void) {
     cvml_context* ctx = NULL;
     cvml_graph* graph = NULL;
     if (cvml_init()) return failed("cvml_init");
     if (cvml_context_create(&ctx)) return failed("cvml_context_create");
-    if (cvml_graph_load_memory(ctx, "cvm", mcu_model_json, span(mcu_model_json, mcu_model_json_end),
-                               mcu_model_params, span(mcu_model_params, mcu_model_params_end),
-                               &graph))
-        return failed("cvml_graph_load_memory");
+    int rc = load(ctx, &graph);
+    if (rc) return rc;
     if (cvml_graph_prerun(graph)) return failed("cvml_graph_prerun");
 
     size_t input_length = 0, output_length = 0, arena = 0;
@@ -85,7 +142,7 @@ int main(void) {
     if (input_length != span(mcu_model_input, mcu_model_input_end) ||
         output_length > sizeof g_output)
         return failed("the embedded input's length or the output's size");
-    if (cvml_graph_cpu_arena_bytes(graph, &arena)) return failed("cvml_graph_cpu_arena_bytes");
+    if (arena_bytes(graph, &arena)) return failed("arena_bytes");
 
     /* Everything from here on is a run: the counting allocator proves it allocates. */
     struct alloc_counts loaded = alloc_counts_now();
@@ -101,10 +158,12 @@ int main(void) {
     line_add("mcu-run %s %s: output", MCU_BOARD, MCU_MODEL_NAME);
     for (size_t i = 0; i < output_length / (size_t)output_type; ++i)
         line_add(" %" PRId32, output_value(i, output_type));
-    line_add(" gas %llu ram_peak %lu heap %lu stack %lu static %lu arena %lu",
+    line_add(" gas %llu ram_peak %lu heap %lu stack %lu static %lu arena %lu arena_in %s params %s",
              (unsigned long long)gas, heap + stack + statics, heap, stack, statics,
-             (unsigned long)arena);
-    line_add(" heap_live_peak %lu allocs_after_load %lu", (unsigned long)ran.peak_live_bytes,
+             (unsigned long)arena, MCU_ARENA_BYTES > 0 ? "caller" : "library",
+             MCU_LOAD_OPTIONS ? "in_place" : "copied");
+    line_add(" heap_live_peak %lu heap_live_after_load %lu allocs_after_load %lu",
+             (unsigned long)ran.peak_live_bytes, (unsigned long)loaded.live_bytes,
              (unsigned long)(ran.allocations - loaded.allocations));
     /* Where the latest allocation after load came from (scripts/test_mcu.sh names it). */
     if (ran.allocations != loaded.allocations)
@@ -124,6 +183,10 @@ int main(void) {
     if (gas != (uint64_t)MCU_EXPECTED_GAS) {
         semihost_write("mcu: wrong gas\n");
         return 2;
+    }
+    if (MCU_ARENA_BYTES > 0 && ran.allocations != loaded.allocations) {
+        semihost_write("mcu: the run allocated although the caller gave the arena\n");
+        return 4;
     }
     return 0;
 }

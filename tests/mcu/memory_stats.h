@@ -3,7 +3,7 @@
  * - the stack's high-water: the deepest word changed below the stack top since reset
  *   (startup.c paints the stack with a pattern);
  * - data/bss: the static RAM of the whole image (linker symbols);
- * - the counting allocator: every malloc/calloc/realloc/aligned_alloc/free the library
+ * - the counting allocator: every malloc/calloc/realloc/aligned_alloc/memalign/free the library
  *   makes, wrapped at link time (-Wl,--wrap=malloc,...), so the harness can prove that
  *   nothing is allocated after load. */
 #pragma once

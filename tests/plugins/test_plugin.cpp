@@ -25,7 +25,8 @@
 
 #ifdef TEST_PLUGIN_WRONG_ABI
 extern "C" CVML_PLUGIN_EXPORT const cvml_plugin_header cvml_plugin_declaration = {
-    sizeof(cvml_plugin_header), CVML_PLUGIN_ABI_VERSION + 1, TP_NAME, "0.0.1"};
+    sizeof(cvml_plugin_header), CVML_PLUGIN_ABI_MAKE(CVML_PLUGIN_ABI_MAJOR + 1, 0), TP_NAME,
+    "0.0.1"};
 #else
 CVML_PLUGIN_DEFINE(TP_NAME, "0.0.1");
 #endif
@@ -214,15 +215,16 @@ cvml_device g_device = {
     tp_free,
     tp_to_device,
     tp_to_host,
-    0,
     tp_release,
     &g_stats,
+    0,
 };
 
 }  // namespace
 
 extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
-    if (host->abi_version != CVML_PLUGIN_ABI_VERSION) return CVML_ERR_RUNTIME;
+    if (CVML_PLUGIN_ABI_MAJOR_OF(host->abi_version) != CVML_PLUGIN_ABI_MAJOR)
+        return CVML_ERR_RUNTIME;
     memset(&g_stats, 0, sizeof g_stats);
     int rc = host->register_device(&g_device);
     if (rc) return rc;

@@ -29,6 +29,15 @@ fi
 mkdir -p "$fresh/build"
 [ "$full" = 1 ] || ln -s "$build" "$fresh/build/release"
 
+# CMake (3.17+) takes its compiler launchers from the environment, so the README's
+# build commands, unchanged, can use the caller's ccache in a full run; with
+# CCACHE_BASEDIR above both trees, the copy's relative paths hit the same entries.
+cache_env=
+if [ "$full" = 1 ] && [ -n "${CCACHE_DIR:-}" ] && command -v ccache > /dev/null 2>&1; then
+    cache_env="CCACHE_DIR=$CCACHE_DIR CCACHE_BASEDIR=${CCACHE_BASEDIR:-/} \
+CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache"
+fi
+
 # ---- what this machine cannot run
 have_go=0 have_numpy=0 have_shared=0
 command -v go > /dev/null 2>&1 && have_go=1
@@ -107,9 +116,10 @@ for doc in $docs; do
     done < "$work/lines"
     echo "==== $doc"
     grep '^# skipped' "$script" || true
-    # A user's shell: HOME scratch, the system's PATH, nothing of ours in the environment.
+    # A user's shell: HOME scratch, the system's PATH, nothing of ours in the environment
+    # (but the compiler cache, when the full run rebuilds and the caller has one).
     if ! (cd "$fresh" && env -i HOME="$work/home" PATH=/usr/local/bin:/usr/bin:/bin \
-        TMPDIR="${TMPDIR:-/tmp}" bash -x "$script") > "$script.out" 2>&1; then
+        TMPDIR="${TMPDIR:-/tmp}" $cache_env bash -x "$script") > "$script.out" 2>&1; then
         tail -25 "$script.out" >&2
         echo "FAIL: a command of $doc failed (script: $script)" >&2
         failures=$((failures + 1))

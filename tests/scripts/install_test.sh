@@ -29,6 +29,15 @@ cmake --build "$work/cmake" > "$work/cmake-build.log" || { cat "$work/cmake-buil
 "$work/cmake/consumer_shared"
 "$work/cmake/consumer_static"
 
+echo "== C99 plugin built against the installed package"
+# The installed header alone, strict C99, with nothing but the include directory.
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -c "$src/tests/install/plugin_header.c" \
+    -I"$prefix/include/cvml" -o "$work/plugin_header.o"
+if [ -x "$prefix/bin/cvml" ]; then
+    sh "$src/tests/scripts/c_plugin_test.sh" "$prefix/bin/cvml" "$work/cmake/plugins" \
+        "$src/tests/conformance/cases" "$work/c_plugin" || fail "the C plugin's cases failed"
+fi
+
 echo "== pkg-config"
 command -v pkg-config > /dev/null || fail "pkg-config not found"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"

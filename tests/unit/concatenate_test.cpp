@@ -23,15 +23,19 @@ TEST(Concatenate, DocumentedExamples) {
     EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{3, 3, 6, 6, 4, 4, 7, 7, 5, 5, 8, 8}));
 }
 
-/* Conformance 049: axis -1, precisions 6 and 14 give 14 */
-TEST(Concatenate, Conformance049) {
-    auto r = run_op("concatenate", {{"axis", "-1"}},
-                    {Operand{{2}, 6, {31, 21}, false}, Operand{{2}, 14, {-587, 3776}, true}});
-    ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
-    EXPECT_EQ(r.shapes[0], (Shape{4}));
-    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{31, 21, -587, 3776}));
-    EXPECT_EQ(r.precisions[0], 14);
-    EXPECT_EQ(r.gas, 44u);
+/* Axis -1 of 1-D inputs; the output precision is the inputs' largest (FORMAT.md §6),
+ * whichever input it is; gas base 1. */
+TEST(Concatenate, LastAxisAndLargestPrecision) {
+    for (bool wide_first : {false, true}) {
+        const int p0 = wide_first ? 14 : 6, p1 = wide_first ? 6 : 14;
+        auto r = run_op("concatenate", {{"axis", "-1"}},
+                        {Operand{{2}, p0, {31, -21}, false}, Operand{{3}, p1, {-17, 30, 5}, true}});
+        ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+        EXPECT_EQ(r.shapes[0], (Shape{5}));
+        EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{31, -21, -17, 30, 5}));
+        EXPECT_EQ(r.precisions[0], 14);
+        EXPECT_EQ(r.gas, unit_gas({{2}, {3}}, {5}));
+    }
 }
 
 TEST(Concatenate, SingleInputAndManyInputs) {

@@ -23,13 +23,13 @@ TEST(ExpandDims, AxisRangeIncludesBothEnds) {
     EXPECT_EQ(expand_of({2, 3}, {{"axis", "1"}, {"num_newaxis", "3"}}), (Shape{2, 1, 1, 1, 3}));
 }
 
-/* Conformance 053_expand_dims */
-TEST(ExpandDims, Conformance053) {
-    auto r = run1("expand_dims", {{"num_newaxis", "2"}, {"axis", "1"}}, {2}, {91, -16}, 1, 8);
+/* Two new axes after axis 0 of a (2,): the values unchanged, gas base 1. */
+TEST(ExpandDims, KeepsValuesAndChargesUnitGas) {
+    auto r = run1("expand_dims", {{"num_newaxis", "2"}, {"axis", "1"}}, {2}, distinct(2), 1, 8);
     ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
     EXPECT_EQ(r.shapes[0], (Shape{2, 1, 1}));
-    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{91, -16}));
-    EXPECT_EQ(r.gas, 22u);
+    EXPECT_EQ(r.outputs[0], distinct(2));
+    EXPECT_EQ(r.gas, unit_gas({{2}}, {2, 1, 1}));
 }
 
 TEST(ExpandDims, Errors) {

@@ -4,19 +4,15 @@
 
 using namespace shape_test;
 
-/* Conformance 048_flatten: (3,2,2,4) -> (3,16), values unchanged. */
-TEST(Flatten, Conformance048) {
-    std::vector<int32_t> x = {92,  51,  -53, -1, 28,  -123, -94,  -126, 38,   -12, 41,  103,
-                              81,  123, -80, 6,  88,  70,   -111, 112,  11,   -28, -26, -89,
-                              21,  21,  -40, 1,  126, -90,  19,   -110, 41,   11,  -78, 112,
-                              116, -8,  63,  0,  10,  -32,  18,   -60,  -116, 113, 68,  -37};
-    auto r = run1("flatten", {}, {3, 2, 2, 4}, x, 1, 8);
+/* (3, 2, 2, 4) -> (3, 16): the values in order, input 0's precision, gas base 1. */
+TEST(Flatten, KeepsValuesPrecisionAndChargesUnitGas) {
+    auto r = run1("flatten", {}, {3, 2, 2, 4}, distinct(48, -24), 1, 8);
     ASSERT_EQ(r.verify_rc, CVML_OK) << r.error;
     ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
     EXPECT_EQ(r.shapes[0], (Shape{3, 16}));
-    EXPECT_EQ(r.outputs[0], x);
+    EXPECT_EQ(r.outputs[0], distinct(48, -24));
     EXPECT_EQ(r.precisions[0], 8);
-    EXPECT_EQ(r.gas, 528u);
+    EXPECT_EQ(r.gas, unit_gas({{3, 2, 2, 4}}, {3, 16}));
 }
 
 TEST(Flatten, OneDimensionalInputGetsTrailingOne) {

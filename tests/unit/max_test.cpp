@@ -45,7 +45,14 @@ TEST(Max, ErrorClasses) {
     Operand x{{2, 3}, 8, {1, -5, 3, -7, -2, -9}, false};
     EXPECT_EQ(run_op("max", {{"axis", "2"}}, {x}).verify_rc, CVML_ERR_LOGIC);
     EXPECT_EQ(run_op("max", {{"axis", "(0, 0)"}}, {x}).verify_rc, CVML_ERR_LOGIC);
+    EXPECT_EQ(run_op("max", {{"axis", "-3"}}, {x}).verify_rc, CVML_ERR_LOGIC);
+    EXPECT_EQ(run_op("max", {{"axis", "2147483647"}}, {x}).verify_rc, CVML_ERR_LOGIC);
+    EXPECT_EQ(run_op("max", {{"axis", "-2147483648"}}, {x}).verify_rc, CVML_ERR_LOGIC);
+    EXPECT_EQ(run_op("max", {{"axis", "(0, 1, 0)"}}, {x}).verify_rc, CVML_ERR_LOGIC);
+    EXPECT_EQ(run_op("max", {{"axis", "(0, -2)"}}, {x}).verify_rc, CVML_ERR_LOGIC);  // same axis
     EXPECT_EQ(run_op("max", {{"keepdims", "yes"}}, {x}).verify_rc, CVML_ERR_RUNTIME);
+    EXPECT_EQ(run_op("max", {{"exclude", "2"}}, {x}).verify_rc, CVML_ERR_RUNTIME);
+    EXPECT_EQ(run_op("max", {{"axis", "(0,"}}, {x}).verify_rc, CVML_ERR_RUNTIME);
     EXPECT_EQ(run_op("max", {{"dtype", "float32"}}, {x}).verify_rc, CVML_OK);
 }
 

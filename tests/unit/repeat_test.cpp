@@ -4,14 +4,13 @@
 
 using namespace shape_test;
 
-/* Conformance 050_repeat: (1,4), axis 1, repeats 3 */
-TEST(Repeat, Conformance050) {
-    auto r = run1("repeat", {{"axis", "1"}, {"repeats", "3"}}, {1, 4}, {53, 19, -116, 0}, 1, 8);
+/* (1, 4) along axis 1, 3 times: each value three times in a row; gas base 1. */
+TEST(Repeat, RepeatsEachValueInPlace) {
+    auto r = run1("repeat", {{"axis", "1"}, {"repeats", "3"}}, {1, 4}, distinct(4), 1, 8);
     ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
     EXPECT_EQ(r.shapes[0], (Shape{1, 12}));
-    EXPECT_EQ(r.outputs[0],
-              (std::vector<int32_t>{53, 53, 53, 19, 19, 19, -116, -116, -116, 0, 0, 0}));
-    EXPECT_EQ(r.gas, 92u);
+    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4}));
+    EXPECT_EQ(r.gas, unit_gas({{1, 4}}, {1, 12}));
 }
 
 TEST(Repeat, AxisDefaultsToZeroAndMayBeNegative) {

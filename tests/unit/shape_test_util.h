@@ -76,6 +76,14 @@ inline int rand_int(std::mt19937& rng, int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
 }
 
+/* FORMAT.md §8 for one node of base cost 1 (every shape and layout operator): 5 per
+ * element of each input variable, and the output's size once plus 5 per element. */
+inline uint64_t unit_gas(const std::vector<Shape>& inputs, const Shape& out) {
+    uint64_t gas = 0;
+    for (const Shape& s : inputs) gas += 5 * static_cast<uint64_t>(size_of(s));
+    return gas + 6 * static_cast<uint64_t>(size_of(out));
+}
+
 /* One data input of precision 31 (the values are positions, far above int8). */
 inline cvml_test::OpResult run1(const std::string& op, const Attrs& attrs, const Shape& shape,
                                 const std::vector<int32_t>& values, int threads = 1,

@@ -29,14 +29,13 @@ TEST(Squeeze, Quirks) {
     EXPECT_EQ(squeeze_of({2, 1, 3}, {{"axis", "(1, -2, 1)"}}), (Shape{2, 3}));  // repeats ok
 }
 
-/* Conformance 052_squeeze_axis */
-TEST(Squeeze, Conformance052) {
-    std::vector<int32_t> x = {-77, -127, -1, -23, 26, 18};
-    auto r = run1("squeeze", {{"axis", "(2,)"}}, {1, 3, 1, 2}, x, 1, 8);
+/* Only the listed size-1 axis goes; the values unchanged, gas base 1. */
+TEST(Squeeze, ListedAxisKeepsValuesAndChargesUnitGas) {
+    auto r = run1("squeeze", {{"axis", "(2,)"}}, {1, 3, 1, 2}, distinct(6), 1, 8);
     ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
     EXPECT_EQ(r.shapes[0], (Shape{1, 3, 2}));
-    EXPECT_EQ(r.outputs[0], x);
-    EXPECT_EQ(r.gas, 66u);
+    EXPECT_EQ(r.outputs[0], distinct(6));
+    EXPECT_EQ(r.gas, unit_gas({{1, 3, 1, 2}}, {1, 3, 2}));
 }
 
 TEST(Squeeze, Errors) {

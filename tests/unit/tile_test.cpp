@@ -4,13 +4,13 @@
 
 using namespace shape_test;
 
-/* Conformance 051_tile: (2,) with reps (2, 1) */
-TEST(Tile, Conformance051) {
-    auto r = run1("tile", {{"reps", "(2, 1)"}}, {2}, {15, -127}, 1, 8);
+/* (2,) with reps (2, 1): a new leading axis of 2 copies; gas base 1. */
+TEST(Tile, MoreRepsThanDimsAddLeadingAxes) {
+    auto r = run1("tile", {{"reps", "(2, 1)"}}, {2}, distinct(2), 1, 8);
     ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
     EXPECT_EQ(r.shapes[0], (Shape{2, 2}));
-    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{15, -127, 15, -127}));
-    EXPECT_EQ(r.gas, 34u);
+    EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{1, 2, 1, 2}));
+    EXPECT_EQ(r.gas, unit_gas({{2}}, {2, 2}));
 }
 
 TEST(Tile, LikeNumpy) {

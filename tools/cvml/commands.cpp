@@ -22,7 +22,8 @@ namespace {
 const char kModelHelp[] =
     "MODEL is a directory (model.json + model.params, or symbol + params), a graph file\n"
     "(its params: PARAMS when given, else NAME.params beside NAME.json, or params beside\n"
-    "symbol), or a prefix (PREFIX.json + PREFIX.params).\n";
+    "symbol), a prefix (PREFIX.json + PREFIX.params), or a params file (its graph beside\n"
+    "it).\n";
 
 const char kDeviceHelp[] =
     "  --device NAMES     devices to use, comma-separated in priority order; the CPU is\n"
@@ -40,7 +41,8 @@ std::vector<OptionSpec> with_device_options(std::vector<OptionSpec> specs) {
 }
 
 bool print_help(const char* usage, const char* options) {
-    printf("%s\n%s\noptions:\n%s  -h, --help         show this help\n", usage, kModelHelp, options);
+    printf("%s\n\n%s\noptions:\n%s  -h, --help         show this help\n", usage, kModelHelp,
+           options);
     return true;
 }
 

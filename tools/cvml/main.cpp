@@ -33,6 +33,8 @@ const char kUsage[] =
     "  GRAPH [PARAMS]        a graph JSON file; PARAMS defaults to GRAPH's NAME.params\n"
     "                        (model.json -> model.params, symbol -> params)\n"
     "  PREFIX                PREFIX.json + PREFIX.params\n"
+    "  PARAMS                a params file: its graph beside it (params -> symbol,\n"
+    "                        NAME.params -> NAME.json)\n"
     "\n"
     "exit status: 0 success, 1 logic error (invalid model, input or mismatching output),\n"
     "             2 runtime error (the system or the runtime failed), 64 usage error.\n"

@@ -494,9 +494,9 @@ cvml_device cpu_device = {
     .mem_free = nullptr,
     .copy_to_device = nullptr,
     .copy_to_host = nullptr,
-    .island_work_per_element = 0,
     .release = nullptr,
     .priv = nullptr,
+    .island_work_per_element = 0,
 };
 
 }  // namespace

@@ -11,7 +11,8 @@ struct bcast_shape {
     int64_t sb[CVML_MAX_DIMS];
 };
 
-static inline bcast_shape make_bcast(const ir_tensor* a, const ir_tensor* b, const ir_tensor* o) {
+static inline bcast_shape make_bcast(const cuda_tensor* a, const cuda_tensor* b,
+                                     const cuda_tensor* o) {
     bcast_shape s = {};
     s.ndim = o->ndim;
     int64_t ka = 1, kb = 1;
@@ -51,7 +52,7 @@ __global__ void same_kernel(const int32_t* a, const int32_t* b, int32_t* y, int6
 
 template <typename F>
 int binary_run(cuda_node_ctx* ctx, F f) {
-    const ir_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *o = ctx->outputs[0];
+    const cuda_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *o = ctx->outputs[0];
     int64_t n = cuda_count(o);
     if (cuda_count(a) == n && cuda_count(b) == n) {
         CUDA_LAUNCH(same_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->in[1],

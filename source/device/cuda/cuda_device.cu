@@ -12,11 +12,12 @@
 #include <mutex>
 
 #include "cuda_kernel.h"
-#include "gather.cuh"
 #include "cvml_plugin.h"
-#include "operator/op_def.h"
+#include "gather.cuh"
 
 CVML_PLUGIN_DEFINE("cuda", CVML_CUDA_PLUGIN_VERSION);
+
+const cvml_ir_api* cuda_ir;
 
 namespace {
 
@@ -28,7 +29,7 @@ constexpr size_t kAlign = 256;
 /* ---- streams: one per graph -------------------------------------------------------- */
 
 struct graph_stream {
-    const ir_graph* graph;
+    const cvml_ir_graph* graph;
     cudaStream_t stream;
     int32_t refs;
 };
@@ -39,7 +40,7 @@ graph_stream g_streams[kMaxGraphs];
 // under the graph still using it).
 std::mutex g_streams_lock;
 
-int stream_acquire(const ir_graph* g, cudaStream_t* out) {
+int stream_acquire(const cvml_ir_graph* g, cudaStream_t* out) {
     std::lock_guard<std::mutex> lock(g_streams_lock);
     int32_t free_slot = -1;
     for (int32_t i = 0; i < kMaxGraphs; ++i) {
@@ -60,7 +61,7 @@ int stream_acquire(const ir_graph* g, cudaStream_t* out) {
     return CVML_OK;
 }
 
-void stream_release(const ir_graph* g) {
+void stream_release(const cvml_ir_graph* g) {
     std::lock_guard<std::mutex> lock(g_streams_lock);
     for (int32_t i = 0; i < kMaxGraphs; ++i)
         if (g_streams[i].refs > 0 && g_streams[i].graph == g && --g_streams[i].refs == 0)
@@ -72,12 +73,13 @@ void stream_release(const ir_graph* g) {
 struct node_exec {
     const cuda_kernel* kernel;
     cuda_node_ctx ctx;
-    const ir_tensor** tensors; /* inputs then outputs */
-    int32_t** ptrs;            /* their device data, same order */
+    cuda_tensor* tensors;            /* inputs then outputs, read through the accessors */
+    const cuda_tensor** tensor_ptrs; /* pointers to them, same order */
+    int32_t** ptrs;                  /* their device data, same order */
 };
 
 struct sg_state {
-    const ir_graph* graph;
+    const cvml_ir_graph* graph;
     cudaStream_t stream;
     int has_stream;
     uint8_t* arena;
@@ -87,25 +89,68 @@ struct sg_state {
 };
 
 const cuda_kernel* find_kernel(const char* op) {
-    for (int32_t i = 0; cuda_kernels[i]; ++i)
+    for (int32_t i = 0; op && cuda_kernels[i]; ++i)
         if (strcmp(cuda_kernels[i]->op, op) == 0) return cuda_kernels[i];
     return nullptr;
+}
+
+void free_node(node_exec* ne) {
+    if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
+    free(ne->tensors);
+    free(ne->tensor_ptrs);
+    free(ne->ptrs);
 }
 
 void free_state(sg_state* st) {
     if (!st) return;
     if (st->has_stream) cudaStreamSynchronize(st->stream);
-    for (int32_t i = 0; i < st->node_count; ++i) {
-        node_exec* ne = &st->nodes[i];
-        if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
-        free(ne->tensors);
-        free(ne->ptrs);
-    }
+    for (int32_t i = 0; i < st->node_count; ++i) free_node(&st->nodes[i]);
     free(st->nodes);
     if (st->arena) cudaFree(st->arena);
     free(st->tensor_ptr);
     if (st->has_stream) stream_release(st->graph);
     free(st);
+}
+
+/* What kernels read of a tensor, from the accessors. */
+void read_tensor(const cvml_ir_tensor* t, cuda_tensor* out) {
+    memset(out, 0, sizeof *out);
+    out->index = cuda_ir->tensor_index(t);
+    out->ndim = cuda_ir->tensor_ndim(t);
+    if (out->ndim > CVML_MAX_DIMS) out->ndim = CVML_MAX_DIMS;
+    for (int32_t d = 0; d < out->ndim; ++d) out->dims[d] = cuda_ir->tensor_dim(t, d);
+    out->precision = cuda_ir->tensor_precision(t);
+    out->is_const = cuda_ir->tensor_is_const(t) ? 1 : 0;
+}
+
+/* The node's inputs then outputs as cuda_tensors, and its context without device data.
+ * Returns CVML_OK or a runtime error (out of memory). */
+int read_node(const cvml_ir_graph* g, const cvml_ir_node* node, node_exec* ne) {
+    const int32_t ins = cuda_ir->node_input_count(node);
+    const int32_t outs = cuda_ir->node_output_count(node);
+    const size_t total = static_cast<size_t>(ins + outs) + 1;
+    ne->tensors = static_cast<cuda_tensor*>(calloc(total, sizeof(cuda_tensor)));
+    ne->tensor_ptrs = static_cast<const cuda_tensor**>(calloc(total, sizeof(cuda_tensor*)));
+    ne->ptrs = static_cast<int32_t**>(calloc(total, sizeof(int32_t*)));
+    if (!ne->tensors || !ne->tensor_ptrs || !ne->ptrs)
+        return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t k = 0; k < ins + outs; ++k) {
+        const cvml_ir_tensor* t =
+            k < ins ? cuda_ir->node_input(g, node, k) : cuda_ir->node_output(g, node, k - ins);
+        if (!t) return cuda_fail(CVML_ERR_RUNTIME, "a node lacks tensor %d", k);
+        read_tensor(t, &ne->tensors[k]);
+        ne->tensor_ptrs[k] = &ne->tensors[k];
+    }
+    cuda_node_ctx* c = &ne->ctx;
+    c->graph = g;
+    c->node = node;
+    c->input_count = ins;
+    c->inputs = ne->tensor_ptrs;
+    c->in = ne->ptrs;
+    c->output_count = outs;
+    c->outputs = ne->tensor_ptrs + ins;
+    c->out = ne->ptrs + ins;
+    return CVML_OK;
 }
 
 struct slot {
@@ -144,37 +189,49 @@ size_t place(slot* s, int32_t n) {
     return total;
 }
 
-int32_t step_of(const ir_subgraph* sg, int32_t node) {
-    for (int32_t i = 0; i < sg->node_count; ++i)
-        if (sg->nodes[i] == node) return i;
-    return -1;
-}
-
 /* Device addresses of every tensor the subgraph touches: boundary tensors in the
- * scheduler's buffers, the others in the arena. */
-int plan_memory(ir_graph* g, ir_subgraph* sg, sg_state* st) {
-    for (int32_t i = 0; i < sg->input_count; ++i)
-        st->tensor_ptr[sg->inputs[i]] = static_cast<int32_t*>(sg->input_buffers[i]);
-    for (int32_t i = 0; i < sg->output_count; ++i)
-        st->tensor_ptr[sg->outputs[i]] = static_cast<int32_t*>(sg->output_buffers[i]);
+ * scheduler's buffers, the others in the arena, placed by their lifetime in the
+ * subgraph (from the step that writes them to the last step that reads them; tensors
+ * read elsewhere are boundary outputs). */
+int plan_memory(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st) {
+    for (int32_t i = 0; i < cuda_ir->subgraph_input_count(sg); ++i)
+        st->tensor_ptr[cuda_ir->tensor_index(cuda_ir->subgraph_input(g, sg, i))] =
+            static_cast<int32_t*>(cuda_ir->subgraph_input_buffer(sg, i));
+    for (int32_t i = 0; i < cuda_ir->subgraph_output_count(sg); ++i)
+        st->tensor_ptr[cuda_ir->tensor_index(cuda_ir->subgraph_output(g, sg, i))] =
+            static_cast<int32_t*>(cuda_ir->subgraph_output_buffer(sg, i));
+    const int32_t steps = cuda_ir->subgraph_node_count(sg);
+    const int32_t tensors = cuda_ir->graph_tensor_count(g);
+    int32_t* last_read = static_cast<int32_t*>(malloc(sizeof(int32_t) * (tensors + 1)));
     int32_t count = 0;
-    for (int32_t i = 0; i < sg->node_count; ++i) count += g->nodes[sg->nodes[i]]->output_count;
+    for (int32_t i = 0; i < steps; ++i)
+        count += cuda_ir->node_output_count(cuda_ir->subgraph_node(g, sg, i));
     slot* s = static_cast<slot*>(calloc(static_cast<size_t>(count) + 1, sizeof(slot)));
-    if (!s) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!s || !last_read) {
+        free(s);
+        free(last_read);
+        return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    for (int32_t t = 0; t < tensors; ++t) last_read[t] = -1;
+    for (int32_t i = 0; i < steps; ++i) {
+        const cvml_ir_node* node = cuda_ir->subgraph_node(g, sg, i);
+        for (int32_t k = 0; k < cuda_ir->node_input_count(node); ++k)
+            last_read[cuda_ir->tensor_index(cuda_ir->node_input(g, node, k))] = i;
+    }
     int32_t n = 0;
-    for (int32_t i = 0; i < sg->node_count; ++i) {
-        const ir_node* node = g->nodes[sg->nodes[i]];
-        for (int32_t k = 0; k < node->output_count; ++k) {
-            const ir_tensor* t = g->tensors[node->outputs[k]];
-            if (st->tensor_ptr[t->index]) continue;
-            int32_t last = i;
-            for (int32_t c = 0; c < t->consumer_count; ++c) {
-                int32_t at = step_of(sg, t->consumers[c]);
-                if (at > last) last = at;
-            }
-            s[n++] = {static_cast<size_t>(cuda_count(t)) * sizeof(int32_t), i, last, 0, t->index};
+    for (int32_t i = 0; i < steps; ++i) {
+        const cvml_ir_node* node = cuda_ir->subgraph_node(g, sg, i);
+        for (int32_t k = 0; k < cuda_ir->node_output_count(node); ++k) {
+            const cvml_ir_tensor* t = cuda_ir->node_output(g, node, k);
+            const int32_t index = cuda_ir->tensor_index(t);
+            if (st->tensor_ptr[index]) continue;
+            const int32_t last = last_read[index] > i ? last_read[index] : i;
+            const size_t bytes =
+                static_cast<size_t>(cuda_ir->tensor_element_count(t)) * sizeof(int32_t);
+            s[n++] = {bytes, i, last, 0, index};
         }
     }
+    free(last_read);
     size_t total = place(s, n);
     int rc = CVML_OK;
     if (total > 0) {
@@ -188,38 +245,21 @@ int plan_memory(ir_graph* g, ir_subgraph* sg, sg_state* st) {
     return rc;
 }
 
-int prepare_nodes(ir_graph* g, ir_subgraph* sg, sg_state* st) {
-    for (int32_t i = 0; i < sg->node_count; ++i) {
-        ir_node* node = g->nodes[sg->nodes[i]];
+int prepare_nodes(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st) {
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        const cvml_ir_node* node = cuda_ir->subgraph_node(g, sg, i);
         node_exec* ne = &st->nodes[i];
-        ne->kernel = find_kernel(node->op->name);
+        const char* op = cuda_ir->node_op(node);
+        ne->kernel = find_kernel(op);
         if (!ne->kernel)
-            return cuda_fail(CVML_ERR_RUNTIME, "no CUDA kernel for operator %s", node->op->name);
-        size_t total = static_cast<size_t>(node->input_count + node->output_count) + 1;
-        ne->tensors = static_cast<const ir_tensor**>(calloc(total, sizeof(ir_tensor*)));
-        ne->ptrs = static_cast<int32_t**>(calloc(total, sizeof(int32_t*)));
-        if (!ne->tensors || !ne->ptrs) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
-        for (int32_t k = 0; k < node->input_count; ++k) {
-            ne->tensors[k] = g->tensors[node->inputs[k]];
-            ne->ptrs[k] = st->tensor_ptr[node->inputs[k]];
-        }
-        for (int32_t k = 0; k < node->output_count; ++k) {
-            ne->tensors[node->input_count + k] = g->tensors[node->outputs[k]];
-            ne->ptrs[node->input_count + k] = st->tensor_ptr[node->outputs[k]];
-        }
-        cuda_node_ctx* c = &ne->ctx;
-        c->graph = g;
-        c->node = node;
-        c->param = node->param;
-        c->input_count = node->input_count;
-        c->inputs = ne->tensors;
-        c->in = ne->ptrs;
-        c->output_count = node->output_count;
-        c->outputs = ne->tensors + node->input_count;
-        c->out = ne->ptrs + node->input_count;
-        c->stream = st->stream;
+            return cuda_fail(CVML_ERR_RUNTIME, "no CUDA kernel for operator %s", op ? op : "null");
+        int rc = read_node(g, node, ne);
+        if (rc) return rc;
+        const int32_t ins = ne->ctx.input_count, outs = ne->ctx.output_count;
+        for (int32_t k = 0; k < ins + outs; ++k) ne->ptrs[k] = st->tensor_ptr[ne->tensors[k].index];
+        ne->ctx.stream = st->stream;
         if (ne->kernel->prerun) {
-            int rc = ne->kernel->prerun(c);
+            rc = ne->kernel->prerun(&ne->ctx);
             if (rc) return rc;
         }
     }
@@ -228,23 +268,28 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, sg_state* st) {
 
 /* ---- the device ---------------------------------------------------------------------- */
 
-int cu_supports(cvml_device*, const ir_graph* g, const ir_node* node) {
-    if (!node->op || !node->op->runnable) return 0;
-    const cuda_kernel* k = find_kernel(node->op->name);
+int cu_supports(cvml_device*, const cvml_ir_graph* g, const cvml_ir_node* node) {
+    const cuda_kernel* k = find_kernel(cuda_ir->node_op(node));
     if (!k) return 0;
-    return k->supports ? k->supports(g, node) : 1;
+    if (!k->supports) return 1;
+    node_exec view = {};
+    const int ok = read_node(g, node, &view) == CVML_OK && k->supports(&view.ctx);
+    free(view.tensors);
+    free(view.tensor_ptrs);
+    free(view.ptrs);
+    return ok;
 }
 
-int cu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const cvml_device_options*) {
+int cu_prerun(cvml_device*, cvml_ir_graph* g, cvml_ir_subgraph* sg, const cvml_device_options*) {
     sg_state* st = static_cast<sg_state*>(calloc(1, sizeof(sg_state)));
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    const int32_t steps = cuda_ir->subgraph_node_count(sg);
     st->graph = g;
-    st->tensor_ptr =
-        static_cast<int32_t**>(calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(int32_t*)));
-    st->nodes =
-        static_cast<node_exec*>(calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(node_exec)));
+    st->tensor_ptr = static_cast<int32_t**>(
+        calloc(static_cast<size_t>(cuda_ir->graph_tensor_count(g)) + 1, sizeof(int32_t*)));
+    st->nodes = static_cast<node_exec*>(calloc(static_cast<size_t>(steps) + 1, sizeof(node_exec)));
     int rc = !st->tensor_ptr || !st->nodes ? cuda_fail(CVML_ERR_RUNTIME, "out of memory") : 0;
-    if (!rc) st->node_count = sg->node_count;
+    if (!rc) st->node_count = steps;
     if (!rc) rc = stream_acquire(g, &st->stream);
     if (!rc) st->has_stream = 1;
     if (!rc) rc = plan_memory(g, sg, st);
@@ -253,26 +298,25 @@ int cu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const cvml_device_opti
         free_state(st);
         return rc;
     }
-    sg->device_state = st;
+    cuda_ir->subgraph_set_state(sg, st);
     return CVML_OK;
 }
 
-int cu_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
-    sg_state* st = static_cast<sg_state*>(sg->device_state);
-    if (!st) return cuda_fail(CVML_ERR_RUNTIME, "CUDA subgraph %d was not prepared", sg->index);
+int cu_run(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
+    sg_state* st = static_cast<sg_state*>(cuda_ir->subgraph_state(sg));
+    if (!st) return cuda_fail(CVML_ERR_RUNTIME, "a CUDA subgraph was not prepared");
     for (int32_t i = 0; i < st->node_count; ++i) {
         node_exec* ne = &st->nodes[i];
         int rc = ne->kernel->run(&ne->ctx);
         if (rc) return rc;
     }
-    (void)g;
     // Launch errors only; faults during execution surface at the next copy back.
     return cuda_check(cudaGetLastError(), "kernel launch");
 }
 
-void cu_postrun(cvml_device*, ir_graph*, ir_subgraph* sg) {
-    free_state(static_cast<sg_state*>(sg->device_state));
-    sg->device_state = nullptr;
+void cu_postrun(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
+    free_state(static_cast<sg_state*>(cuda_ir->subgraph_state(sg)));
+    cuda_ir->subgraph_set_state(sg, nullptr);
 }
 
 int cu_alloc(cvml_device*, size_t bytes, void** out) {
@@ -284,12 +328,12 @@ void cu_free(cvml_device*, void* p) {
     cudaFree(p);
 }
 
-cudaStream_t stream_of(const ir_subgraph* sg) {
-    const sg_state* st = sg ? static_cast<const sg_state*>(sg->device_state) : nullptr;
+cudaStream_t stream_of(const cvml_ir_subgraph* sg) {
+    const sg_state* st = sg ? static_cast<const sg_state*>(cuda_ir->subgraph_state(sg)) : nullptr;
     return st ? st->stream : nullptr;
 }
 
-int cu_to_device(cvml_device*, ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+int cu_to_device(cvml_device*, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
     cudaStream_t s = stream_of(sg);
     // From pageable memory the call returns once `src` has been staged, so the caller
     // may reuse it; the copy is ordered before the subgraph's kernels on its stream.
@@ -299,7 +343,7 @@ int cu_to_device(cvml_device*, ir_subgraph* sg, void* dst, const void* src, size
     return rc;
 }
 
-int cu_to_host(cvml_device*, ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+int cu_to_host(cvml_device*, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
     cudaStream_t s = stream_of(sg);
     int rc = cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s),
                         "cudaMemcpyAsync to host");
@@ -326,9 +370,9 @@ cvml_device g_device = {
     cu_free,
     cu_to_device,
     cu_to_host,
-    kIslandWork,
     cu_release,
     nullptr,
+    kIslandWork,
 };
 
 }  // namespace
@@ -364,8 +408,10 @@ int cuda_copy_input0(cuda_node_ctx* ctx) {
 }
 
 extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
-    if (!host || host->abi_version != CVML_PLUGIN_ABI_VERSION) return CVML_ERR_RUNTIME;
+    if (!host || CVML_PLUGIN_ABI_MAJOR_OF(host->abi_version) != CVML_PLUGIN_ABI_MAJOR)
+        return CVML_ERR_RUNTIME;
     g_host = host;
+    cuda_ir = host->ir;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess)

@@ -1,14 +1,23 @@
 /* The CUDA device's kernel interface. One file per operator in op/ defines
- * `const cuda_kernel cuda_kernel_<file>`; the table is generated from the file list.
- * A kernel's prerun checks and prepares once (it may allocate device memory for its
- * own state); its run only enqueues work on ctx->stream: no allocation, no sync. */
+ * `const cuda_kernel cuda_kernel_<file>`; the table is generated from the folder by
+ * cmake/registry.cmake. A kernel's prerun checks and prepares once (it may allocate
+ * device memory for its own state); its run only enqueues work on ctx->stream: no
+ * allocation, no sync.
+ *
+ * The plugin sees the model through the C plugin ABI only (cvml_plugin.h: opaque
+ * handles and the host's accessor table, cuda_ir): the device copies each tensor's
+ * shape and precision into a cuda_tensor, and kernels read their parameters by
+ * attribute name (cuda_params). */
 #pragma once
 
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph/graph.h"
+#include "cvml_plugin.h"
+
+/* The host's model accessors, set by the plugin's entry point. */
+extern const cvml_ir_api* cuda_ir;
 
 /* Every kernel launch goes through this macro: nvcc gets the `<<<>>>` form, and the host
  * emulation (emu/cuda_runtime.h, which g++ compiles) runs the kernel on the CPU and
@@ -21,15 +30,23 @@
     CUDA_EMU_LAUNCH(kernel, grid, block, stream, __VA_ARGS__)
 #endif
 
+/* What a kernel reads of a tensor: its shape and precision. */
+typedef struct cuda_tensor {
+    int32_t index; /* in the graph */
+    int32_t ndim;
+    int64_t dims[CVML_MAX_DIMS];
+    int32_t precision;
+    uint8_t is_const; /* the model's parameters */
+} cuda_tensor;
+
 typedef struct cuda_node_ctx {
-    const ir_graph* graph;
-    const ir_node* node;
-    const void* param; /* node->param, the op definition's parsed struct */
+    const cvml_ir_graph* graph;
+    const cvml_ir_node* node; /* its parameters: cuda_params */
     int32_t input_count;
-    const ir_tensor* const* inputs; /* shapes and precisions */
-    int32_t* const* in;             /* device int32 data of each input */
+    const cuda_tensor* const* inputs; /* shapes and precisions */
+    int32_t* const* in;               /* device int32 data of each input (run only) */
     int32_t output_count;
-    const ir_tensor* const* outputs;
+    const cuda_tensor* const* outputs;
     int32_t* const* out;
     cudaStream_t stream;
     void* state; /* the kernel's own, set in prerun, freed in postrun */
@@ -37,8 +54,9 @@ typedef struct cuda_node_ctx {
 
 typedef struct cuda_kernel {
     const char* op;
-    /* Optional: 1 when this kernel handles the node (attributes, shapes); NULL: all. */
-    int (*supports)(const ir_graph* g, const ir_node* node);
+    /* Optional: 1 when this kernel handles the node (parameters, shapes); NULL: all. It
+     * gets the node's context without device data or stream. */
+    int (*supports)(const cuda_node_ctx* ctx);
     int (*prerun)(cuda_node_ctx* ctx);
     int (*run)(cuda_node_ctx* ctx);
     void (*postrun)(cuda_node_ctx* ctx);
@@ -46,12 +64,46 @@ typedef struct cuda_kernel {
 
 extern const cuda_kernel* const cuda_kernels[]; /* NULL-terminated */
 
+/* A tuple parameter as parsed. */
+struct cuda_tuple {
+    int32_t count;
+    int64_t values[16];
+};
+
+/* A node's parsed parameters by attribute name, defaults applied (cvml_ir_api). */
+struct cuda_params {
+    static constexpr int32_t kMax = 16;
+    const cvml_ir_node* node;
+    /* An int or bool parameter (0 when absent). */
+    int64_t get(const char* name) const {
+        int64_t v = 0;
+        cuda_ir->node_param_ints(node, name, &v, 1);
+        return v;
+    }
+    /* 1 when an optional int parameter is set ("None" or absent: 0). */
+    bool present(const char* name) const {
+        int64_t v = 0;
+        return cuda_ir->node_param_ints(node, name, &v, 1) == 1;
+    }
+    /* A tuple parameter ("strides"): its length and values (at most 16, as parsed). */
+    cuda_tuple tuple(const char* name) const {
+        cuda_tuple t = {};
+        const int32_t n = cuda_ir->node_param_ints(node, name, t.values, kMax);
+        t.count = n < 0 ? 0 : n > kMax ? kMax : n;
+        return t;
+    }
+};
+
+static inline cuda_params params_of(const cuda_node_ctx* ctx) {
+    return cuda_params{ctx->node};
+}
+
 /* Sets the library's error message (through the host table) and returns status. */
 int cuda_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /* CVML_OK, or a runtime error naming `what` and the CUDA error. */
 int cuda_check(cudaError_t e, const char* what);
 
-static inline int64_t cuda_count(const ir_tensor* t) {
+static inline int64_t cuda_count(const cuda_tensor* t) {
     int64_t n = 1;
     for (int32_t i = 0; i < t->ndim; ++i) n *= t->dims[i];
     return n;

@@ -18,7 +18,7 @@ struct gather_map {
 
 __global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_t n);
 
-static inline void row_major_strides(const ir_tensor* t, int64_t* s) {
+static inline void row_major_strides(const cuda_tensor* t, int64_t* s) {
     int64_t k = 1;
     for (int32_t d = t->ndim - 1; d >= 0; --d) {
         s[d] = k;

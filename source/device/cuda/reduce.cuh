@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "cuda_kernel.h"
-#include "operator/reduce.h"
 
 enum cuda_reduce_kind { CUDA_REDUCE_SUM = 0, CUDA_REDUCE_MAX = 1 };
 
@@ -35,8 +34,19 @@ struct cuda_reduce_plan {
 };
 
 /* 1 with the plan filled when the CPU kernel would run this node without error. */
-static inline int cuda_reduce_make_plan(const reduce_param* prm, const ir_tensor* xt,
-                                        const ir_tensor* yt, cuda_reduce_plan* p) {
+/* The reduce parameters (sum and max share them): axis and exclude. */
+struct cuda_reduce_params {
+    cuda_tuple axis;
+    bool exclude;
+};
+
+static inline cuda_reduce_params cuda_reduce_params_of(const cuda_node_ctx* ctx) {
+    const cuda_params p = params_of(ctx);
+    return {p.tuple("axis"), p.get("exclude") != 0};
+}
+
+static inline int cuda_reduce_make_plan(const cuda_reduce_params* prm, const cuda_tensor* xt,
+                                        const cuda_tensor* yt, cuda_reduce_plan* p) {
     memset(p, 0, sizeof *p);
     p->ndim = xt->ndim;
     if (p->ndim < 1 || p->ndim > CVML_MAX_DIMS) return 0;
@@ -148,17 +158,17 @@ __global__ void reduce_all_kernel(const int32_t* x, int32_t* y, int64_t xsize, i
 }
 
 template <int Kind>
-int cuda_reduce_supports(const ir_graph* g, const ir_node* node) {
+int cuda_reduce_supports(const cuda_node_ctx* ctx) {
     cuda_reduce_plan p;
-    return cuda_reduce_make_plan(static_cast<const reduce_param*>(node->param),
-                                 g->tensors[node->inputs[0]], g->tensors[node->outputs[0]], &p);
+    const cuda_reduce_params prm = cuda_reduce_params_of(ctx);
+    return cuda_reduce_make_plan(&prm, ctx->inputs[0], ctx->outputs[0], &p);
 }
 
 template <int Kind>
 int cuda_reduce_run(cuda_node_ctx* ctx) {
     cuda_reduce_plan p;
-    if (!cuda_reduce_make_plan(static_cast<const reduce_param*>(ctx->param), ctx->inputs[0],
-                               ctx->outputs[0], &p))
+    const cuda_reduce_params prm = cuda_reduce_params_of(ctx);
+    if (!cuda_reduce_make_plan(&prm, ctx->inputs[0], ctx->outputs[0], &p))
         return cuda_fail(CVML_ERR_RUNTIME, "reduce: shapes disagree with the axes");
     if (p.ysize == 0) return CVML_OK;
     if (p.mode == CUDA_REDUCE_COPY) return cuda_copy_input0(ctx);

@@ -19,15 +19,12 @@
 
 namespace cpu_conv2d {
 
-/* row_at[r]: where padded row r starts in a channel's phase image (hq x wq planes). */
-int phase_row_table(conv_fast* f) {
-    const conv_geom& g = f->g;
-    const int64_t rows = f->hq * g.sh, plane = f->hq * f->wq;
-    f->row_at = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(rows)));
-    if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    for (int64_t r = 0; r < rows; ++r)
-        f->row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * f->wq;
-    return CVML_OK;
+int64_t* phase_row_table(const conv_geom& g, int64_t hq, int64_t wq) {
+    const int64_t rows = hq * g.sh, plane = hq * wq;
+    int64_t* row_at = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(rows)));
+    if (!row_at) return nullptr;
+    for (int64_t r = 0; r < rows; ++r) row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * wq;
+    return row_at;
 }
 
 }  // namespace cpu_conv2d
@@ -130,24 +127,6 @@ conv_geom make_geom(const cpu_node_ctx* ctx) {
     g.opg = g.o / p->groups;
     return g;
 }
-void conv_fast_free(conv_fast* f) {
-    if (!f) return;
-    gemm_weights_free(&f->w);
-    free(f->wg);
-    free(f->taps);
-    free(f->row_at);
-    free(f->row_read);
-    free(f->keeps);
-    free(f->dstrips);
-    free(f->w4);
-    free(f->boff);
-    free(f->dw_taps);
-    free(f->dw_w4);
-    free(f->dw_masks);
-    free(f->dw_corr);
-    free(f);
-}
-
 /* The shift b of a rounding cvm_right_shift that starts the node's tail, else 0. */
 int32_t tail_round_shift(const cpu_node_ctx* ctx) {
     if (!ctx->tail || ctx->tail->count == 0) return 0;
@@ -159,13 +138,13 @@ int32_t tail_round_shift(const cpu_node_ctx* ctx) {
  * (epilogue_fold_round): no sum may overflow with it, |bias| + 128 * sum|w| + 2^(b-1)
  * <= INT32_MAX for every output channel (the inputs are int8: upstream's groups == 1
  * path casts them, and the depthwise kernel that folds reads an int8-stored input). */
-bool round_fold_fits(const cpu_node_ctx* ctx, const conv_fast* f, const conv2d_param* p,
+bool round_fold_fits(const cpu_node_ctx* ctx, const conv_geom& g, const conv2d_param* p,
                      int32_t b) {
-    const int64_t per_channel = f->g.ic * f->g.kh * f->g.kw;
+    const int64_t per_channel = g.ic * g.kh * g.kw;
     const bool cast = p->groups == 1;  // upstream's groups == 1 path casts weights to int8
     const bool use_bias = p->use_bias;
     const int32_t* bias = use_bias ? cpu_in(ctx, 2) : nullptr;
-    for (int64_t o = 0; o < f->g.o; ++o) {
+    for (int64_t o = 0; o < g.o; ++o) {
         int64_t bound =
             (int64_t{1} << (b - 1)) + (bias ? (bias[o] < 0 ? -int64_t{bias[o]} : bias[o]) : 0);
         for (int64_t k = 0; k < per_channel; ++k) {
@@ -178,37 +157,71 @@ bool round_fold_fits(const cpu_node_ctx* ctx, const conv_fast* f, const conv2d_p
     return true;
 }
 
-int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
-    conv_fast* f = static_cast<conv_fast*>(calloc(1, sizeof(conv_fast)));
-    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+/* A fast path's state (conv_gemm or conv_grouped), zeroed, with the common part set. */
+template <typename Mode>
+Mode* new_mode(const cpu_node_ctx* ctx, const conv_geom& g) {
+    Mode* f = static_cast<Mode*>(calloc(1, sizeof(Mode)));
+    if (!f) return nullptr;
     f->level = cpu_level(ctx);
     f->threads = cpu_threads(ctx);
     f->g = g;
     f->N = g.oh * g.ow;
     f->K = g.ic * g.kh * g.kw;
-    int rc =
-        p->groups == 1 ? gemm_prerun(ctx, f, scratch_bytes) : grouped_prerun(ctx, f, scratch_bytes);
+    return f;
+}
+
+/* groups == 1: the implicit im2col GEMM; the constant bias folded into its sums. */
+int gemm_mode_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
+    conv_gemm* f = new_mode<conv_gemm>(ctx, g);
+    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int rc = gemm_prerun(ctx, f, scratch_bytes);
     if (rc) {
-        conv_fast_free(f);
+        conv_gemm_free(f);
         return rc;
     }
-    if (p->groups == 1 && p->use_bias && ctx->inputs[2]->kind == TENSOR_CONST)
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    if (p->use_bias && ctx->inputs[2]->kind == TENSOR_CONST)
         f->bias_folded = gemm_weights_fold_bias(&f->w, cpu_in(ctx, 2)) != 0;
     ctx->state = f;
+    return CVML_OK;
+}
+
+/* groups > 1: grouped planes, or depthwise. */
+int grouped_mode_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
+    conv_grouped* f = new_mode<conv_grouped>(ctx, g);
+    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int rc = grouped_prerun(ctx, f, scratch_bytes);
+    if (rc) {
+        conv_grouped_free(f);
+        return rc;
+    }
+    ctx->state = f;
+    return CVML_OK;
+}
+
+int conv_fast_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    int rc = p->groups == 1 ? gemm_mode_prerun(ctx, g, scratch_bytes)
+                            : grouped_mode_prerun(ctx, g, scratch_bytes);
+    if (rc) return rc;
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0);
     return CVML_OK;
 }
 
-int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
+int conv_fast_run(cpu_node_ctx* ctx) {
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
-    const int32_t* bias = p->use_bias && !f->bias_folded ? cpu_in(ctx, 2) : nullptr;
     epilogue ep;
     cpu_tail_epilogue(ctx, &ep);
+    if (p->groups == 1) {
+        const conv_gemm* f = static_cast<const conv_gemm*>(ctx->state);
+        const int32_t* bias = p->use_bias && !f->bias_folded ? cpu_in(ctx, 2) : nullptr;
+        if (f->round_folded) epilogue_fold_round(&ep);
+        return conv_gemm_run(ctx, f, &ep, bias);
+    }
+    const conv_grouped* f = static_cast<const conv_grouped*>(ctx->state);
+    const int32_t* bias = p->use_bias ? cpu_in(ctx, 2) : nullptr;
     // A depthwise fold is in the direct kernel's sums, which it takes for an int8 input.
-    if (f->round_folded && (p->groups == 1 || ctx->inputs[0]->storage == STORAGE_INT8))
-        epilogue_fold_round(&ep);
-    if (p->groups == 1) return conv_gemm_run(ctx, f, &ep, bias);
+    if (f->round_folded && ctx->inputs[0]->storage == STORAGE_INT8) epilogue_fold_round(&ep);
     conv_grouped_run(ctx, f, &ep, bias);
     return CVML_OK;
 }
@@ -217,27 +230,37 @@ int conv_fast_run(cpu_node_ctx* ctx, const conv_fast* f) {
  * the GEMM's start (groups == 1; the bias must be there already) or the direct
  * depthwise kernel's (its input int8-stored, as that kernel requires). */
 int conv2d_fused(cpu_node_ctx* ctx) {
-    conv_fast* f = static_cast<conv_fast*>(ctx->state);
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     const int32_t b = tail_round_shift(ctx);
-    if (!f || f->round_folded || b == 0) return CVML_OK;
+    if (!ctx->state || b == 0) return CVML_OK;
     if (p->groups == 1) {
-        if (!f->w.start || (p->use_bias && !f->bias_folded) || !round_fold_fits(ctx, f, p, b))
+        conv_gemm* f = static_cast<conv_gemm*>(ctx->state);
+        if (f->round_folded || !f->w.start || (p->use_bias && !f->bias_folded) ||
+            !round_fold_fits(ctx, f->g, p, b))
             return CVML_OK;
         f->round_folded = gemm_weights_fold_add(&f->w, int32_t{1} << (b - 1)) != 0;
         return CVML_OK;
     }
-    if (!f->dw_w4 || ctx->inputs[0]->storage != STORAGE_INT8 ||
-        (p->use_bias && ctx->inputs[2]->kind != TENSOR_CONST) || !round_fold_fits(ctx, f, p, b))
+    conv_grouped* f = static_cast<conv_grouped*>(ctx->state);
+    if (f->round_folded || !f->dw.direct.w4 || ctx->inputs[0]->storage != STORAGE_INT8 ||
+        (p->use_bias && ctx->inputs[2]->kind != TENSOR_CONST) || !round_fold_fits(ctx, f->g, p, b))
         return CVML_OK;
-    f->dw_half = int32_t{1} << (b - 1);
+    f->dw.direct.half = int32_t{1} << (b - 1);
     f->round_folded = true;
     return CVML_OK;
 }
 
-void conv2d_postrun(cpu_node_ctx* ctx) {
-    conv_fast_free(static_cast<conv_fast*>(ctx->state));
+void conv_fast_free(cpu_node_ctx* ctx) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    if (p->groups == 1)
+        conv_gemm_free(static_cast<conv_gemm*>(ctx->state));
+    else
+        conv_grouped_free(static_cast<conv_grouped*>(ctx->state));
     ctx->state = nullptr;
+}
+
+void conv2d_postrun(cpu_node_ctx* ctx) {
+    conv_fast_free(ctx);
 }
 
 int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
@@ -259,7 +282,7 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int conv2d_run(cpu_node_ctx* ctx) {
-    if (ctx->state) return conv_fast_run(ctx, static_cast<const conv_fast*>(ctx->state));
+    if (ctx->state) return conv_fast_run(ctx);
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     const conv_geom g = make_geom(ctx);
     const int32_t* bias = p->use_bias ? cpu_in(ctx, 2) : nullptr;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_paths.h"
@@ -48,76 +49,149 @@ struct dense_strip {
  * input plane split by column phase so every row read is contiguous. All write through the fused
  * tail (kernel_util.h), in the output's storage. */
 
-struct conv_fast {
+/* What every fast path of a conv2d node holds; conv2d.cpp fills it at prerun. The
+ * node's state (ctx->state) is the mode's struct built on it: a conv_gemm when groups
+ * == 1, else a conv_grouped; each mode's own fields live only in its struct. */
+struct conv_base {
     int level;
     int threads;
     conv_geom g;
-    int64_t N, K;
+    int64_t N, K;      /* GEMM columns (output pixels) and depth (ic * kh * kw) */
+    bool round_folded; /* the tail's rounding addend is in the sums (epilogue_fold_round) */
+};
+
+/* ---- groups == 1 (conv2d_gemm.cpp) --------------------------------------------------- */
+
+/* Dense mode (avx512, when it saves work): the GEMM columns are the N output pixels,
+ * not nf flat columns, so no column is computed to be dropped; each strip is packed
+ * from the flat columns it spans (dense_strip), and a last strip of at most
+ * GEMM_NARROW columns is done by dot products (gemm_run_narrow). */
+struct gemm_dense_mode {
+    bool on;
+    dense_strip* strips; /* per strip */
+};
+
+/* Taps mode (avx512, stride 1, small weights, not dense): the image is channel-
+ * interleaved by 4 ([C/4][hq][wq][4], u8 x + 128), so every k4 step of B is a 64-byte
+ * load from it at boff[k4] and nothing is packed (packing wrote 9 bytes per image
+ * byte of a 3x3 conv); the weights are a copy whose K runs (group of 4 channels, r, s,
+ * channel in the group). Only where the copy is small: it doubles those weights. */
+struct gemm_taps_mode {
+    bool on;
+    int8_t* w4;
+    int64_t* boff;
+    int64_t groups4; /* ceil(C / 4) */
+};
+
+/* The implicit im2col GEMM. Flat mode (the default): GEMM column y * wq + x of the
+ * stride-phase image, the columns x >= ow computed and dropped; dense and taps modes
+ * change how strips are formed (above); direct: a 1x1 stride-1 unpadded conv reads the
+ * input itself as the image. */
+struct conv_gemm : conv_base {
     gemm_weights w;
-    bool bias_folded;  /* the constant bias is in the GEMM's sums (gemm_weights_fold_bias) */
-    bool round_folded; /* so is the tail's rounding addend (epilogue_fold_round) */
-    /* groups == 1 */
-    bool direct;    /* 1x1, stride 1, no padding: the input itself is the image */
-    int64_t hq, wq; /* rows and columns of one phase plane */
-    int64_t nf;     /* GEMM columns: oh rows of wq (the wq - ow last ones dropped) */
-    size_t strip_bytes, image_bytes;
-    int64_t* taps;          /* where im2col row k starts in the image */
+    bool bias_folded; /* the constant bias is in the GEMM's sums (gemm_weights_fold_bias) */
+    /* the image */
+    bool direct;            /* 1x1, stride 1, no padding: the input itself is the image */
+    int64_t hq, wq;         /* rows and columns of one phase plane */
     int64_t* row_at;        /* padded row r: its start in a channel's image (phase 0) */
     bool* row_read;         /* padded row r is read by a tap (a 1x1 stride-2 conv reads
                                every other row): the others are not built */
     int64_t channel_stride; /* sh * sw phase planes */
-    int64_t strips;         /* GEMM_NT-column strips of the GEMM columns */
-    bool tail_merged;       /* a narrow last strip is run with the one before it */
-    size_t packed_bytes;    /* a packed strip; then, when tail_merged, the tail's columns */
-    strip_keep* keeps;      /* per strip: its stored columns */
-    /* Dense mode (avx512, when it saves work): the GEMM columns are the N output pixels,
-     * not nf flat columns, so no column is computed to be dropped; each strip is packed
-     * from the flat columns it spans (dense_strip), and a last strip of at most
-     * GEMM_NARROW columns is done by dot products (gemm_run_narrow). */
-    bool dense;
-    dense_strip* dstrips;
-    /* Taps mode (avx512, stride 1, small weights, not dense): the image is channel-
-     * interleaved by 4 ([C/4][hq][wq][4], u8 x + 128), so every k4 step of B is a 64-byte
-     * load from it at boff[k4] and nothing is packed (packing wrote 9 bytes per image
-     * byte of a 3x3 conv); the weights are a copy whose K runs (group of 4 channels, r, s,
-     * channel in the group). Only where the copy is small: it doubles those weights. */
-    bool taps4;
-    int8_t* w4;
-    int64_t* boff;
-    int64_t groups4;              /* ceil(C / 4) */
+    size_t image_bytes;
+    /* the strips */
+    int64_t nf;                   /* GEMM columns: oh rows of wq (the wq - ow last ones dropped) */
+    int64_t* taps;                /* where im2col row k starts in the image */
+    int64_t strips;               /* GEMM_NT-column strips of the GEMM columns */
+    bool tail_merged;             /* a narrow last strip is run with the one before it */
+    size_t strip_bytes;           /* per-thread scratch */
+    size_t packed_bytes;          /* a packed strip; then, when tail_merged, the tail's columns */
+    strip_keep* keeps;            /* per strip: its stored columns */
     int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
-    /* groups > 1 */
-    int64_t hp, wp;
+    gemm_dense_mode dense;
+    gemm_taps_mode taps4;
+};
+
+/* ---- groups > 1 (conv2d_grouped.cpp) ------------------------------------------------- */
+
+/* Depthwise with vpdpbusd straight from the input (avx512, column stride <= 2, int8
+ * weights): per channel and kernel row, its taps in groups of 4 as dwords (zeros past
+ * kw), and 128 * (the sum of the weights of rows < r). w4 is null when it does not
+ * apply. */
+struct depthwise_direct_mode {
+    int32_t* w4;
+    int32_t* corr;   /* (kh + 1) per channel */
+    int32_t half;    /* the tail's rounding addend when folded (round_folded), else 0 */
+    int64_t groups;  /* ceil(kw / 4) */
+    int64_t chunks;  /* 16-pixel chunks of an output row */
+    uint64_t* masks; /* per (chunk, group): the input bytes its 64-byte load may read */
+};
+
+/* Depthwise (one input channel per group) on an int8-stored input: the input plane as
+ * a stride-phase image (hq rows of the grouped path's wq), folded tap by tap; or the
+ * direct kernel. taps is null when the conv is not depthwise. */
+struct depthwise_mode {
+    int64_t hq;
+    int64_t* row_at; /* padded row r: its start in the phase image */
+    int64_t* taps;   /* tap offsets in the phase image */
+    size_t acc_bytes;
+    size_t image_bytes;
+    depthwise_direct_mode direct;
+};
+
+/* Per output plane, int32 multiply-adds over a zero-padded copy of the input plane
+ * split by column phase (hp rows of wq, one column of slack), so that every row read
+ * is contiguous. */
+struct conv_grouped : conv_base {
+    int32_t* wg; /* the weights as int32 */
+    int64_t hp, wq;
     size_t plane_bytes; /* per-thread scratch */
-    int64_t* dw_taps;   /* depthwise: tap offsets in the plane image */
-    size_t dw_acc_bytes;
-    size_t dw_image_bytes; /* the phase image */
-    /* Depthwise with vpdpbusd straight from the input (avx512, column stride <= 2, int8
-     * weights; conv2d_grouped.cpp): per channel and kernel row, its taps in groups of 4
-     * as dwords (zeros past kw), and 128 * (the sum of the weights of rows < r). */
-    int32_t* dw_w4;
-    int32_t* dw_corr;   /* (kh + 1) per channel */
-    int32_t dw_half;    /* the tail's rounding addend when folded (round_folded), else 0 */
-    int64_t dw_groups;  /* ceil(kw / 4) */
-    int64_t dw_chunks;  /* 16-pixel chunks of an output row */
-    uint64_t* dw_masks; /* per (chunk, group): the input bytes its 64-byte load may read */
-    int32_t* wg;        /* the weights as int32 */
+    depthwise_mode dw;
 };
 
 inline size_t align64(size_t v) {
     return (v + 63) & ~static_cast<size_t>(63);
 }
 
-/* row_at: where each padded row starts in a channel's phase image (conv2d.cpp). */
-int phase_row_table(conv_fast* f);
+/* Where each padded row starts in a channel's phase image of hq x wq planes (sh * hq
+ * rows); null when out of memory (conv2d.cpp). */
+int64_t* phase_row_table(const conv_geom& g, int64_t hq, int64_t wq);
 
 /* groups == 1 (conv2d_gemm.cpp): weights, image geometry and strips at prerun. */
-int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes);
-int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, const int32_t* bias);
+int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes);
+int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, const int32_t* bias);
+void conv_gemm_free(conv_gemm* f);
 /* groups > 1 (conv2d_grouped.cpp). */
-int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes);
-void conv_grouped_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep,
+int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes);
+void conv_grouped_run(cpu_node_ctx* ctx, const conv_grouped* f, const epilogue* ep,
                       const int32_t* bias);
+void conv_grouped_free(conv_grouped* f);
+
+/* ---- the groups == 1 image, shared by conv2d_gemm.cpp and its avx512 rows ---------- */
+
+/* Zeros padded row r of a channel's image (its segment in every column phase). */
+inline void image_zero_row(const conv_gemm* f, int8_t* channel, int64_t r) {
+    const int64_t plane = f->hq * f->wq;
+    for (int64_t pc = 0; pc < f->g.sw; ++pc)
+        memset(channel + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
+}
+
+/* Image rows are built item by item, an item being input row h of channel ic, stepped
+ * by the caller (++h) without dividing. Returns the item's channel image in img, after
+ * moving to the next channel past its last row and zeroing the padding rows above and
+ * below the channel at its first and last row. */
+inline int8_t* image_item(const conv_gemm* f, int8_t* img, int64_t* ic, int64_t* h) {
+    const conv_geom& g = f->g;
+    if (*h == g.h) {
+        *h = 0;
+        ++*ic;
+    }
+    int8_t* channel = img + *ic * f->channel_stride;
+    if (*h == 0)
+        for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
+    if (*h == g.h - 1)
+        for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
+    return channel;
+}
 
 /* acc[i] += w * src[i], wrapping; one copy per instruction set so each vectorizes. */
 inline void acc_row_body(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
@@ -125,20 +199,24 @@ inline void acc_row_body(uint32_t* acc, const int32_t* src, uint32_t w, int64_t 
 }
 
 #if CVML_SIMD_X86
+/* groups == 1 at avx512 (simd/x86/avx512/conv2d_gemm.cpp): image items [begin, end) of
+ * an int8 input x (the image's first element) with column stride 1 or 2. */
+void image_rows_i8_avx512(const conv_gemm* f, const int8_t* x, int8_t* img, int64_t begin,
+                          int64_t end);
 /* groups > 1 per instruction set: simd/x86/avx512/conv2d_grouped.cpp ... */
 void acc_row_avx512(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
 /* The depthwise phase image of one int8 input plane, column stride 1 or 2. */
-void depthwise_image_avx512(const conv_fast* f, const int8_t* x, int8_t* img);
+void depthwise_image_avx512(const conv_grouped* f, const int8_t* x, int8_t* img);
 /* One plane's sums from its phase image, tap by tap (vpmulld). */
-void depthwise_plane_avx512(const conv_fast* f, const int8_t* img, const int64_t* taps,
+void depthwise_plane_avx512(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                             const int32_t* w, int32_t* acc);
 /* Thread slot `slot`'s output planes by the direct vpdpbusd kernel (f->dw_w4 is set),
  * through the tail `ep` into y. */
-void depthwise_direct_avx512(const conv_fast* f, const ir_tensor* x, const ir_tensor* y,
+void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* x, const ir_tensor* y,
                              const epilogue* ep, const int32_t* bias, int64_t slot);
 /* ... and simd/x86/avx2/conv2d_grouped.cpp. */
 void acc_row_avx2(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
-void depthwise_plane_avx2(const conv_fast* f, const int8_t* img, const int64_t* taps,
+void depthwise_plane_avx2(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                           const int32_t* w, int32_t* acc);
 #endif
 

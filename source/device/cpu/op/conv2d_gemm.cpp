@@ -7,16 +7,7 @@
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
-#include "device/cpu/simd/x86/avx512/phase_row_writer.h"
 #include "utility/error.h"
-
-#if CVML_SIMD_X86
-#include <immintrin.h>
-/* GCC 12's AVX-512 headers trip this on their own _mm512_undefined_* helpers. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#endif
 
 namespace cpu_conv2d {
 namespace {
@@ -28,61 +19,15 @@ namespace {
  * is one flat run per tap over every output row; columns x >= ow read padding or the
  * next row and are computed but never stored. */
 struct image_args {
-    const conv_fast* f;
+    const conv_gemm* f;
     const ir_tensor* x;
     int64_t base; /* first element of the image in x */
     int8_t* img;
 };
 
-/* Zeros padded row r of a channel's image (its segment in every column phase). */
-void image_zero_row(const conv_fast* f, int8_t* channel, int64_t r) {
-    const int64_t plane = f->hq * f->wq;
-    for (int64_t pc = 0; pc < f->g.sw; ++pc)
-        memset(channel + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
-}
-
-/* Image rows are built item by item, an item being input row h of channel ic, stepped
- * by the caller (++h) without dividing. Returns the item's channel image, after moving
- * to the next channel past its last row and zeroing the padding rows above and below
- * the channel at its first and last row. */
-inline int8_t* image_item(const image_args* a, int64_t* ic, int64_t* h) {
-    const conv_fast* f = a->f;
-    const conv_geom& g = f->g;
-    if (*h == g.h) {
-        *h = 0;
-        ++*ic;
-    }
-    int8_t* channel = a->img + *ic * f->channel_stride;
-    if (*h == 0)
-        for (int64_t r = 0; r < g.ph; ++r) image_zero_row(f, channel, r);
-    if (*h == g.h - 1)
-        for (int64_t r = g.ph + g.h; r < f->hq * g.sh; ++r) image_zero_row(f, channel, r);
-    return channel;
-}
-
-#if CVML_SIMD_X86
-/* image_rows for an int8 input with column stride 1 or 2 at avx512 (every convolution
- * after the first): each row written whole, zeros included (phase_row_writer). */
-template <int SW>
-CVML_TARGET_AVX512 void image_rows_i8_avx512(const image_args* a, int64_t begin, int64_t end) {
-    const conv_fast* f = a->f;
-    const conv_geom& g = f->g;
-    const phase_row_writer<SW> writer(g.w, g.pw, f->wq);
-    const __m512i zero = _mm512_setzero_si512();
-    const int64_t plane = f->hq * f->wq;
-    const int8_t* x = static_cast<const int8_t*>(a->x->data) + a->base;
-    int64_t ic = begin / g.h, h = begin % g.h;
-    for (int64_t item = begin; item < end; ++item, ++h) {
-        int8_t* channel = image_item(a, &ic, &h);
-        if (f->row_read[h + g.ph])
-            writer.write(x + item * g.w, zero, plane, channel + f->row_at[h + g.ph]);
-    }
-}
-#endif
-
 /* One int32 input row (stride 1 or 2) into its phase row(s), cast to int8 as upstream's
  * groups == 1 path does, in vector-sized chunks. */
-void image_row_from_i32(const conv_fast* f, const int32_t* src, int8_t* row) {
+void image_row_from_i32(const conv_gemm* f, const int32_t* src, int8_t* row) {
     const conv_geom& g = f->g;
     if (g.sw == 1) {
         simd_narrow_i32_i8(f->level, src, g.w, row + g.pw);
@@ -102,24 +47,19 @@ void image_row_from_i32(const conv_fast* f, const int32_t* src, int8_t* row) {
  * than divided out: four 64-bit divisions per row took most of this function's time. */
 void image_rows(void* arg, int64_t begin, int64_t end) {
     const image_args* a = static_cast<const image_args*>(arg);
-    const conv_fast* f = a->f;
+    const conv_gemm* f = a->f;
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
 #if CVML_SIMD_X86
-    if (a->x->storage == STORAGE_INT8 && f->level == CPU_SIMD_AVX512) {
-        if (g.sw == 1) {
-            image_rows_i8_avx512<1>(a, begin, end);
-            return;
-        }
-        if (g.sw == 2) {
-            image_rows_i8_avx512<2>(a, begin, end);
-            return;
-        }
+    if (a->x->storage == STORAGE_INT8 && f->level == CPU_SIMD_AVX512 && g.sw <= 2) {
+        image_rows_i8_avx512(f, static_cast<const int8_t*>(a->x->data) + a->base, a->img, begin,
+                             end);
+        return;
     }
 #endif
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
-        int8_t* channel = image_item(a, &ic, &h);
+        int8_t* channel = image_item(f, a->img, &ic, &h);
         if (!f->row_read[h + g.ph]) continue;
         const int64_t src = a->base + item * g.w;
         const int64_t hp = h + g.ph;
@@ -166,7 +106,7 @@ void cast8_range(void* arg, int64_t begin, int64_t end) {
  * small buffer that stays in cache while every output channel block is computed over
  * it, so a conv2d has one parallel region per image after the image copy. */
 struct strip_args {
-    const conv_fast* f;
+    const conv_gemm* f;
     const int8_t* img;
     bool padded; /* img has slack after it, so packing may read whole 16-column groups */
     const ep_tile_plan* plan;
@@ -196,24 +136,24 @@ void strip_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
 }
 
 /* Flat column of output pixel p (row p / ow, column p % ow). */
-inline int64_t flat_of(const conv_fast* f, int64_t p) {
+inline int64_t flat_of(const conv_gemm* f, int64_t p) {
     return p / f->g.ow * f->wq + p % f->g.ow;
 }
 
-int32_t strip_cols(const conv_fast* f, int64_t st) {
-    const int64_t n = f->dense ? f->N : f->nf, n0 = st * GEMM_NT;
+int32_t strip_cols(const conv_gemm* f, int64_t st) {
+    const int64_t n = f->dense.on ? f->N : f->nf, n0 = st * GEMM_NT;
     return static_cast<int32_t>(n - n0 < GEMM_NT ? n - n0 : GEMM_NT);
 }
 
 /* A last strip of a few columns (N % 48 <= GEMM_NARROW, flat or dense) is done by dot
  * products along K rather than a 16-column tile. */
-bool strip_is_narrow(const conv_fast* f, int64_t st) {
-    return !f->taps4 && strip_cols(f, st) <= GEMM_NARROW && gemm_narrow_ok(&f->w);
+bool strip_is_narrow(const conv_gemm* f, int64_t st) {
+    return !f->taps4.on && strip_cols(f, st) <= GEMM_NARROW && gemm_narrow_ok(&f->w);
 }
 
 /* Fills d for dense strip st; false when its columns do not fit the selection (more
  * than 64 flat columns, or a panel spread over more than two flat panels). */
-bool dense_strip_of(const conv_fast* f, int64_t st, dense_strip* d) {
+bool dense_strip_of(const conv_gemm* f, int64_t st, dense_strip* d) {
     memset(d, 0, sizeof *d);
     const int64_t p0 = st * GEMM_NT;
     const int32_t cols = strip_cols(f, st);
@@ -239,7 +179,7 @@ int64_t half_vectors(int64_t n) {
     return 6 * (n / GEMM_NT) + (rest == 0 ? 0 : rest <= GEMM_NARROW ? 1 : 2 * ((rest + 15) / 16));
 }
 
-bool taps4_fits(const conv_fast* f);
+bool taps4_fits(const conv_gemm* f);
 
 /* Dense mode pays when it saves at least 5% of the 16-column vectors computed (its
  * packing does a little more work). Where taps mode could run instead, which packs
@@ -248,7 +188,7 @@ bool taps4_fits(const conv_fast* f);
  * M * (saved share) >= 6.4. Measured on 3x3 convs: 16 channels on 32x32 (6% saved) and
  * 32 on 16x16 (11%) ran 15% and 10% faster in taps mode; 128 on 28x28 (7.5%) and 64 on
  * 8x8 (20%) 2.5% and 3% slower. */
-bool dense_pays(const conv_fast* f) {
+bool dense_pays(const conv_gemm* f) {
     if (f->level != CPU_SIMD_AVX512 || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w))
         return false;
     const int64_t dense = half_vectors(f->N), flat = half_vectors(f->nf);
@@ -258,12 +198,12 @@ bool dense_pays(const conv_fast* f) {
 
 /* Dense columns are all output pixels (n0 + c); a flat column y * wq + x is pixel
  * y * ow + x when x < ow, and dropped otherwise. */
-void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) {
+void strip_keep_of(const conv_gemm* f, int64_t n0, int32_t cols, strip_keep* k) {
     uint16_t mask[GEMM_NT / 16] = {0, 0, 0};
     k->first = -1;
     for (int32_t c = 0; c < cols; ++c) {
         int64_t pixel = n0 + c;
-        if (!f->dense) {
+        if (!f->dense.on) {
             const int64_t y = pixel / f->wq, x = pixel % f->wq;
             if (x >= f->g.ow) continue;
             pixel = y * f->g.ow + x;
@@ -275,7 +215,7 @@ void strip_keep_of(const conv_fast* f, int64_t n0, int32_t cols, strip_keep* k) 
 }
 
 void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
-    const conv_fast* f = a->f;
+    const conv_gemm* f = a->f;
     // With slack after the image, whole 16-column groups are read (the extra columns
     // are dropped); the input tensor itself is read exactly.
     const int32_t width = a->padded ? (cols + 15) / 16 * 16 : cols;
@@ -286,10 +226,10 @@ void pack_strip(const strip_args* a, int64_t n0, int32_t cols, void* packed) {
 /* A narrow strip's columns for gemm_run_narrow: each one's K image values as u8 x + 128,
  * zeros after them. */
 void gather_narrow(const strip_args* a, int64_t p0, int32_t cols, uint8_t* dst) {
-    const conv_fast* f = a->f;
+    const conv_gemm* f = a->f;
     const size_t stride = gemm_narrow_stride(static_cast<int32_t>(f->K));
     for (int32_t j = 0; j < cols; ++j) {
-        const int8_t* src = a->img + (f->dense ? flat_of(f, p0 + j) : p0 + j);
+        const int8_t* src = a->img + (f->dense.on ? flat_of(f, p0 + j) : p0 + j);
         uint8_t* col = dst + stride * static_cast<size_t>(j);
         for (int64_t k = 0; k < f->K; ++k)
             col[k] = static_cast<uint8_t>(static_cast<uint8_t>(src[f->taps[k]]) ^ 0x80u);
@@ -299,13 +239,13 @@ void gather_narrow(const strip_args* a, int64_t p0, int32_t cols, uint8_t* dst) 
 
 /* Packs strip st and runs output channel blocks [mb0, mb1) over it. */
 void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* packed) {
-    const conv_fast* f = a->f;
+    const conv_gemm* f = a->f;
     const int64_t n0 = st * GEMM_NT;
     const int32_t cols = strip_cols(f, st);
     strip_tile_args ta = {a, &f->keeps[st]};
-    if (f->taps4) {
-        gemm_run_tiles_taps(&f->w, reinterpret_cast<const uint8_t*>(a->img) + n0 * 4, f->boff, cols,
-                            mb0, mb1, strip_tile, &ta);
+    if (f->taps4.on) {
+        gemm_run_tiles_taps(&f->w, reinterpret_cast<const uint8_t*>(a->img) + n0 * 4, f->taps4.boff,
+                            cols, mb0, mb1, strip_tile, &ta);
         return;
     }
     if (strip_is_narrow(f, st)) {
@@ -314,8 +254,8 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
         gemm_run_narrow(&f->w, b, cols, static_cast<int32_t>(n0), mb0, mb1, strip_tile, &ta);
         return;
     }
-    if (f->dense) {
-        const dense_strip& d = f->dstrips[st];
+    if (f->dense.on) {
+        const dense_strip& d = f->dense.strips[st];
         gemm_pack_b_select(f->level, a->img + d.flat0, f->taps, f->pad_row,
                            static_cast<int32_t>(f->K), &d.sel, packed);
     } else {
@@ -340,7 +280,7 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
 
 void strip_slot(void* arg, int64_t begin, int64_t end) {
     const strip_args* a = static_cast<const strip_args*>(arg);
-    const conv_fast* f = a->f;
+    const conv_gemm* f = a->f;
     const conv_geom& g = f->g;
     const int64_t strips = f->strips - (f->tail_merged ? 1 : 0);
     const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
@@ -376,7 +316,7 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
  * last row of a group also fill the padding rows (0x80: the value 0 after + 128). */
 void image4_rows(void* arg, int64_t begin, int64_t end) {
     const image_args* a = static_cast<const image_args*>(arg);
-    const conv_fast* f = a->f;
+    const conv_gemm* f = a->f;
     const conv_geom& g = f->g;
     const size_t row_bytes = static_cast<size_t>(f->wq) * 4;
     int64_t grp = begin / g.h, h = begin % g.h;  // stepped, as in image_rows
@@ -417,7 +357,7 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
 
 }  // namespace
 
-int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, const int32_t* bias) {
+int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, const int32_t* bias) {
     const conv_geom& g = f->g;
     uint8_t* scratch = static_cast<uint8_t*>(ctx->scratch);
     int8_t* own =
@@ -437,9 +377,9 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
             // Upstream's groups == 1 path casts every input value to int8.
             cast8_args c = {f->level, xt, n * chw, own};
             cpu_parallel_for(ctx, chw, cast8_range, &c);
-        } else if (f->taps4) {
+        } else if (f->taps4.on) {
             image_args ia = {f, xt, n * chw, own};
-            cpu_parallel_for(ctx, f->groups4 * g.h, image4_rows, &ia);
+            cpu_parallel_for(ctx, f->taps4.groups4 * g.h, image4_rows, &ia);
         } else {
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, g.c * g.h, image_rows, &ia);
@@ -454,7 +394,7 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep, con
 namespace {
 
 /* row_read[r]: some tap reads padded row r (its row phase r % sh is some tap's). */
-int rows_read_table(conv_fast* f) {
+int rows_read_table(conv_gemm* f) {
     const conv_geom& g = f->g;
     const int64_t rows = f->hq * g.sh;
     f->row_read = static_cast<bool*>(calloc(static_cast<size_t>(rows), sizeof(bool)));
@@ -468,7 +408,7 @@ int rows_read_table(conv_fast* f) {
 /* Taps mode needs the avx512 kernels with whole row blocks, stride 1 and a kernel
  * larger than 1x1 (a 1x1 conv packs each image byte once anyway), and a weight copy of
  * at most 256 KiB (the small-M layers, where packing is shared by fewest rows). */
-bool taps4_fits(const conv_fast* f) {
+bool taps4_fits(const conv_gemm* f) {
     const conv_geom& g = f->g;
     if (f->level != CPU_SIMD_AVX512 || !gemm_narrow_ok(&f->w) || f->direct) return false;
     if (g.sh != 1 || g.sw != 1 || g.kh * g.kw == 1) return false;
@@ -477,46 +417,47 @@ bool taps4_fits(const conv_fast* f) {
 }
 
 /* Taps mode's weight copy and step offsets. */
-int taps4_prerun(const int8_t* w, conv_fast* f) {
+int taps4_prerun(const int8_t* w, conv_gemm* f) {
     const conv_geom& g = f->g;
-    f->groups4 = (g.c + 3) / 4;
-    const int64_t taps = g.kh * g.kw, kc = f->groups4 * 4 * taps;
-    f->w4 = static_cast<int8_t*>(calloc(static_cast<size_t>(g.o * kc + 4), 1));
-    f->boff = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(kc / 4)));
-    if (!f->w4 || !f->boff) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    f->taps4.groups4 = (g.c + 3) / 4;
+    const int64_t taps = g.kh * g.kw, kc = f->taps4.groups4 * 4 * taps;
+    f->taps4.w4 = static_cast<int8_t*>(calloc(static_cast<size_t>(g.o * kc + 4), 1));
+    f->taps4.boff = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(kc / 4)));
+    if (!f->taps4.w4 || !f->taps4.boff) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t o = 0; o < g.o; ++o)
         for (int64_t c = 0; c < g.c; ++c)
             for (int64_t t = 0; t < taps; ++t)
-                f->w4[o * kc + ((c / 4) * taps + t) * 4 + c % 4] = w[(o * g.c + c) * taps + t];
-    for (int64_t grp = 0; grp < f->groups4; ++grp)
+                f->taps4.w4[o * kc + ((c / 4) * taps + t) * 4 + c % 4] =
+                    w[(o * g.c + c) * taps + t];
+    for (int64_t grp = 0; grp < f->taps4.groups4; ++grp)
         for (int64_t r = 0; r < g.kh; ++r)
             for (int64_t sk = 0; sk < g.kw; ++sk)
-                f->boff[(grp * g.kh + r) * g.kw + sk] =
+                f->taps4.boff[(grp * g.kh + r) * g.kw + sk] =
                     ((grp * f->hq + r * g.dh) * f->wq + sk * g.dw) * 4;
     gemm_weights_free(&f->w);
-    return gemm_weights_plain(f->level, f->w4, static_cast<int32_t>(g.o), static_cast<int32_t>(kc),
-                              &f->w);
+    return gemm_weights_plain(f->level, f->taps4.w4, static_cast<int32_t>(g.o),
+                              static_cast<int32_t>(kc), &f->w);
 }
 
 /* The strips: dense when that pays and every strip's columns can be selected, else
  * flat (in taps mode when that fits); and each strip's stored columns. */
-int choose_strips(conv_fast* f) {
-    f->dense = dense_pays(f);
-    if (f->dense) {
+int choose_strips(conv_gemm* f) {
+    f->dense.on = dense_pays(f);
+    if (f->dense.on) {
         f->strips = (f->N + GEMM_NT - 1) / GEMM_NT;
-        f->dstrips =
+        f->dense.strips =
             static_cast<dense_strip*>(malloc(sizeof(dense_strip) * static_cast<size_t>(f->strips)));
-        if (!f->dstrips) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        for (int64_t st = 0; st < f->strips && f->dense; ++st)
-            if (!strip_is_narrow(f, st)) f->dense = dense_strip_of(f, st, &f->dstrips[st]);
-        if (!f->dense) {
-            free(f->dstrips);
-            f->dstrips = nullptr;
+        if (!f->dense.strips) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        for (int64_t st = 0; st < f->strips && f->dense.on; ++st)
+            if (!strip_is_narrow(f, st)) f->dense.on = dense_strip_of(f, st, &f->dense.strips[st]);
+        if (!f->dense.on) {
+            free(f->dense.strips);
+            f->dense.strips = nullptr;
         }
     }
-    if (!f->dense) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
-    f->taps4 = !f->dense && taps4_fits(f);
-    if (f->dense) cpu_path_taken(CPU_PATH_CONV_DENSE);
+    if (!f->dense.on) f->strips = (f->nf + GEMM_NT - 1) / GEMM_NT;
+    f->taps4.on = !f->dense.on && taps4_fits(f);
+    if (f->dense.on) cpu_path_taken(CPU_PATH_CONV_DENSE);
     if (f->strips > 0 && strip_is_narrow(f, f->strips - 1)) {
         cpu_path_taken(CPU_PATH_CONV_NARROW);
         f->tail_merged = f->strips > 1;
@@ -532,7 +473,7 @@ int choose_strips(conv_fast* f) {
 }  // namespace
 
 /* groups == 1: packed (or in-place) weights, the image geometry and the tap table. */
-int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
+int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     const conv_geom& g = f->g;
     if (f->K > INT32_MAX / 2 || f->N > INT32_MAX / 2 || g.o > INT32_MAX / 2)
         return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
@@ -556,8 +497,8 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     memset(f->pad_row, 0x80, sizeof f->pad_row);
     const int64_t plane = f->hq * f->wq;
     f->channel_stride = g.sh * g.sw * plane;
-    rc = phase_row_table(f);
-    if (rc) return rc;
+    f->row_at = phase_row_table(g, f->hq, f->wq);
+    if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t k = 0; k < f->K; ++k) {
         const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
         const int64_t row = r * g.dh, col = sk * g.dw;
@@ -568,13 +509,14 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     if (rc) return rc;
     rc = choose_strips(f);
     if (rc) return rc;
-    if (f->taps4) {
+    if (f->taps4.on) {
         rc = taps4_prerun(static_cast<const int8_t*>(wt->data), f);
         if (rc) return rc;
         // The image is c4; a strip reads up to 48 columns and a tap's columns past the
         // last row of the last group.
         f->strip_bytes = 64;  // nothing is packed
-        f->image_bytes = align64(static_cast<size_t>(f->groups4 * plane * 4 + (f->wq + 64) * 4));
+        f->image_bytes =
+            align64(static_cast<size_t>(f->taps4.groups4 * plane * 4 + (f->wq + 64) * 4));
         *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
         cpu_path_taken(CPU_PATH_CONV_TAPS4);
         return CVML_OK;
@@ -589,6 +531,19 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));
     *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
     return CVML_OK;
+}
+
+void conv_gemm_free(conv_gemm* f) {
+    if (!f) return;
+    gemm_weights_free(&f->w);
+    free(f->taps);
+    free(f->row_at);
+    free(f->row_read);
+    free(f->keeps);
+    free(f->dense.strips);
+    free(f->taps4.w4);
+    free(f->taps4.boff);
+    free(f);
 }
 
 }  // namespace cpu_conv2d

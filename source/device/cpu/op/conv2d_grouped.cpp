@@ -19,14 +19,14 @@ void acc_row_plain(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
 
 struct grouped_args {
     cpu_node_ctx* ctx;
-    const conv_fast* f;
+    const conv_grouped* f;
     const epilogue* ep;
     const int32_t* bias;
 };
 
 void grouped_slot(void* arg, int64_t begin, int64_t end) {
     const grouped_args* a = static_cast<const grouped_args*>(arg);
-    const conv_fast* f = a->f;
+    const conv_grouped* f = a->f;
     const conv_geom& g = f->g;
     const ir_tensor* xt = a->ctx->inputs[0];
     const int32_t* wt = f->wg;
@@ -87,9 +87,9 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
  * tap in vector registers, and the plane written through the fused tail in one run. */
 
 /* Offsets of the taps in a plane's phase image, for output (0, 0). */
-void depthwise_taps(const conv_fast* f, int64_t* taps) {
+void depthwise_taps(const conv_grouped* f, int64_t* taps) {
     const conv_geom& g = f->g;
-    const int64_t plane = f->hq * f->wq;
+    const int64_t plane = f->dw.hq * f->wq;
     for (int64_t r = 0; r < g.kh; ++r)
         for (int64_t s = 0; s < g.kw; ++s) {
             const int64_t row = r * g.dh, col = s * g.dw;
@@ -98,9 +98,9 @@ void depthwise_taps(const conv_fast* f, int64_t* taps) {
         }
 }
 
-void depthwise_image(const conv_fast* f, const int8_t* x, int8_t* img) {
+void depthwise_image(const conv_grouped* f, const int8_t* x, int8_t* img) {
     const conv_geom& g = f->g;
-    const int64_t plane = f->hq * f->wq;
+    const int64_t plane = f->dw.hq * f->wq;
 #if CVML_SIMD_X86
     if (f->level == CPU_SIMD_AVX512 && g.sw <= 2) {
         depthwise_image_avx512(f, x, img);
@@ -109,7 +109,7 @@ void depthwise_image(const conv_fast* f, const int8_t* x, int8_t* img) {
 #endif
     memset(img, 0, static_cast<size_t>(g.sh * g.sw * plane));
     for (int64_t h = 0; h < g.h; ++h) {
-        int8_t* row = img + f->row_at[h + g.ph];
+        int8_t* row = img + f->dw.row_at[h + g.ph];
         if (g.sw == 1) {
             memcpy(row + g.pw, x + h * g.w, static_cast<size_t>(g.w));
         } else if (g.sw == 2) {
@@ -120,7 +120,7 @@ void depthwise_image(const conv_fast* f, const int8_t* x, int8_t* img) {
     }
 }
 
-void depthwise_plane_plain(const conv_fast* f, const int8_t* img, const int64_t* taps,
+void depthwise_plane_plain(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                            const int32_t* w, int32_t* acc) {
     const conv_geom& g = f->g;
     for (int64_t y = 0; y < g.oh; ++y)
@@ -135,11 +135,11 @@ void depthwise_plane_plain(const conv_fast* f, const int8_t* img, const int64_t*
 
 void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     const grouped_args* a = static_cast<const grouped_args*>(arg);
-    const conv_fast* f = a->f;
+    const conv_grouped* f = a->f;
     const conv_geom& g = f->g;
     const ir_tensor* xt = a->ctx->inputs[0];
     const ir_tensor* yt = a->ctx->outputs[0];
-    void (*plane_fn)(const conv_fast*, const int8_t*, const int64_t*, const int32_t*, int32_t*) =
+    void (*plane_fn)(const conv_grouped*, const int8_t*, const int64_t*, const int32_t*, int32_t*) =
         depthwise_plane_plain;
 #if CVML_SIMD_X86
     if (f->level == CPU_SIMD_AVX512) plane_fn = depthwise_plane_avx512;
@@ -148,20 +148,20 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     const int64_t planes = g.n * g.o, out_plane = g.oh * g.ow;
     for (int64_t slot = begin; slot < end; ++slot) {
 #if CVML_SIMD_X86
-        if (f->dw_w4) {
+        if (f->dw.direct.w4) {
             depthwise_direct_avx512(f, xt, yt, a->ep, a->bias, slot);
             continue;
         }
 #endif
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         int32_t* acc = reinterpret_cast<int32_t*>(base);
-        int8_t* img = reinterpret_cast<int8_t*>(base + f->dw_acc_bytes);
+        int8_t* img = reinterpret_cast<int8_t*>(base + f->dw.acc_bytes);
         for (int64_t t = planes * slot / f->threads; t < planes * (slot + 1) / f->threads; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
             const int64_t c = (o / g.opg) * g.ic;
             const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;
             depthwise_image(f, x, img);
-            plane_fn(f, img, f->dw_taps, f->wg + o * g.kh * g.kw, acc);
+            plane_fn(f, img, f->dw.taps, f->wg + o * g.kh * g.kw, acc);
             epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
                            yt->data, yt->storage, t * out_plane, out_plane);
         }
@@ -171,7 +171,7 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
 /* The direct vpdpbusd depthwise (depthwise_direct_slot), when it applies: avx512,
  * column stride <= 2, every 128-bit lane's taps within its 16-byte window
  * (3 * sw + 3 * dw <= 15), at most 4 tap groups, every weight within int8. */
-int depthwise_direct_prerun(conv_fast* f) {
+int depthwise_direct_prerun(conv_grouped* f) {
     const conv_geom& g = f->g;
     if (f->level != CPU_SIMD_AVX512 || g.sw > 2 || 3 * g.sw + 3 * g.dw > 15 || g.kw > 16)
         return CVML_OK;
@@ -179,32 +179,33 @@ int depthwise_direct_prerun(conv_fast* f) {
     for (int64_t i = 0; i < nw; ++i)
         if (f->wg[i] < -128 || f->wg[i] > 127) return CVML_OK;
     const int64_t groups = (g.kw + 3) / 4;
-    f->dw_groups = groups;
-    f->dw_chunks = (g.ow + 15) / 16;
-    f->dw_w4 = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * g.kh * groups), 4));
-    f->dw_corr = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * (g.kh + 1)), 4));
-    f->dw_masks = static_cast<uint64_t*>(calloc(static_cast<size_t>(f->dw_chunks * groups), 8));
-    if (!f->dw_w4 || !f->dw_corr || !f->dw_masks)
+    f->dw.direct.groups = groups;
+    f->dw.direct.chunks = (g.ow + 15) / 16;
+    f->dw.direct.w4 = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * g.kh * groups), 4));
+    f->dw.direct.corr = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * (g.kh + 1)), 4));
+    f->dw.direct.masks =
+        static_cast<uint64_t*>(calloc(static_cast<size_t>(f->dw.direct.chunks * groups), 8));
+    if (!f->dw.direct.w4 || !f->dw.direct.corr || !f->dw.direct.masks)
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t o = 0; o < g.o; ++o) {
         uint32_t sum = 0;
         for (int64_t r = 0; r < g.kh; ++r) {
-            f->dw_corr[o * (g.kh + 1) + r] = static_cast<int32_t>(128u * sum);
+            f->dw.direct.corr[o * (g.kh + 1) + r] = static_cast<int32_t>(128u * sum);
             for (int64_t sk = 0; sk < g.kw; ++sk) {
                 const int32_t v = f->wg[(o * g.kh + r) * g.kw + sk];
                 sum += static_cast<uint32_t>(v);
                 uint32_t& dword =
-                    reinterpret_cast<uint32_t&>(f->dw_w4[(o * g.kh + r) * groups + sk / 4]);
+                    reinterpret_cast<uint32_t&>(f->dw.direct.w4[(o * g.kh + r) * groups + sk / 4]);
                 dword |= static_cast<uint32_t>(static_cast<uint8_t>(v)) << (8 * (sk % 4));
             }
         }
-        f->dw_corr[o * (g.kh + 1) + g.kh] = static_cast<int32_t>(128u * sum);
+        f->dw.direct.corr[o * (g.kh + 1) + g.kh] = static_cast<int32_t>(128u * sum);
     }
     // The load of chunk c, group grp starts at input column 16 * c * sw + 4 * grp * dw - pw.
-    for (int64_t c = 0; c < f->dw_chunks; ++c)
+    for (int64_t c = 0; c < f->dw.direct.chunks; ++c)
         for (int64_t grp = 0; grp < groups; ++grp) {
             const int64_t first = 16 * c * g.sw + 4 * grp * g.dw - g.pw;
-            f->dw_masks[c * groups + grp] = simd_bits64(-first, g.w - first);
+            f->dw.direct.masks[c * groups + grp] = simd_bits64(-first, g.w - first);
         }
     cpu_path_taken(CPU_PATH_DW_VNNI);
     return CVML_OK;
@@ -214,36 +215,35 @@ int depthwise_direct_prerun(conv_fast* f) {
 
 /* groups > 1: int32 weights, per-thread plane scratch, and the depthwise tap table
  * (that path is taken at run time when the input is stored as int8). */
-int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
+int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes) {
     const conv_geom& g = f->g;
     const int64_t nw = g.o * g.ic * g.kh * g.kw;
     f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
     if (!f->wg) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
     f->hp = g.h + 2 * g.ph;
-    f->wp = g.w + 2 * g.pw;
     // acc and phase rows get one column of slack, so whole vectors fit.
-    f->wq = (f->wp + g.sw - 1) / g.sw + 1;
+    f->wq = (g.w + 2 * g.pw + g.sw - 1) / g.sw + 1;
     // The flat stride-1 runs read up to a row and a tap offset past the last plane.
     f->plane_bytes =
         align64(static_cast<size_t>(g.oh * f->wq) * 4) +
         align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq + g.kw * g.dw) * 4 + 64);
     if (g.ic == 1) {
-        f->hq = (f->hp + g.sh - 1) / g.sh;
-        f->dw_taps =
+        f->dw.hq = (f->hp + g.sh - 1) / g.sh;
+        f->dw.taps =
             static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
-        if (!f->dw_taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        depthwise_taps(f, f->dw_taps);
-        int rc = phase_row_table(f);
-        if (rc) return rc;
-        rc = depthwise_direct_prerun(f);
+        if (!f->dw.taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        depthwise_taps(f, f->dw.taps);
+        f->dw.row_at = phase_row_table(g, f->dw.hq, f->wq);
+        if (!f->dw.row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        int rc = depthwise_direct_prerun(f);
         if (rc) return rc;
         // The direct kernel needs no scratch; the others a plane of sums and its image.
-        if (!f->dw_w4) {
-            f->dw_acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
-            f->dw_image_bytes =
-                align64(static_cast<size_t>(g.sh * g.sw * f->hq * f->wq + 2 * f->wq + 128));
-            const size_t dw = f->dw_acc_bytes + f->dw_image_bytes;
+        if (!f->dw.direct.w4) {
+            f->dw.acc_bytes = align64(static_cast<size_t>(g.oh * g.ow + 16) * 4);
+            f->dw.image_bytes =
+                align64(static_cast<size_t>(g.sh * g.sw * f->dw.hq * f->wq + 2 * f->wq + 128));
+            const size_t dw = f->dw.acc_bytes + f->dw.image_bytes;
             if (dw > f->plane_bytes) f->plane_bytes = dw;
         }
     }
@@ -251,13 +251,24 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_fast* f, size_t* scratch_bytes) {
     return CVML_OK;
 }
 
-void conv_grouped_run(cpu_node_ctx* ctx, const conv_fast* f, const epilogue* ep,
+void conv_grouped_run(cpu_node_ctx* ctx, const conv_grouped* f, const epilogue* ep,
                       const int32_t* bias) {
     grouped_args a = {ctx, f, ep, bias};
-    if (f->dw_taps && ctx->inputs[0]->storage == STORAGE_INT8)
+    if (f->dw.taps && ctx->inputs[0]->storage == STORAGE_INT8)
         cpu_for_each_slot(ctx, depthwise_slot, &a);
     else
         cpu_for_each_slot(ctx, grouped_slot, &a);
+}
+
+void conv_grouped_free(conv_grouped* f) {
+    if (!f) return;
+    free(f->wg);
+    free(f->dw.taps);
+    free(f->dw.row_at);
+    free(f->dw.direct.w4);
+    free(f->dw.direct.masks);
+    free(f->dw.direct.corr);
+    free(f);
 }
 
 }  // namespace cpu_conv2d

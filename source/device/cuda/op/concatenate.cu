@@ -2,7 +2,6 @@
  * blocks laid end to end; one copy launch per input writes its column band of every
  * row, all on the graph's stream. */
 #include "cuda_kernel.h"
-#include "operator/concatenate.h"
 
 namespace {
 
@@ -15,17 +14,18 @@ __global__ void band_kernel(const int32_t* x, int32_t* y, int64_t len, int64_t o
     }
 }
 
-int32_t concat_axis(const concatenate_param* p, const ir_tensor* y) {
-    return p->axis < 0 ? p->axis + y->ndim : p->axis;
+int32_t concat_axis(const cuda_node_ctx* ctx, const cuda_tensor* y) {
+    const int32_t axis = static_cast<int32_t>(params_of(ctx).get("axis"));
+    return axis < 0 ? axis + y->ndim : axis;
 }
 
-int concatenate_supports(const ir_graph* g, const ir_node* node) {
-    const ir_tensor* y = g->tensors[node->outputs[0]];
-    const int32_t axis = concat_axis(static_cast<const concatenate_param*>(node->param), y);
-    if (axis < 0 || axis >= y->ndim || node->input_count < 1) return 0;
+int concatenate_supports(const cuda_node_ctx* ctx) {
+    const cuda_tensor* y = ctx->outputs[0];
+    const int32_t axis = concat_axis(ctx, y);
+    if (axis < 0 || axis >= y->ndim || ctx->input_count < 1) return 0;
     int64_t total = 0;
-    for (int32_t i = 0; i < node->input_count; ++i) {
-        const ir_tensor* x = g->tensors[node->inputs[i]];
+    for (int32_t i = 0; i < ctx->input_count; ++i) {
+        const cuda_tensor* x = ctx->inputs[i];
         if (x->ndim != y->ndim) return 0;
         for (int32_t d = 0; d < y->ndim; ++d)
             if (d != axis && x->dims[d] != y->dims[d]) return 0;
@@ -35,8 +35,8 @@ int concatenate_supports(const ir_graph* g, const ir_node* node) {
 }
 
 int concatenate_run(cuda_node_ctx* ctx) {
-    const ir_tensor* y = ctx->outputs[0];
-    const int32_t axis = concat_axis(static_cast<const concatenate_param*>(ctx->param), y);
+    const cuda_tensor* y = ctx->outputs[0];
+    const int32_t axis = concat_axis(ctx, y);
     int64_t outer = 1, inner = 1;
     for (int32_t d = 0; d < axis; ++d) outer *= y->dims[d];
     for (int32_t d = axis + 1; d < y->ndim; ++d) inner *= y->dims[d];

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 
 #include "cuda_kernel.h"
-#include "operator/conv2d.h"
 
 namespace {
 
@@ -29,8 +28,21 @@ struct conv_state {
     int w_const; /* a constant weight is packed once, at the first run */
 };
 
-conv_geom make_geom(const conv2d_param* p, const ir_tensor* x, const ir_tensor* w,
-                    const ir_tensor* y) {
+/* The node's parameters, read once through the accessors. */
+struct conv_params {
+    int64_t channels, groups;
+    bool use_bias;
+    cuda_tuple strides, padding, dilation;
+};
+
+conv_params conv_params_of(const cuda_node_ctx* ctx) {
+    const cuda_params p = params_of(ctx);
+    return {p.get("channels"),  p.get("groups"),    p.get("use_bias") != 0,
+            p.tuple("strides"), p.tuple("padding"), p.tuple("dilation")};
+}
+
+conv_geom make_geom(const conv_params* p, const cuda_tensor* x, const cuda_tensor* w,
+                    const cuda_tensor* y) {
     conv_geom g;
     g.n = x->dims[0];
     g.c = x->dims[1];
@@ -141,12 +153,13 @@ __global__ void conv_direct(const int32_t* x, const int32_t* w, const int32_t* b
     }
 }
 
-int conv2d_supports(const ir_graph* gr, const ir_node* node) {
-    const conv2d_param* p = static_cast<const conv2d_param*>(node->param);
-    if (node->input_count != (p->use_bias ? 3 : 2) || p->groups < 1) return 0;
-    const ir_tensor* x = gr->tensors[node->inputs[0]];
-    const ir_tensor* w = gr->tensors[node->inputs[1]];
-    const ir_tensor* y = gr->tensors[node->outputs[0]];
+int conv2d_supports(const cuda_node_ctx* ctx) {
+    const conv_params cp = conv_params_of(ctx);
+    const conv_params* p = &cp;
+    if (ctx->input_count != (p->use_bias ? 3 : 2) || p->groups < 1) return 0;
+    const cuda_tensor* x = ctx->inputs[0];
+    const cuda_tensor* w = ctx->inputs[1];
+    const cuda_tensor* y = ctx->outputs[0];
     if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return 0;
     if (p->strides.count != 2 || p->padding.count != 2 || p->dilation.count != 2) return 0;
     const conv_geom g = make_geom(p, x, w, y);
@@ -154,13 +167,14 @@ int conv2d_supports(const ir_graph* gr, const ir_node* node) {
 }
 
 int conv2d_prerun(cuda_node_ctx* ctx) {
-    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const conv_params cp = conv_params_of(ctx);
+    const conv_params* p = &cp;
     if (p->groups != 1) return CVML_OK;
     const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
     conv_state* st = static_cast<conv_state*>(calloc(1, sizeof(conv_state)));
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
     ctx->state = st;
-    st->w_const = ctx->inputs[1]->kind == TENSOR_CONST;
+    st->w_const = ctx->inputs[1]->is_const;
     const size_t xw = static_cast<size_t>(g.n * g.h * g.w * g.icw) + 1;
     const size_t ww = static_cast<size_t>(g.o * g.kh * g.kw * g.icw) + 1;
     void* a = nullptr;
@@ -173,7 +187,8 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
 }
 
 int conv2d_run(cuda_node_ctx* ctx) {
-    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const conv_params cp = conv_params_of(ctx);
+    const conv_params* p = &cp;
     const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
     const int32_t* bias = p->use_bias ? ctx->in[2] : nullptr;
     const int64_t total = cuda_count(ctx->outputs[0]);

@@ -1,7 +1,6 @@
 /* cvm_left_shift on CUDA as upstream's formal device computes it (divergence D1, the
  * CPU kernel's reading): clip(x * 2^b, +-(2^(p-1)-1)) in int64, b capped at 32, so
  * neither a negative shift nor an overflow is undefined. */
-#include "operator/cvm_left_shift.h"
 #include "unary.cuh"
 
 namespace {
@@ -14,13 +13,14 @@ struct lshift_fn {
     }
 };
 /* A negative shift_bit cannot pass verification; the CPU keeps it if it ever did. */
-int cvm_left_shift_supports(const ir_graph*, const ir_node* node) {
-    return static_cast<const cvm_left_shift_param*>(node->param)->shift_bit >= 0;
+int cvm_left_shift_supports(const cuda_node_ctx* ctx) {
+    return params_of(ctx).get("shift_bit") >= 0;
 }
 int cvm_left_shift_run(cuda_node_ctx* ctx) {
-    const cvm_left_shift_param* p = static_cast<const cvm_left_shift_param*>(ctx->param);
-    const int32_t b = p->shift_bit > 32 ? 32 : p->shift_bit;
-    return unary_run(ctx, lshift_fn{b, dclip_bound(p->precision)});
+    const cuda_params p = params_of(ctx);
+    const int64_t shift_bit = p.get("shift_bit");
+    const int32_t b = shift_bit > 32 ? 32 : static_cast<int32_t>(shift_bit);
+    return unary_run(ctx, lshift_fn{b, dclip_bound(static_cast<int32_t>(p.get("precision")))});
 }
 }  // namespace
 

@@ -12,8 +12,8 @@ __global__ void lut_kernel(const int32_t* data, const int32_t* table, int32_t* y
 }
 
 /* An empty table would leave the clipped index outside it; the CPU keeps that. */
-int cvm_lut_supports(const ir_graph* g, const ir_node* node) {
-    return cuda_count(g->tensors[node->inputs[1]]) > 0;
+int cvm_lut_supports(const cuda_node_ctx* ctx) {
+    return cuda_count(ctx->inputs[1]) > 0;
 }
 
 int cvm_lut_run(cuda_node_ctx* ctx) {

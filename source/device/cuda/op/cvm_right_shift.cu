@@ -4,7 +4,6 @@
  *   p + b >= 32   -> ((x >> (b-1)) + 1) >> 1 without clipping, the +1 wrapping;
  *   otherwise     -> the same rounding, clipped to +-(2^(p-1)-1).
  * Right shifts of negative values are arithmetic on the device. */
-#include "operator/cvm_right_shift.h"
 #include "unary.cuh"
 
 namespace {
@@ -19,12 +18,14 @@ struct rshift_fn {
     }
 };
 /* shift_bit is verified to be at least 1; anything else stays with the CPU. */
-int cvm_right_shift_supports(const ir_graph*, const ir_node* node) {
-    return static_cast<const cvm_right_shift_param*>(node->param)->shift_bit >= 1;
+int cvm_right_shift_supports(const cuda_node_ctx* ctx) {
+    return params_of(ctx).get("shift_bit") >= 1;
 }
 int cvm_right_shift_run(cuda_node_ctx* ctx) {
-    const cvm_right_shift_param* p = static_cast<const cvm_right_shift_param*>(ctx->param);
-    return unary_run(ctx, rshift_fn{p->precision, p->shift_bit, dclip_bound(p->precision)});
+    const cuda_params p = params_of(ctx);
+    const int32_t precision = static_cast<int32_t>(p.get("precision"));
+    const int32_t shift_bit = static_cast<int32_t>(p.get("shift_bit"));
+    return unary_run(ctx, rshift_fn{precision, shift_bit, dclip_bound(precision)});
 }
 }  // namespace
 

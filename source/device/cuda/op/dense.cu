@@ -3,7 +3,6 @@
  * coalesced; the lanes' partial sums combine in uint32, so the order of the additions
  * does not change the bytes (addition mod 2^32 is associative). */
 #include "cuda_kernel.h"
-#include "operator/dense.h"
 
 namespace {
 
@@ -29,26 +28,26 @@ __global__ void dense_kernel(const int32_t* x, const int32_t* w, const int32_t* 
     }
 }
 
-int dense_supports(const ir_graph* g, const ir_node* node) {
-    const dense_param* p = static_cast<const dense_param*>(node->param);
-    const ir_tensor* x = g->tensors[node->inputs[0]];
-    const ir_tensor* w = g->tensors[node->inputs[1]];
-    const ir_tensor* y = g->tensors[node->outputs[0]];
-    if (node->input_count != (p->use_bias ? 3 : 2)) return 0;
+int dense_supports(const cuda_node_ctx* ctx) {
+    const bool use_bias = params_of(ctx).get("use_bias") != 0;
+    const cuda_tensor* x = ctx->inputs[0];
+    const cuda_tensor* w = ctx->inputs[1];
+    const cuda_tensor* y = ctx->outputs[0];
+    if (ctx->input_count != (use_bias ? 3 : 2)) return 0;
     return x->ndim == 2 && w->ndim == 2 && y->ndim == 2 && w->dims[1] == x->dims[1] &&
            y->dims[0] == x->dims[0] && y->dims[1] == w->dims[0];
 }
 
 int dense_run(cuda_node_ctx* ctx) {
-    const dense_param* p = static_cast<const dense_param*>(ctx->param);
+    const bool use_bias = params_of(ctx).get("use_bias") != 0;
     const int64_t n = cuda_count(ctx->outputs[0]);
     const int64_t units = ctx->outputs[0]->dims[1];
     if (n == 0) return CVML_OK;
     int64_t blocks = (n + kWarps - 1) / kWarps;
     if (blocks > CVML_CUDA_MAX_BLOCKS) blocks = CVML_CUDA_MAX_BLOCKS;
     CUDA_LAUNCH(dense_kernel, static_cast<unsigned>(blocks), kThreads, ctx->stream, ctx->in[0],
-                ctx->in[1], p->use_bias ? ctx->in[2] : nullptr, ctx->out[0],
-                ctx->inputs[0]->dims[1], units, n);
+                ctx->in[1], use_bias ? ctx->in[2] : nullptr, ctx->out[0], ctx->inputs[0]->dims[1],
+                units, n);
     return CVML_OK;
 }
 

@@ -2,7 +2,6 @@
  * (padded cells count as INT32_MIN and never win), so a window over padding only, which
  * ceil_mode can produce, yields INT32_MIN as on the CPU. */
 #include "cuda_kernel.h"
-#include "operator/max_pool2d.h"
 
 namespace {
 
@@ -33,28 +32,34 @@ __global__ void pool_kernel(const int32_t* x, int32_t* y, pool_geom g, int64_t n
     }
 }
 
-int max_pool2d_supports(const ir_graph* g, const ir_node* node) {
-    const max_pool2d_param* p = static_cast<const max_pool2d_param*>(node->param);
-    const ir_tensor* x = g->tensors[node->inputs[0]];
-    const ir_tensor* y = g->tensors[node->outputs[0]];
-    if (node->input_count != 1 || x->ndim != 4 || y->ndim != 4) return 0;
-    if (p->pool_size.count != 2 || p->strides.count != 2 || p->padding.count < 1) return 0;
+int max_pool2d_supports(const cuda_node_ctx* ctx) {
+    const cuda_params p = params_of(ctx);
+    const cuda_tensor* x = ctx->inputs[0];
+    const cuda_tensor* y = ctx->outputs[0];
+    if (ctx->input_count != 1 || x->ndim != 4 || y->ndim != 4) return 0;
+    if (p.tuple("pool_size").count != 2 || p.tuple("strides").count != 2 ||
+        p.tuple("padding").count < 1)
+        return 0;
     return y->dims[0] == x->dims[0] && y->dims[1] == x->dims[1];
 }
 
 int max_pool2d_run(cuda_node_ctx* ctx) {
-    const max_pool2d_param* p = static_cast<const max_pool2d_param*>(ctx->param);
-    const ir_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
+    const cuda_params p = params_of(ctx);
+    const cuda_tuple pool = p.tuple("pool_size"), strides = p.tuple("strides"),
+                     padding = p.tuple("padding");
+    const cuda_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
     pool_geom g;
     g.h = x->dims[2];
     g.w = x->dims[3];
     g.oh = y->dims[2];
     g.ow = y->dims[3];
-    g.kh = p->pool_size.values[0];
-    g.kw = p->pool_size.values[1];
-    g.sh = p->strides.values[0];
-    g.sw = p->strides.values[1];
-    max_pool2d_pads(p, &g.ph, &g.pw);
+    g.kh = pool.values[0];
+    g.kw = pool.values[1];
+    g.sh = strides.values[0];
+    g.sw = strides.values[1];
+    // One padding value pads both axes (the operator's rule, max_pool2d_pads).
+    g.ph = padding.values[0];
+    g.pw = padding.count == 2 ? padding.values[1] : padding.values[0];
     const int64_t n = cuda_count(y);
     if (n > 0)
         CUDA_LAUNCH(pool_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], g, n);

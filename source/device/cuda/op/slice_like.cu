@@ -4,9 +4,9 @@
 
 namespace {
 
-int slice_like_supports(const ir_graph* g, const ir_node* node) {
-    const ir_tensor* x = g->tensors[node->inputs[0]];
-    const ir_tensor* y = g->tensors[node->outputs[0]];
+int slice_like_supports(const cuda_node_ctx* ctx) {
+    const cuda_tensor* x = ctx->inputs[0];
+    const cuda_tensor* y = ctx->outputs[0];
     if (x->ndim != y->ndim || x->ndim < 1) return 0;
     for (int32_t d = 0; d < x->ndim; ++d)
         if (y->dims[d] > x->dims[d]) return 0;
@@ -14,7 +14,7 @@ int slice_like_supports(const ir_graph* g, const ir_node* node) {
 }
 
 int slice_like_run(cuda_node_ctx* ctx) {
-    const ir_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
+    const cuda_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
     gather_map m = {};
     m.ndim = y->ndim;
     row_major_strides(x, m.stride);

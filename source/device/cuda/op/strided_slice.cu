@@ -2,14 +2,31 @@
  * stride (backwards when negative), with the operator's own per-axis rule. A node whose
  * axes disagree with its shape stays on the CPU, which reports it. */
 #include "gather.cuh"
+// The operator's per-axis rule, header-only and shared with the CPU so the two cannot
+// drift; its parameters are read through the plugin ABI.
 #include "operator/strided_slice.h"
 
 namespace {
 
-int strided_slice_supports(const ir_graph* g, const ir_node* node) {
-    const strided_slice_param* p = static_cast<const strided_slice_param*>(node->param);
-    const ir_tensor* x = g->tensors[node->inputs[0]];
-    const ir_tensor* y = g->tensors[node->outputs[0]];
+void copy_tuple(const cuda_tuple& from, attr_tuple* to) {
+    to->count = from.count;
+    for (int32_t i = 0; i < from.count; ++i) to->values[i] = from.values[i];
+}
+
+strided_slice_param slice_params_of(const cuda_node_ctx* ctx) {
+    const cuda_params p = params_of(ctx);
+    strided_slice_param sp = {};
+    copy_tuple(p.tuple("begin"), &sp.begin);
+    copy_tuple(p.tuple("end"), &sp.end);
+    copy_tuple(p.tuple("stride"), &sp.stride);
+    return sp;
+}
+
+int strided_slice_supports(const cuda_node_ctx* ctx) {
+    const strided_slice_param sp = slice_params_of(ctx);
+    const strided_slice_param* p = &sp;
+    const cuda_tensor* x = ctx->inputs[0];
+    const cuda_tensor* y = ctx->outputs[0];
     if (x->ndim != y->ndim || x->ndim < 1) return 0;
     for (int32_t d = 0; d < x->ndim; ++d) {
         int64_t first, stride, size;
@@ -21,8 +38,9 @@ int strided_slice_supports(const ir_graph* g, const ir_node* node) {
 }
 
 int strided_slice_run(cuda_node_ctx* ctx) {
-    const strided_slice_param* p = static_cast<const strided_slice_param*>(ctx->param);
-    const ir_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
+    const strided_slice_param sp = slice_params_of(ctx);
+    const strided_slice_param* p = &sp;
+    const cuda_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
     int64_t in_strides[CVML_MAX_DIMS];
     row_major_strides(x, in_strides);
     gather_map m = {};

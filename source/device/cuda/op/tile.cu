@@ -1,12 +1,11 @@
 /* tile on CUDA: the input is right-aligned with the output (size-1 leading axes when
  * reps is longer than its rank) and each axis wraps at the input's extent. */
 #include "gather.cuh"
-#include "operator/tile.h"
 
 namespace {
 
 int tile_run(cuda_node_ctx* ctx) {
-    const ir_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
+    const cuda_tensor *x = ctx->inputs[0], *y = ctx->outputs[0];
     int64_t in_strides[CVML_MAX_DIMS];
     row_major_strides(x, in_strides);
     const int32_t lead = y->ndim - x->ndim;

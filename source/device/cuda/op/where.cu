@@ -15,12 +15,10 @@ __global__ void where_kernel(const int32_t* cond, const int32_t* x, const int32_
 
 /* Verification leaves cond with x's shape or (x.shape[0],); anything else stays on
  * the CPU. */
-int where_supports(const ir_graph* g, const ir_node* node) {
-    const int64_t n = cuda_count(g->tensors[node->outputs[0]]);
-    const int64_t c = cuda_count(g->tensors[node->inputs[0]]);
-    if (cuda_count(g->tensors[node->inputs[1]]) != n ||
-        cuda_count(g->tensors[node->inputs[2]]) != n)
-        return 0;
+int where_supports(const cuda_node_ctx* ctx) {
+    const int64_t n = cuda_count(ctx->outputs[0]);
+    const int64_t c = cuda_count(ctx->inputs[0]);
+    if (cuda_count(ctx->inputs[1]) != n || cuda_count(ctx->inputs[2]) != n) return 0;
     return c == n || (c > 0 && n % c == 0);
 }
 

@@ -14,7 +14,7 @@ CVML_TARGET_AVX2 void acc_row_avx2(uint32_t* acc, const int32_t* src, uint32_t w
     acc_row_body(acc, src, w, n);
 }
 
-CVML_TARGET_AVX2 void depthwise_plane_avx2(const conv_fast* f, const int8_t* img,
+CVML_TARGET_AVX2 void depthwise_plane_avx2(const conv_grouped* f, const int8_t* img,
                                            const int64_t* taps, const int32_t* w, int32_t* acc) {
     const conv_geom& g = f->g;
     const int64_t nt = g.kh * g.kw;

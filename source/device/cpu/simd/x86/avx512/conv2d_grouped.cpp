@@ -15,23 +15,23 @@ namespace {
 /* depthwise_image at avx512 with column stride 1 or 2: input rows written whole, zeros
  * included (phase_row_writer); only the padding rows above and below are cleared. */
 template <int SW>
-CVML_TARGET_AVX512 void depthwise_image_sw(const conv_fast* f, const int8_t* x, int8_t* img) {
+CVML_TARGET_AVX512 void depthwise_image_sw(const conv_grouped* f, const int8_t* x, int8_t* img) {
     const conv_geom& g = f->g;
-    const int64_t plane = f->hq * f->wq;
-    for (int64_t r = 0; r < f->hq * g.sh; ++r) {
+    const int64_t plane = f->dw.hq * f->wq;
+    for (int64_t r = 0; r < f->dw.hq * g.sh; ++r) {
         if (r >= g.ph && r < g.ph + g.h) continue;
         for (int64_t pc = 0; pc < SW; ++pc)
-            memset(img + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
+            memset(img + f->dw.row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
     }
     const phase_row_writer<SW> writer(g.w, g.pw, f->wq);
     const __m512i zero = _mm512_setzero_si512();
     for (int64_t h = 0; h < g.h; ++h)
-        writer.write(x + h * g.w, zero, plane, img + f->row_at[h + g.ph]);
+        writer.write(x + h * g.w, zero, plane, img + f->dw.row_at[h + g.ph]);
 }
 
 }  // namespace
 
-void depthwise_image_avx512(const conv_fast* f, const int8_t* x, int8_t* img) {
+void depthwise_image_avx512(const conv_grouped* f, const int8_t* x, int8_t* img) {
     if (f->g.sw == 1)
         depthwise_image_sw<1>(f, x, img);
     else
@@ -42,7 +42,7 @@ CVML_TARGET_AVX512 void acc_row_avx512(uint32_t* acc, const int32_t* src, uint32
     acc_row_body(acc, src, w, n);
 }
 
-CVML_TARGET_AVX512 void depthwise_plane_avx512(const conv_fast* f, const int8_t* img,
+CVML_TARGET_AVX512 void depthwise_plane_avx512(const conv_grouped* f, const int8_t* img,
                                                const int64_t* taps, const int32_t* w,
                                                int32_t* acc) {
     const conv_geom& g = f->g;
@@ -112,7 +112,7 @@ CVML_TARGET_AVX512 inline __m512i dw_operand(const dw_shuffles& d, int grp, cons
 
 /* The node's fused tail, applied to the sums in registers and stored in the output's
  * storage: the same steps, in the same order, as epilogue_apply. The bias (and a folded
- * rounding addend, conv_fast::round_folded) is already in the sums. */
+ * rounding addend, conv_base::round_folded) is already in the sums. */
 struct dw_tail {
     const epilogue* ep;
     bool matched;
@@ -158,12 +158,12 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void dw_tail_store(cons
  * kernel row starts (r0), `start` the sums' start (minus the +128's correction), `at`
  * the row's first output element. */
 template <int G, int NC>
-CVML_TARGET_AVX512 void dw_chunks(const conv_fast* f, const dw_shuffles& d, const dw_tail& t,
+CVML_TARGET_AVX512 void dw_chunks(const conv_grouped* f, const dw_shuffles& d, const dw_tail& t,
                                   const int8_t* row, int64_t r0, int64_t r1, const int32_t* w4,
                                   int64_t c, __m512i start, int64_t at) {
     const conv_geom& g = f->g;
     const int64_t row_step = g.dh * g.w, chunk_step = 16 * g.sw;
-    const uint64_t* masks = f->dw_masks + c * G;
+    const uint64_t* masks = f->dw.direct.masks + c * G;
     bool edge = false;
     for (int i = 0; i < NC * G; ++i) edge |= masks[i] != ~uint64_t{0};
     __m512i v0 = start, v1 = start, v2 = start, v3 = start;
@@ -204,13 +204,13 @@ CVML_TARGET_AVX512 inline void dw_row_operands(const dw_shuffles& d, const conv_
  * registers, SH new ones per output row; rows above and below the input are operands of
  * zeros (0x80, the +128 of 0), so the correction is the whole kernel's. */
 template <int KH, int SH, int NC>
-CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const dw_tail& tail,
+CVML_TARGET_AVX512 void dw_slide(const conv_grouped* f, const dw_shuffles& d, const dw_tail& tail,
                                  const int8_t* x, const int32_t* w4, int64_t c, __m512i start,
                                  int64_t plane_at) {
     static_assert(SH < KH, "every output row shares rows with the next");
     const conv_geom& g = f->g;
     const dw_tail t = tail;  // a local copy: the tail's constants stay in registers
-    const uint64_t* masks = f->dw_masks + c;
+    const uint64_t* masks = f->dw.direct.masks + c;
     bool edge = false;
     for (int k = 0; k < NC; ++k) edge |= masks[k] != ~uint64_t{0};
     const int8_t* col = x + 16 * c * g.sw - g.pw;
@@ -234,18 +234,18 @@ CVML_TARGET_AVX512 void dw_slide(const conv_fast* f, const dw_shuffles& d, const
 }
 
 template <int KH, int SH>
-CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_fast* f, const dw_shuffles& d,
+CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_grouped* f, const dw_shuffles& d,
                                               const dw_tail& t, const int8_t* x, int64_t plane,
                                               int32_t add) {
     const conv_geom& g = f->g;
     const int64_t o = plane % g.o;
-    const int32_t* w4 = f->dw_w4 + o * KH;
+    const int32_t* w4 = f->dw.direct.w4 + o * KH;
     const __m512i start = _mm512_set1_epi32(static_cast<int32_t>(
-        static_cast<uint32_t>(add) - static_cast<uint32_t>(f->dw_corr[o * (KH + 1) + KH])));
+        static_cast<uint32_t>(add) - static_cast<uint32_t>(f->dw.direct.corr[o * (KH + 1) + KH])));
     const int64_t at = plane * g.oh * g.ow;
     int64_t c = 0;
-    for (; c + 4 <= f->dw_chunks; c += 4) dw_slide<KH, SH, 4>(f, d, t, x, w4, c, start, at);
-    switch (f->dw_chunks - c) {
+    for (; c + 4 <= f->dw.direct.chunks; c += 4) dw_slide<KH, SH, 4>(f, d, t, x, w4, c, start, at);
+    switch (f->dw.direct.chunks - c) {
         case 3:
             dw_slide<KH, SH, 3>(f, d, t, x, w4, c, start, at);
             break;
@@ -262,7 +262,7 @@ CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_fast* f, const dw_shuff
 
 /* A 1x1 kernel, stride 1, no padding (MRT's batch-norm scales): every output is
  * w * x + add of the input value at the same place, so the plane is one flat run. */
-CVML_TARGET_AVX512 void depthwise_plane_pointwise(const conv_fast* f, const dw_shuffles& d,
+CVML_TARGET_AVX512 void depthwise_plane_pointwise(const conv_grouped* f, const dw_shuffles& d,
                                                   const dw_tail& tail, const int8_t* x,
                                                   int64_t plane, int32_t add) {
     (void)d;
@@ -278,7 +278,7 @@ CVML_TARGET_AVX512 void depthwise_plane_pointwise(const conv_fast* f, const dw_s
 }
 
 /* A kernel that takes whole planes of this shape (pointwise or sliding), or null. */
-typedef void (*dw_plane_fn)(const conv_fast*, const dw_shuffles&, const dw_tail&, const int8_t*,
+typedef void (*dw_plane_fn)(const conv_grouped*, const dw_shuffles&, const dw_tail&, const int8_t*,
                             int64_t, int32_t);
 
 dw_plane_fn dw_plane_for(const conv_geom& g, int64_t groups) {
@@ -294,13 +294,13 @@ dw_plane_fn dw_plane_for(const conv_geom& g, int64_t groups) {
 
 /* Output plane t (channel o = t % channels) from its input plane x, through the tail. */
 template <int G>
-CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_fast* f, const dw_shuffles& d,
+CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_grouped* f, const dw_shuffles& d,
                                                const dw_tail& t, const int8_t* x, int64_t plane,
                                                int32_t add) {
     const conv_geom& g = f->g;
     const int64_t o = plane % g.o;
-    const int32_t* w4 = f->dw_w4 + o * g.kh * G;
-    const int32_t* corr = f->dw_corr + o * (g.kh + 1);
+    const int32_t* w4 = f->dw.direct.w4 + o * g.kh * G;
+    const int32_t* corr = f->dw.direct.corr + o * (g.kh + 1);
     for (int64_t y = 0; y < g.oh; ++y) {
         // Kernel rows r0..r1 read input rows inside the image.
         const int64_t top = y * g.sh - g.ph;
@@ -313,10 +313,10 @@ CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_fast* f, const dw_shuf
         const int8_t* first = x + (top + r0 * g.dh) * g.w - g.pw;
         const int64_t at = (plane * g.oh + y) * g.ow;
         int64_t c = 0;
-        for (; c + 4 <= f->dw_chunks; c += 4)
+        for (; c + 4 <= f->dw.direct.chunks; c += 4)
             dw_chunks<G, 4>(f, d, t, first + c * 16 * g.sw, r0, r1, w4, c, start, at);
         const int8_t* rest = first + c * 16 * g.sw;
-        switch (f->dw_chunks - c) {
+        switch (f->dw.direct.chunks - c) {
             case 3:
                 dw_chunks<G, 3>(f, d, t, rest, r0, r1, w4, c, start, at);
                 break;
@@ -334,15 +334,15 @@ CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_fast* f, const dw_shuf
 
 }  // namespace
 
-CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_fast* f, const ir_tensor* xt,
+CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* xt,
                                                 const ir_tensor* yt, const epilogue* ep,
                                                 const int32_t* bias, int64_t slot) {
     const conv_geom& g = f->g;
     dw_shuffles d;
-    dw_shuffles_of(g, f->dw_groups, &d);
+    dw_shuffles_of(g, f->dw.direct.groups, &d);
     dw_tail t;
     dw_tail_of(ep, yt, &t);
-    const dw_plane_fn whole = dw_plane_for(g, f->dw_groups);
+    const dw_plane_fn whole = dw_plane_for(g, f->dw.direct.groups);
     const int64_t planes = g.n * g.o;
     for (int64_t p = planes * slot / f->threads; p < planes * (slot + 1) / f->threads; ++p) {
         const int64_t n = p / g.o, o = p % g.o;
@@ -351,12 +351,12 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_fast* f, const ir_ten
         // What the sums start from besides the +128's correction, wrapping like the
         // tail's add would: the bias and, when folded, the rounding addend.
         const int32_t add = static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[o] : 0) +
-                                                 static_cast<uint32_t>(f->dw_half));
+                                                 static_cast<uint32_t>(f->dw.direct.half));
         if (whole) {
             whole(f, d, t, x, p, add);
             continue;
         }
-        switch (f->dw_groups) {
+        switch (f->dw.direct.groups) {
             case 1:
                 depthwise_plane_direct<1>(f, d, t, x, p, add);
                 break;
