@@ -232,13 +232,14 @@ struct params_source {
 };
 
 int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const void* graph_data,
-               size_t graph_size, const params_source& params, cvml_graph** out) {
+               size_t graph_size, const params_source& params, uint32_t flags, cvml_graph** out) {
     int rc = require_init(fn);
     if (rc) return rc;
     const cvml_serializer* s = serializer_registry_find(serializer);
     if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
     ir_graph* ir = ir_graph_create();
     if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    ir->params_in_place = (flags & CVML_LOAD_PARAMS_IN_PLACE) && params.data && !params.file;
     const cvml_params_file_loader from_file = serializer_params_file_loader(s);
     rc = params.file && from_file ? from_file(graph_data, graph_size, params.file, params.size, ir)
                                   : s->load(graph_data, graph_size, params.data, params.size, ir);
@@ -298,14 +299,60 @@ int open_params(const char* path, FILE** file, size_t* size, uint8_t** data) {
 
 }  // namespace
 
+/* The buffer of an input tensor, allocated on first use (count values). */
+static int input_buffer(ir_tensor* t, int32_t** dst) {
+    if (!t->data) {
+        size_t n = static_cast<size_t>(ir_tensor_element_count(t));
+        t->data = malloc(sizeof(int32_t) * (n ? n : 1));
+        if (!t->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    *dst = static_cast<int32_t*>(t->data);
+    return CVML_OK;
+}
+
+/* A load with the caller's arena: the graph is prepared in it and its inputs get their
+ * buffers now, so that nothing is allocated after the load. */
+static int prepare_in_arena(cvml_graph* g, void* arena, size_t arena_size) {
+    g->ir->arena = static_cast<uint8_t*>(arena);
+    g->ir->arena_size = arena_size;
+    int rc = cvml_graph_prerun(g);
+    for (int32_t i = 0; i < g->ir->input_count && !rc; ++i) {
+        int32_t* values = nullptr;
+        rc = input_buffer(g->ir->tensors[g->ir->inputs[i]], &values);
+    }
+    return rc;
+}
+
 int cvml_graph_load_memory(cvml_context* ctx, const char* serializer, const void* graph_data,
                            size_t graph_size, const void* params_data, size_t params_size,
                            cvml_graph** out) {
+    return cvml_graph_load_memory_ex(ctx, serializer, graph_data, graph_size, params_data,
+                                     params_size, nullptr, out);
+}
+
+int cvml_graph_load_memory_ex(cvml_context* ctx, const char* serializer, const void* graph_data,
+                              size_t graph_size, const void* params_data, size_t params_size,
+                              const cvml_load_options* options, cvml_graph** out) {
     REQUIRE(out, "NULL output");
     *out = nullptr;
     REQUIRE(ctx && serializer && graph_data, "NULL argument");
-    return load_graph(__func__, ctx, serializer, graph_data, graph_size,
-                      params_source{params_data, params_size, nullptr}, out);
+    REQUIRE(!options ||
+                options->struct_size >= offsetof(cvml_load_options, flags) + sizeof options->flags,
+            "options->struct_size is smaller than the first version of cvml_load_options");
+    const uint32_t flags = options ? options->flags : 0;
+    REQUIRE((flags & ~uint32_t{CVML_LOAD_PARAMS_IN_PLACE}) == 0, "unknown flag in options->flags");
+    const bool has_arena = options && options->struct_size >= offsetof(cvml_load_options, arena) +
+                                                                  sizeof options->arena +
+                                                                  sizeof options->arena_size;
+    void* arena = has_arena ? options->arena : nullptr;
+    int rc = load_graph("cvml_graph_load_memory", ctx, serializer, graph_data, graph_size,
+                        params_source{params_data, params_size, nullptr}, flags, out);
+    if (!rc && arena) rc = prepare_in_arena(*out, arena, options->arena_size);
+    if (rc && *out) {
+        cvml_graph_release(*out);
+        *out = nullptr;
+    }
+    return rc;
 }
 
 int graph_read_file(const char* path, uint8_t** data, size_t* size) {
@@ -340,7 +387,7 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
         const params_source params = {params_path ? (params_data ? params_data : &empty) : nullptr,
                                       params_size, params_file};
         rc = load_graph(__func__, ctx, serializer, graph_data ? graph_data : &empty, graph_size,
-                        params, out);
+                        params, 0, out);
     }
     if (params_file) fclose(params_file);
     free(graph_data);
@@ -687,12 +734,7 @@ static int writable_input(cvml_tensor* t, size_t count, int32_t** dst) {
         return cvml_fail(CVML_ERR_LOGIC,
                          "input '%s' has %" CVML_PRIuSIZE " elements, %" CVML_PRIuSIZE " given",
                          it->name, n, count);
-    if (!it->data) {
-        it->data = malloc(sizeof(int32_t) * (n ? n : 1));
-        if (!it->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    }
-    *dst = static_cast<int32_t*>(it->data);
-    return CVML_OK;
+    return input_buffer(it, dst);
 }
 
 /* Upstream's SetInput clips to the input's precision without complaint. */
@@ -766,6 +808,15 @@ int cvml_graph_cpu_arena_bytes(const cvml_graph* g, size_t* bytes) {
     for (int32_t i = 0; i < g->ir->subgraph_count; ++i)
         *bytes += cpu_subgraph_arena_bytes(g->ir->subgraphs[i]);
     return CVML_OK;
+}
+
+int cvml_graph_arena_bytes(cvml_graph* g, size_t* bytes) {
+    REQUIRE(g && bytes, "NULL argument");
+    *bytes = 0;
+    int rc = cvml_graph_prerun(g);
+    for (int32_t i = 0; i < g->ir->subgraph_count && !rc; ++i)
+        *bytes += cpu_subgraph_arena_need(g->ir->subgraphs[i]);
+    return rc;
 }
 
 const char* cvml_cpu_simd_level(void) {

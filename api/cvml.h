@@ -113,6 +113,37 @@ CVML_API int cvml_graph_load_memory(cvml_context* ctx, const char* serializer,
                                     const void* params_data, size_t params_size, cvml_graph** out);
 CVML_API int cvml_graph_release(cvml_graph* graph);
 
+/** Flag of cvml_load_options.flags: the params buffer outlives the graph (it is in
+ * flash, or the caller keeps it until cvml_graph_release()) and is not changed
+ * meanwhile, so constants are read from it in place instead of being copied. An int8
+ * array is read in place when 64 bytes of the buffer follow it (vector kernels may read
+ * that far); an int32 array when it is 4-byte aligned in memory on a little-endian
+ * host; any other array is copied. Values are checked against their precision either
+ * way. */
+#define CVML_LOAD_PARAMS_IN_PLACE 1u
+
+/** Options of cvml_graph_load_memory_ex(). Set struct_size to sizeof(cvml_load_options);
+ * fields added later go at the end, so an older caller's smaller struct stays valid. */
+typedef struct cvml_load_options {
+    size_t struct_size;
+    uint32_t flags; /**< CVML_LOAD_* */
+    /** The caller's arena for the intermediate tensors and kernel scratch of the CPU
+     * device, or NULL (the library allocates it). With an arena the load also prepares
+     * the graph (cvml_graph_prerun()) and the input buffers, so that nothing is allocated
+     * after the load returns: runs allocate nothing. It must hold the bytes that
+     * cvml_graph_arena_bytes() reports for the same model, SIMD level and thread count
+     * (a smaller one fails the load with a message naming that figure); it is used until
+     * cvml_graph_release(). Any alignment. */
+    void* arena;
+    size_t arena_size;
+} cvml_load_options;
+
+/** cvml_graph_load_memory() with options (NULL: the defaults, as that function). */
+CVML_API int cvml_graph_load_memory_ex(cvml_context* ctx, const char* serializer,
+                                       const void* graph_data, size_t graph_size,
+                                       const void* params_data, size_t params_size,
+                                       const cvml_load_options* options, cvml_graph** out);
+
 /* ---- building --------------------------------------------------------------------- */
 
 /** Creates an empty graph to be filled with the builder calls below. */
@@ -221,6 +252,11 @@ CVML_API int cvml_graph_node_fused_into(const cvml_graph* g, int index, int* int
 /** After prerun: bytes of the CPU device's arenas for this graph (intermediate tensors
  * and kernel scratch, placed by lifetime). */
 CVML_API int cvml_graph_cpu_arena_bytes(const cvml_graph* g, size_t* bytes);
+/** The bytes an arena handed to a load (cvml_load_options.arena) needs for this model:
+ * the CPU plans with their slack and alignment. Prepares the graph first if it is not
+ * (cvml_graph_prerun()). The figure depends on the SIMD level and the thread count
+ * (CVML_SIMD=scalar and 1 thread give a microcontroller's figure on a host). */
+CVML_API int cvml_graph_arena_bytes(cvml_graph* g, size_t* bytes);
 /** The instruction set the CPU kernels use for graphs prepared now: "scalar", "avx2"
  * or "avx512" (the CPU's best, lowered by the CVML_SIMD environment variable). */
 CVML_API const char* cvml_cpu_simd_level(void);

@@ -8,7 +8,8 @@ endif()
 set(cvml_plugin_dir ${CMAKE_CURRENT_BINARY_DIR}/plugins)
 function(cvml_test_plugin name dir)
   add_library(${name} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/test_plugin.cpp)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/api ${PROJECT_SOURCE_DIR}/source
+  # The plugin ABI's header alone (no source/): everything else comes through the host.
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/api
                              ${CMAKE_CURRENT_SOURCE_DIR}/plugins)
   target_compile_options(${name} PRIVATE ${CVML_WARNINGS} -fvisibility=hidden)
   target_compile_definitions(${name} PRIVATE ${ARGN})
@@ -47,7 +48,8 @@ if(TARGET cvml_tool)
 endif()
 
 add_executable(cvml_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_test.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_conformance_test.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_conformance_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/plugins/plugin_ir_test.cpp)
 target_include_directories(cvml_plugin_tests PRIVATE ${PROJECT_SOURCE_DIR}/source
                            ${CMAKE_CURRENT_SOURCE_DIR}/plugins)
 target_link_libraries(cvml_plugin_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main)

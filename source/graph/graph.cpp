@@ -44,7 +44,7 @@ static void release_tensor(ir_tensor* t) {
     if (t->kind == TENSOR_INPUT) free(t->data);
     free(t->name);
     free(t->consumers);
-    free(t->const_data);
+    if (!t->const_borrowed) free(t->const_data);
     free(t);
 }
 
@@ -248,10 +248,18 @@ int ir_const_alloc(ir_tensor* t) {
     uint8_t storage = t->precision >= 1 && t->precision <= 8 ? STORAGE_INT8 : STORAGE_INT32;
     void* p = calloc(n * storage + 64, 1);
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory for parameter '%s'", t->name);
-    free(t->const_data);
+    if (!t->const_borrowed) free(t->const_data);
     t->const_data = p;
+    t->const_borrowed = 0;
     t->storage = storage;
     return CVML_OK;
+}
+
+void ir_const_borrow(ir_tensor* t, const void* data, uint8_t storage) {
+    if (!t->const_borrowed) free(t->const_data);
+    t->const_data = const_cast<void*>(data);
+    t->const_borrowed = 1;
+    t->storage = storage;
 }
 
 int ir_const_store(ir_tensor* t, const int32_t* values) {

@@ -52,11 +52,14 @@ typedef struct ir_tensor {
     int32_t* consumers; /* node indices, in node order */
     int32_t consumer_count;
     int32_t storage_id; /* the file's storage plan slot, -1 when none */
-    /* TENSOR_CONST: prod(dims) values owned by the graph, `storage` wide: int8 when the
-     * precision is at most 8 (load checks values against it, so it is a proven bound),
-     * else int32; int8 arrays carry 64 readable bytes past the end. Read them with
-     * ir_const_value(). */
+    /* TENSOR_CONST: prod(dims) values, `storage` wide: int8 when the precision is at
+     * most 8 (load checks values against it, so it is a proven bound), else int32;
+     * int8 arrays carry 64 readable bytes past the end. Owned by the graph, unless
+     * const_borrowed: then they lie in the caller's params buffer (loaded in place, in
+     * the blob's width, which may be int32 for a precision of at most 8). Read them
+     * with ir_const_value(). */
     void* const_data;
+    uint8_t const_borrowed;
     void* data; /* host buffer while a graph runs (arena, const or input) */
 } ir_tensor;
 
@@ -123,6 +126,14 @@ typedef struct ir_graph {
     char* postprocess;    /* "", "argmax", "detection" or another string */
     int32_t* param_order; /* const tensor indices in params-blob order */
     int32_t param_order_count;
+    /* Set before a load from memory: the params buffer outlives the graph, so the
+     * serializer may leave constants in it (ir_tensor.const_borrowed). */
+    uint8_t params_in_place;
+    /* The caller's arena (cvml_load_options), NULL when devices allocate their own: the
+     * CPU device places its subgraphs' plans one after the other from arena_used on. */
+    uint8_t* arena;
+    size_t arena_size;
+    size_t arena_used;
 
     uint8_t verified;
     uint8_t ran;  /* outputs hold the result of a run */
@@ -160,6 +171,9 @@ int32_t ir_const_value(const ir_tensor* t, int64_t i);
  * sets t->storage, and fills it from `values` (NULL: leaves it zeroed). Frees any
  * previous array. Returns CVML_OK or a runtime error. */
 int ir_const_store(ir_tensor* t, const int32_t* values);
+/* Points the constant at `count` values of width `storage` in a buffer the caller keeps
+ * alive longer than the graph (int8 needs 64 readable bytes past the end). */
+void ir_const_borrow(ir_tensor* t, const void* data, uint8_t storage);
 /* Gives the constant zeroed storage chosen by its precision (int8 for <= 8 bits, else
  * int32; 64 bytes of slack) to be filled in place, replacing any earlier values.
  * Returns CVML_OK or a runtime error (out of memory). */

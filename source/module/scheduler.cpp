@@ -391,6 +391,7 @@ int partition(ir_graph* g, const cvml_context* ctx) {
 int scheduler_prerun(ir_graph* g, const cvml_context* ctx) {
     if (g->subgraph_count > 0) return CVML_OK;
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
+    g->arena_used = 0;  // no subgraph holds any of the caller's arena now
     int rc = partition(g, ctx);
     if (rc) {
         drop_subgraphs(g);

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "cvml_plugin.h"
-#include "operator/op_def.h"
 #include "test_plugin.h"
 
 #ifdef TEST_PLUGIN_FAIL_ENTRY
@@ -37,6 +36,7 @@ const char* kDefaultOps =
     "relu,elemwise_add,elemwise_sub,broadcast_add,broadcast_sub,broadcast_mul,broadcast_max";
 
 test_plugin_stats g_stats;
+const cvml_ir_api* g_ir; /* the host's model accessors, set by the entry point */
 
 bool in_list(const char* list, const char* name) {
     size_t n = strlen(name);
@@ -48,11 +48,12 @@ bool in_list(const char* list, const char* name) {
     return false;
 }
 
-int tp_supports(cvml_device*, const ir_graph*, const ir_node* node) {
+int tp_supports(cvml_device*, const cvml_ir_graph*, const cvml_ir_node* node) {
     const char* ops = getenv("CVML_TESTPLUGIN_OPS");
     const char* refuse = getenv("CVML_TESTPLUGIN_REFUSE");
-    if (!node->op || !in_list(ops ? ops : kDefaultOps, node->op->name)) return 0;
-    if (refuse && in_list(refuse, node->name)) return 0;
+    const char* op = g_ir->node_op(node);
+    if (!op || !in_list(ops ? ops : kDefaultOps, op)) return 0;
+    if (refuse && in_list(refuse, g_ir->node_name(node))) return 0;
     return 1;
 }
 
@@ -62,10 +63,8 @@ struct tp_state {
     int32_t tensor_count;
 };
 
-int64_t count_of(const ir_tensor* t) {
-    int64_t n = 1;
-    for (int32_t i = 0; i < t->ndim; ++i) n *= t->dims[i];
-    return n;
+int64_t count_of(const cvml_ir_tensor* t) {
+    return g_ir->tensor_element_count(t);
 }
 
 void free_state(tp_state* st) {
@@ -77,28 +76,31 @@ void free_state(tp_state* st) {
     free(st);
 }
 
-int tp_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const cvml_device_options*) {
+int tp_prerun(cvml_device*, cvml_ir_graph* g, cvml_ir_subgraph* sg, const cvml_device_options*) {
     tp_state* st = static_cast<tp_state*>(calloc(1, sizeof(tp_state)));
     if (!st) return CVML_ERR_RUNTIME;
-    st->tensor_count = g->tensor_count;
-    st->buf =
-        static_cast<int32_t**>(calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(int32_t*)));
-    st->own = static_cast<uint8_t*>(calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
+    const int32_t tensors = g_ir->graph_tensor_count(g);
+    st->tensor_count = tensors;
+    st->buf = static_cast<int32_t**>(calloc(static_cast<size_t>(tensors) + 1, sizeof(int32_t*)));
+    st->own = static_cast<uint8_t*>(calloc(static_cast<size_t>(tensors) + 1, 1));
     if (!st->buf || !st->own) {
         free_state(st);
         return CVML_ERR_RUNTIME;
     }
-    for (int32_t i = 0; i < sg->input_count; ++i)
-        st->buf[sg->inputs[i]] = static_cast<int32_t*>(sg->input_buffers[i]);
-    for (int32_t i = 0; i < sg->output_count; ++i)
-        st->buf[sg->outputs[i]] = static_cast<int32_t*>(sg->output_buffers[i]);
-    for (int32_t i = 0; i < sg->node_count; ++i) {
-        const ir_node* node = g->nodes[sg->nodes[i]];
-        for (int32_t k = 0; k < node->output_count; ++k) {
-            int32_t t = node->outputs[k];
+    for (int32_t i = 0; i < g_ir->subgraph_input_count(sg); ++i)
+        st->buf[g_ir->tensor_index(g_ir->subgraph_input(g, sg, i))] =
+            static_cast<int32_t*>(g_ir->subgraph_input_buffer(sg, i));
+    for (int32_t i = 0; i < g_ir->subgraph_output_count(sg); ++i)
+        st->buf[g_ir->tensor_index(g_ir->subgraph_output(g, sg, i))] =
+            static_cast<int32_t*>(g_ir->subgraph_output_buffer(sg, i));
+    for (int32_t i = 0; i < g_ir->subgraph_node_count(sg); ++i) {
+        const cvml_ir_node* node = g_ir->subgraph_node(g, sg, i);
+        for (int32_t k = 0; k < g_ir->node_output_count(node); ++k) {
+            const cvml_ir_tensor* out = g_ir->node_output(g, node, k);
+            const int32_t t = g_ir->tensor_index(out);
             if (st->buf[t]) continue;
-            st->buf[t] = static_cast<int32_t*>(
-                malloc(sizeof(int32_t) * static_cast<size_t>(count_of(g->tensors[t]))));
+            st->buf[t] =
+                static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(count_of(out))));
             if (!st->buf[t]) {
                 free_state(st);
                 return CVML_ERR_RUNTIME;
@@ -106,7 +108,7 @@ int tp_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const cvml_device_opti
             st->own[t] = 1;
         }
     }
-    sg->device_state = st;
+    g_ir->subgraph_set_state(sg, st);
     ++g_stats.preruns;
     return CVML_OK;
 }
@@ -120,45 +122,47 @@ int32_t apply(const char* op, int32_t a, int32_t b) {
 }
 
 /* numpy broadcasting of two inputs into the output's shape (right-aligned). */
-void binary(const char* op, const ir_tensor* ta, const int32_t* a, const ir_tensor* tb,
-            const int32_t* b, const ir_tensor* to, int32_t* out) {
-    int32_t nd = to->ndim;
+void binary(const char* op, const cvml_ir_tensor* ta, const int32_t* a, const cvml_ir_tensor* tb,
+            const int32_t* b, const cvml_ir_tensor* to, int32_t* out) {
+    const int32_t nd = g_ir->tensor_ndim(to), na = g_ir->tensor_ndim(ta),
+                  nb = g_ir->tensor_ndim(tb);
     int64_t total = count_of(to);
     for (int64_t i = 0; i < total; ++i) {
         int64_t rem = i, ia = 0, ib = 0, sa = 1, sb = 1;
         for (int32_t d = nd - 1; d >= 0; --d) {
-            int64_t idx = rem % to->dims[d];
-            rem /= to->dims[d];
-            int32_t da = d - (nd - ta->ndim), db = d - (nd - tb->ndim);
+            const int64_t extent = g_ir->tensor_dim(to, d);
+            int64_t idx = rem % extent;
+            rem /= extent;
+            int32_t da = d - (nd - na), db = d - (nd - nb);
             if (da >= 0) {
-                if (ta->dims[da] != 1) ia += idx * sa;
-                sa *= ta->dims[da];
+                if (g_ir->tensor_dim(ta, da) != 1) ia += idx * sa;
+                sa *= g_ir->tensor_dim(ta, da);
             }
             if (db >= 0) {
-                if (tb->dims[db] != 1) ib += idx * sb;
-                sb *= tb->dims[db];
+                if (g_ir->tensor_dim(tb, db) != 1) ib += idx * sb;
+                sb *= g_ir->tensor_dim(tb, db);
             }
         }
         out[i] = apply(op, a[ia], b[ib]);
     }
 }
 
-int tp_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
-    tp_state* st = static_cast<tp_state*>(sg->device_state);
+int tp_run(cvml_device*, cvml_ir_graph* g, cvml_ir_subgraph* sg) {
+    tp_state* st = static_cast<tp_state*>(g_ir->subgraph_state(sg));
     if (!st) return CVML_ERR_RUNTIME;
-    for (int32_t i = 0; i < sg->node_count; ++i) {
-        const ir_node* node = g->nodes[sg->nodes[i]];
-        const char* op = node->op->name;
-        const ir_tensor* to = g->tensors[node->outputs[0]];
-        int32_t* out = st->buf[to->index];
-        const ir_tensor* ta = g->tensors[node->inputs[0]];
-        const int32_t* a = st->buf[ta->index];
+    for (int32_t i = 0; i < g_ir->subgraph_node_count(sg); ++i) {
+        const cvml_ir_node* node = g_ir->subgraph_node(g, sg, i);
+        const char* op = g_ir->node_op(node);
+        const cvml_ir_tensor* to = g_ir->node_output(g, node, 0);
+        int32_t* out = st->buf[g_ir->tensor_index(to)];
+        const cvml_ir_tensor* ta = g_ir->node_input(g, node, 0);
+        const int32_t* a = st->buf[g_ir->tensor_index(ta)];
         if (strcmp(op, "relu") == 0) {
             for (int64_t k = 0; k < count_of(to); ++k) out[k] = a[k] > 0 ? a[k] : 0;
             ++g_stats.relu_run;
         } else {
-            const ir_tensor* tb = g->tensors[node->inputs[1]];
-            binary(op, ta, a, tb, st->buf[tb->index], to, out);
+            const cvml_ir_tensor* tb = g_ir->node_input(g, node, 1);
+            binary(op, ta, a, tb, st->buf[g_ir->tensor_index(tb)], to, out);
         }
         ++g_stats.nodes_run;
     }
@@ -166,9 +170,9 @@ int tp_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
     return CVML_OK;
 }
 
-void tp_postrun(cvml_device*, ir_graph*, ir_subgraph* sg) {
-    free_state(static_cast<tp_state*>(sg->device_state));
-    sg->device_state = nullptr;
+void tp_postrun(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
+    free_state(static_cast<tp_state*>(g_ir->subgraph_state(sg)));
+    g_ir->subgraph_set_state(sg, nullptr);
     ++g_stats.postruns;
 }
 
@@ -186,14 +190,14 @@ void tp_free(cvml_device*, void* p) {
     --g_stats.live_buffers;
 }
 
-int tp_to_device(cvml_device*, ir_subgraph*, void* dst, const void* src, size_t bytes) {
+int tp_to_device(cvml_device*, cvml_ir_subgraph*, void* dst, const void* src, size_t bytes) {
     memcpy(dst, src, bytes);
     ++g_stats.copies_in;
     g_stats.bytes_in += static_cast<int64_t>(bytes);
     return CVML_OK;
 }
 
-int tp_to_host(cvml_device*, ir_subgraph*, void* dst, const void* src, size_t bytes) {
+int tp_to_host(cvml_device*, cvml_ir_subgraph*, void* dst, const void* src, size_t bytes) {
     memcpy(dst, src, bytes);
     ++g_stats.copies_out;
     g_stats.bytes_out += static_cast<int64_t>(bytes);
@@ -225,6 +229,7 @@ cvml_device g_device = {
 extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
     if (CVML_PLUGIN_ABI_MAJOR_OF(host->abi_version) != CVML_PLUGIN_ABI_MAJOR)
         return CVML_ERR_RUNTIME;
+    g_ir = host->ir;
     memset(&g_stats, 0, sizeof g_stats);
     int rc = host->register_device(&g_device);
     if (rc) return rc;

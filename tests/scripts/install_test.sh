@@ -50,4 +50,15 @@ LD_LIBRARY_PATH="$libdir" "$work/consumer_pc"
     "$libdir/libcvml.a" $(pkg-config --static --libs-only-l cvml | sed 's/-lcvml//') \
     -o "$work/consumer_pc_static"
 "$work/consumer_pc_static"
+# The C99 plugin with pkg-config's flags alone: it links nothing of libcvml.
+mkdir -p "$work/pc_plugin"
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
+    "$src/tests/plugins/c_plugin.c" $(pkg-config --cflags cvml) -Wl,--no-undefined \
+    -o "$work/pc_plugin/libcvml_cplugin.so"
+if [ -x "$prefix/bin/cvml" ]; then
+    relu="$src/tests/conformance/cases/009_relu"
+    "$prefix/bin/cvml" run "$relu" --input "$relu/input.bin" --expect "$relu/output.bin" \
+        --plugin "$work/pc_plugin/libcvml_cplugin.so" --device cplugin ||
+        fail "the pkg-config build of the C plugin did not run"
+fi
 echo "install_test: passed"

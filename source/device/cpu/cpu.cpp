@@ -40,6 +40,7 @@ struct cpu_subgraph_state {
     int32_t node_count;
     uint8_t* arena;
     size_t arena_size;
+    bool arena_borrowed; /* in the caller's arena (ir_graph.arena), not allocated here */
     int32_t tensor_count;
     int32_t* step_of_node; /* graph node index -> step here, -1 elsewhere */
     int32_t* alias;        /* graph tensor index -> tensor whose buffer it shares, or -1 */
@@ -59,7 +60,7 @@ void release_state(cpu_subgraph_state* st) {
         free(ne->tensors);
     }
     free(st->nodes);
-    cvml_aligned_free(st->arena);
+    if (!st->arena_borrowed) cvml_aligned_free(st->arena);
     free(st->step_of_node);
     free(st->alias);
     free(st->bound);
@@ -82,15 +83,14 @@ bool is_graph_output(const ir_graph* g, int32_t tensor) {
 }
 
 /* Kernels that read this narrow constant input themselves (the others see int32). */
-bool takes_narrow_const(const cpu_kernel* k, int32_t input, int level) {
-    return level != CPU_SIMD_SCALAR && (k->narrow_consts & CPU_CAP_NARROW_IN(input));
+bool takes_narrow_const(const cpu_kernel* k, int32_t input) {
+    return (k->narrow_consts & CPU_CAP_NARROW_IN(input)) != 0;
 }
 
 /* A constant kept as int8 gets an int32 stand-in (a copy of the tensor with widened
  * values, owned by the device) for kernels that read int32 only. */
 ir_tensor* const_input(cpu_subgraph_state* st, const cpu_kernel* kernel, int32_t k, ir_tensor* t) {
-    if (t->kind != TENSOR_CONST || t->storage == STORAGE_INT32 ||
-        takes_narrow_const(kernel, k, st->rt.simd_level))
+    if (t->kind != TENSOR_CONST || t->storage == STORAGE_INT32 || takes_narrow_const(kernel, k))
         return t;
     if (st->wide[t->index]) return st->wide[t->index];
     ir_tensor* w = static_cast<ir_tensor*>(malloc(sizeof(ir_tensor)));
@@ -317,6 +317,42 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     }
 }
 
+/* Bytes a caller's arena needs for a plan of `size` bytes: the plan, 64 bytes of slack
+ * (vector kernels may read, never use, up to a vector past a buffer) and the most that
+ * aligning its start to kArenaAlign can skip. */
+size_t arena_need(size_t size) {
+    return size ? size + kArenaAlign + (kArenaAlign - 1) : 0;
+}
+
+/* The plan's bytes, zeroed: from the caller's arena when the graph has one (after the
+ * subgraphs placed before this one), else allocated here. */
+int place_arena(ir_graph* g, cpu_subgraph_state* st) {
+    if (!g->arena) {
+        st->arena =
+            static_cast<uint8_t*>(cvml_aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
+        if (!st->arena)
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %" CVML_PRIuSIZE " bytes",
+                             st->arena_size);
+        memset(st->arena, 0, st->arena_size + kArenaAlign);
+        return CVML_OK;
+    }
+    const size_t need = arena_need(st->arena_size);
+    if (g->arena_used > g->arena_size || g->arena_size - g->arena_used < need)
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "the caller's arena of %" CVML_PRIuSIZE
+                         " bytes is too small: this graph's plan needs %" CVML_PRIuSIZE
+                         " bytes (cvml_graph_arena_bytes)",
+                         g->arena_size, g->arena_used + need);
+    uint8_t* start = g->arena + g->arena_used;
+    const size_t skip =
+        (kArenaAlign - reinterpret_cast<uintptr_t>(start) % kArenaAlign) % kArenaAlign;
+    st->arena = start + skip;
+    st->arena_borrowed = true;
+    memset(st->arena, 0, st->arena_size + kArenaAlign);
+    g->arena_used += need;
+    return CVML_OK;
+}
+
 /* One request per buffer owned here (views share their root's), one per scratch. */
 int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_t* scratch) {
     int32_t count = 0;
@@ -363,16 +399,7 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         ++r;
     }
     int rc = memory_plan(req, r, kArenaAlign, &st->arena_size);
-    if (!rc && st->arena_size > 0) {
-        // 64 bytes of slack: vector kernels may read (never use) up to a vector past a buffer.
-        st->arena =
-            static_cast<uint8_t*>(cvml_aligned_alloc(kArenaAlign, st->arena_size + kArenaAlign));
-        if (!st->arena)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %" CVML_PRIuSIZE " bytes",
-                           st->arena_size);
-        else
-            memset(st->arena, 0, st->arena_size + kArenaAlign);
-    }
+    if (!rc && st->arena_size > 0) rc = place_arena(g, st);
     if (!rc) {
         r = 0;
         for (int32_t i = 0; i < sg->node_count; ++i) {
@@ -405,6 +432,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         st->node_count = sg->node_count;
         st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
         st->rt.simd_level = cpu_simd_level();
+        st->rt.fusion = !getenv("CVML_NO_FUSION");
         if (!st->rt.pool)
             rc = cvml_fail(CVML_ERR_RUNTIME, "cannot start %" PRId32 " CPU threads", opt->threads);
     }
@@ -440,7 +468,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         }
     }
     if (!rc) rc = prepare_nodes(g, sg, st, scratch);
-    if (!rc && !getenv("CVML_NO_FUSION")) {
+    if (!rc && st->rt.fusion) {
         fuse_tails(g, sg, st);
         make_views(g, sg, st);
         compute_bounds(g, sg, st);
@@ -504,6 +532,10 @@ cvml_device cpu_device = {
 size_t cpu_subgraph_arena_bytes(const ir_subgraph* sg) {
     if (!sg || sg->device != device_registry_index(&cpu_device) || !sg->device_state) return 0;
     return static_cast<const cpu_subgraph_state*>(sg->device_state)->arena_size;
+}
+
+size_t cpu_subgraph_arena_need(const ir_subgraph* sg) {
+    return arena_need(cpu_subgraph_arena_bytes(sg));
 }
 
 int register_device_cpu(void) {

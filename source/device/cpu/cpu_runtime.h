@@ -10,8 +10,13 @@ enum cpu_simd_level { CPU_SIMD_SCALAR = 0, CPU_SIMD_AVX2 = 1, CPU_SIMD_AVX512 = 
 typedef struct cpu_runtime {
     thread_pool* pool;
     int simd_level; /* enum cpu_simd_level */
+    /* Fusion, views and narrow storage (off with CVML_NO_FUSION=1). Off at the scalar
+     * level, kernels take their plain reference loops, which tests compare against. */
+    int fusion;
 } cpu_runtime;
 
 struct ir_subgraph;
 /* Arena bytes of a subgraph the CPU device prepared (0 when not prepared). */
 size_t cpu_subgraph_arena_bytes(const struct ir_subgraph* sg);
+/* Bytes of a caller's arena that subgraph's plan takes (its plan, slack, alignment). */
+size_t cpu_subgraph_arena_need(const struct ir_subgraph* sg);

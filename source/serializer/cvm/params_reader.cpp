@@ -47,6 +47,12 @@ struct reader {
         }
         return read(scratch, n) ? scratch : nullptr;
     }
+    /* The next n bytes of a blob in memory, in place; NULL when they are not there. */
+    const uint8_t* in_memory(size_t n) {
+        if (size - pos < n) return nullptr;
+        pos += n;
+        return p + pos - n;
+    }
     bool skip(size_t n) {
         if (size - pos < n) return false;
         for (size_t left = n; !p && left > 0;) {  // fseek takes a long
@@ -123,6 +129,86 @@ int store_values(ir_tensor* t, const uint8_t* data, int64_t n, int64_t elem, int
                              name, static_cast<long long>(first + i), v, t->precision);
         ir_storage_store(t->const_data, t->storage, first + i, v);
     }
+    return CVML_OK;
+}
+
+/* The rest of copy_values() for a blob read from a file, a chunk at a time: the 16 KB
+ * chunk is on the stack only on this path (a microcontroller loads from memory). */
+__attribute__((noinline)) int copy_values_from_file(reader* r, ir_tensor* t, int64_t elem,
+                                                    int64_t elems, const char* name, size_t start) {
+    uint8_t chunk[16384];  // whole elements of either width
+    int rc = CVML_OK;
+    for (int64_t i = 0; i < elems && !rc;) {
+        const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
+        const uint8_t* data = r->take(static_cast<size_t>(n * elem), chunk);
+        if (!data)
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
+                             start);
+        rc = store_values(t, data, n, elem, i, name);
+        i += n;
+    }
+    return rc;
+}
+
+/* Elements of constant t copied into storage of its own: no int32 copy of a large
+ * array at load; a value out of range fails the whole load, so a partly filled
+ * constant is never used. */
+int copy_values(reader* r, ir_tensor* t, int bits, int64_t elems, const char* name, size_t start) {
+    int rc = ir_const_alloc(t);
+    if (rc) return rc;
+    const int64_t elem = bits / 8;
+    if (r->p) {
+        const uint8_t* data = r->in_memory(static_cast<size_t>(elems * elem));
+        rc = data ? store_values(t, data, elems, elem, 0, name)
+                  : cvml_fail(CVML_ERR_RUNTIME,
+                              "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
+                              start);
+    } else {
+        rc = copy_values_from_file(r, t, elem, elems, name, start);
+    }
+    if (!rc) t->file_bits = static_cast<uint8_t>(bits);
+    return rc;
+}
+
+/* Whether the host reads a little-endian int32 the way the blob stores it. */
+bool host_is_little_endian() {
+    const uint32_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* The caller's buffer outlives the graph: the constant keeps pointing into it when
+ * its values can be read there as they are (int8 with the 64 bytes past the end that
+ * int8 arrays carry, or aligned little-endian int32); otherwise it is copied. The
+ * values are checked against the precision either way. */
+int borrow_or_copy(reader* r, ir_tensor* t, int bits, int64_t elems, const char* name,
+                   size_t start) {
+    const uint8_t* at = r->p + r->pos;
+    const size_t bytes = static_cast<size_t>(elems) * static_cast<size_t>(bits / 8);
+    const bool fits = bits == 8
+                          ? r->remaining() - bytes >= 64
+                          : reinterpret_cast<uintptr_t>(at) % 4 == 0 && host_is_little_endian();
+    if (!fits) return copy_values(r, t, bits, elems, name, start);
+    const int32_t bound = ir_precision_bound(t->precision);
+    for (int64_t i = 0; i < elems; ++i) {
+        int32_t v;
+        if (bits == 8) {
+            v = static_cast<int8_t>(at[i]);
+        } else {
+            memcpy(&v, at + 4 * i, 4);
+        }
+        if (v < -bound || v > bound)
+            return cvml_fail(CVML_ERR_LOGIC,
+                             "params: parameter %s at index %lld value %" PRId32
+                             " exceeds precision %" PRId32,
+                             name, static_cast<long long>(i), v, t->precision);
+    }
+    // int32 values of a precision of at most 8 stay int32 wide: storage is per tensor.
+    ir_const_borrow(t, at, bits == 8 ? STORAGE_INT8 : STORAGE_INT32);
+    r->pos += bytes;
+    t->file_bits = static_cast<uint8_t>(bits);
     return CVML_OK;
 }
 
@@ -218,27 +304,8 @@ int read_array(reader* r, ir_graph* g, ir_tensor* t, const char* name, bool last
                              start);
         return CVML_OK;
     }
-    // Values go straight into the constant's storage (no int32 copy of a large array
-    // at load); a value out of range fails the whole load, so a partly filled
-    // constant is never used.
-    int rc = ir_const_alloc(t);
-    if (rc) return rc;
-    const int64_t elem = bits / 8;
-    uint8_t chunk[16384];  // whole elements of either width (used when reading a file)
-    for (int64_t i = 0; i < elems && !rc;) {
-        const int64_t n = elems - i < 16384 / elem ? elems - i : 16384 / elem;
-        const uint8_t* data = r->take(static_cast<size_t>(n * elem), chunk);
-        if (!data)
-            return cvml_fail(CVML_ERR_RUNTIME,
-                             "params: array '%s' at byte %" CVML_PRIuSIZE ": cannot read it", name,
-                             start);
-        rc = store_values(t, data, n, elem, i, name);
-        i += n;
-    }
-    if (rc) return rc;
-    t->file_bits = bits;
-    (void)g;
-    return CVML_OK;
+    if (g->params_in_place && r->p) return borrow_or_copy(r, t, bits, elems, name, start);
+    return copy_values(r, t, bits, elems, name, start);
 }
 
 /* Liveness over the file's storage plan (D2). Each tensor is written at a step (its

@@ -33,7 +33,7 @@ int scaled_input(const cpu_node_ctx* ctx, int32_t* factor) {
 
 int broadcast_mul_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     int32_t factor = 0;
-    const int var = cpu_level(ctx) == CPU_SIMD_SCALAR ? -1 : scaled_input(ctx, &factor);
+    const int var = cpu_reference(ctx) ? -1 : scaled_input(ctx, &factor);
     if (var < 0) return cpu_broadcast::prerun(ctx, scratch_bytes);
     *scratch_bytes = 0;
     scale_state* st = static_cast<scale_state*>(calloc(1, sizeof(scale_state)));

@@ -33,15 +33,6 @@ namespace {
 
 using namespace cpu_conv2d;
 
-template <typename T>
-struct conv_args {
-    conv_geom g;
-    const T* x;
-    const T* w;
-    const int32_t* bias; /* nullptr without bias */
-    int32_t* y;
-};
-
 /* First and one-past-last output column whose input column ow*s + off lies in [0, W). */
 inline void col_range(int64_t off, int64_t s, int64_t w, int64_t ow, int64_t* lo, int64_t* hi) {
     int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
@@ -53,53 +44,91 @@ inline void col_range(int64_t off, int64_t s, int64_t w, int64_t ow, int64_t* lo
     *hi = b;
 }
 
-template <typename T>
-void conv_planes(void* arg, int64_t begin, int64_t end) {
-    const conv_args<T>* a = static_cast<const conv_args<T>*>(arg);
+/* ---- the scalar level ------------------------------------------------------------------
+ * Every operand is read in its stored width: int8 weights straight from the constant
+ * (in the caller's params buffer when loaded in place), activations int8 or int16 where
+ * their bound is proven. An output row's sums build up in an int32 row of scratch (one
+ * per thread) and go through the fused tail into the output's storage, so nothing is
+ * widened or copied whole. */
+
+struct conv_ref_args {
+    conv_geom g;
+    bool cast;           /* groups == 1: upstream casts both operands to int8 */
+    const ir_tensor* x;  /* any storage */
+    const ir_tensor* w;  /* any storage */
+    const int32_t* bias; /* nullptr without bias */
+    const ir_tensor* y;  /* any storage */
+    const epilogue* ep;  /* the fused tail (may be empty) */
+    uint32_t* rows;      /* scratch: one row of ow sums per thread slot */
+    int64_t slots;
+};
+
+/* acc[x] += wv * X(xr[x * sw + off]) for x in [lo, hi), X the cast (or not) value. */
+template <typename T, bool kCast>
+void accumulate_row(uint32_t* acc, const void* row, uint32_t wv, int64_t lo, int64_t hi, int64_t sw,
+                    int64_t off) {
+    const T* xr = static_cast<const T*>(row);
+    for (int64_t x = lo; x < hi; ++x) {
+        const T v = xr[x * sw + off];
+        const int32_t xv = kCast ? static_cast<int8_t>(v) : static_cast<int32_t>(v);
+        acc[x] += wv * static_cast<uint32_t>(xv);
+    }
+}
+
+typedef void (*accumulate_fn)(uint32_t*, const void*, uint32_t, int64_t, int64_t, int64_t, int64_t);
+
+/* An int8 input needs no cast: its values are int8 already. */
+accumulate_fn pick_accumulate(int storage, bool cast) {
+    if (storage == STORAGE_INT8) return accumulate_row<int8_t, false>;
+    if (storage == STORAGE_INT16)
+        return cast ? accumulate_row<int16_t, true> : accumulate_row<int16_t, false>;
+    return cast ? accumulate_row<int32_t, true> : accumulate_row<int32_t, false>;
+}
+
+/* Output row oy of plane t (batch n, channel o) into acc. */
+void conv_row(const conv_ref_args* a, accumulate_fn accumulate, int64_t t, int64_t oy,
+              uint32_t* acc) {
     const conv_geom& g = a->g;
-    const int64_t plane = g.oh * g.ow;
-    for (int64_t t = begin; t < end; ++t) {
-        const int64_t n = t / g.o;
-        const int64_t o = t % g.o;
-        uint32_t* acc = reinterpret_cast<uint32_t*>(a->y + t * plane);
-        const uint32_t init = a->bias ? static_cast<uint32_t>(a->bias[o]) : 0u;
-        for (int64_t i = 0; i < plane; ++i) acc[i] = init;
-        const int64_t c0 = (o / g.opg) * g.ic;
-        for (int64_t ic = 0; ic < g.ic; ++ic) {
-            const T* xp = a->x + ((n * g.c + c0 + ic) * g.h) * g.w;
-            const T* wp = a->w + ((o * g.ic + ic) * g.kh) * g.kw;
-            for (int64_t r = 0; r < g.kh; ++r) {
-                for (int64_t s = 0; s < g.kw; ++s) {
-                    const uint32_t wv =
-                        static_cast<uint32_t>(static_cast<int32_t>(wp[r * g.kw + s]));
-                    if (wv == 0) continue;
-                    const int64_t coff = s * g.dw - g.pw;
-                    int64_t lo, hi;
-                    col_range(coff, g.sw, g.w, g.ow, &lo, &hi);
-                    if (lo >= hi) continue;
-                    for (int64_t y = 0; y < g.oh; ++y) {
-                        const int64_t ih = y * g.sh + r * g.dh - g.ph;
-                        if (ih < 0 || ih >= g.h) continue;
-                        const T* xr = xp + ih * g.w;
-                        uint32_t* ar = acc + y * g.ow;
-                        for (int64_t x = lo; x < hi; ++x)
-                            ar[x] += wv * static_cast<uint32_t>(
-                                              static_cast<int32_t>(xr[x * g.sw + coff]));
-                    }
-                }
+    const int64_t n = t / g.o, o = t % g.o;
+    const uint32_t init = a->bias ? static_cast<uint32_t>(a->bias[o]) : 0u;
+    for (int64_t x = 0; x < g.ow; ++x) acc[x] = init;
+    const int64_t c0 = (o / g.opg) * g.ic;
+    const int64_t xsize = a->x->storage == STORAGE_INT8    ? 1
+                          : a->x->storage == STORAGE_INT16 ? 2
+                                                           : 4;
+    for (int64_t ic = 0; ic < g.ic; ++ic) {
+        const int64_t wbase = ((o * g.ic + ic) * g.kh) * g.kw;
+        for (int64_t r = 0; r < g.kh; ++r) {
+            const int64_t ih = oy * g.sh + r * g.dh - g.ph;
+            if (ih < 0 || ih >= g.h) continue;
+            const uint8_t* xr = static_cast<const uint8_t*>(a->x->data) +
+                                (((n * g.c + c0 + ic) * g.h + ih) * g.w) * xsize;
+            for (int64_t s = 0; s < g.kw; ++s) {
+                int32_t wv = ir_storage_load(a->w->data, a->w->storage, wbase + r * g.kw + s);
+                if (a->cast) wv = static_cast<int8_t>(wv);
+                if (wv == 0) continue;
+                const int64_t off = s * g.dw - g.pw;
+                int64_t lo, hi;
+                col_range(off, g.sw, g.w, g.ow, &lo, &hi);
+                if (lo < hi) accumulate(acc, xr, static_cast<uint32_t>(wv), lo, hi, g.sw, off);
             }
         }
     }
 }
 
-struct cast_args {
-    const int32_t* src;
-    int8_t* dst;
-};
-
-void cast_range(void* arg, int64_t begin, int64_t end) {
-    const cast_args* a = static_cast<const cast_args*>(arg);
-    for (int64_t i = begin; i < end; ++i) a->dst[i] = static_cast<int8_t>(a->src[i]);
+/* Thread slot k takes planes [P k / T, P (k + 1) / T) with its own row of sums. */
+void conv_ref_slot(void* arg, int64_t slot, int64_t) {
+    const conv_ref_args* a = static_cast<const conv_ref_args*>(arg);
+    const conv_geom& g = a->g;
+    const int64_t planes = g.n * g.o, plane = g.oh * g.ow;
+    uint32_t* acc = a->rows + slot * g.ow;
+    const accumulate_fn accumulate = pick_accumulate(a->x->storage, a->cast);
+    for (int64_t t = planes * slot / a->slots; t < planes * (slot + 1) / a->slots; ++t)
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+            conv_row(a, accumulate, t, oy, acc);
+            epilogue_apply(CPU_SIMD_SCALAR, a->ep, acc, STORAGE_INT32, 0, 0, a->y->data,
+                           a->y->storage, t * plane + oy * g.ow, g.ow);
+        }
 }
 
 conv_geom make_geom(const cpu_node_ctx* ctx) {
@@ -271,36 +300,32 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         ctx->outputs[0]->dims[0] != g.n)
         return cvml_fail(CVML_ERR_RUNTIME, "conv2d: weight and output shapes disagree");
     *scratch_bytes = 0;
-    // The reference loops are the scalar level; the others take the fast paths.
-    // The fast paths pack constant weights here; a weight that is a graph input or an
+    // The scalar loops read every operand as stored; the other levels take the fast
+    // paths, which pack constant weights here. A weight that is a graph input or an
     // operator output has no values yet, so it takes the loops that read it per run.
     if (cpu_level(ctx) != CPU_SIMD_SCALAR && ctx->inputs[1]->kind == TENSOR_CONST)
         return conv_fast_prerun(ctx, g, scratch_bytes);
-    if (p->groups == 1)
-        *scratch_bytes = static_cast<size_t>(g.n * g.c * g.h * g.w + g.o * g.ic * g.kh * g.kw);
+    *scratch_bytes = sizeof(uint32_t) * static_cast<size_t>(g.ow * cpu_threads(ctx));
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
+                CPU_CAP_NARROW_IN(1);
     return CVML_OK;
 }
 
 int conv2d_run(cpu_node_ctx* ctx) {
     if (ctx->state) return conv_fast_run(ctx);
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
-    const conv_geom g = make_geom(ctx);
-    const int32_t* bias = p->use_bias ? cpu_in(ctx, 2) : nullptr;
-    if (p->groups == 1) {
-        const int64_t nx = g.n * g.c * g.h * g.w;
-        const int64_t nw = g.o * g.ic * g.kh * g.kw;
-        int8_t* x8 = static_cast<int8_t*>(ctx->scratch);
-        int8_t* w8 = x8 + nx;
-        cast_args cx = {cpu_in(ctx, 0), x8};
-        cpu_parallel_for(ctx, nx, cast_range, &cx);
-        cast_args cw = {cpu_in(ctx, 1), w8};
-        cpu_parallel_for(ctx, nw, cast_range, &cw);
-        conv_args<int8_t> a = {g, x8, w8, bias, cpu_out(ctx, 0)};
-        cpu_parallel_for(ctx, g.n * g.o, conv_planes<int8_t>, &a);
-    } else {
-        conv_args<int32_t> a = {g, cpu_in(ctx, 0), cpu_in(ctx, 1), bias, cpu_out(ctx, 0)};
-        cpu_parallel_for(ctx, g.n * g.o, conv_planes<int32_t>, &a);
-    }
+    epilogue ep;
+    cpu_tail_epilogue(ctx, &ep);
+    conv_ref_args a = {make_geom(ctx),
+                       p->groups == 1,
+                       ctx->inputs[0],
+                       ctx->inputs[1],
+                       p->use_bias ? cpu_in(ctx, 2) : nullptr,
+                       ctx->outputs[0],
+                       &ep,
+                       static_cast<uint32_t*>(ctx->scratch),
+                       cpu_threads(ctx)};
+    cpu_for_each_slot(ctx, conv_ref_slot, &a);
     return CVML_OK;
 }
 

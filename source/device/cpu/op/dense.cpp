@@ -16,22 +16,37 @@ namespace {
 
 struct dense_args {
     const int32_t* x;
-    const int32_t* w;
+    const ir_tensor* w; /* any storage: int8 weights are read as stored */
     const int32_t* bias;
     int32_t* y;
     int64_t k, units;
 };
 
+/* acc + the dot product of an int32 row and a weight row of type T (wrapping). */
+template <typename T>
+uint32_t dot_row(uint32_t acc, const int32_t* xr, const void* weights, int64_t k) {
+    const T* wr = static_cast<const T*>(weights);
+    for (int64_t i = 0; i < k; ++i)
+        acc += static_cast<uint32_t>(xr[i]) * static_cast<uint32_t>(static_cast<int32_t>(wr[i]));
+    return acc;
+}
+
 void dense_range(void* arg, int64_t begin, int64_t end) {
     const dense_args* a = static_cast<const dense_args*>(arg);
+    const int storage = a->w->storage;
     for (int64_t t = begin; t < end; ++t) {
         const int64_t m = t / a->units;
         const int64_t u = t % a->units;
         const int32_t* xr = a->x + m * a->k;
-        const int32_t* wr = a->w + u * a->k;
+        const int64_t wsize = storage == STORAGE_INT8 ? 1 : storage == STORAGE_INT16 ? 2 : 4;
+        const uint8_t* wr = static_cast<const uint8_t*>(a->w->data) + u * a->k * wsize;
         uint32_t acc = a->bias ? static_cast<uint32_t>(a->bias[u]) : 0u;
-        for (int64_t i = 0; i < a->k; ++i)
-            acc += static_cast<uint32_t>(xr[i]) * static_cast<uint32_t>(wr[i]);
+        if (storage == STORAGE_INT8)
+            acc = dot_row<int8_t>(acc, xr, wr, a->k);
+        else if (storage == STORAGE_INT16)
+            acc = dot_row<int16_t>(acc, xr, wr, a->k);
+        else
+            acc = dot_row<int32_t>(acc, xr, wr, a->k);
         a->y[t] = static_cast<int32_t>(acc);
     }
 }
@@ -246,11 +261,12 @@ int dense_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     if (x->ndim != 2 || w->ndim != 2 || y->ndim != 2 || w->dims[1] != x->dims[1] ||
         y->dims[0] != x->dims[0] || y->dims[1] != w->dims[0])
         return cvml_fail(CVML_ERR_RUNTIME, "dense: input, weight and output shapes disagree");
-    // The reference loops are the scalar level.
-    // The fast path packs constant weights here; a weight that is a graph input or an
-    // operator output has no values yet, so it takes the loops that read it per run.
+    // The scalar loops read the weights as stored. The fast path packs constant weights
+    // here; a weight that is a graph input or an operator output has no values yet, so
+    // it takes the loops that read it per run.
     if (cpu_level(ctx) != CPU_SIMD_SCALAR && ctx->inputs[1]->kind == TENSOR_CONST)
         return dense_fast_prerun(ctx, scratch_bytes);
+    ctx->caps = CPU_CAP_NARROW_IN(1);
     return CVML_OK;
 }
 
@@ -259,7 +275,7 @@ int dense_run(cpu_node_ctx* ctx) {
     const dense_param* p = static_cast<const dense_param*>(ctx->param);
     dense_args a;
     a.x = cpu_in(ctx, 0);
-    a.w = cpu_in(ctx, 1);
+    a.w = ctx->inputs[1];
     a.bias = p->use_bias ? cpu_in(ctx, 2) : nullptr;
     a.y = cpu_out(ctx, 0);
     a.k = ctx->inputs[0]->dims[1];

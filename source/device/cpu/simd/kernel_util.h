@@ -32,6 +32,11 @@ static inline int cpu_level(const cpu_node_ctx* ctx) {
     return ctx->rt ? ctx->rt->simd_level : CPU_SIMD_SCALAR;
 }
 
+/* The plain reference loops: the scalar level with fusion and narrow storage off. */
+static inline bool cpu_reference(const cpu_node_ctx* ctx) {
+    return cpu_level(ctx) == CPU_SIMD_SCALAR && !(ctx->rt && ctx->rt->fusion);
+}
+
 /* Runs fn(arg, slot, slot + 1) once per thread slot: with n == threads, the pool's
  * static split gives chunk k exactly index k, so slot k owns scratch slot k. */
 static inline void cpu_for_each_slot(const cpu_node_ctx* ctx, cpu_range_fn fn, void* arg) {
@@ -93,8 +98,7 @@ static inline void cpu_phase_row_any(const ir_tensor* t, int64_t base, int64_t w
  * other stays on its scalar loop. */
 static inline int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
     cvml_step step;
-    if (cpu_level(ctx) == CPU_SIMD_SCALAR || !op_node_step(ctx->graph, ctx->node, 0, &step))
-        return CVML_OK;
+    if (cpu_reference(ctx) || !op_node_step(ctx->graph, ctx->node, 0, &step)) return CVML_OK;
     static const int fast_marker = 1;
     ctx->state = const_cast<int*>(&fast_marker);  // no postrun: nothing is owned
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
