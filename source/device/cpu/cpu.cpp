@@ -58,6 +58,7 @@ void release_state(cpu_subgraph_state* st) {
         cpu_node_exec* ne = &st->nodes[i];
         if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
         free(ne->tensors);
+        free(ne->tail.steps);
     }
     free(st->nodes);
     if (!st->arena_borrowed) cvml_aligned_free(st->arena);
@@ -194,15 +195,26 @@ bool fusable_step(const ir_graph* g, const cpu_subgraph_state* st, int32_t head,
     return true;
 }
 
+/* The longest tail fused at the vector levels, in chain slots and steps: their tile
+ * and row code is tuned for chains this long. The scalar level takes all the chain
+ * has room for, so that MRT's requantize-add-requantize runs reach an int8 tensor
+ * instead of leaving an int32 one between (a quarter of the arena at that level). */
+constexpr int32_t kVectorTailSlots = 6;
+constexpr int32_t kVectorTailSteps = 6;
+
 /* Absorbs the chain of element-wise operators that follows a node whose kernel applies
  * tails. A link is taken only when the intermediate tensor is read by that operator
  * alone (not a graph output, not read twice), and an elemwise_add's other operand is
  * ready before the head runs, so the fused node computes exactly what the chain did. */
-void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
+int fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
+    const bool scalar = st->rt.simd_level == CPU_SIMD_SCALAR;
+    const int32_t max_slots = scalar ? EP_MAX_STEPS - 2 : kVectorTailSlots;
+    const int32_t max_steps = scalar ? CPU_TAIL_MAX : kVectorTailSteps;
     for (int32_t i = 0; i < sg->node_count; ++i) {
         cpu_node_exec* head = &st->nodes[i];
         if (head->skip || !(head->ctx.caps & CPU_CAP_TAIL) || head->ctx.output_count != 1) continue;
-        int32_t slots = 0;
+        cpu_tail_step steps[CPU_TAIL_MAX];
+        int32_t count = 0, slots = 0;
         for (;;) {
             const ir_tensor* t = head->ctx.outputs[0];
             if (is_graph_output(g, t->index) || t->consumer_count != 1) break;
@@ -212,17 +224,22 @@ void fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             if (c->output_count != 1 || count_in(c, t->index) != 1) break;
             cpu_tail_step step;
             if (!fusable_step(g, st, i, c, t, &step)) break;
-            if (slots + tail_slots(step.step) > EP_MAX_STEPS - 2 ||
-                head->tail.count == CPU_TAIL_MAX)
-                break;
+            if (slots + tail_slots(step.step) > max_slots || count == max_steps) break;
             slots += tail_slots(step.step);
-            head->tail.steps[head->tail.count++] = step;
+            steps[count++] = step;
             st->nodes[cs].skip = 1;
             g->nodes[c->index]->fused_into = head->ctx.node->index;
             head->tensors[head->ctx.input_count] = g->tensors[c->outputs[0]];
         }
-        if (head->tail.count) head->ctx.tail = &head->tail;
+        if (!count) continue;
+        head->tail.steps =
+            static_cast<cpu_tail_step*>(malloc(sizeof(cpu_tail_step) * static_cast<size_t>(count)));
+        if (!head->tail.steps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        memcpy(head->tail.steps, steps, sizeof(cpu_tail_step) * static_cast<size_t>(count));
+        head->tail.count = count;
+        head->ctx.tail = &head->tail;
     }
+    return CVML_OK;
 }
 
 int32_t alias_root(const cpu_subgraph_state* st, int32_t t) {
@@ -468,8 +485,8 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         }
     }
     if (!rc) rc = prepare_nodes(g, sg, st, scratch);
+    if (!rc && st->rt.fusion) rc = fuse_tails(g, sg, st);
     if (!rc && st->rt.fusion) {
-        fuse_tails(g, sg, st);
         make_views(g, sg, st);
         compute_bounds(g, sg, st);
         choose_storage(g, sg, st);

@@ -26,14 +26,15 @@ typedef struct cpu_tail_step {
     const ir_tensor* operand;
 } cpu_tail_step;
 
-#define CPU_TAIL_MAX 6
+#define CPU_TAIL_MAX 12
 
 /* Element-wise operators that followed the node and were fused into it at prerun: the
  * kernel applies them in order to each int32 result and writes outputs[0], which the
- * device has re-pointed to the last fused operator's output. */
+ * device has re-pointed to the last fused operator's output. `steps` holds exactly
+ * `count` steps (at most CPU_TAIL_MAX), owned by the device. */
 typedef struct cpu_tail {
     int32_t count;
-    cpu_tail_step steps[CPU_TAIL_MAX];
+    cpu_tail_step* steps;
 } cpu_tail;
 
 typedef struct cpu_node_ctx {

@@ -19,7 +19,10 @@ enum ep_kind {
     EP_MUL = 6,   /* x * factor, wrapping (broadcast_mul by a one-element constant) */
 };
 
-#define EP_MAX_STEPS 8
+/* Room for a node's own two steps and a fused tail of up to 14 slots: the scalar level
+ * fuses chains that long (MRT's requantize-add-requantize runs between two int8
+ * tensors), the vector levels stop at 6 slots (cpu.cpp). */
+#define EP_MAX_STEPS 16
 
 typedef struct ep_step {
     int32_t kind;
