@@ -4,7 +4,13 @@
 #      emulated core that has that level and nothing above it (ctest -L arm,
 #      tests/arm/arm_tests.cmake);
 #   2. cvml on the Cortex model from ../shared at every level: the expected output
-#      (skipped with a message where ../shared is absent).
+#      (skipped with a message where ../shared is absent);
+#   3. instruction counts, the speed measure under emulation: one line per model and
+#      level, `arm LEVEL MODEL: instructions N macs M`, N being the guest instructions of
+#      one inference as counted by a qemu TCG plugin (tests/arm/insn_count.c, built here
+#      for the host): a `cvml bench` of R + 1 runs minus one of 1 run, divided by R, so
+#      loading and planning cancel out. cifar_resnet20 at every level; the built-in
+#      ResNet-18 at the vector levels (at scalar it would take minutes).
 # Needs gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu and qemu-user
 # (scripts/install_deps.sh installs them).
 set -euo pipefail
@@ -16,7 +22,7 @@ step() { printf '\n==== arm: %s\n' "$*"; }
 fail() { echo "test_arm: FAIL: $*" >&2; exit 1; }
 
 # level:emulated core, lowest level first. Each core has its level and none above it.
-levels=(scalar:max)
+levels=(scalar:cortex-a72 neon:cortex-a72 dotprod:neoverse-n1)
 sysroot=/usr/aarch64-linux-gnu
 qemu() { qemu-aarch64 -L "$sysroot" "$@"; }
 
@@ -25,6 +31,8 @@ cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain/aarch64-linux-gnu.
   -DCMAKE_BUILD_TYPE=Release -DCVML_WITH_CUDA=OFF >/dev/null
 cmake --build "$build" -j"$jobs" --target cvml_unit_tests cvml_conformance_tests \
   cvml_simd_probe cvml_tool
+plugin="$build/libinsn_count.so"
+cc -std=c99 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$plugin" tests/arm/insn_count.c
 
 step "unit and conformance tests under qemu-aarch64, every level"
 ctest --test-dir "$build" --output-on-failure -j"$jobs" -L arm
@@ -43,3 +51,35 @@ if [[ -f $model/symbol && -f $model/case/input.bin ]]; then
 else
   echo "skipped: $model is absent (the Cortex model lives in ../shared)"
 fi
+
+# count LEVEL CPU RUNS MODEL...: guest instructions of `cvml bench MODEL` with RUNS runs.
+count() {
+  local level=$1 cpu=$2 runs=$3 out
+  shift 3
+  out=$(mktemp)
+  QEMU_CPU=$cpu CVML_SIMD=$level CVML_NUM_THREADS=1 qemu -plugin "$plugin,out=$out" \
+    "$build/tools/cvml" bench "$@" --threads 1 --warmup 0 --runs "$runs" >/dev/null
+  cat "$out"
+  rm -f "$out"
+}
+# report LEVEL CPU NAME MODEL...: the instructions of one inference and the model's MACs.
+report() {
+  local level=$1 cpu=$2 name=$3 reps=4 one many macs
+  shift 3
+  one=$(count "$level" "$cpu" 1 "$@")
+  many=$(count "$level" "$cpu" $((reps + 1)) "$@")
+  macs=$(QEMU_CPU=$cpu qemu "$build/tools/cvml" bench "$@" --threads 1 --warmup 0 --runs 1 \
+    --json | sed -n 's/.*"macs": \([0-9]*\).*/\1/p')
+  echo "arm $level $name: instructions $(((many - one) / reps)) macs $macs"
+}
+step "instruction counts per inference (qemu TCG plugin)"
+if [[ -f $model/symbol ]]; then
+  for entry in "${levels[@]}"; do
+    report "${entry%%:*}" "${entry#*:}" cifar_resnet20 "$model"
+  done
+else
+  echo "cifar_resnet20 skipped: $model is absent"
+fi
+for entry in "${levels[@]:1}"; do
+  report "${entry%%:*}" "${entry#*:}" resnet18 resnet18
+done

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "device/cpu/simd/epilogue.h"
@@ -16,9 +19,8 @@
 namespace {
 
 std::vector<int> levels() {
-    std::vector<int> l;
-    for (int v = CPU_SIMD_SCALAR; v <= cpu_simd_detect(); ++v) l.push_back(v);
-    return l;
+    int l[8];
+    return std::vector<int>(l, l + cpu_simd_levels(l, 8));
 }
 
 struct Sink {
@@ -114,12 +116,35 @@ void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t s
 }
 
 TEST(SimdGemm, DetectAndEnvironment) {
-    int d = cpu_simd_detect();
-    EXPECT_GE(d, CPU_SIMD_SCALAR);
-    EXPECT_LE(d, CPU_SIMD_AVX512);
+    const std::vector<int> have = levels();
+    ASSERT_FALSE(have.empty());
+    EXPECT_EQ(have.front(), CPU_SIMD_SCALAR);
+    EXPECT_EQ(have.back(), cpu_simd_detect());
     EXPECT_STREQ(cpu_simd_name(CPU_SIMD_SCALAR), "scalar");
     EXPECT_STREQ(cpu_simd_name(CPU_SIMD_AVX2), "avx2");
     EXPECT_STREQ(cpu_simd_name(CPU_SIMD_AVX512), "avx512");
+    EXPECT_STREQ(cpu_simd_name(CPU_SIMD_NEON), "neon");
+    EXPECT_STREQ(cpu_simd_name(CPU_SIMD_DOTPROD), "dotprod");
+    // CVML_SIMD steps down to each level this CPU has, and never up or sideways.
+    const char* saved = getenv("CVML_SIMD");
+    std::string keep = saved ? saved : "";
+    for (int level : have) {
+        setenv("CVML_SIMD", cpu_simd_name(level), 1);
+        EXPECT_EQ(cpu_simd_level(), level) << cpu_simd_name(level);
+    }
+    for (const char* other : {"avx2", "avx512", "neon", "dotprod", "i8mm", "bogus"}) {
+        setenv("CVML_SIMD", other, 1);
+        const int got = cpu_simd_level();
+        const bool known = std::find(have.begin(), have.end(), got) != have.end();
+        EXPECT_TRUE(known) << other;
+        // A level this CPU lacks, or a name of none: the detected level.
+        const bool named = strcmp(cpu_simd_name(got), other) == 0;
+        EXPECT_TRUE(named || got == cpu_simd_detect()) << other;
+    }
+    if (saved)
+        setenv("CVML_SIMD", keep.c_str(), 1);
+    else
+        unsetenv("CVML_SIMD");
 }
 
 TEST(SimdGemm, OddSizesAllLevels) {
@@ -157,7 +182,7 @@ TEST(SimdGemm, LargeKWrapsLikeUpstream) {
  * K around the 64-byte steps, extremes (the +128 offset and its correction) and sums
  * that wrap. avx512 only: the other levels never take it. */
 TEST(SimdGemm, NarrowTailsMatchReference) {
-    if (cpu_simd_detect() < CPU_SIMD_AVX512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    if (cpu_simd_detect() != CPU_SIMD_AVX512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
     std::mt19937 rng(11);
     for (int mode = 0; mode <= 2; ++mode)
         for (int32_t K : {1, 3, 63, 64, 65, 147, 1152, 140000})
@@ -201,7 +226,7 @@ TEST(SimdGemm, NarrowTailsMatchReference) {
 /* gemm_pack_b_select picks columns out of 64 consecutive ones: the same packed bytes as
  * gemm_pack_b_rows over those columns gathered first. */
 TEST(SimdGemm, SelectPackingMatchesGatheredColumns) {
-    if (cpu_simd_detect() < CPU_SIMD_AVX512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+    if (cpu_simd_detect() != CPU_SIMD_AVX512) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
     std::mt19937 rng(12);
     for (int iter = 0; iter < 200; ++iter) {
         const int32_t K = 1 + static_cast<int32_t>(rng() % 40);

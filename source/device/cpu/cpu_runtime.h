@@ -5,7 +5,16 @@
 
 #include "device/cpu/thread_pool.h"
 
-enum cpu_simd_level { CPU_SIMD_SCALAR = 0, CPU_SIMD_AVX2 = 1, CPU_SIMD_AVX512 = 2 };
+/* Each architecture's levels are ordered by its ladder in simd/simd.cpp, not by value. */
+enum cpu_simd_level {
+    CPU_SIMD_SCALAR = 0,
+    CPU_SIMD_AVX2 = 1,
+    CPU_SIMD_AVX512 = 2,
+    /* aarch64 (simd/arm/aarch64/), chosen at run time from the hardware capabilities */
+    CPU_SIMD_NEON = 3,
+    CPU_SIMD_DOTPROD = 4,
+    CPU_SIMD_I8MM = 5,
+};
 
 typedef struct cpu_runtime {
     thread_pool* pool;

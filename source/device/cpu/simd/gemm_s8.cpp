@@ -15,8 +15,9 @@ using namespace gemm_impl;
 namespace {
 
 /* B's columns are packed in multiples of this: a 16-column panel at avx512, the 12
- * columns (3 panels of 4) of an avx2 micro-kernel. */
+ * columns (3 panels of 4) of an avx2 micro-kernel, a 12-column panel on aarch64. */
 int32_t panel_width(int level) {
+    if (arm_level(level)) return ARM_PANEL;
     return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? 12 : 1;
 }
 
@@ -48,7 +49,7 @@ namespace {
 template <typename T>
 int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out) {
     memset(out, 0, sizeof(*out));
-#if !CVML_SIMD_X86
+#if !CVML_SIMD_X86 && !CVML_SIMD_AARCH64
     level = CPU_SIMD_SCALAR;
 #endif
     out->level = level;
@@ -72,7 +73,7 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
             sum += static_cast<uint32_t>(static_cast<int32_t>(v));
             size_t mb = static_cast<size_t>(m / GEMM_MR), r = static_cast<size_t>(m % GEMM_MR);
             size_t blk = mb * GEMM_MR * static_cast<size_t>(out->Kp);
-            if (level == CPU_SIMD_AVX512)
+            if (level == CPU_SIMD_AVX512 || arm_level(level))  // blocks interleaved by 4
                 static_cast<int8_t*>(out->data)[blk + static_cast<size_t>(k / 4) * GEMM_MR * 4 +
                                                 r * 4 + static_cast<size_t>(k % 4)] = v;
             else  // scalar and avx2: zero-padded int8 rows
@@ -173,6 +174,12 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
                        int32_t k4, void* packed) {
     (void)K;
     const int8_t* const* rows = rows_in;
+#if CVML_SIMD_AARCH64
+    if (arm_level(level)) {
+        pack_group_arm(rows, N, round_up(K, GEMM_KG), k4, static_cast<int8_t*>(packed));
+        return;
+    }
+#endif
 #if CVML_SIMD_X86
     int32_t Kp = round_up(K, GEMM_KG);
     if (level == CPU_SIMD_AVX512) {
@@ -254,6 +261,36 @@ int64_t gemm_tile_count(int32_t M, int32_t N) {
     return mb * nt;
 }
 
+namespace {
+
+/* One tile of rows m0.. and columns n0.. of A * B at a's level. */
+void compute_tile(const gemm_weights* a, const void* packed_b, int32_t N, int32_t m0, int32_t rows,
+                  int32_t n0, int32_t cols, int32_t* tile) {
+#if CVML_SIMD_X86
+    if (a->level == CPU_SIMD_AVX512) {
+        tile_avx512(a, static_cast<const uint8_t*>(packed_b), m0, n0, cols, tile);
+        return;
+    }
+    if (a->level == CPU_SIMD_AVX2) {
+        tile_avx2(a, static_cast<const int16_t*>(packed_b), m0, n0, cols, tile);
+        return;
+    }
+#endif
+#if CVML_SIMD_AARCH64
+    if (a->level == CPU_SIMD_DOTPROD) {
+        tile_dotprod(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
+        return;
+    }
+    if (a->level == CPU_SIMD_NEON) {
+        tile_neon(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
+        return;
+    }
+#endif
+    tile_scalar(a, static_cast<const int8_t*>(packed_b), N, m0, rows, n0, cols, tile);
+}
+
+}  // namespace
+
 void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
                     gemm_tile_fn fn, void* arg) {
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
@@ -269,14 +306,7 @@ void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int6
         int32_t n0 = static_cast<int32_t>(nb) * GEMM_NT;
         int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
         int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
-#if CVML_SIMD_X86
-        if (a->level == CPU_SIMD_AVX512)
-            tile_avx512(a, static_cast<const uint8_t*>(packed_b), m0, n0, cols, tile);
-        else if (a->level == CPU_SIMD_AVX2)
-            tile_avx2(a, static_cast<const int16_t*>(packed_b), m0, n0, cols, tile);
-        else
-#endif
-            tile_scalar(a, static_cast<const int8_t*>(packed_b), N, m0, rows, n0, cols, tile);
+        compute_tile(a, packed_b, N, m0, rows, n0, cols, tile);
         fn(arg, m0, rows, n0, cols, tile);
     }
 }

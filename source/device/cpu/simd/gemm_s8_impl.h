@@ -1,6 +1,7 @@
 /* What the int8 GEMM (gemm_s8.cpp, the scalar kernels and the dispatch) shares with its
- * kernels per instruction set (x86/avx512/gemm_s8.cpp, x86/avx2/gemm_s8.cpp), whose
- * entry points are declared here. */
+ * kernels per instruction set (x86/avx512/gemm_s8.cpp, x86/avx2/gemm_s8.cpp,
+ * arm/aarch64/neon/gemm_s8.cpp, arm/aarch64/dotprod/gemm_s8.cpp), whose entry points
+ * are declared here. */
 #pragma once
 
 #include <stdint.h>
@@ -45,6 +46,25 @@ void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride,
 void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile);
 void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* p0, size_t panel);
+#endif
+
+/* aarch64's levels (neon, dotprod) share their layouts: weights interleaved by 4 in
+ * blocks of GEMM_MR rows as at avx512, but signed; B signed in panels of 12 columns. */
+#define ARM_PANEL 12
+#define ARM_PANEL_BYTES (ARM_PANEL * GEMM_KG) /* one k4 step of a panel */
+inline bool arm_level(int level) {
+    return level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD;
+}
+
+#if CVML_SIMD_AARCH64
+/* ---- aarch64 neon (arm/aarch64/neon/gemm_s8.cpp), B's packer for both levels */
+void pack_group_arm(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp, int32_t k4,
+                    int8_t* packed);
+void tile_neon(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
+               int32_t* tile);
+/* ---- aarch64 dotprod (arm/aarch64/dotprod/gemm_s8.cpp) */
+void tile_dotprod(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
+                  int32_t* tile);
 #endif
 
 }  // namespace gemm_impl

@@ -1,8 +1,9 @@
 /* Run-time choice of the CPU kernels' instruction set. The library is built without
  * -march flags; the SIMD variants carry function-level target attributes and are
- * only called when CPUID says the instructions exist. CVML_SIMD=scalar|avx2|avx512
- * lowers the level (tests run every level on one machine); a level the CPU lacks is
- * never used, whatever the variable says. */
+ * only called when the CPU says the instructions exist (CPUID on x86, the hardware
+ * capabilities getauxval reports on aarch64 Linux). CVML_SIMD=scalar|avx2|avx512 on
+ * x86, scalar|neon|dotprod|i8mm on aarch64, lowers the level (tests run every level on
+ * one machine); a level the CPU lacks is never used, whatever the variable says. */
 #pragma once
 
 #include "device/cpu/cpu_runtime.h"
@@ -14,6 +15,16 @@
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,bmi2")))
 #else
 #define CVML_SIMD_X86 0
+#endif
+
+/* aarch64 Linux: NEON is part of the base architecture; the dot-product and int8
+ * matrix-multiply kernels carry these target attributes. */
+#if CVML_WITH_SIMD && defined(__aarch64__) && defined(__linux__) && defined(__GNUC__)
+#define CVML_SIMD_AARCH64 1
+#define CVML_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#define CVML_TARGET_I8MM __attribute__((target("arch=armv8.6-a+i8mm")))
+#else
+#define CVML_SIMD_AARCH64 0
 #endif
 
 /* Bits [lo, hi) of a 64-bit mask (an AVX-512 byte mask), clamped to [0, 64). */
@@ -30,5 +41,8 @@ int cpu_simd_detect(void);
 /* The level to use: the detected one, lowered by CVML_SIMD when set (read at each
  * call, so a test may change it between preruns). */
 int cpu_simd_level(void);
-/* "scalar", "avx2" or "avx512". */
+/* "scalar", "avx2", "avx512", "neon", "dotprod" or "i8mm". */
 const char* cpu_simd_name(int level);
+/* The levels this CPU (and this build) has, lowest first, into out[0 .. cap); returns
+ * their count. */
+int cpu_simd_levels(int* out, int cap);
