@@ -617,17 +617,23 @@ int cvml_graph_verify(cvml_graph* g) {
 
 /* ---- running ------------------------------------------------------------------------ */
 
-int cvml_graph_prerun(cvml_graph* g) {
-    REQUIRE(g, "NULL graph");
-    int rc = require_init(__func__);
+static int prerun_locked(cvml_graph* g) {
+    int rc = require_init("cvml_graph_prerun");
     if (!rc && !g->ir->verified) rc = graph_verify_built(g->ir);
     if (!rc) rc = scheduler_prerun(g->ir, &g->context);
     return rc;
 }
 
-int cvml_graph_run(cvml_graph* g) {
+int cvml_graph_prerun(cvml_graph* g) {
     REQUIRE(g, "NULL graph");
-    int rc = cvml_graph_prerun(g);
+    graph_lock_acquire(&g->lock);
+    int rc = prerun_locked(g);
+    graph_lock_release(&g->lock);
+    return rc;
+}
+
+int graph_run_locked(cvml_graph* g) {
+    int rc = prerun_locked(g);
     if (rc) return rc;
     for (int32_t i = 0; i < g->ir->input_count; ++i) {
         const ir_tensor* t = g->ir->tensors[g->ir->inputs[i]];
@@ -635,6 +641,14 @@ int cvml_graph_run(cvml_graph* g) {
     }
     rc = scheduler_run(g->ir);
     if (!rc) g->ir->ran = 1;
+    return rc;
+}
+
+int cvml_graph_run(cvml_graph* g) {
+    REQUIRE(g, "NULL graph");
+    graph_lock_acquire(&g->lock);
+    int rc = graph_run_locked(g);
+    graph_lock_release(&g->lock);
     return rc;
 }
 

@@ -221,9 +221,9 @@ static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
     return CVML_OK;
 }
 
-int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, void* output,
-                         size_t output_length_given) {
-    REQUIRE(g && input && output, "NULL argument");
+/* The whole of a bytes run (input in, run, outputs out) under the graph's lock. */
+static int run_bytes_locked(cvml_graph* g, const void* input, size_t input_length, void* output,
+                            size_t output_length_given) {
     const ir_tensor* data = nullptr;
     int in_type = 1;
     int rc = input_facts(g->ir, &data, &in_type);
@@ -261,7 +261,16 @@ int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, 
         rc = cvml_tensor_set_i32(t, values, count);
         free(values);
     }
-    if (!rc) rc = cvml_graph_run(g);
+    if (!rc) rc = graph_run_locked(g);
     if (!rc) rc = serialize_outputs(g->ir, static_cast<uint8_t*>(output), out_len);
+    return rc;
+}
+
+int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, void* output,
+                         size_t output_length_given) {
+    REQUIRE(g && input && output, "NULL argument");
+    graph_lock_acquire(&g->lock);
+    int rc = run_bytes_locked(g, input, input_length, output, output_length_given);
+    graph_lock_release(&g->lock);
     return rc;
 }

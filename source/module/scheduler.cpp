@@ -59,14 +59,18 @@ int context_devices(const cvml_context* ctx, cvml_device** out, int32_t cap, int
 
 namespace {
 
-int add_index(int32_t** arr, int32_t* count, int32_t value) {
-    for (int32_t i = 0; i < *count; ++i)
-        if ((*arr)[i] == value) return CVML_OK;
-    int32_t* p =
-        static_cast<int32_t*>(realloc(*arr, sizeof(int32_t) * static_cast<size_t>(*count + 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    *arr = p;
-    p[(*count)++] = value;
+/* Appends to a list whose capacity is the next power of two of its count, so a list
+ * of n grows in O(n) (a subgraph may hold every node of a 100,000-node graph). Callers
+ * keep lists free of duplicates themselves. */
+int append_index(int32_t** arr, int32_t* count, int32_t value) {
+    int32_t n = *count;
+    if ((n & (n - 1)) == 0) {  // 0, 1, 2, 4, ...: full
+        size_t capacity = n ? 2 * static_cast<size_t>(n) : 1;
+        int32_t* p = static_cast<int32_t*>(realloc(*arr, sizeof(int32_t) * capacity));
+        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        *arr = p;
+    }
+    (*arr)[(*count)++] = value;
     return CVML_OK;
 }
 
@@ -174,47 +178,47 @@ int cut_subgraphs(ir_graph* g, const int32_t* order, int32_t count, const int32_
             if (rc) return rc;
             last = g->subgraphs[g->subgraph_count - 1];
         }
-        int rc = add_index(&last->nodes, &last->node_count, n);
+        int rc = append_index(&last->nodes, &last->node_count, n);
         if (rc) return rc;
         g->nodes[n]->subgraph = last->index;
     }
     return CVML_OK;
 }
 
-bool is_output(const ir_graph* g, int32_t t) {
-    for (int32_t i = 0; i < g->output_count; ++i)
-        if (g->outputs[i] == t) return true;
-    return false;
-}
-
 /* A subgraph's inputs are tensors it reads that it does not produce; its outputs are
- * tensors it produces that another subgraph reads or that are graph outputs. */
+ * tensors it produces that another subgraph reads or that are graph outputs. Marks per
+ * tensor keep it O(nodes + edges): `listed[t]` is the last subgraph that took t as an
+ * input, plus one. */
 int find_boundaries(ir_graph* g) {
-    for (int32_t s = 0; s < g->subgraph_count; ++s) {
+    size_t tensors = static_cast<size_t>(g->tensor_count) + 1;
+    uint8_t* is_output = static_cast<uint8_t*>(calloc(tensors, 1));
+    int32_t* listed = static_cast<int32_t*>(calloc(tensors, sizeof(int32_t)));
+    int rc = is_output && listed ? CVML_OK : cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; !rc && i < g->output_count; ++i) is_output[g->outputs[i]] = 1;
+    for (int32_t s = 0; !rc && s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
-        for (int32_t i = 0; i < sg->node_count; ++i) {
+        for (int32_t i = 0; !rc && i < sg->node_count; ++i) {
             const ir_node* node = g->nodes[sg->nodes[i]];
-            for (int32_t k = 0; k < node->input_count; ++k) {
+            for (int32_t k = 0; !rc && k < node->input_count; ++k) {
                 const ir_tensor* t = g->tensors[node->inputs[k]];
                 int32_t producer_sg = t->producer >= 0 ? g->nodes[t->producer]->subgraph : -1;
-                if (producer_sg != s) {
-                    int rc = add_index(&sg->inputs, &sg->input_count, t->index);
-                    if (rc) return rc;
+                if (producer_sg != s && listed[t->index] != s + 1) {
+                    listed[t->index] = s + 1;
+                    rc = append_index(&sg->inputs, &sg->input_count, t->index);
                 }
             }
-            for (int32_t k = 0; k < node->output_count; ++k) {
+            for (int32_t k = 0; !rc && k < node->output_count; ++k) {
                 const ir_tensor* t = g->tensors[node->outputs[k]];
-                bool escapes = is_output(g, t->index);
+                bool escapes = is_output[t->index];
                 for (int32_t c = 0; c < t->consumer_count && !escapes; ++c)
                     escapes = g->nodes[t->consumers[c]]->subgraph != s;
-                if (escapes) {
-                    int rc = add_index(&sg->outputs, &sg->output_count, t->index);
-                    if (rc) return rc;
-                }
+                if (escapes) rc = append_index(&sg->outputs, &sg->output_count, t->index);
             }
         }
     }
-    return CVML_OK;
+    free(is_output);
+    free(listed);
+    return rc;
 }
 
 /* Upstream's gas for one node: output elements times the operator's base cost. */

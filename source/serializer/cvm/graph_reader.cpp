@@ -12,6 +12,7 @@
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
+#include "serializer/cvm/name_index.h"
 #include "utility/error.h"
 #include "utility/platform.h"
 
@@ -293,6 +294,32 @@ int64_t item(const json_value* list, int32_t i) {
     return json_int(json_at(list, i));
 }
 
+/* last[i] = 1 where member i of the object is the last of its key. */
+int mark_last_of_each_key(const json_value* o, uint8_t** last) {
+    int32_t count = json_count(o);
+    *last = static_cast<uint8_t*>(calloc(static_cast<size_t>(count) + 1, 1));
+    name_entry* entries =
+        static_cast<name_entry*>(malloc(sizeof(name_entry) * (static_cast<size_t>(count) + 1)));
+    if (!*last || !entries) {
+        free(entries);
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    for (int32_t i = 0; i < count; ++i) {
+        const char* key = json_key_at(o, i);
+        entries[i] = {key, strlen(key), i};
+    }
+    name_index index;
+    name_index_init(&index, entries, count);  // sorted by (key, member index)
+    for (int32_t k = 0; k < count; ++k) {
+        const name_entry& e = index.entries[k];
+        const name_entry* next = k + 1 < count ? &index.entries[k + 1] : nullptr;
+        if (!next || next->len != e.len || memcmp(next->name, e.name, e.len) != 0)
+            (*last)[e.id] = 1;
+    }
+    name_index_free(&index);
+    return CVML_OK;
+}
+
 /* Parses an op_attrs string: a JSON object of string values (upstream reads it into
  * a map<string, string>, a later duplicate key replacing an earlier one). */
 int parse_op_attrs(const char* text, ir_node* node) {
@@ -317,9 +344,14 @@ int parse_op_attrs(const char* text, ir_node* node) {
                            node->name, key);
             break;
         }
-        if (json_get(o, key) != m) continue;  // a later duplicate wins
-        rc = ir_node_add_attr(node, key, json_str(m));
     }
+    // A later duplicate wins; found by sorting the keys, so that an attribute string of
+    // many repeated keys costs O(n log n), not a search per key.
+    uint8_t* last = nullptr;
+    if (!rc) rc = mark_last_of_each_key(o, &last);
+    for (int32_t i = 0; !rc && i < json_count(o); ++i)
+        if (last[i]) rc = ir_node_add_attr(node, json_key_at(o, i), json_str(json_at(o, i)));
+    free(last);
     json_free(&doc);
     return rc;
 }
@@ -455,18 +487,34 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
     return CVML_OK;
 }
 
+/* Upstream compares every arg node's name with the earlier ones; the same first
+ * failure (a node out of range, or a name seen before) is found here in O(n log n). */
 int check_arg_names(const file_graph* f) {
     if (!f->arg_nodes) return CVML_OK;
-    for (int32_t i = 0; i < json_count(f->arg_nodes); ++i) {
+    int32_t count = json_count(f->arg_nodes);
+    int32_t valid = count;  // arg nodes before the first out-of-range one
+    for (int32_t i = 0; i < count && valid == count; ++i) {
         int64_t a = item(f->arg_nodes, i);
-        if (a < 0 || a >= f->node_count)
-            return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", i,
-                             static_cast<long long>(a));
-        for (int32_t k = 0; k < i; ++k)
-            if (strcmp(f->nodes[item(f->arg_nodes, k)].name, f->nodes[a].name) == 0)
-                return cvml_fail(CVML_ERR_RUNTIME, "node name %s duplicated in graph",
-                                 f->nodes[a].name);
+        if (a < 0 || a >= f->node_count) valid = i;
     }
+    name_entry* entries =
+        static_cast<name_entry*>(malloc(sizeof(name_entry) * (static_cast<size_t>(valid) + 1)));
+    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; i < valid; ++i) {
+        const char* name = f->nodes[item(f->arg_nodes, i)].name;
+        entries[i] = {name, strlen(name), i};
+    }
+    name_index index;
+    name_index_init(&index, entries, valid);
+    int32_t first = 0, second = 0;
+    int duplicate = name_index_first_duplicate(&index, &first, &second);
+    name_index_free(&index);
+    if (duplicate)
+        return cvml_fail(CVML_ERR_RUNTIME, "node name %s duplicated in graph",
+                         f->nodes[item(f->arg_nodes, second)].name);
+    if (valid < count)
+        return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", valid,
+                         static_cast<long long>(item(f->arg_nodes, valid)));
     return CVML_OK;
 }
 
@@ -623,14 +671,21 @@ int set_model_facts(const file_graph* f, ir_graph* g) {
  * optional there); the second variable of a name would never receive its value
  * (params) or its input (data), so the model is refused. */
 int check_variable_names(const ir_graph* g) {
-    for (int32_t i = 0; i < g->node_count; ++i) {
-        if (g->nodes[i]->op) continue;
-        for (int32_t k = 0; k < i; ++k)
-            if (!g->nodes[k]->op && strcmp(g->nodes[k]->name, g->nodes[i]->name) == 0)
-                return cvml_fail(CVML_ERR_LOGIC,
-                                 "variable name %s is used by nodes %" PRId32 " and %" PRId32,
-                                 g->nodes[i]->name, k, i);
-    }
+    name_entry* entries = static_cast<name_entry*>(
+        malloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
+    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int32_t count = 0;
+    for (int32_t i = 0; i < g->node_count; ++i)
+        if (!g->nodes[i]->op) entries[count++] = {g->nodes[i]->name, strlen(g->nodes[i]->name), i};
+    name_index index;
+    name_index_init(&index, entries, count);
+    int32_t first = 0, second = 0;
+    int duplicate = name_index_first_duplicate(&index, &first, &second);
+    name_index_free(&index);
+    if (duplicate)
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "variable name %s is used by nodes %" PRId32 " and %" PRId32,
+                         g->nodes[second]->name, first, second);
     return CVML_OK;
 }
 

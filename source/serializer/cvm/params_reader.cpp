@@ -8,6 +8,7 @@
 
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
+#include "serializer/cvm/name_index.h"
 #include "graph/verify.h"
 #include "utility/error.h"
 #include "utility/platform.h"
@@ -95,16 +96,23 @@ struct name_ref {
     size_t in_block; /* where it was copied */
 };
 
-/* The variable an array name refers to: upstream's GetInputIndex searches the
- * variables in node order and takes the first of that name. */
-ir_tensor* find_variable(ir_graph* g, const name_ref& n) {
-    for (int32_t i = 0; i < g->node_count; ++i) {
-        const ir_node* node = g->nodes[i];
-        if (node->op) continue;
-        if (strlen(node->name) == n.len && memcmp(node->name, n.p, n.len) == 0)
-            return g->tensors[node->outputs[0]];
-    }
-    return nullptr;
+/* The variables by name: upstream's GetInputIndex searches the variables in node
+ * order and takes the first of that name, which is the lowest node index among equal
+ * names in the index. A sorted index keeps a params file of many names linear-log. */
+int index_variables(const ir_graph* g, name_index* index) {
+    name_entry* entries = static_cast<name_entry*>(
+        malloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
+    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int32_t count = 0;
+    for (int32_t i = 0; i < g->node_count; ++i)
+        if (!g->nodes[i]->op) entries[count++] = {g->nodes[i]->name, strlen(g->nodes[i]->name), i};
+    name_index_init(index, entries, count);
+    return CVML_OK;
+}
+
+ir_tensor* find_variable(ir_graph* g, const name_index* index, const name_ref& n) {
+    int32_t node = name_index_find(index, n.p, n.len);
+    return node < 0 ? nullptr : g->tensors[g->nodes[node]->outputs[0]];
 }
 
 /* Elements first .. first + n - 1 of constant t from n little-endian values of `elem`
@@ -447,6 +455,7 @@ int cvm_check_loadable(ir_graph* g) {
     if (!rc) rc = cvm_storage_size(g, &storage);
     if (!rc && g->output_count == 0) rc = cvml_fail(CVML_ERR_LOGIC, "the graph has no heads");
     if (!rc && g->input_count == 0) rc = cvml_fail(CVML_ERR_RUNTIME, "can not find input `data`");
+    if (!rc) rc = cvm_check_resource_caps(g);
     return rc;
 }
 
@@ -521,12 +530,14 @@ int read_params(reader& r, ir_graph* g) {
         static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     int32_t order_count = 0;
     if (!rc && (!set || !order)) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    name_index variables = {nullptr, 0};
+    if (!rc) rc = index_variables(g, &variables);
     for (uint64_t i = 0; i < n_names && !rc; ++i) {
         char shown[128];
         size_t sl = names[i].len < sizeof shown - 1 ? names[i].len : sizeof shown - 1;
         memcpy(shown, names[i].p, sl);
         shown[sl] = '\0';
-        ir_tensor* t = find_variable(g, names[i]);
+        ir_tensor* t = find_variable(g, &variables, names[i]);
         if (!t) {
             rc = cvml_fail(CVML_ERR_RUNTIME,
                            "params: cannot find `%s` among input (name at byte %" CVML_PRIuSIZE ")",
@@ -551,6 +562,7 @@ int read_params(reader& r, ir_graph* g) {
         g->param_order_count = order_count;
         order = nullptr;
     }
+    name_index_free(&variables);
     free(order);
     free(set);
     free(names);
