@@ -76,9 +76,18 @@ configure_and_build() {
   cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; return 1; }
 }
 
+# The bare-metal profile links no thread-local storage, atomics or POSIX threads and
+# clocks (the image would not link with newlib alone; this names the culprit).
+check_symbols() {
+  local bad
+  bad=$(arm-none-eabi-nm "$1" | grep -E ' (__tls_get_addr|__aeabi_read_tp|__atomic_[a-z_0-9]+|__sync_[a-z_0-9]+|pthread_[a-z_]+|clock_gettime)$' || true)
+  [[ -z $bad ]] || { echo "test_mcu: FAIL $1 links $bad" >&2; return 1; }
+}
+
 # run_model DIR BOARD MODEL: runs the image, checks it, and prints its `mcu-run` line.
 run_model() {
   local dir=$1 board=$2 model=$3
+  check_symbols "$dir/mcu_$model.elf" || return 1
   local out rc=0 want_values want_gas
   # -icount shift=0: one instruction per virtual nanosecond, which the image's SysTick
   # counts (tests/mcu/insn_count.c); it changes nothing else about the run.
