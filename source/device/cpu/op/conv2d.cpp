@@ -15,6 +15,7 @@
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/arm/cortexm/accumulate.h"
 #include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
+#include "device/cpu/simd/arm/cortexm/epilogue.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
@@ -194,10 +195,8 @@ void conv_cm_slot(void* arg, int64_t slot, int64_t) {
         const int64_t n = row / cv.oh;
         const int32_t oy = static_cast<int32_t>(row % cv.oh);
         cm_conv_row(&cv, n, oy, kernel_scratch, sums);
-        for (int32_t o = 0; o < cv.o; ++o)
-            epilogue_apply(CPU_SIMD_SCALAR, a->ep, sums + static_cast<size_t>(o) * cv.ow,
-                           STORAGE_INT32, 0, 0, a->y->data, a->y->storage,
-                           (n * cv.o + o) * plane + int64_t{oy} * cv.ow, cv.ow);
+        cm_epilogue_block(a->ep, sums, cv.o, cv.ow, a->y->data, a->y->storage,
+                          n * cv.o * plane + int64_t{oy} * cv.ow, plane);
     }
 }
 
