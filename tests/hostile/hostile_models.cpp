@@ -165,8 +165,14 @@ model variables(int count, int names_per_variable) {
     for (int i = 0; i < count; ++i) {
         std::string p = "p_" + std::to_string(i);
         n.push_back(node{true, p, "", {}, {}, "", {{1}}, 8});
-        n.push_back(node{false, "add_" + std::to_string(i), "elemwise_add",
-                         {0, static_cast<int>(n.size()) - 1}, {}, "{}", {{1}}, -1});
+        n.push_back(node{false,
+                         "add_" + std::to_string(i),
+                         "elemwise_add",
+                         {0, static_cast<int>(n.size()) - 1},
+                         {},
+                         "{}",
+                         {{1}},
+                         -1});
         names.push_back(p);
     }
     std::vector<std::string> listed;
