@@ -5,6 +5,7 @@
 
 #include "cvml.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ int memory_plan(plan_request* requests, int32_t count, size_t align, size_t* are
     *arena_size = 0;
     if (count == 0) return CVML_OK;
     int32_t* order =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * 2 * static_cast<size_t>(count)));
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * 2 * static_cast<size_t>(count)));
     if (!order)
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory planning %" PRId32 " buffers", count);
     int32_t* placed = order + count;
@@ -66,7 +67,7 @@ int memory_plan(plan_request* requests, int32_t count, size_t align, size_t* are
         if (best + size > total) total = best + size;
         placed[placed_count++] = order[k];
     }
-    free(order);
+    cvml_mem_free(order);
     *arena_size = total;
     return CVML_OK;
 }

@@ -5,6 +5,7 @@
 
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
 
 struct json_chunk {
     json_chunk* next;
@@ -24,7 +25,7 @@ void* arena_alloc(json_doc* doc, size_t n) {
     json_chunk* c = doc->chunks;
     if (!c || c->size - c->used < n) {
         size_t want = n > kChunk ? n : kChunk;
-        c = static_cast<json_chunk*>(malloc(sizeof(json_chunk) + kAlign + want));
+        c = static_cast<json_chunk*>(cvml_mem_alloc(sizeof(json_chunk) + kAlign + want));
         if (!c) return nullptr;
         c->next = doc->chunks;
         c->size = want;
@@ -354,7 +355,7 @@ void json_free(json_doc* doc) {
     json_chunk* c = doc->chunks;
     while (c) {
         json_chunk* next = c->next;
-        free(c);
+        cvml_mem_free(c);
         c = next;
     }
     doc->chunks = nullptr;
