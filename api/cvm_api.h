@@ -20,8 +20,10 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+#if defined(_WIN32) && defined(CVML_BUILDING_LIBRARY)
 #define CVM_API_DLL __declspec(dllexport)
+#elif defined(_WIN32)
+#define CVM_API_DLL
 #else
 #define CVM_API_DLL __attribute__((visibility("default")))
 #endif

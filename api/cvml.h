@@ -24,8 +24,13 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+/* On Windows the library's own objects export the API (CVML_BUILDING_LIBRARY is set by
+ * its build); a program using the DLL or the static library sees plain declarations,
+ * which MinGW and MSVC both resolve against the import library or the archive. */
+#if defined(_WIN32) && defined(CVML_BUILDING_LIBRARY)
 #define CVML_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define CVML_API
 #else
 #define CVML_API __attribute__((visibility("default")))
 #endif

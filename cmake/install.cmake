@@ -4,7 +4,12 @@
 include(CMakePackageConfigHelpers)
 
 set(CVML_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/cvml)
-set(CVML_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/cvml/plugins)
+if(WIN32)
+  # Beside cvml.dll, where the library looks (bin\cvml\plugins).
+  set(CVML_INSTALL_PLUGINDIR ${CMAKE_INSTALL_BINDIR}/cvml/plugins)
+else()
+  set(CVML_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/cvml/plugins)
+endif()
 
 file(GLOB cvml_public_headers ${PROJECT_SOURCE_DIR}/api/*.h)
 install(FILES ${cvml_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cvml)

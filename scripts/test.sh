@@ -6,7 +6,8 @@
 #   4. the embedded profile (CVML_MINIMAL: CPU device and CVM serializer only, no
 #      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests,
 #   5. the Cortex-M cross build, run under qemu-system-arm on an emulated Cortex-M55 and
-#      Cortex-M7 (scripts/test_mcu.sh, docs/embedded.md).
+#      Cortex-M7 (scripts/test_mcu.sh, docs/embedded.md),
+#   6. the Windows build (MinGW-w64) and its tests under Wine (scripts/test_windows.sh).
 # Installs missing Debian packages first (scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,3 +48,6 @@ ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd"
 
 step "Cortex-M55 and Cortex-M7 under qemu (cross build, models in flash): scripts/test_mcu.sh"
 JOBS="$jobs" scripts/test_mcu.sh
+
+step "Windows (MinGW-w64 cross build, tests under Wine): scripts/test_windows.sh"
+JOBS="$jobs" scripts/test_windows.sh

@@ -18,6 +18,7 @@
 #ifdef _WIN32
 #include <windows.h>
 #define PATH_SEP ';'
+#define DIR_SEP '\\'
 #define PLUGIN_PREFIX "cvml_"
 #define PLUGIN_SUFFIX ".dll"
 #else
@@ -25,6 +26,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 #define PATH_SEP ':'
+#define DIR_SEP '/'
 #define PLUGIN_PREFIX "libcvml_"
 #define PLUGIN_SUFFIX ".so"
 #endif
@@ -78,8 +80,27 @@ plugin_slot* g_current; /* the plugin whose entry is running */
 
 /* ---- the operating system ---------------------------------------------------------- */
 
+/* Whether a plugin's declaration is compatible with this library's ABI (api/cvml_plugin.h:
+ * the same major version, any minor), read before any of the plugin's code runs. Only
+ * the first two fields are read before that is known. */
+bool header_acceptable(const cvml_plugin_header* hd) {
+    return CVML_PLUGIN_ABI_MAJOR_OF(hd->abi_version) == CVML_PLUGIN_ABI_MAJOR &&
+           hd->struct_size >= sizeof(cvml_plugin_header);
+}
+
 #ifdef _WIN32
+/* LoadLibrary runs the DLL's DllMain (and its static constructors) at once, before the
+ * loader could read the declaration. So the DLL is first mapped inert
+ * (DONT_RESOLVE_DLL_REFERENCES: no DllMain, no imports resolved), its declaration read;
+ * only a DLL that passes is unmapped and loaded for real. One that fails stays inert
+ * until the caller reads the same refusal from it and closes it. */
 void* os_open(const char* path) {
+    HMODULE inert = LoadLibraryExA(path, nullptr, DONT_RESOLVE_DLL_REFERENCES);
+    if (!inert) return nullptr;
+    const cvml_plugin_header* hd = reinterpret_cast<const cvml_plugin_header*>(
+        reinterpret_cast<void*>(GetProcAddress(inert, CVML_PLUGIN_HEADER_SYMBOL)));
+    if (!hd || !header_acceptable(hd)) return reinterpret_cast<void*>(inert);
+    FreeLibrary(inert);
     return reinterpret_cast<void*>(LoadLibraryA(path));
 }
 void* os_symbol(void* h, const char* name) {
@@ -257,10 +278,7 @@ int load_file(const char* given) {
             s, cvml_fail(CVML_ERR_RUNTIME, "'%s' is not a cvm-lite plugin: it does not export %s",
                          path, CVML_PLUGIN_HEADER_SYMBOL));
     }
-    // Only the first two fields are read before the version is known to be compatible
-    // (api/cvml_plugin.h: the same major version; any minor).
-    if (CVML_PLUGIN_ABI_MAJOR_OF(hd->abi_version) != CVML_PLUGIN_ABI_MAJOR ||
-        hd->struct_size < sizeof(cvml_plugin_header)) {
+    if (!header_acceptable(hd)) {
         const unsigned v = hd->abi_version;
         os_close(h);
         return refuse(
@@ -395,9 +413,14 @@ bool code_file(char* out, bool* is_program) {
     *is_program = have_program && strcmp(out, program) == 0;
     return true;
 #else
-    (void)out;
-    (void)is_program;
-    return false;
+    HMODULE self = nullptr;
+    const DWORD flags =
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT;
+    if (!GetModuleHandleExA(flags, reinterpret_cast<LPCSTR>(&plugin_loader_init), &self))
+        return false;
+    const DWORD n = GetModuleFileNameA(self, out, PATH_MAX);
+    *is_program = false;
+    return n > 0 && n < PATH_MAX;
 #endif
 }
 
@@ -412,7 +435,11 @@ void library_dirs(char* own, size_t cap) {
     if (!code_file(file, &is_program)) return;
     char dir[PATH_MAX];
     dir_name(file, dir, sizeof dir);
+#ifdef _WIN32
+    const char* rel = "cvml\\plugins";
+#else
     const char* rel = is_program ? CVML_PLUGIN_DIR_FROM_BINDIR : "cvml/plugins";
+#endif
     // "bin/../lib" read as "lib" by hand: the directory may not exist to be resolved.
     while (strncmp(rel, "../", 3) == 0 && strcmp(dir, "/") != 0) {
         char up[PATH_MAX];
@@ -421,7 +448,7 @@ void library_dirs(char* own, size_t cap) {
         rel += 3;
     }
     // A path too long for `own` is dropped rather than searched truncated.
-    int n = snprintf(own, cap, "%s/%s", dir, rel);
+    int n = snprintf(own, cap, "%s%c%s", dir, DIR_SEP, rel);
     if (n < 0 || static_cast<size_t>(n) >= cap) own[0] = '\0';
 }
 
@@ -469,6 +496,8 @@ void plugin_loader_init(void) {
     char searched[2 * PATH_MAX + 8];
     if (!own[0] || strcmp(own, CVML_PLUGIN_INSTALL_DIR) == 0)
         cvml_strlcpy(searched, CVML_PLUGIN_INSTALL_DIR, sizeof searched);
+    else if (!CVML_PLUGIN_INSTALL_DIR[0])
+        cvml_strlcpy(searched, own, sizeof searched);
     else
         snprintf(searched, sizeof searched, "%s, %s", own, CVML_PLUGIN_INSTALL_DIR);
     note_expected(searched);

@@ -171,7 +171,7 @@ static int parse_one(const attr_spec* spec, const char* text, void* param) {
     int64_t lower_check = 0;
     switch (spec->type) {
         case ATTR_INT: {
-            int32_t v;
+            int32_t v = 0;
             int rc = attr_parse_int(text, spec->name, &v);
             if (rc) return rc;
             memcpy(field, &v, sizeof v);

@@ -5,15 +5,16 @@
 #include <stddef.h>
 
 #include "cvml.h"
+#include "utility/platform.h"
 
 /* Sets the thread's last-error message and returns `status`, so a failing
  * check reads `return cvml_fail(CVML_ERR_LOGIC, "...", ...);`. */
-int cvml_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+int cvml_fail(int status, const char* fmt, ...) CVML_PRINTF(2, 3);
 int cvml_vfail(int status, const char* fmt, va_list ap);
 
 /* Prepends context ("node 3 'conv2d_0': ") to the current message and returns
  * `status`; used by callers that know where a callee's failure happened. */
-int cvml_fail_context(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+int cvml_fail_context(int status, const char* fmt, ...) CVML_PRINTF(2, 3);
 
 void cvml_clear_error(void);
 const char* cvml_error_message(void);

@@ -10,7 +10,16 @@
 #include <malloc.h>
 #endif
 
+#if defined(_WIN32)
+#include <malloc.h>
+#include <windows.h>
+#endif
+
 #if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+#if defined(__unix__) || defined(__APPLE__) || defined(_WIN32)
 #include <sys/stat.h>
 #define CVML_HAVE_POSIX_FILES 1
 #else
@@ -32,7 +41,10 @@ void* cvml_aligned_alloc(size_t alignment, size_t size) {
     /* aligned_alloc wants a size that is a multiple of the alignment. */
     size_t rounded = (size + alignment - 1) / alignment * alignment;
     if (rounded < size) return nullptr;
-#if defined(__NEWLIB__)
+    if (rounded == 0) rounded = alignment;
+#if defined(_WIN32)
+    return _aligned_malloc(rounded, alignment);
+#elif defined(__NEWLIB__)
     return memalign(alignment, rounded);
 #else
     return aligned_alloc(alignment, rounded);
@@ -47,11 +59,36 @@ void cvml_aligned_free(void* p) {
         cvml_mem_free(block);
         return;
     }
+#if defined(_WIN32)
+    _aligned_free(p);
+#else
     free(p);
+#endif
+}
+
+int cvml_cpu_count(void) {
+#if defined(_WIN32)
+    SYSTEM_INFO info;
+    GetSystemInfo(&info);
+    return info.dwNumberOfProcessors > 0 ? static_cast<int>(info.dwNumberOfProcessors) : 1;
+#elif defined(_SC_NPROCESSORS_ONLN)
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? static_cast<int>(cpus) : 1;
+#else
+    return 1;
+#endif
 }
 
 uint64_t cvml_monotonic_ns(void) {
-#if defined(CLOCK_MONOTONIC)
+#if defined(_WIN32)
+    LARGE_INTEGER freq, now;
+    QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&now);
+    // Split so that the product cannot overflow for any realistic uptime.
+    const uint64_t f = static_cast<uint64_t>(freq.QuadPart);
+    const uint64_t t = static_cast<uint64_t>(now.QuadPart);
+    return t / f * 1000000000ull + t % f * 1000000000ull / f;
+#elif defined(CLOCK_MONOTONIC)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);

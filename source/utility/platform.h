@@ -1,6 +1,7 @@
 /* Portability shims: the few things the core needs from its platform that C++17 alone
- * does not give everywhere it runs (Linux, bare-metal Cortex-M with newlib; see
- * docs/embedded.md). Everything else in the core is plain C++17 with the C library. */
+ * does not give everywhere it runs (Linux, Windows with MinGW-w64, bare-metal Cortex-M
+ * with newlib; see docs/embedded.md and docs/windows.md). Everything else in the core is
+ * plain C++17 with the C library. */
 #pragma once
 
 #include <stddef.h>
@@ -14,6 +15,17 @@
 #define CVML_PRIuSIZE "u"
 #else
 #define CVML_PRIuSIZE "zu"
+#endif
+
+/* Format checking of printf-like functions. MinGW's printf family is Microsoft's unless
+ * __USE_MINGW_ANSI_STDIO is set (the build sets it); the checker must then be told to
+ * expect the C99 conversions (%zu, %lld), hence gnu_printf. */
+#if defined(__MINGW32__)
+#define CVML_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__)
+#define CVML_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CVML_PRINTF(fmt, args)
 #endif
 
 /* CVML_BARE_METAL (set by CMake for a CMAKE_SYSTEM_NAME Generic target): one thread of
@@ -53,13 +65,18 @@ static inline int64_t cvml_counter_read(const int64_t* counter) {
 /* Memory aligned to `alignment` (a power of two, a multiple of sizeof(void*)), released
  * with cvml_aligned_free(). C++17's aligned_alloc where the C library has it; newlib
  * declares aligned_alloc but its version calls a posix_memalign it does not provide, so
- * there memalign (which free() releases). */
+ * there memalign (which free() releases). Windows has no aligned_alloc: there
+ * _aligned_malloc, whose memory must not reach free(). */
 void* cvml_aligned_alloc(size_t alignment, size_t size);
 void cvml_aligned_free(void* p);
 
+/* Online CPUs, at least 1 (1 where the platform cannot tell). */
+int cvml_cpu_count(void);
+
 /* Nanoseconds from a monotonic clock, for profiling only: CLOCK_MONOTONIC where POSIX
- * clocks exist, else the C library's processor clock (clock()), which a bare-metal C
- * library may not implement: the figures are then 0, nothing else depends on them. */
+ * clocks exist, QueryPerformanceCounter on Windows, else the C library's processor
+ * clock (clock()), which a bare-metal C library may not implement: the figures are then
+ * 0, nothing else depends on them. */
 uint64_t cvml_monotonic_ns(void);
 
 /* Whether `f` is a regular file whose size is known without reading it (*size: its

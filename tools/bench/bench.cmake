@@ -14,6 +14,9 @@ set_target_properties(cvml_bench PROPERTIES OUTPUT_NAME cvml-bench
 target_include_directories(cvml_bench PRIVATE ${CVML_BENCH_DIR} ${PROJECT_SOURCE_DIR}/tools/cvml)
 target_compile_options(cvml_bench PRIVATE ${CVML_WARNINGS})
 target_link_libraries(cvml_bench PRIVATE cvml_static)
+if(WIN32)
+  target_link_libraries(cvml_bench PRIVATE psapi)  # GetProcessMemoryInfo
+endif()
 # --save needs the CVM writer (cvml_graph_save_file); until the core defines it the
 # models are only built in memory.
 file(GLOB_RECURSE cvml_bench_core ${PROJECT_SOURCE_DIR}/api/*.cpp ${PROJECT_SOURCE_DIR}/source/*.cpp)

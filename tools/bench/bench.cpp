@@ -5,13 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <windows.h>  // before psapi.h, which needs its types
+#include <psapi.h>
+#else
 #include <sys/resource.h>
+#endif
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,9 +65,29 @@ struct Options {
 };
 
 double now_ms() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    using clock = std::chrono::steady_clock;
+    return std::chrono::duration<double, std::milli>(clock::now().time_since_epoch()).count();
+}
+
+// The process's peak resident memory so far, in MiB.
+double peak_rss_mb() {
+#ifdef _WIN32
+    PROCESS_MEMORY_COUNTERS pmc;
+    if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return 0;
+    return static_cast<double>(pmc.PeakWorkingSetSize) / (1024.0 * 1024.0);
+#else
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;  // KiB on Linux
+#endif
+}
+
+void set_env(const char* name, const char* value) {
+#ifdef _WIN32
+    _putenv_s(name, value);
+#else
+    setenv(name, value, 1);
+#endif
 }
 
 bool parse(int argc, char** argv, Options* o, std::string* err) {
@@ -243,7 +268,7 @@ int cvml_bench_main(int argc, char** argv) {
         fprintf(stderr, "cvml bench: %s\n", err.c_str());
         return 1;
     }
-    if (!o.simd.empty()) setenv("CVML_SIMD", o.simd.c_str(), 1);
+    if (!o.simd.empty()) set_env("CVML_SIMD", o.simd.c_str());
     if (cvml_init()) {
         fprintf(stderr, "cvml bench: %s\n", cvml_last_error());
         return 2;
@@ -297,8 +322,7 @@ int cvml_bench_main(int argc, char** argv) {
 
     // Peak RSS of loading/building vs of preparing and running: Linux resets the
     // high-water mark when "5" is written to clear_refs.
-    struct rusage ru_load;
-    getrusage(RUSAGE_SELF, &ru_load);
+    const double load_rss_mb = peak_rss_mb();
 #ifdef __GLIBC__
     malloc_trim(0);  // hand the builder's freed temporaries back before measuring
 #endif
@@ -430,10 +454,7 @@ int cvml_bench_main(int argc, char** argv) {
                   [](const OpRow& a, const OpRow& b) { return a.ms > b.ms; });
     }
 
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double rss_mb = ru.ru_maxrss / 1024.0;
-    double load_rss_mb = ru_load.ru_maxrss / 1024.0;
+    const double rss_mb = peak_rss_mb();
     uint64_t const_bytes = 0;
     {
         int tc = 0;

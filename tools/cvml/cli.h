@@ -164,6 +164,10 @@ class Json {
     std::vector<bool> first_{true};
 };
 
+/* Where the last directory separator of `p` is (npos where none): '/' everywhere, and
+ * '\\' too on Windows. */
+size_t last_separator(const std::string& p);
+
 }  // namespace cli
 
 /* Subcommands: each returns an exit code or throws cli::Error. */

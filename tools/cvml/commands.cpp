@@ -464,7 +464,7 @@ namespace {
 
 std::string ext_of(const std::string& path) {
     size_t dot = path.find_last_of('.');
-    size_t slash = path.find_last_of('/');
+    size_t slash = last_separator(path);
     if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
     std::string e = path.substr(dot + 1);
     for (auto& c : e) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
@@ -893,7 +893,7 @@ int cmd_save(int argc, char** argv) {
     if (prefix.empty()) usage_error("--out needs a prefix");
     struct stat st;
     if (stat(prefix.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-        prefix += (prefix.back() == '/' ? "" : "/") + std::string("model");
+        prefix += (last_separator(prefix) == prefix.size() - 1 ? "" : "/") + std::string("model");
     std::string graph_out = prefix + ".json", params_out = prefix + ".params";
 
     Library lib;

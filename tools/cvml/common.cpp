@@ -90,6 +90,14 @@ int parse_int(const std::string& option, const std::string& value, int lo, int h
 
 /* ---- files -------------------------------------------------------------------------- */
 
+size_t last_separator(const std::string& p) {
+#ifdef _WIN32
+    return p.find_last_of("/\\");  // both separate paths on Windows: C:\models\x/y
+#else
+    return p.find_last_of('/');
+#endif
+}
+
 namespace {
 
 bool is_dir(const std::string& p) {
@@ -103,12 +111,12 @@ bool is_file(const std::string& p) {
 }
 
 std::string dirname_of(const std::string& p) {
-    size_t slash = p.find_last_of('/');
-    return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+    size_t slash = last_separator(p);
+    return slash == std::string::npos ? "." : (slash == 0 ? p.substr(0, 1) : p.substr(0, slash));
 }
 
 std::string basename_of(const std::string& p) {
-    size_t slash = p.find_last_of('/');
+    size_t slash = last_separator(p);
     return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 

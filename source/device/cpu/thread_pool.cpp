@@ -6,8 +6,9 @@
 #if CVML_WITH_THREADS
 #include <pthread.h>
 #include <sched.h>
-#include <unistd.h>
 #endif
+
+#include "utility/platform.h"
 
 namespace {
 
@@ -151,8 +152,7 @@ thread_pool* thread_pool_create(int threads) {
     thread_pool* pool = static_cast<thread_pool*>(cvml_mem_calloc(1, sizeof(thread_pool)));
     if (!pool) return nullptr;
     pool->threads = threads;
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    pool->spin_rounds = cpus > 0 && threads > cpus ? 0 : kSpinRounds;
+    pool->spin_rounds = threads > cvml_cpu_count() ? 0 : kSpinRounds;
     pthread_mutex_init(&pool->lock, nullptr);
     pthread_cond_init(&pool->wake, nullptr);
     pthread_cond_init(&pool->done_cond, nullptr);
