@@ -44,11 +44,11 @@ const json_value* member(const json_value* o, const char* key) {
     return json_get(o, key);
 }
 std::string str_of(const json_value* v) {
-    return v && v->type == JSON_STRING ? std::string(v->str, v->len) : std::string();
+    return v && json_type(v) == JSON_STRING ? std::string(json_str(v)) : std::string();
 }
 bool int_of(const json_value* v, uint64_t* out) {
-    if (!v || v->type != JSON_NUMBER || !v->is_int) return false;
-    *out = static_cast<uint64_t>(v->integer);
+    if (!v || !json_is_int(v)) return false;
+    *out = static_cast<uint64_t>(json_int(v));
     return true;
 }
 }  // namespace

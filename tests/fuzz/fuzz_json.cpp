@@ -1,6 +1,7 @@
 // libFuzzer target: the JSON reader on arbitrary bytes (both escape modes).
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "serializer/cvm/json.h"
 
@@ -16,12 +17,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             while (top > 0) {
                 const json_value* v = stack[--top];
                 ++seen;
-                if (v->type == JSON_STRING && v->str[v->len] != '\0') __builtin_trap();
-                if (v->type == JSON_ARRAY || v->type == JSON_OBJECT)
-                    for (int32_t i = 0; i < v->count && top < JSON_MAX_DEPTH + 1; ++i)
-                        stack[top++] = v->items[i];
+                if (json_type(v) == JSON_STRING && json_str(v)[strlen(json_str(v))] != '\0')
+                    __builtin_trap();
+                if (json_offset(v) >= size) __builtin_trap();
+                if (json_type(v) == JSON_OBJECT)
+                    for (int32_t i = 0; i < json_count(v); ++i) (void)strlen(json_key_at(v, i));
+                for (int32_t i = 0; i < json_count(v) && top < JSON_MAX_DEPTH + 1; ++i)
+                    stack[top++] = json_at(v, i);
             }
-            if (doc.used > doc.budget) __builtin_trap();
+            // The tree is bounded by the document: 16 bytes a value at most, plus its
+            // string bytes, plus the root.
+            if (doc.tree_bytes > 16 * size + 16) __builtin_trap();
         }
         json_free(&doc);
     }

@@ -49,72 +49,72 @@ struct file_graph {
 int type_error(const json_value* v, const char* what, const char* expected) {
     return cvml_fail(CVML_ERR_RUNTIME,
                      "graph JSON: %s at byte %" CVML_PRIuSIZE " is %s, expected %s", what,
-                     v->offset, json_type_name(v->type), expected);
+                     json_offset(v), json_type_name(json_type(v)), expected);
 }
 
 /* dmlc reads ints with a stream: anything but an integer is a LOG(FATAL). */
 int require_int_array(const json_value* v, const char* what) {
-    if (v->type != JSON_ARRAY) return type_error(v, what, "an array");
-    for (int32_t i = 0; i < v->count; ++i)
-        if (v->items[i]->type != JSON_NUMBER || !v->items[i]->is_int)
-            return type_error(v->items[i], what, "an integer");
+    if (json_type(v) != JSON_ARRAY) return type_error(v, what, "an array");
+    for (int32_t i = 0; i < json_count(v); ++i)
+        if (!json_is_int(json_at(v, i))) return type_error(json_at(v, i), what, "an integer");
     return CVML_OK;
 }
 
 int require_int32_array(const json_value* v, const char* what) {
     int rc = require_int_array(v, what);
-    for (int32_t i = 0; !rc && i < v->count; ++i)
-        if (v->items[i]->integer < INT32_MIN || v->items[i]->integer > INT32_MAX)
+    for (int32_t i = 0; !rc && i < json_count(v); ++i)
+        if (json_int(json_at(v, i)) < INT32_MIN || json_int(json_at(v, i)) > INT32_MAX)
             rc = cvml_fail(CVML_ERR_RUNTIME,
                            "graph JSON: %s[%" PRId32 "] = %lld does not fit an int", what, i,
-                           static_cast<long long>(v->items[i]->integer));
+                           static_cast<long long>(json_int(json_at(v, i))));
     return rc;
 }
 
 int require_string_array(const json_value* v, const char* what) {
-    if (v->type != JSON_ARRAY) return type_error(v, what, "an array");
-    for (int32_t i = 0; i < v->count; ++i)
-        if (v->items[i]->type != JSON_STRING) return type_error(v->items[i], what, "a string");
+    if (json_type(v) != JSON_ARRAY) return type_error(v, what, "an array");
+    for (int32_t i = 0; i < json_count(v); ++i)
+        if (json_type(json_at(v, i)) != JSON_STRING)
+            return type_error(json_at(v, i), what, "a string");
     return CVML_OK;
 }
 
 /* NodeEntry::Load: [node_id, index(, version)], fewer or more items are VERIFY
  * failures (logic), non-integers are stream failures (runtime). */
 int require_entries(const json_value* v, const char* what) {
-    if (v->type != JSON_ARRAY) return type_error(v, what, "an array");
-    for (int32_t i = 0; i < v->count; ++i) {
-        const json_value* e = v->items[i];
-        if (e->type != JSON_ARRAY) return type_error(e, what, "an array [node, index]");
-        for (int32_t k = 0; k < e->count && k < 3; ++k)
-            if (e->items[k]->type != JSON_NUMBER || !e->items[k]->is_int)
-                return type_error(e->items[k], what, "an integer");
-        if (e->count < 2 || e->count > 3)
+    if (json_type(v) != JSON_ARRAY) return type_error(v, what, "an array");
+    for (int32_t i = 0; i < json_count(v); ++i) {
+        const json_value* e = json_at(v, i);
+        if (json_type(e) != JSON_ARRAY) return type_error(e, what, "an array [node, index]");
+        for (int32_t k = 0; k < json_count(e) && k < 3; ++k)
+            if (!json_is_int(json_at(e, k))) return type_error(json_at(e, k), what, "an integer");
+        if (json_count(e) < 2 || json_count(e) > 3)
             return cvml_fail(CVML_ERR_LOGIC,
                              "graph JSON: %s entry %" PRId32 " has %" PRId32
                              " items, expected 2 or 3",
-                             what, i, e->count);
+                             what, i, json_count(e));
     }
     return CVML_OK;
 }
 
-bool key_is(const json_value* m, const char* key) {
-    return m->key_len == strlen(key) && memcmp(m->key, key, m->key_len) == 0;
+bool key_is(const char* member_key, const char* key) {
+    return strcmp(member_key, key) == 0;
 }
 
 int decode_node_attrs(const json_value* v, file_node* n, int32_t index) {
-    if (v->type != JSON_OBJECT) return type_error(v, "node attrs", "an object");
+    if (json_type(v) != JSON_OBJECT) return type_error(v, "node attrs", "an object");
     bool have_func = false;
-    for (int32_t i = 0; i < v->count; ++i) {
-        const json_value* m = v->items[i];
-        if (m->type != JSON_STRING) return type_error(m, "node attribute value", "a string");
-        if (key_is(m, "func_name")) {
-            n->func_name = m->str;
+    for (int32_t i = 0; i < json_count(v); ++i) {
+        const json_value* m = json_at(v, i);
+        const char* key = json_key_at(v, i);
+        if (json_type(m) != JSON_STRING) return type_error(m, "node attribute value", "a string");
+        if (key_is(key, "func_name")) {
+            n->func_name = json_str(m);
             have_func = true;
-        } else if (!key_is(m, "num_inputs") && !key_is(m, "num_outputs") &&
-                   !key_is(m, "op_attrs") && !key_is(m, "flatten_data")) {
+        } else if (!key_is(key, "num_inputs") && !key_is(key, "num_outputs") &&
+                   !key_is(key, "op_attrs") && !key_is(key, "flatten_data")) {
             return cvml_fail(CVML_ERR_RUNTIME,
                              "node %" PRId32 ": node attributes do not support key '%s'", index,
-                             m->key);
+                             key);
         }
     }
     if (!have_func)
@@ -123,35 +123,35 @@ int decode_node_attrs(const json_value* v, file_node* n, int32_t index) {
 }
 
 int decode_node(const json_value* v, file_node* n, int32_t index) {
-    if (v->type != JSON_OBJECT) return type_error(v, "node", "an object");
-    for (int32_t i = 0; i < v->count; ++i) {
-        const json_value* m = v->items[i];
+    if (json_type(v) != JSON_OBJECT) return type_error(v, "node", "an object");
+    for (int32_t i = 0; i < json_count(v); ++i) {
+        const json_value* m = json_at(v, i);
+        const char* key = json_key_at(v, i);
         int rc = CVML_OK;
-        if (key_is(m, "op")) {
-            if (m->type != JSON_STRING) return type_error(m, "node op", "a string");
-            n->op = m->str;
+        if (key_is(key, "op")) {
+            if (json_type(m) != JSON_STRING) return type_error(m, "node op", "a string");
+            n->op = json_str(m);
             n->has_op = true;
             if (strcmp(n->op, "cvm_op") != 0 && strcmp(n->op, "null") != 0)
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "node %" PRId32
                                  ": CVM executor only supported cvm_op or parameter vs. %s",
                                  index, n->op);
-        } else if (key_is(m, "name")) {
-            if (m->type != JSON_STRING) return type_error(m, "node name", "a string");
-            n->name = m->str;
+        } else if (key_is(key, "name")) {
+            if (json_type(m) != JSON_STRING) return type_error(m, "node name", "a string");
+            n->name = json_str(m);
             n->has_name = true;
-        } else if (key_is(m, "inputs")) {
+        } else if (key_is(key, "inputs")) {
             rc = require_entries(m, "node inputs");
             n->inputs = m;
             n->has_inputs = true;
-        } else if (key_is(m, "attrs")) {
+        } else if (key_is(key, "attrs")) {
             rc = decode_node_attrs(m, n, index);
-        } else if (key_is(m, "precision")) {
-            if (m->type != JSON_NUMBER || !m->is_int)
-                return type_error(m, "node precision", "an integer");
+        } else if (key_is(key, "precision")) {
+            if (!json_is_int(m)) return type_error(m, "node precision", "an integer");
         } else {
             return cvml_fail(CVML_ERR_RUNTIME, "node %" PRId32 ": node do not support key '%s'",
-                             index, m->key);
+                             index, key);
         }
         if (rc) return rc;
     }
@@ -165,68 +165,72 @@ int decode_node(const json_value* v, file_node* n, int32_t index) {
 }
 
 /* One graph attribute: ["tag", values]. */
-int decode_graph_attr(const json_value* m, const char* tag, const json_value** out) {
-    if (m->type != JSON_ARRAY) return type_error(m, "graph attribute", "an array [type, values]");
-    if (m->count < 1)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing type tag", m->key);
-    const json_value* t = m->items[0];
-    if (t->type != JSON_STRING) return type_error(t, "graph attribute type", "a string");
-    bool is_dtype = key_is(m, "dtype");
-    if (!is_dtype && strcmp(t->str, tag) != 0)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: type %s, expected %s", m->key, t->str,
-                         tag);
-    if (m->count < 2)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing values", m->key);
-    const json_value* v = m->items[1];
+int decode_graph_attr(const json_value* m, const char* key, const char* tag,
+                      const json_value** out) {
+    if (json_type(m) != JSON_ARRAY)
+        return type_error(m, "graph attribute", "an array [type, values]");
+    if (json_count(m) < 1)
+        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing type tag", key);
+    const json_value* t = json_at(m, 0);
+    if (json_type(t) != JSON_STRING) return type_error(t, "graph attribute type", "a string");
+    bool is_dtype = key_is(key, "dtype");
+    if (!is_dtype && strcmp(json_str(t), tag) != 0)
+        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: type %s, expected %s", key,
+                         json_str(t), tag);
+    if (json_count(m) < 2)
+        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing values", key);
+    const json_value* v = json_at(m, 1);
     int rc = CVML_OK;
     if (is_dtype) {
         // Upstream skips dtype: list_int is read and dropped; list_str tries to read a
         // number (and fails on a list); anything else cannot be skipped.
-        if (strcmp(t->str, "list_int") == 0)
+        if (strcmp(json_str(t), "list_int") == 0)
             rc = require_int32_array(v, "dtype");
-        else if (strcmp(t->str, "list_str") == 0)
-            rc = v->type == JSON_NUMBER && v->is_int && v->integer >= 0
-                     ? CVML_OK
-                     : type_error(v, "dtype (list_str)", "a number");
+        else if (strcmp(json_str(t), "list_str") == 0)
+            rc = json_is_int(v) && json_int(v) >= 0 ? CVML_OK
+                                                    : type_error(v, "dtype (list_str)", "a number");
         else
-            rc = cvml_fail(CVML_ERR_RUNTIME, "cannot skip graph attr dtype of type %s", t->str);
+            rc =
+                cvml_fail(CVML_ERR_RUNTIME, "cannot skip graph attr dtype of type %s", json_str(t));
     } else if (strcmp(tag, "list_int") == 0) {
-        rc = require_int32_array(v, m->key);
+        rc = require_int32_array(v, key);
     } else if (strcmp(tag, "list_str") == 0) {
-        rc = require_string_array(v, m->key);
+        rc = require_string_array(v, key);
     } else {  // list_shape
-        if (v->type != JSON_ARRAY) return type_error(v, "shape", "an array");
-        for (int32_t i = 0; i < v->count && !rc; ++i) rc = require_int_array(v->items[i], "shape");
+        if (json_type(v) != JSON_ARRAY) return type_error(v, "shape", "an array");
+        for (int32_t i = 0; i < json_count(v) && !rc; ++i)
+            rc = require_int_array(json_at(v, i), "shape");
     }
     if (rc) return rc;
-    if (m->count > 2)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: more than [type, values]", m->key);
+    if (json_count(m) > 2)
+        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: more than [type, values]", key);
     *out = v;
     return CVML_OK;
 }
 
 int decode_graph_attrs(const json_value* v, file_graph* f) {
-    if (v->type != JSON_OBJECT) return type_error(v, "attrs", "an object");
+    if (json_type(v) != JSON_OBJECT) return type_error(v, "attrs", "an object");
     const json_value* skipped = nullptr;
-    for (int32_t i = 0; i < v->count; ++i) {
-        const json_value* m = v->items[i];
+    for (int32_t i = 0; i < json_count(v); ++i) {
+        const json_value* m = json_at(v, i);
+        const char* key = json_key_at(v, i);
         int rc;
-        if (key_is(m, "dltype"))
-            rc = decode_graph_attr(m, "list_str", &f->dltype);
-        else if (key_is(m, "storage_id"))
-            rc = decode_graph_attr(m, "list_int", &f->storage_id);
-        else if (key_is(m, "shape"))
-            rc = decode_graph_attr(m, "list_shape", &f->shape);
-        else if (key_is(m, "device_index"))
-            rc = decode_graph_attr(m, "list_int", &f->device_index);
-        else if (key_is(m, "precision"))
-            rc = decode_graph_attr(m, "list_int", &f->precision);
-        else if (key_is(m, "op_attrs"))
-            rc = decode_graph_attr(m, "list_str", &f->op_attrs);
-        else if (key_is(m, "dtype"))
-            rc = decode_graph_attr(m, "", &skipped);
+        if (key_is(key, "dltype"))
+            rc = decode_graph_attr(m, key, "list_str", &f->dltype);
+        else if (key_is(key, "storage_id"))
+            rc = decode_graph_attr(m, key, "list_int", &f->storage_id);
+        else if (key_is(key, "shape"))
+            rc = decode_graph_attr(m, key, "list_shape", &f->shape);
+        else if (key_is(key, "device_index"))
+            rc = decode_graph_attr(m, key, "list_int", &f->device_index);
+        else if (key_is(key, "precision"))
+            rc = decode_graph_attr(m, key, "list_int", &f->precision);
+        else if (key_is(key, "op_attrs"))
+            rc = decode_graph_attr(m, key, "list_str", &f->op_attrs);
+        else if (key_is(key, "dtype"))
+            rc = decode_graph_attr(m, key, "", &skipped);
         else
-            rc = cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", m->key);
+            rc = cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", key);
         if (rc) return rc;
     }
     if (!f->storage_id || !f->shape || !f->op_attrs)
@@ -238,42 +242,43 @@ int decode_graph_attrs(const json_value* v, file_graph* f) {
 }
 
 int decode(const json_value* root, file_graph* f) {
-    if (root->type != JSON_OBJECT) return type_error(root, "the graph", "an object");
+    if (json_type(root) != JSON_OBJECT) return type_error(root, "the graph", "an object");
     bool have_nodes = false, have_heads = false, have_attrs = false;
-    for (int32_t i = 0; i < root->count; ++i) {
-        const json_value* m = root->items[i];
+    for (int32_t i = 0; i < json_count(root); ++i) {
+        const json_value* m = json_at(root, i);
+        const char* key = json_key_at(root, i);
         int rc = CVML_OK;
-        if (key_is(m, "nodes")) {
-            if (m->type != JSON_ARRAY) return type_error(m, "nodes", "an array");
+        if (key_is(key, "nodes")) {
+            if (json_type(m) != JSON_ARRAY) return type_error(m, "nodes", "an array");
             cvml_mem_free(f->nodes);
             f->nodes = static_cast<file_node*>(
-                cvml_mem_calloc(static_cast<size_t>(m->count) + 1, sizeof(file_node)));
+                cvml_mem_calloc(static_cast<size_t>(json_count(m)) + 1, sizeof(file_node)));
             if (!f->nodes) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-            f->node_count = m->count;
-            for (int32_t k = 0; k < m->count && !rc; ++k)
-                rc = decode_node(m->items[k], &f->nodes[k], k);
+            f->node_count = json_count(m);
+            for (int32_t k = 0; k < json_count(m) && !rc; ++k)
+                rc = decode_node(json_at(m, k), &f->nodes[k], k);
             have_nodes = true;
-        } else if (key_is(m, "arg_nodes")) {
+        } else if (key_is(key, "arg_nodes")) {
             rc = require_int_array(m, "arg_nodes");
             f->arg_nodes = m;
-        } else if (key_is(m, "node_row_ptr")) {
+        } else if (key_is(key, "node_row_ptr")) {
             rc = require_int_array(m, "node_row_ptr");
             f->node_row_ptr = m;
-        } else if (key_is(m, "heads")) {
+        } else if (key_is(key, "heads")) {
             rc = require_entries(m, "heads");
             f->heads = m;
             have_heads = true;
-        } else if (key_is(m, "attrs")) {
+        } else if (key_is(key, "attrs")) {
             rc = decode_graph_attrs(m, f);
             have_attrs = true;
-        } else if (key_is(m, "version")) {
-            if (m->type != JSON_STRING) return type_error(m, "version", "a string");
-            f->version = m->str;
-        } else if (key_is(m, "postprocess")) {
-            if (m->type != JSON_STRING) return type_error(m, "postprocess", "a string");
-            f->postprocess = m->str;
+        } else if (key_is(key, "version")) {
+            if (json_type(m) != JSON_STRING) return type_error(m, "version", "a string");
+            f->version = json_str(m);
+        } else if (key_is(key, "postprocess")) {
+            if (json_type(m) != JSON_STRING) return type_error(m, "postprocess", "a string");
+            f->postprocess = json_str(m);
         } else {
-            return cvml_fail(CVML_ERR_RUNTIME, "key '%s' in json is not supported", m->key);
+            return cvml_fail(CVML_ERR_RUNTIME, "key '%s' in json is not supported", key);
         }
         if (rc) return rc;
     }
@@ -286,7 +291,7 @@ int decode(const json_value* root, file_graph* f) {
 }
 
 int64_t item(const json_value* list, int32_t i) {
-    return list->items[i]->integer;
+    return json_int(json_at(list, i));
 }
 
 /* Parses an op_attrs string: a JSON object of string values (upstream reads it into
@@ -300,20 +305,21 @@ int parse_op_attrs(const char* text, ir_node* node) {
         return rc;
     }
     const json_value* o = doc.root;
-    if (o->type != JSON_OBJECT)
+    if (json_type(o) != JSON_OBJECT)
         rc = cvml_fail(CVML_ERR_RUNTIME,
                        "op_attrs of node %" PRId32 " '%s' is %s, expected an object", node->index,
-                       node->name, json_type_name(o->type));
-    for (int32_t i = 0; !rc && i < o->count; ++i) {
-        const json_value* m = o->items[i];
-        if (m->type != JSON_STRING) {
+                       node->name, json_type_name(json_type(o)));
+    for (int32_t i = 0; !rc && i < json_count(o); ++i) {
+        const json_value* m = json_at(o, i);
+        const char* key = json_key_at(o, i);
+        if (json_type(m) != JSON_STRING) {
             rc = cvml_fail(CVML_ERR_RUNTIME,
                            "op_attrs of node %" PRId32 " '%s': '%s' is not a string", node->index,
-                           node->name, m->key);
+                           node->name, key);
             break;
         }
-        if (json_get(o, m->key) != m) continue;  // a later duplicate wins
-        rc = ir_node_add_attr(node, m->key, m->str);
+        if (json_get(o, key) != m) continue;  // a later duplicate wins
+        rc = ir_node_add_attr(node, key, json_str(m));
     }
     json_free(&doc);
     return rc;
@@ -323,15 +329,15 @@ int parse_op_attrs(const char* text, ir_node* node) {
  * reuse check computes it before the version branch (D4: absent is refused). */
 int file_eid(const file_graph* f, int64_t node, int64_t index, int64_t* eid) {
     const json_value* rp = f->node_row_ptr;
-    if (node < 0 || node >= rp->count || index < 0 || index > UINT32_MAX)
+    if (node < 0 || node >= json_count(rp) || index < 0 || index > UINT32_MAX)
         return cvml_fail(CVML_ERR_LOGIC, "entry [%lld, %lld] is outside node_row_ptr",
                          static_cast<long long>(node), static_cast<long long>(index));
     *eid = item(rp, static_cast<int32_t>(node)) + index;
-    if (*eid < 0 || *eid >= f->storage_id->count)
+    if (*eid < 0 || *eid >= json_count(f->storage_id))
         return cvml_fail(CVML_ERR_LOGIC,
                          "entry [%lld, %lld] gives entry id %lld, outside 0..%" PRId32,
                          static_cast<long long>(node), static_cast<long long>(index),
-                         static_cast<long long>(*eid), f->storage_id->count - 1);
+                         static_cast<long long>(*eid), json_count(f->storage_id) - 1);
     return CVML_OK;
 }
 
@@ -348,9 +354,9 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
             if (rc) return graph_node_error(node, rc);
             int64_t out_sid = item(f->storage_id, static_cast<int32_t>(out_eid));
             const json_value* in = f->nodes[n].inputs;
-            for (int32_t k = 0; k < in->count; ++k) {
+            for (int32_t k = 0; k < json_count(in); ++k) {
                 int64_t in_eid = 0;
-                rc = file_eid(f, item(in->items[k], 0), item(in->items[k], 1), &in_eid);
+                rc = file_eid(f, item(json_at(in, k), 0), item(json_at(in, k), 1), &in_eid);
                 if (rc) return graph_node_error(node, rc);
                 if (item(f->storage_id, static_cast<int32_t>(in_eid)) == out_sid)
                     return graph_node_error(node, cvml_fail(CVML_ERR_LOGIC,
@@ -364,18 +370,18 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
 }
 
 int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
-    if (f->shape->count != entries)
+    if (json_count(f->shape) != entries)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute shape size: %" PRId32 ", expected %" PRId32,
-                         f->shape->count, entries);
+                         json_count(f->shape), entries);
     for (int32_t i = 0; i < entries; ++i) {
-        const json_value* s = f->shape->items[i];
-        if (s->count < 1 || s->count > CVML_MAX_DIMS)
+        const json_value* s = json_at(f->shape, i);
+        if (json_count(s) < 1 || json_count(s) > CVML_MAX_DIMS)
             return cvml_fail(CVML_ERR_LOGIC,
                              "shape of entry %" PRId32 ": ndim should be in (0, 6], but %" PRId32,
-                             i, s->count);
+                             i, json_count(s));
         int64_t size = 1;
-        for (int32_t d = 0; d < s->count; ++d) {
+        for (int32_t d = 0; d < json_count(s); ++d) {
             int64_t x = item(s, d);
             if (x < 1 || x > kMaxDim)
                 return cvml_fail(CVML_ERR_LOGIC,
@@ -390,7 +396,7 @@ int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
                                  i, static_cast<long long>(size));
         }
     }
-    int32_t pcount = f->precision ? f->precision->count : 0;
+    int32_t pcount = f->precision ? json_count(f->precision) : 0;
     if (pcount != entries)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute precision size: %" PRId32 ", expected %" PRId32, pcount,
@@ -402,7 +408,7 @@ int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
                              "precision of entry %" PRId32 " should be -1 or in (0, 32], but %lld",
                              i, static_cast<long long>(p));
     }
-    if (f->device_index && f->device_index->count != 0)
+    if (f->device_index && json_count(f->device_index) != 0)
         return cvml_fail(CVML_ERR_LOGIC, "graph attribute device_index must be empty");
     return CVML_OK;
 }
@@ -413,19 +419,19 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
     if (strcmp(version, "cvm_1.0.0") != 0)
         return cvml_fail(CVML_ERR_RUNTIME, "graph version %s not supported", version);
     int32_t entries = row_ptr[f->node_count];
-    int32_t dcount = f->dltype ? f->dltype->count : 0;
+    int32_t dcount = f->dltype ? json_count(f->dltype) : 0;
     if (dcount != entries)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute dltype size: %" PRId32 ", expected %" PRId32, dcount,
                          entries);
     for (int32_t i = 0; i < entries; ++i)
-        if (strcmp(f->dltype->items[i]->str, "int32") != 0)
+        if (strcmp(json_str(json_at(f->dltype, i)), "int32") != 0)
             return cvml_fail(CVML_ERR_LOGIC,
                              "dltype of entry %" PRId32 ": type %s is not supported", i,
-                             f->dltype->items[i]->str);
-    if (f->node_row_ptr->count != f->node_count + 1)
+                             json_str(json_at(f->dltype, i)));
+    if (json_count(f->node_row_ptr) != f->node_count + 1)
         return cvml_fail(CVML_ERR_LOGIC, "node_row_ptr's size: %" PRId32 ", expected %" PRId32,
-                         f->node_row_ptr->count, f->node_count + 1);
+                         json_count(f->node_row_ptr), f->node_count + 1);
     for (int32_t i = 0; i <= f->node_count; ++i)
         if (item(f->node_row_ptr, i) != row_ptr[i])
             return cvml_fail(CVML_ERR_LOGIC,
@@ -434,7 +440,7 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
                              i, static_cast<long long>(item(f->node_row_ptr, i)), row_ptr[i]);
     int32_t vars = 0;
     for (int32_t i = 0; i < f->node_count; ++i) vars += f->nodes[i].is_var;
-    int32_t acount = f->arg_nodes ? f->arg_nodes->count : 0;
+    int32_t acount = f->arg_nodes ? json_count(f->arg_nodes) : 0;
     if (acount != vars)
         return cvml_fail(CVML_ERR_LOGIC, "arg_nodes' size: %" PRId32 ", expected %" PRId32, acount,
                          vars);
@@ -452,7 +458,7 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
 
 int check_arg_names(const file_graph* f) {
     if (!f->arg_nodes) return CVML_OK;
-    for (int32_t i = 0; i < f->arg_nodes->count; ++i) {
+    for (int32_t i = 0; i < json_count(f->arg_nodes); ++i) {
         int64_t a = item(f->arg_nodes, i);
         if (a < 0 || a >= f->node_count)
             return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", i,
@@ -469,10 +475,10 @@ int check_arg_names(const file_graph* f) {
 int build(const file_graph* f, ir_graph* g) {
     int rc = check_arg_names(f);
     if (rc) return rc;
-    if (f->op_attrs->count != f->node_count)
+    if (json_count(f->op_attrs) != f->node_count)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute op_attrs size: %" PRId32 ", expected %" PRId32,
-                         f->op_attrs->count, f->node_count);
+                         json_count(f->op_attrs), f->node_count);
 
     // Nodes with their operators and attributes (3.3).
     int32_t zeros[4] = {0, 0, 0, 0};
@@ -485,7 +491,7 @@ int build(const file_graph* f, ir_graph* g) {
         node->op_name = ir_strdup(fn->func_name ? fn->func_name : "");
         if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         // The input count is checked by graph_prepare_node; the tensors come later.
-        int32_t count = fn->inputs->count;
+        int32_t count = json_count(fn->inputs);
         int32_t* tmp = count <= 4
                            ? zeros
                            : static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(count), 4));
@@ -499,7 +505,7 @@ int build(const file_graph* f, ir_graph* g) {
         op_strip_suffix(node->op_name, stripped, sizeof stripped);
         if (!op_registry_find(stripped))
             return graph_node_error(node, registry_operator_missing(stripped));
-        rc = parse_op_attrs(f->op_attrs->items[n]->str, node);
+        rc = parse_op_attrs(json_str(json_at(f->op_attrs, n)), node);
         if (!rc) rc = graph_prepare_node(g, node);
         if (rc) return rc;
     }
@@ -515,11 +521,11 @@ int build(const file_graph* f, ir_graph* g) {
     }
     row_ptr[f->node_count] = static_cast<int32_t>(entries);
 
-    if (f->storage_id->count != entries)
+    if (json_count(f->storage_id) != entries)
         rc =
             cvml_fail(CVML_ERR_LOGIC, "graph attribute storage_id size: %" PRId32 ", expected %lld",
-                      f->storage_id->count, static_cast<long long>(entries));
-    for (int32_t i = 0; !rc && i < f->storage_id->count; ++i)
+                      json_count(f->storage_id), static_cast<long long>(entries));
+    for (int32_t i = 0; !rc && i < json_count(f->storage_id); ++i)
         if (item(f->storage_id, i) < 0)
             rc = cvml_fail(CVML_ERR_LOGIC,
                            "storage id of entry %" PRId32 " should not be less than 0, but %lld", i,
@@ -531,8 +537,8 @@ int build(const file_graph* f, ir_graph* g) {
     // Topological order (3.8) with the recomputed row pointers.
     for (int32_t n = 0; !rc && n < f->node_count; ++n) {
         const json_value* in = f->nodes[n].inputs;
-        for (int32_t k = 0; !rc && k < in->count; ++k) {
-            int64_t src = item(in->items[k], 0), index = item(in->items[k], 1);
+        for (int32_t k = 0; !rc && k < json_count(in); ++k) {
+            int64_t src = item(json_at(in, k), 0), index = item(json_at(in, k), 1);
             int64_t eid = src >= 0 && src < f->node_count && index >= 0 && index <= UINT32_MAX
                               ? row_ptr[src] + index
                               : INT64_MAX;
@@ -562,9 +568,9 @@ int build(const file_graph* f, ir_graph* g) {
                 break;
             }
             ir_tensor* t = g->tensors[ti];
-            const json_value* s = f->shape->items[ti];
-            t->ndim = s->count;
-            for (int32_t d = 0; d < s->count; ++d) t->dims[d] = item(s, d);
+            const json_value* s = json_at(f->shape, ti);
+            t->ndim = json_count(s);
+            for (int32_t d = 0; d < json_count(s); ++d) t->dims[d] = item(s, d);
             t->precision = static_cast<int32_t>(item(f->precision, ti));
             t->storage_id = static_cast<int32_t>(item(f->storage_id, ti));
             t->kind = !node->op ? (strcmp(node->name, "data") == 0 ? TENSOR_INPUT : TENSOR_CONST)
@@ -574,19 +580,19 @@ int build(const file_graph* f, ir_graph* g) {
         }
         if (!rc && node->op) {
             const json_value* in = f->nodes[n].inputs;
-            for (int32_t k = 0; k < in->count; ++k)
-                node->inputs[k] =
-                    row_ptr[item(in->items[k], 0)] + static_cast<int32_t>(item(in->items[k], 1));
+            for (int32_t k = 0; k < json_count(in); ++k)
+                node->inputs[k] = row_ptr[item(json_at(in, k), 0)] +
+                                  static_cast<int32_t>(item(json_at(in, k), 1));
         }
     }
 
     // Heads: an out-of-range head is upstream UB; refuse it.
-    if (!rc && f->heads->count > 0) {
+    if (!rc && json_count(f->heads) > 0) {
         g->outputs = static_cast<int32_t*>(
-            cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(f->heads->count)));
+            cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(json_count(f->heads))));
         if (!g->outputs) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        for (int32_t i = 0; !rc && i < f->heads->count; ++i) {
-            int64_t src = item(f->heads->items[i], 0), index = item(f->heads->items[i], 1);
+        for (int32_t i = 0; !rc && i < json_count(f->heads); ++i) {
+            int64_t src = item(json_at(f->heads, i), 0), index = item(json_at(f->heads, i), 1);
             int64_t eid = src >= 0 && src < f->node_count && index >= 0 && index <= UINT32_MAX
                               ? row_ptr[src] + index
                               : INT64_MAX;

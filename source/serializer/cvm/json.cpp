@@ -7,57 +7,48 @@
 #include "utility/platform.h"
 #include "utility/memory.h"
 
-struct json_chunk {
-    json_chunk* next;
-    size_t size;
-    size_t used;
-    /* data follows */
-};
-
 namespace {
 
-constexpr size_t kChunk = 64 * 1024;
-constexpr size_t kAlign = 16;
+/* meta: bits 0-2 the type, bit 3 the flag (true / an integer), bit 4 the integer lives
+ * out of line, bits 5-31 the byte offset (JSON_MAX_DOCUMENT < 2^27). */
+constexpr uint32_t kTypeMask = 7;
+constexpr uint32_t kFlag = 8;
+constexpr uint32_t kWide = 16;
+constexpr int kOffsetShift = 5;
+static_assert(JSON_MAX_DOCUMENT <= (1u << (32 - kOffsetShift)), "offsets must fit the meta word");
 
-void* arena_alloc(json_doc* doc, size_t n) {
-    n = (n + kAlign - 1) & ~(kAlign - 1);
-    if (n > doc->budget - doc->used || doc->used > doc->budget) return nullptr;
-    json_chunk* c = doc->chunks;
-    if (!c || c->size - c->used < n) {
-        size_t want = n > kChunk ? n : kChunk;
-        c = static_cast<json_chunk*>(cvml_mem_alloc(sizeof(json_chunk) + kAlign + want));
-        if (!c) return nullptr;
-        c->next = doc->chunks;
-        c->size = want;
-        c->used = 0;
-        doc->chunks = c;
-    }
-    uintptr_t base = reinterpret_cast<uintptr_t>(c + 1);
-    base = (base + kAlign - 1) & ~static_cast<uintptr_t>(kAlign - 1);
-    void* p = reinterpret_cast<void*>(base + c->used);
-    c->used += n;
-    doc->used += n;
-    return p;
-}
+/* What the first pass learns: the shape of the tree the second pass writes. */
+struct tree_size {
+    uint32_t* counts; /* per container, in document order: its elements or members */
+    size_t containers;
+    size_t counts_capacity;
+    size_t slots;        /* value slots, count slots included */
+    size_t wide;         /* integers that need 64 bits */
+    size_t string_bytes; /* decoded, terminators included */
+};
+
+/* Where the second pass writes. */
+struct tree_out {
+    json_value* slots;
+    size_t next_slot;
+    int64_t* wide;
+    size_t next_wide;
+    char* strings;
+    size_t next_string;
+    size_t next_container;
+};
 
 struct parser {
     const char* s;
     size_t n;
     size_t pos;
-    json_doc* doc;
     int standard;
+    tree_size* size; /* first pass */
+    tree_out* out;   /* second pass */
 };
 
 int fail_at(const parser* p, const char* what) {
     return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %" CVML_PRIuSIZE, what, p->pos);
-}
-
-int out_of_budget(const parser* p) {
-    return cvml_fail(CVML_ERR_RUNTIME,
-                     "graph JSON: more memory needed than allowed for a %" CVML_PRIuSIZE
-                     "-byte document "
-                     "(byte %" CVML_PRIuSIZE ")",
-                     p->n, p->pos);
 }
 
 void skip_ws(parser* p) {
@@ -68,18 +59,21 @@ void skip_ws(parser* p) {
     }
 }
 
-json_value* new_value(parser* p, uint8_t type) {
-    json_value* v = static_cast<json_value*>(arena_alloc(p->doc, sizeof(json_value)));
-    if (!v) return nullptr;
-    memset(v, 0, sizeof *v);
-    v->type = type;
-    v->offset = p->pos;
-    return v;
+/* Distance from a slot to what it points at, always forward in the one block. */
+uint32_t link(const json_value* from, const void* to) {
+    return static_cast<uint32_t>(static_cast<const char*>(to) -
+                                 reinterpret_cast<const char*>(from));
 }
 
-/* Upstream's dmlc reader knows exactly five escapes (\r \n \\ \t \"); anything else,
- * \u and \/ included, is its "unknown string escape" LOG(FATAL). A raw line break
- * ends the string with an error there too; we refuse every control character. */
+const void* follow(const json_value* v) {
+    return reinterpret_cast<const char*>(v) + v->data;
+}
+
+void set_meta(json_value* v, int type, size_t offset) {
+    v->meta = static_cast<uint32_t>(type) | static_cast<uint32_t>(offset << kOffsetShift);
+    v->data = 0;
+}
+
 bool is_hex(char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -88,18 +82,20 @@ unsigned hex_value(char c) {
     return c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>((c | 0x20) - 'a' + 10);
 }
 
-int parse_string(parser* p, const char** out, size_t* out_len) {
+/* Upstream's dmlc reader knows exactly five escapes (\r \n \\ \t \"); anything else,
+ * \u and \/ included, is its "unknown string escape" LOG(FATAL). A raw line break
+ * ends the string with an error there too; we refuse every control character.
+ * Returns the decoded length bound (\u counts 3 bytes) and leaves pos after the
+ * closing quote. */
+int scan_string(parser* p, size_t* len_out) {
     ++p->pos;  // opening quote
-    size_t start = p->pos;
     size_t len = 0;
-    bool escaped = false;
     for (;;) {
         if (p->pos >= p->n) return fail_at(p, "unterminated string");
         unsigned char c = static_cast<unsigned char>(p->s[p->pos]);
         if (c == '"') break;
         if (c < 0x20) return fail_at(p, "control character in string");
         if (c == '\\') {
-            escaped = true;
             if (p->pos + 1 >= p->n) return fail_at(p, "unterminated string escape");
             char e = p->s[p->pos + 1];
             bool known = e == 'r' || e == 'n' || e == '\\' || e == 't' || e == '"';
@@ -110,6 +106,7 @@ int parse_string(parser* p, const char** out, size_t* out_len) {
                     if (!is_hex(p->s[p->pos + k])) return fail_at(p, "bad \\u escape");
                 p->pos += 6;
                 len += 3;  // at most 3 UTF-8 bytes for one escape
+                if (len > JSON_MAX_STRING) return fail_at(p, "string too long");
                 continue;
             }
             if (!known) return fail_at(p, "unknown string escape");
@@ -119,49 +116,63 @@ int parse_string(parser* p, const char** out, size_t* out_len) {
         }
         if (++len > JSON_MAX_STRING) return fail_at(p, "string too long");
     }
-    size_t end = p->pos;
     ++p->pos;  // closing quote
-    char* dst = static_cast<char*>(arena_alloc(p->doc, len + 1));
-    if (!dst) return out_of_budget(p);
-    if (!escaped) {
-        memcpy(dst, p->s + start, len);
-    } else {
-        size_t k = 0;
-        for (size_t i = start; i < end; ++i) {
-            char c = p->s[i];
-            if (c == '\\') {
-                char e = p->s[++i];
-                if (e == 'u') {
-                    unsigned cp = 0;
-                    for (int h = 1; h <= 4; ++h) cp = cp * 16 + hex_value(p->s[i + h]);
-                    i += 4;
-                    if (cp == 0) cp = '?';  // no embedded NUL
-                    if (cp < 0x80) {
-                        dst[k++] = static_cast<char>(cp);
-                    } else if (cp < 0x800) {
-                        dst[k++] = static_cast<char>(0xC0 | (cp >> 6));
-                        dst[k++] = static_cast<char>(0x80 | (cp & 0x3F));
-                    } else {
-                        dst[k++] = static_cast<char>(0xE0 | (cp >> 12));
-                        dst[k++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-                        dst[k++] = static_cast<char>(0x80 | (cp & 0x3F));
-                    }
-                    continue;
+    *len_out = len;
+    return CVML_OK;
+}
+
+/* Writes the decoded string whose quoted text spans [start, end) (already checked). */
+size_t decode_string(const char* s, size_t start, size_t end, char* dst) {
+    size_t k = 0;
+    for (size_t i = start; i < end; ++i) {
+        char c = s[i];
+        if (c == '\\') {
+            char e = s[++i];
+            if (e == 'u') {
+                unsigned cp = 0;
+                for (int h = 1; h <= 4; ++h) cp = cp * 16 + hex_value(s[i + h]);
+                i += 4;
+                if (cp == 0) cp = '?';  // no embedded NUL
+                if (cp < 0x80) {
+                    dst[k++] = static_cast<char>(cp);
+                } else if (cp < 0x800) {
+                    dst[k++] = static_cast<char>(0xC0 | (cp >> 6));
+                    dst[k++] = static_cast<char>(0x80 | (cp & 0x3F));
+                } else {
+                    dst[k++] = static_cast<char>(0xE0 | (cp >> 12));
+                    dst[k++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+                    dst[k++] = static_cast<char>(0x80 | (cp & 0x3F));
                 }
-                c = e == 'r'   ? '\r'
-                    : e == 'n' ? '\n'
-                    : e == 't' ? '\t'
-                    : e == 'b' ? '\b'
-                    : e == 'f' ? '\f'
-                               : e;
+                continue;
             }
-            dst[k++] = c;
+            c = e == 'r'   ? '\r'
+                : e == 'n' ? '\n'
+                : e == 't' ? '\t'
+                : e == 'b' ? '\b'
+                : e == 'f' ? '\f'
+                           : e;
         }
-        len = k;
+        dst[k++] = c;
     }
-    dst[len] = '\0';
-    *out = dst;
-    *out_len = len;
+    dst[k] = '\0';
+    return k;
+}
+
+/* A string value or key; on the second pass into `slot`. */
+int parse_string(parser* p, json_value* slot) {
+    size_t start = p->pos + 1;
+    size_t len = 0;
+    int rc = scan_string(p, &len);
+    if (rc) return rc;
+    if (!p->out) {
+        p->size->string_bytes += len + 1;
+        return CVML_OK;
+    }
+    tree_out* o = p->out;
+    char* dst = o->strings + o->next_string;
+    size_t written = decode_string(p->s, start, p->pos - 1, dst);
+    o->next_string += written + 1;
+    slot->data = link(slot, dst);
     return CVML_OK;
 }
 
@@ -169,7 +180,7 @@ bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
-int parse_number(parser* p, json_value* v) {
+int parse_number(parser* p, json_value* slot) {
     size_t i = p->pos;
     bool neg = false;
     if (i < p->n && p->s[i] == '-') {
@@ -203,13 +214,26 @@ int parse_number(parser* p, json_value* v) {
         if (i >= p->n || !is_digit(p->s[i])) return fail_at(p, "invalid number");
         while (i < p->n && is_digit(p->s[i])) ++i;
     }
+    p->pos = i;
     uint64_t limit = neg ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
     if (overflow || mag > limit) is_int = false;
-    if (is_int) {
-        v->is_int = 1;
-        v->integer = neg ? static_cast<int64_t>(0 - mag) : static_cast<int64_t>(mag);
+    if (!is_int) return CVML_OK;
+    int64_t value = neg ? static_cast<int64_t>(0 - mag) : static_cast<int64_t>(mag);
+    bool wide = value < INT32_MIN || value > INT32_MAX;
+    if (!p->out) {
+        p->size->wide += wide;
+        return CVML_OK;
     }
-    p->pos = i;
+    slot->meta |= kFlag;
+    if (!wide) {
+        slot->data = static_cast<uint32_t>(static_cast<int32_t>(value));
+        return CVML_OK;
+    }
+    tree_out* o = p->out;
+    int64_t* dst = o->wide + o->next_wide++;
+    *dst = value;
+    slot->meta |= kWide;
+    slot->data = link(slot, dst);
     return CVML_OK;
 }
 
@@ -220,52 +244,71 @@ bool literal(parser* p, const char* word) {
     return true;
 }
 
-int parse_value(parser* p, int depth, json_value** out);
+int parse_value(parser* p, int depth, json_value* slot);
 
-/* Collects a container's elements as a linked list, then into an array. */
-int finish_container(parser* p, json_value* v, json_value* head) {
-    if (v->count == 0) return CVML_OK;
-    v->items = static_cast<json_value**>(
-        arena_alloc(p->doc, sizeof(json_value*) * static_cast<size_t>(v->count)));
-    if (!v->items) return out_of_budget(p);
-    int32_t i = 0;
-    for (json_value* e = head; e; e = e->next) v->items[i++] = e;
+/* First pass: a container's elements are counted into a new entry of `counts`. */
+int note_container(parser* p, size_t* index) {
+    tree_size* t = p->size;
+    if (t->containers == t->counts_capacity) {
+        size_t capacity = t->counts_capacity ? 2 * t->counts_capacity : 64;
+        uint32_t* grown =
+            static_cast<uint32_t*>(cvml_mem_realloc(t->counts, capacity * sizeof(uint32_t)));
+        if (!grown) return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory");
+        t->counts = grown;
+        t->counts_capacity = capacity;
+    }
+    *index = t->containers++;
+    t->counts[*index] = 0;
     return CVML_OK;
 }
 
-int parse_container(parser* p, int depth, json_value* v, bool object) {
+/* Second pass: the container's elements go to a block of slots reserved now, after a
+ * count slot, so they sit side by side whatever they contain. */
+json_value* reserve_block(parser* p, json_value* slot, bool object) {
+    tree_out* o = p->out;
+    uint32_t count = p->size->counts[o->next_container++];
+    if (count == 0) return nullptr;
+    json_value* header = o->slots + o->next_slot;
+    header->meta = 0;
+    header->data = count;
+    o->next_slot += 1 + static_cast<size_t>(count) * (object ? 2 : 1);
+    slot->data = link(slot, header);
+    return header + 1;
+}
+
+int parse_container(parser* p, int depth, json_value* slot, bool object) {
     const char close = object ? '}' : ']';
+    size_t index = 0;
+    json_value* elements = nullptr;
+    if (!p->out) {
+        int rc = note_container(p, &index);
+        if (rc) return rc;
+    } else {
+        elements = reserve_block(p, slot, object);
+    }
     ++p->pos;
-    json_value* head = nullptr;
-    json_value* tail = nullptr;
     skip_ws(p);
     if (p->pos < p->n && p->s[p->pos] == close) {
         ++p->pos;
         return CVML_OK;
     }
+    uint32_t count = 0;
     for (;;) {
         skip_ws(p);
-        const char* key = nullptr;
-        size_t key_len = 0;
+        json_value* key = elements ? elements + 2 * static_cast<size_t>(count) : nullptr;
+        json_value* value = !elements ? nullptr : object ? key + 1 : elements + count;
         if (object) {
             if (p->pos >= p->n || p->s[p->pos] != '"') return fail_at(p, "expected a key string");
-            int rc = parse_string(p, &key, &key_len);
+            if (key) set_meta(key, JSON_STRING, p->pos);
+            int rc = parse_string(p, key);
             if (rc) return rc;
             skip_ws(p);
             if (p->pos >= p->n || p->s[p->pos] != ':') return fail_at(p, "expected ':'");
             ++p->pos;
         }
-        json_value* e = nullptr;
-        int rc = parse_value(p, depth + 1, &e);
+        int rc = parse_value(p, depth + 1, value);
         if (rc) return rc;
-        e->key = key;
-        e->key_len = key_len;
-        if (tail)
-            tail->next = e;
-        else
-            head = e;
-        tail = e;
-        if (++v->count > JSON_MAX_ELEMENTS) return fail_at(p, "too many elements");
+        ++count;
         skip_ws(p);
         if (p->pos >= p->n)
             return fail_at(p, object ? "unterminated object" : "unterminated array");
@@ -276,49 +319,53 @@ int parse_container(parser* p, int depth, json_value* v, bool object) {
             return fail_at(p, "expected ',' or a closing bracket");
         }
     }
-    return finish_container(p, v, head);
+    if (!p->out) {
+        p->size->counts[index] = count;
+        p->size->slots += 1 + static_cast<size_t>(count) * (object ? 2 : 1);
+    }
+    return CVML_OK;
 }
 
-int parse_value(parser* p, int depth, json_value** out) {
+int parse_value(parser* p, int depth, json_value* slot) {
     if (depth > JSON_MAX_DEPTH) return fail_at(p, "nesting too deep");
     skip_ws(p);
     if (p->pos >= p->n) return fail_at(p, "unexpected end of input");
     char c = p->s[p->pos];
-    json_value* v = nullptr;
-    int rc = CVML_OK;
-    switch (c) {
-        case '{':
-        case '[':
-            v = new_value(p, c == '{' ? JSON_OBJECT : JSON_ARRAY);
-            if (!v) return out_of_budget(p);
-            rc = parse_container(p, depth, v, c == '{');
-            break;
-        case '"':
-            v = new_value(p, JSON_STRING);
-            if (!v) return out_of_budget(p);
-            rc = parse_string(p, &v->str, &v->len);
-            break;
-        case 't':
-        case 'f':
-            v = new_value(p, JSON_BOOL);
-            if (!v) return out_of_budget(p);
-            v->boolean = c == 't';
-            if (!literal(p, c == 't' ? "true" : "false")) rc = fail_at(p, "invalid literal");
-            break;
-        case 'n':
-            v = new_value(p, JSON_NULL);
-            if (!v) return out_of_budget(p);
-            if (!literal(p, "null")) rc = fail_at(p, "invalid literal");
-            break;
+    int type = c == '{'               ? JSON_OBJECT
+               : c == '['             ? JSON_ARRAY
+               : c == '"'             ? JSON_STRING
+               : c == 't' || c == 'f' ? JSON_BOOL
+               : c == 'n'             ? JSON_NULL
+                                      : JSON_NUMBER;
+    if (slot) set_meta(slot, type, p->pos);
+    switch (type) {
+        case JSON_OBJECT:
+        case JSON_ARRAY:
+            return parse_container(p, depth, slot, type == JSON_OBJECT);
+        case JSON_STRING:
+            return parse_string(p, slot);
+        case JSON_BOOL:
+            if (slot && c == 't') slot->meta |= kFlag;
+            return literal(p, c == 't' ? "true" : "false") ? CVML_OK
+                                                           : fail_at(p, "invalid literal");
+        case JSON_NULL:
+            return literal(p, "null") ? CVML_OK : fail_at(p, "invalid literal");
         default:
-            v = new_value(p, JSON_NUMBER);
-            if (!v) return out_of_budget(p);
-            rc = parse_number(p, v);
-            break;
+            return parse_number(p, slot);
     }
+}
+
+int parse_document(parser* p, json_value* root) {
+    int rc = parse_value(p, 0, root);
     if (rc) return rc;
-    *out = v;
-    return CVML_OK;
+    skip_ws(p);
+    return p->pos == p->n ? CVML_OK : fail_at(p, "unexpected data after the document");
+}
+
+/* The tree's bytes: slots, then wide integers (8-aligned after 8-byte slots), then
+ * strings; NULL-free arithmetic bounded by the document cap. */
+size_t tree_bytes(const tree_size* t) {
+    return (t->slots + 1) * sizeof(json_value) + t->wide * sizeof(int64_t) + t->string_bytes;
 }
 
 }  // namespace
@@ -329,47 +376,103 @@ int json_parse(const char* text, size_t size, json_doc* doc) {
 
 int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
     memset(doc, 0, sizeof *doc);
-    // Every value costs at most one json_value plus one item pointer and takes at
-    // least one input byte; strings copy at most their own bytes. 64x the input plus
-    // a fixed floor covers any valid document and bounds hostile ones.
-    if (size > (SIZE_MAX - 65536) / 64)
-        return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %" CVML_PRIuSIZE " bytes is too large",
-                         size);
-    doc->budget = size * 64 + 65536;
-    parser p = {text, size, 0, doc, standard};
-    json_value* root = nullptr;
-    int rc = text ? parse_value(&p, 0, &root) : fail_at(&p, "no input");
+    if (!text) return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: no input");
+    if (size > JSON_MAX_DOCUMENT)
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "graph JSON: %" CVML_PRIuSIZE
+                         " bytes, more than the %u a document may have (D7)",
+                         size, JSON_MAX_DOCUMENT);
+    tree_size counted;
+    memset(&counted, 0, sizeof counted);
+    parser p = {text, size, 0, standard, &counted, nullptr};
+    int rc = parse_document(&p, nullptr);
+    size_t bytes = tree_bytes(&counted);
+    if (!rc && bytes > JSON_MAX_TREE)
+        rc = cvml_fail(CVML_ERR_RUNTIME,
+                       "graph JSON: its tree needs %" CVML_PRIuSIZE
+                       " bytes, more than the %u allowed (D7)",
+                       bytes, JSON_MAX_TREE);
+    char* block = nullptr;
     if (!rc) {
-        skip_ws(&p);
-        if (p.pos != p.n) rc = fail_at(&p, "unexpected data after the document");
+        block = static_cast<char*>(cvml_mem_alloc(bytes));
+        if (!block)
+            rc = cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory (%" CVML_PRIuSIZE " bytes)",
+                           bytes);
     }
+    if (!rc) {
+        tree_out out;
+        memset(&out, 0, sizeof out);
+        out.slots = reinterpret_cast<json_value*>(block);
+        out.next_slot = 1;  // the root
+        out.wide = reinterpret_cast<int64_t*>(block + (counted.slots + 1) * sizeof(json_value));
+        out.strings = reinterpret_cast<char*>(out.wide + counted.wide);
+        parser second = {text, size, 0, standard, &counted, &out};
+        rc = parse_document(&second, out.slots);
+    }
+    cvml_mem_free(counted.counts);
     if (rc) {
-        json_free(doc);
+        cvml_mem_free(block);
         return rc;
     }
-    doc->root = root;
+    doc->block = block;
+    doc->root = reinterpret_cast<json_value*>(block);
+    doc->tree_bytes = bytes;
     return CVML_OK;
 }
 
 void json_free(json_doc* doc) {
-    json_chunk* c = doc->chunks;
-    while (c) {
-        json_chunk* next = c->next;
-        cvml_mem_free(c);
-        c = next;
-    }
-    doc->chunks = nullptr;
+    cvml_mem_free(doc->block);
+    doc->block = nullptr;
     doc->root = nullptr;
-    doc->used = 0;
+    doc->tree_bytes = 0;
+}
+
+int json_type(const json_value* v) {
+    return static_cast<int>(v->meta & kTypeMask);
+}
+
+size_t json_offset(const json_value* v) {
+    return v->meta >> kOffsetShift;
+}
+
+int json_is_int(const json_value* v) {
+    return json_type(v) == JSON_NUMBER && (v->meta & kFlag) != 0;
+}
+
+int64_t json_int(const json_value* v) {
+    if (!json_is_int(v)) return 0;
+    if (v->meta & kWide) return *static_cast<const int64_t*>(follow(v));
+    return static_cast<int32_t>(v->data);
+}
+
+int json_bool(const json_value* v) {
+    return json_type(v) == JSON_BOOL && (v->meta & kFlag) != 0;
+}
+
+const char* json_str(const json_value* v) {
+    return json_type(v) == JSON_STRING ? static_cast<const char*>(follow(v)) : "";
+}
+
+int32_t json_count(const json_value* v) {
+    int type = json_type(v);
+    if ((type != JSON_ARRAY && type != JSON_OBJECT) || v->data == 0) return 0;
+    return static_cast<int32_t>(static_cast<const json_value*>(follow(v))->data);
+}
+
+const json_value* json_at(const json_value* v, int32_t i) {
+    const json_value* elements = static_cast<const json_value*>(follow(v)) + 1;
+    return json_type(v) == JSON_OBJECT ? elements + 2 * static_cast<size_t>(i) + 1 : elements + i;
+}
+
+const char* json_key_at(const json_value* object, int32_t i) {
+    const json_value* elements = static_cast<const json_value*>(follow(object)) + 1;
+    return json_str(elements + 2 * static_cast<size_t>(i));
 }
 
 const json_value* json_get(const json_value* object, const char* key) {
-    if (!object || object->type != JSON_OBJECT) return nullptr;
-    size_t len = strlen(key);
-    for (int32_t i = object->count - 1; i >= 0; --i) {
-        const json_value* m = object->items[i];
-        if (m->key_len == len && memcmp(m->key, key, len) == 0) return m;
-    }
+    if (json_type(object) != JSON_OBJECT) return nullptr;
+    for (int32_t i = json_count(object) - 1; i >= 0; --i)
+        if (strcmp(json_key_at(object, i), key) == 0) return json_at(object, i);
     return nullptr;
 }
 

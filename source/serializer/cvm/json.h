@@ -4,10 +4,18 @@
  * and microcontrollers, so no JSON library (Debian's or any other) can be a link
  * dependency, and the core may not use the C++ runtime. Writing it ourselves also
  * gives exact control over what upstream's dmlc reader accepts (its five string
- * escapes, duplicate keys) and over resources: nesting depth, string length and
- * element counts are limited, and every allocation comes from an arena whose total
- * is bounded by a multiple of the input size, so a 1 KB file can never make the
- * loader allocate more than a few hundred KB.
+ * escapes, duplicate keys) and over resources.
+ *
+ * The tree is compact and its size is known before it is built: a first pass checks
+ * the syntax and counts values, containers and string bytes; the second writes every
+ * value as one 8-byte slot into one allocation, the elements of a container side by
+ * side (so element i is found in O(1)), strings and integers wider than 32 bits after
+ * the slots. A value costs at most 16 bytes of tree (its slot and, for a non-empty
+ * container, a count slot) plus its decoded string bytes, so the tree is at most a
+ * few times the document; documents are capped at JSON_MAX_DOCUMENT bytes and trees
+ * at JSON_MAX_TREE (divergence D7 in ../shared/spec/FORMAT.md's list, see
+ * docs/reliability.md), which bounds a hostile graph's parse memory whatever its
+ * shape. Nesting depth is capped too.
  *
  * Errors are upstream's parse errors: CVML_ERR_RUNTIME (dmlc LOG(FATAL)), with the
  * byte offset in the message. */
@@ -25,35 +33,25 @@ enum json_type {
     JSON_OBJECT = 5,
 };
 
-typedef struct json_value json_value;
+/* One value: `meta` holds the type, two flags and the byte offset in the document;
+ * `data` an integer that fits 32 bits, or the distance in bytes from this slot to
+ * what the value points at (its elements, its string, its wide integer). Read it only
+ * through the functions below. */
+typedef struct json_value {
+    uint32_t meta;
+    uint32_t data;
+} json_value;
 
-struct json_value {
-    uint8_t type;    /* enum json_type */
-    uint8_t boolean; /* JSON_BOOL */
-    uint8_t is_int;  /* JSON_NUMBER: an integer that fits int64 */
-    int32_t count;   /* JSON_ARRAY / JSON_OBJECT: number of elements */
-    int64_t integer; /* JSON_NUMBER with is_int */
-    const char* str; /* JSON_STRING: NUL-terminated, `len` bytes (no embedded NUL) */
-    size_t len;
-    const char* key; /* set on members of an object */
-    size_t key_len;
-    json_value** items; /* JSON_ARRAY / JSON_OBJECT elements, in document order */
-    json_value* next;   /* internal: sibling link while parsing */
-    size_t offset;      /* byte offset of the value in the input, for messages */
-};
-
-/* Limits: nesting depth, one string's length, one container's elements. */
+/* Limits: nesting depth, document bytes, tree bytes, one string's length. */
 #define JSON_MAX_DEPTH 64
+#define JSON_MAX_DOCUMENT (32u << 20)
+#define JSON_MAX_TREE (192u << 20)
 #define JSON_MAX_STRING (16u << 20)
-#define JSON_MAX_ELEMENTS (1 << 26)
-
-typedef struct json_chunk json_chunk;
 
 typedef struct json_doc {
     json_value* root;
-    json_chunk* chunks;
-    size_t used;   /* bytes handed out so far */
-    size_t budget; /* the most the arena may hand out */
+    void* block;       /* the one allocation holding the tree */
+    size_t tree_bytes; /* its size */
 } json_doc;
 
 /* Parses `size` bytes (no terminator needed). Trailing whitespace is allowed,
@@ -64,6 +62,22 @@ int json_parse(const char* text, size_t size, json_doc* doc);
  * is accepted as well: for documents that are not CVM graphs (test metadata). */
 int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc);
 void json_free(json_doc* doc);
+
+int json_type(const json_value* v);
+/* Byte offset of the value in the document, for messages. */
+size_t json_offset(const json_value* v);
+/* A number written as an integer that fits int64. */
+int json_is_int(const json_value* v);
+int64_t json_int(const json_value* v);
+int json_bool(const json_value* v);
+/* A string's bytes, NUL-terminated (no embedded NUL: \u0000 reads as '?'). */
+const char* json_str(const json_value* v);
+/* Elements of an array or members of an object; 0 for anything else. */
+int32_t json_count(const json_value* v);
+/* Element i of an array, or the value of member i of an object (0 <= i < count). */
+const json_value* json_at(const json_value* v, int32_t i);
+/* The key of member i of an object. */
+const char* json_key_at(const json_value* object, int32_t i);
 
 /* The last member named `key` (upstream's readers let a later duplicate win), or
  * NULL. */
