@@ -15,6 +15,7 @@
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/arm/cortexm/accumulate.h"
 #include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
+#include "device/cpu/simd/arm/cortexm/epilogue.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
@@ -196,10 +197,51 @@ void conv_cm_slot(void* arg, int64_t slot, int64_t) {
         const int64_t n = row / cv.oh;
         const int32_t oy = static_cast<int32_t>(row % cv.oh);
         cm_conv_row(&cv, n, oy, kernel_scratch, sums);
-        for (int32_t o = 0; o < cv.o; ++o)
-            epilogue_apply(CPU_SIMD_SCALAR, a->ep, sums + static_cast<size_t>(o) * cv.ow,
-                           STORAGE_INT32, 0, 0, a->y->data, a->y->storage,
-                           (n * cv.o + o) * plane + int64_t{oy} * cv.ow, cv.ow);
+        cm_epilogue_block(a->ep, sums, cv.o, cv.ow, a->y->data, a->y->storage,
+                          n * cv.o * plane + int64_t{oy} * cv.ow, plane);
+    }
+}
+
+/* A 1x1 depthwise conv2d (a folded batch norm: y = bias + w[c] * x per channel) on
+ * Cortex-M: each plane in chunks of sums that go through the tail as a block. */
+constexpr int64_t kScaleChunk = 256;
+
+bool cm_scale_applies(const cpu_node_ctx* ctx, const conv_geom& g) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const int32_t s = ctx->inputs[0]->storage;
+    return p->groups == g.c && g.o == g.c && g.ic == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 &&
+           g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w &&
+           (s == STORAGE_INT8 || s == STORAGE_INT32);
+}
+
+struct conv_scale_args {
+    conv_geom g;
+    const cpu_node_ctx* ctx;
+    const epilogue* ep;
+    const int32_t* bias;
+};
+
+void conv_scale_slot(void* arg, int64_t slot, int64_t) {
+    const conv_scale_args* a = static_cast<const conv_scale_args*>(arg);
+    const conv_geom& g = a->g;
+    const ir_tensor* x = a->ctx->inputs[0];
+    const ir_tensor* y = a->ctx->outputs[0];
+    const int64_t planes = g.n * g.o, plane = g.h * g.w;
+    const int64_t slots = cpu_threads(a->ctx);
+    int32_t* sums = static_cast<int32_t*>(a->ctx->scratch) + slot * kScaleChunk;
+    const size_t xsize = x->storage == STORAGE_INT8 ? 1 : 4;
+    for (int64_t t = planes * slot / slots; t < planes * (slot + 1) / slots; ++t) {
+        const int64_t o = t % g.o;
+        const int32_t wv = ir_storage_load(a->ctx->inputs[1]->data, a->ctx->inputs[1]->storage, o);
+        const int32_t b = a->bias ? a->bias[o] : 0;
+        for (int64_t at = 0; at < plane; at += kScaleChunk) {
+            const int32_t m =
+                static_cast<int32_t>(plane - at < kScaleChunk ? plane - at : kScaleChunk);
+            cm_scale_add(
+                static_cast<const uint8_t*>(x->data) + static_cast<size_t>(t * plane + at) * xsize,
+                x->storage, m, wv, b, sums);
+            cm_epilogue_block(a->ep, sums, 1, m, y->data, y->storage, t * plane + at, 0);
+        }
     }
 }
 
@@ -394,6 +436,8 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
             cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) * static_cast<size_t>(cpu_threads(ctx));
         if (cm > *scratch_bytes) *scratch_bytes = cm;
     }
+    const size_t scale = sizeof(int32_t) * kScaleChunk * static_cast<size_t>(cpu_threads(ctx));
+    if (p->groups > 1 && g.kh == 1 && g.kw == 1 && scale > *scratch_bytes) *scratch_bytes = scale;
 #endif
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
                 CPU_CAP_NARROW_IN(1);
@@ -417,6 +461,11 @@ int conv2d_run(cpu_node_ctx* ctx) {
                            cpu_threads(ctx)};
         cm.slot_bytes = cm_slot_bytes(cm.cv);
         cpu_for_each_slot(ctx, conv_cm_slot, &cm);
+        return CVML_OK;
+    }
+    if (cm_scale_applies(ctx, make_geom(ctx))) {
+        conv_scale_args sa = {make_geom(ctx), ctx, &ep, p->use_bias ? cpu_in(ctx, 2) : nullptr};
+        cpu_for_each_slot(ctx, conv_scale_slot, &sa);
         return CVML_OK;
     }
 #endif

@@ -13,3 +13,7 @@ void cm_accumulate_s32(uint32_t* acc, const void* row, uint32_t wv, int64_t lo, 
                        int64_t sw, int64_t off);
 void cm_accumulate_s32_cast(uint32_t* acc, const void* row, uint32_t wv, int64_t lo, int64_t hi,
                             int64_t sw, int64_t off);
+
+/* out[i] = b + w * x[i] for i < n, wrapping; x int8 or int32 storage (a 1x1 depthwise
+ * conv2d's sums). */
+void cm_scale_add(const void* x, int32_t storage, int32_t n, int32_t w, int32_t b, int32_t* out);

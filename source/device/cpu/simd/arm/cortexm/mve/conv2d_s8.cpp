@@ -61,20 +61,53 @@ using cortexm::round16;
 
 const int32_t kZero[4] = {0, 0, 0, 0};
 
-/* Scratch: the band (with 4 bytes of slack for band_patch's words), then a column. */
+/* Whether every patch offset in the band fits the 16-bit offsets of a gather load. */
+static bool gather_fits(const cm_conv* cv) {
+    return cortexm::band_bytes(cv) <= 65535;
+}
+
+/* offsets[k]: where value k of a patch is, from its pixel's start in the band. */
+static void patch_offsets(const cm_conv* cv, uint16_t* offsets) {
+    const int32_t wb = cortexm::band_width(cv);
+    for (int32_t j = 0, k = 0; j < cv->c * cv->kh; ++j)
+        for (int32_t s = 0; s < cv->kw; ++s, ++k)
+            offsets[k] = static_cast<uint16_t>(j * wb + s * cv->dw);
+}
+
+/* The patch of the pixel whose band columns start at src: 8 values per gather. */
+static void gather_patch(const int8_t* src, const uint16_t* offsets, int32_t K, int8_t* col) {
+    int32_t k = 0;
+    for (; k + 8 <= K; k += 8)
+        vstrbq_s16(col + k, vldrbq_gather_offset_s16(src, vldrhq_u16(offsets + k)));
+    if (k < K) {
+        const mve_pred16_t p = vctp16q(static_cast<uint32_t>(K - k));
+        vstrbq_p_s16(col + k, vldrbq_gather_offset_z_s16(src, vldrhq_z_u16(offsets + k, p), p), p);
+    }
+}
+
+/* Scratch: the band (with 4 bytes of slack for band_patch's words), the patch offsets,
+ * then a column. */
 size_t cm_conv_scratch_bytes(const cm_conv* cv) {
-    return round16(cortexm::band_bytes(cv) + 4) + round16(static_cast<size_t>(cv->K) + 4);
+    return round16(cortexm::band_bytes(cv) + 4) + round16(2 * static_cast<size_t>(cv->K)) +
+           round16(static_cast<size_t>(cv->K) + 4);
 }
 
 void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_t* sums) {
     int8_t* band = static_cast<int8_t*>(scratch);
-    int8_t* col = band + round16(cortexm::band_bytes(cv) + 4);
+    uint16_t* offsets = reinterpret_cast<uint16_t*>(band + round16(cortexm::band_bytes(cv) + 4));
+    int8_t* col = reinterpret_cast<int8_t*>(offsets) + round16(2 * static_cast<size_t>(cv->K));
+    const bool gather = gather_fits(cv);
+    if (gather) patch_offsets(cv, offsets);
     const int8_t* img = cv->x + static_cast<size_t>(n) * static_cast<size_t>(cv->c) *
                                     static_cast<size_t>(cv->h) * static_cast<size_t>(cv->w_in);
     const size_t K = static_cast<size_t>(cv->K);
     cortexm::fill_band(cv, img, oy, band);
     for (int32_t ox = 0; ox < cv->ow; ++ox) {
-        cortexm::band_patch(cv, band, ox, col);
+        if (gather)
+            gather_patch(band + static_cast<size_t>(ox) * static_cast<size_t>(cv->sw), offsets,
+                         cv->K, col);
+        else
+            cortexm::band_patch(cv, band, ox, col);
         int32_t o = 0;
         for (; o + 4 <= cv->o; o += 4) {
             int32_t out[4];
