@@ -13,6 +13,7 @@
 #include "module/serializer.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 #include "utility/platform.h"
 
 #ifdef _WIN32
@@ -232,7 +233,7 @@ plugin_slot* find_by_name(const char* name) {
 }
 
 void drop_slot(int32_t index) {
-    free(g_slots[index]);
+    cvml_mem_free(g_slots[index]);
     memmove(&g_slots[index], &g_slots[index + 1],
             sizeof(g_slots[0]) * static_cast<size_t>(g_slot_count - index - 1));
     --g_slot_count;
@@ -244,7 +245,7 @@ plugin_slot* new_slot(void) {
     for (int32_t i = 0; g_slot_count == kMaxPlugins && i < g_slot_count; ++i)
         if (!g_slots[i]->loaded && g_slots[i] != g_current) drop_slot(i);
     if (g_slot_count == kMaxPlugins) return nullptr;
-    plugin_slot* s = static_cast<plugin_slot*>(calloc(1, sizeof(plugin_slot)));
+    plugin_slot* s = static_cast<plugin_slot*>(cvml_mem_calloc(1, sizeof(plugin_slot)));
     if (s) g_slots[g_slot_count++] = s;
     return s;
 }
@@ -378,7 +379,7 @@ int load_file(const char* given) {
                 --g_slot_count;
                 break;
             }
-        free(s);
+        cvml_mem_free(s);
         return CVML_OK;
     }
     cvml_plugin_entry_fn entry = nullptr;
@@ -431,7 +432,7 @@ void add_name(name_list* list, const char* name) {
     if (list->count == kMaxDirectoryNames || !is_plugin_file_name(name)) return;
     if (list->count % 64 == 0) {
         char** grown = static_cast<char**>(
-            realloc(list->names, sizeof(char*) * (static_cast<size_t>(list->count) + 64)));
+            cvml_mem_realloc(list->names, sizeof(char*) * (static_cast<size_t>(list->count) + 64)));
         if (!grown) return;
         list->names = grown;
     }
@@ -465,9 +466,9 @@ void load_directory(const char* dir) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, list.names[i]);
         load_file(path);
-        free(list.names[i]);
+        cvml_mem_free(list.names[i]);
     }
-    free(list.names);
+    cvml_mem_free(list.names);
 }
 
 /* An entry of CVML_PLUGIN_PATH or a plugin directory: a directory or a file. */
@@ -599,7 +600,7 @@ void plugin_loader_release(void) {
         plugin_slot* s = g_slots[i];
         unregister_items(s);
         if (s->handle) os_close(s->handle);
-        free(s);
+        cvml_mem_free(s);
         g_slots[i] = nullptr;
     }
     g_slot_count = 0;

@@ -7,6 +7,7 @@
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace {
 

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utility/memory.h"
+
 namespace {
 
 int compare_bytes(const char* a, size_t alen, const char* b, size_t blen) {
@@ -29,7 +31,7 @@ void name_index_init(name_index* x, name_entry* entries, int32_t count) {
 }
 
 void name_index_free(name_index* x) {
-    free(x->entries);
+    cvml_mem_free(x->entries);
     x->entries = nullptr;
     x->count = 0;
 }

@@ -19,8 +19,8 @@ typedef struct name_index {
     int32_t count;
 } name_index;
 
-/* Takes `count` entries (malloc'd by the caller, owned by the index from now on, freed
- * by name_index_free even on failure) and sorts them. */
+/* Takes `count` entries (allocated by the caller with cvml_mem_alloc, owned by the index from now
+ * on, freed by name_index_free even on failure) and sorts them. */
 void name_index_init(name_index* x, name_entry* entries, int32_t count);
 void name_index_free(name_index* x);
 
