@@ -19,12 +19,14 @@
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace cpu_conv2d {
 
 int64_t* phase_row_table(const conv_geom& g, int64_t hq, int64_t wq) {
     const int64_t rows = hq * g.sh, plane = hq * wq;
-    int64_t* row_at = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(rows)));
+    int64_t* row_at =
+        static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(rows)));
     if (!row_at) return nullptr;
     for (int64_t r = 0; r < rows; ++r) row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * wq;
     return row_at;
@@ -310,7 +312,7 @@ bool round_fold_fits(const cpu_node_ctx* ctx, const conv_geom& g, const conv2d_p
 /* A fast path's state (conv_gemm or conv_grouped), zeroed, with the common part set. */
 template <typename Mode>
 Mode* new_mode(const cpu_node_ctx* ctx, const conv_geom& g) {
-    Mode* f = static_cast<Mode*>(calloc(1, sizeof(Mode)));
+    Mode* f = static_cast<Mode*>(cvml_mem_calloc(1, sizeof(Mode)));
     if (!f) return nullptr;
     f->level = cpu_level(ctx);
     f->threads = cpu_threads(ctx);
