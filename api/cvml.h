@@ -66,6 +66,27 @@ CVML_API const char* cvml_last_error(void);
 /** Number of registered operators (definitions), serializers and devices. */
 CVML_API int cvml_registry_counts(int* operators, int* serializers, int* devices);
 
+/* ---- memory ----------------------------------------------------------------------- */
+
+/** Where the library's heap memory comes from: functions like malloc, realloc and free
+ * (alloc and resize return NULL when out of memory; memory must be aligned for any
+ * object; release takes NULL or a pointer from alloc or resize). `user` is passed to
+ * each. Set struct_size to sizeof(cvml_allocator). */
+typedef struct cvml_allocator {
+    size_t struct_size;
+    void* (*alloc)(void* user, size_t size);
+    void* (*resize)(void* user, void* p, size_t size);
+    void (*release)(void* user, void* p);
+    void* user;
+} cvml_allocator;
+
+/** Installs the allocator every later allocation of the library goes through (NULL: the
+ * C library's malloc, the default). A caller without a heap hands in one over a static
+ * pool; a test counts with one. Only while the library holds no memory: before the
+ * first cvml_init() or after the last cvml_release(), with every context, graph and
+ * buffer it returned released (a logic error otherwise). The allocator is copied. */
+CVML_API int cvml_set_allocator(const cvml_allocator* allocator);
+
 /* ---- plugins and devices ---------------------------------------------------------- */
 
 /** Loads a device plugin (a shared library speaking api/cvml_plugin.h) by path; its

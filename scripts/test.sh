@@ -7,7 +7,9 @@
 #      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests,
 #   5. the Cortex-M cross build, run under qemu-system-arm on an emulated Cortex-M55 and
 #      Cortex-M7 (scripts/test_mcu.sh, docs/embedded.md),
-#   6. the Windows build (MinGW-w64) and its tests under Wine (scripts/test_windows.sh).
+#   6. the Windows build (MinGW-w64) and its tests under Wine (scripts/test_windows.sh),
+#   7. the aarch64 Linux build and its tests under qemu-aarch64 at every aarch64 SIMD
+#      level (scripts/test_arm.sh).
 # Installs missing Debian packages first (scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,3 +53,6 @@ JOBS="$jobs" scripts/test_mcu.sh
 
 step "Windows (MinGW-w64 cross build, tests under Wine): scripts/test_windows.sh"
 JOBS="$jobs" scripts/test_windows.sh
+
+step "aarch64 (cross build, tests under qemu-aarch64 at every level): scripts/test_arm.sh"
+JOBS="$jobs" scripts/test_arm.sh

@@ -13,6 +13,7 @@
 #include "module/serializer.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 #ifdef _WIN32
 #include <windows.h>
@@ -191,7 +192,7 @@ plugin_slot* find_by_name(const char* name) {
 
 plugin_slot* new_slot(void) {
     if (g_slot_count == kMaxPlugins) return nullptr;
-    plugin_slot* s = static_cast<plugin_slot*>(calloc(1, sizeof(plugin_slot)));
+    plugin_slot* s = static_cast<plugin_slot*>(cvml_mem_calloc(1, sizeof(plugin_slot)));
     if (s) g_slots[g_slot_count++] = s;
     return s;
 }
@@ -302,7 +303,7 @@ int load_file(const char* given) {
                 --g_slot_count;
                 break;
             }
-        free(s);
+        cvml_mem_free(s);
         return CVML_OK;
     }
     cvml_plugin_entry_fn entry = nullptr;
@@ -375,7 +376,7 @@ void load_directory(const char* dir) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         load_file(path);
-        free(names[i]);
+        cvml_mem_free(names[i]);
     }
 }
 
@@ -508,7 +509,7 @@ void plugin_loader_release(void) {
         plugin_slot* s = g_slots[i];
         unregister_items(s);
         if (s->handle) os_close(s->handle);
-        free(s);
+        cvml_mem_free(s);
         g_slots[i] = nullptr;
     }
     g_slot_count = 0;

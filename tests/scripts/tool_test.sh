@@ -169,6 +169,10 @@ bundled)
     contains "is a params file" err
     # bench takes MODEL like every command; its saved inputs run as they are
     expect 0 "$cvml" bench "$model" --runs 2 --warmup 0
+    expect 0 "$cvml" bench "$model" --runs 1 --warmup 0 --device cpu
+    expect 1 "$cvml" bench "$model" --runs 1 --device no-such-device
+    expect 2 "$cvml" bench "$model" --runs 1 --plugin "$work/no-such-plugin.so"
+    expect 64 "$cvml" bench "$model" --device ,
     expect 0 "$cvml" bench "$model.json" "$model.params" --runs 1 --warmup 0 --json
     contains '"median_ms"' out
     mkdir -p "$work/bench_models"

@@ -248,12 +248,15 @@ TEST(Fusion, Int16Intermediates) {
         ASSERT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
         ASSERT_EQ(cvml_tensor_set_i32(g.in, g.input.data(), g.input.size()), CVML_OK);
         ASSERT_EQ(cvml_graph_run(g.g), CVML_OK) << cvml_last_error();
-        // A CPU or build without the level runs the scalar loops, which keep int32.
+        // A CPU or build without the level (an aarch64 build has neither) runs the
+        // scalar kernels, which narrow some of these tensors and not others (max_pool2d
+        // keeps int32 there): only the level's own choice is checked.
         const bool has_level = strcmp(cvml_cpu_simd_level(), simd) == 0;
-        for (cvml_tensor* t : narrow)
-            EXPECT_EQ(reinterpret_cast<const ir_tensor*>(t)->storage,
-                      has_level ? STORAGE_INT16 : STORAGE_INT32)
+        for (cvml_tensor* t : narrow) {
+            if (!has_level) continue;
+            EXPECT_EQ(reinterpret_cast<const ir_tensor*>(t)->storage, STORAGE_INT16)
                 << simd << " " << reinterpret_cast<const ir_tensor*>(t)->name;
+        }
         for (cvml_tensor* t : outs)  // graph outputs stay int32
             EXPECT_EQ(reinterpret_cast<const ir_tensor*>(t)->storage, STORAGE_INT32) << simd;
         cvml_graph_release(g.g);

@@ -43,6 +43,9 @@ const char kUsage[] =
     "  --size S            input height and width of a built-in model\n"
     "  --seed S            weights and input seed (default 1)\n"
     "  --threads T         CPU threads (default: CVML_NUM_THREADS or 1)\n"
+    "  --device NAMES      devices to use, comma-separated in priority order (the CPU is\n"
+    "                      the fallback; see 'cvml devices')\n"
+    "  --plugin PATH       load a device plugin first (repeatable)\n"
     "  --simd LEVEL        scalar, avx2 or avx512 (sets CVML_SIMD; default: the best)\n"
     "  --warmup W          untimed runs first (default 3)\n"
     "  --runs N            timed runs (default 20)\n"
@@ -56,7 +59,8 @@ const char kUsage[] =
 struct Options {
     bench::ModelSpec spec;
     std::string graph, params, save;
-    std::vector<std::string> positionals; /* MODEL [PARAMS] */
+    std::vector<std::string> positionals;      /* MODEL [PARAMS] */
+    std::vector<std::string> devices, plugins; /* --device names, --plugin paths */
     bool built_in_named = false;
     int threads = 0;
     std::string simd;
@@ -88,6 +92,35 @@ void set_env(const char* name, const char* value) {
 #else
     setenv(name, value, 1);
 #endif
+}
+
+/* Appends the comma-separated names in `list` (empty items dropped). */
+void split_names(const std::string& list, std::vector<std::string>* out) {
+    size_t start = 0;
+    while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        if (comma > start) out->push_back(list.substr(start, comma - start));
+        start = comma + 1;
+    }
+}
+
+/* --plugin and --device, as every cvml command applies them. */
+int configure_devices(cvml_context* ctx, const Options& o) {
+    for (const auto& path : o.plugins) {
+        int rc = cvml_load_plugin(path.c_str());
+        if (rc) {
+            fprintf(stderr, "cvml bench: cannot load plugin '%s': %s\n", path.c_str(),
+                    cvml_last_error());
+            return rc;
+        }
+    }
+    if (o.devices.empty()) return CVML_OK;
+    std::vector<const char*> names;
+    for (const auto& n : o.devices) names.push_back(n.c_str());
+    int rc = cvml_context_set_devices(ctx, names.data(), (int)names.size());
+    if (rc) fprintf(stderr, "cvml bench: cannot use the devices given: %s\n", cvml_last_error());
+    return rc;
 }
 
 bool parse(int argc, char** argv, Options* o, std::string* err) {
@@ -133,6 +166,19 @@ bool parse(int argc, char** argv, Options* o, std::string* err) {
             const char* v = value("--params");
             if (!v) return false;
             o->params = v;
+        } else if (a == "--device") {
+            const char* v = value("--device");
+            if (!v) return false;
+            size_t before = o->devices.size();
+            split_names(v, &o->devices);
+            if (o->devices.size() == before) {
+                *err = "--device needs a name";
+                return false;
+            }
+        } else if (a == "--plugin") {
+            const char* v = value("--plugin");
+            if (!v) return false;
+            o->plugins.push_back(v);
         } else if (a == "--save") {
             const char* v = value("--save");
             if (!v) return false;
@@ -276,6 +322,11 @@ int cvml_bench_main(int argc, char** argv) {
     cvml_context* ctx = nullptr;
     cvml_context_create(&ctx);
     if (o.threads) cvml_context_set_threads(ctx, o.threads);
+    if (int bad = configure_devices(ctx, o)) {
+        cvml_context_release(ctx);
+        cvml_release();
+        return bad;
+    }
     int threads = 1;
     cvml_context_get_threads(ctx, &threads);
 

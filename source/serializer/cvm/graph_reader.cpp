@@ -14,6 +14,7 @@
 #include "serializer/cvm/json.h"
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -249,9 +250,9 @@ int decode(const json_value* root, file_graph* f) {
         int rc = CVML_OK;
         if (key_is(key, "nodes")) {
             if (json_type(m) != JSON_ARRAY) return type_error(m, "nodes", "an array");
-            free(f->nodes);
+            cvml_mem_free(f->nodes);
             f->nodes = static_cast<file_node*>(
-                calloc(static_cast<size_t>(json_count(m)) + 1, sizeof(file_node)));
+                cvml_mem_calloc(static_cast<size_t>(json_count(m)) + 1, sizeof(file_node)));
             if (!f->nodes) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
             f->node_count = json_count(m);
             for (int32_t k = 0; k < json_count(m) && !rc; ++k)
@@ -491,11 +492,12 @@ int build(const file_graph* f, ir_graph* g) {
         if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         // The input count is checked by graph_prepare_node; the tensors come later.
         int32_t count = json_count(fn->inputs);
-        int32_t* tmp =
-            count <= 4 ? zeros : static_cast<int32_t*>(calloc(static_cast<size_t>(count), 4));
+        int32_t* tmp = count <= 4
+                           ? zeros
+                           : static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(count), 4));
         if (!tmp) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         rc = ir_node_set_inputs(node, tmp, count);
-        if (tmp != zeros) free(tmp);
+        if (tmp != zeros) cvml_mem_free(tmp);
         if (rc) return rc;
         // Op::Get comes before the attribute string is read (an unknown operator with
         // broken attributes is "not registered").
@@ -509,8 +511,8 @@ int build(const file_graph* f, ir_graph* g) {
     }
 
     // Entries (3.4): row pointers recomputed from the registry's output counts.
-    int32_t* row_ptr =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(f->node_count) + 1)));
+    int32_t* row_ptr = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(f->node_count) + 1)));
     if (!row_ptr) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int64_t entries = 0;
     for (int32_t n = 0; n < f->node_count; ++n) {
@@ -587,7 +589,7 @@ int build(const file_graph* f, ir_graph* g) {
     // Heads: an out-of-range head is upstream UB; refuse it.
     if (!rc && json_count(f->heads) > 0) {
         g->outputs = static_cast<int32_t*>(
-            malloc(sizeof(int32_t) * static_cast<size_t>(json_count(f->heads))));
+            cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(json_count(f->heads))));
         if (!g->outputs) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (int32_t i = 0; !rc && i < json_count(f->heads); ++i) {
             int64_t src = item(json_at(f->heads, i), 0), index = item(json_at(f->heads, i), 1);
@@ -601,7 +603,7 @@ int build(const file_graph* f, ir_graph* g) {
                 g->outputs[g->output_count++] = static_cast<int32_t>(eid);
         }
     }
-    free(row_ptr);
+    cvml_mem_free(row_ptr);
     return rc;
 }
 
@@ -613,7 +615,7 @@ int set_model_facts(const file_graph* f, ir_graph* g) {
     if (f->postprocess) {
         char* p = ir_strdup(f->postprocess);
         if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        free(g->postprocess);
+        cvml_mem_free(g->postprocess);
         g->postprocess = p;
     }
     return CVML_OK;
@@ -644,16 +646,16 @@ int cvm_read_graph(const char* json, size_t size, ir_graph* g) {
     if (!rc) rc = decode(doc.root, &f);
     if (!rc) rc = build(&f, g);
     if (!rc) rc = set_model_facts(&f, g);
-    free(f.nodes);
+    cvml_mem_free(f.nodes);
     json_free(&doc);
     if (!rc) rc = check_variable_names(g);
     if (!rc) {
         for (int32_t i = 0; i < g->tensor_count && !rc; ++i) {
             if (g->tensors[i]->kind != TENSOR_INPUT) continue;
-            int32_t* p = static_cast<int32_t*>(malloc(sizeof(int32_t)));
+            int32_t* p = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t)));
             if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
             p[0] = i;
-            free(g->inputs);
+            cvml_mem_free(g->inputs);
             g->inputs = p;
             g->input_count = 1;
         }

@@ -11,6 +11,8 @@
 #include "graph/verify.h"
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
+#include "utility/sort.h"
 
 namespace {
 
@@ -336,7 +338,8 @@ bool is_output(const ir_graph* g, int32_t t) {
 
 int check_liveness(const ir_graph* g) {
     int32_t n = g->tensor_count;
-    slot_use* uses = static_cast<slot_use*>(calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+    slot_use* uses =
+        static_cast<slot_use*>(cvml_mem_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
     if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < n; ++i) {
         const ir_tensor* t = g->tensors[i];
@@ -349,7 +352,7 @@ int check_liveness(const ir_graph* g) {
             if (t->consumers[c] > u->last_read) u->last_read = t->consumers[c];
         if (is_output(g, i)) u->last_read = g->node_count;
     }
-    qsort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
+    cvml_sort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
     int rc = CVML_OK;
     for (int32_t i = 0; i < n && !rc;) {
         int32_t j = i;
@@ -391,7 +394,7 @@ int check_liveness(const ir_graph* g) {
         }
         i = j;
     }
-    free(uses);
+    cvml_mem_free(uses);
     return rc;
 }
 
@@ -400,13 +403,14 @@ int check_liveness(const ir_graph* g) {
 int cvm_storage_size(const ir_graph* g, uint64_t* size) {
     // Sum over slots of the largest entry (int32 elements), each rounded to 4 bytes.
     int32_t n = g->tensor_count;
-    slot_use* uses = static_cast<slot_use*>(calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+    slot_use* uses =
+        static_cast<slot_use*>(cvml_mem_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
     if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < n; ++i) {
         uses[i].sid = g->tensors[i]->storage_id;
         uses[i].tensor = i;
     }
-    qsort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
+    cvml_sort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
     uint64_t total = 0;
     int rc = CVML_OK;
     for (int32_t i = 0; i < n;) {
@@ -424,7 +428,7 @@ int cvm_storage_size(const ir_graph* g, uint64_t* size) {
         }
         i = j;
     }
-    free(uses);
+    cvml_mem_free(uses);
     if (!rc) *size = total;
     return rc;
 }
@@ -471,7 +475,7 @@ int read_params(reader& r, ir_graph* g) {
                          "params: %llu names cannot fit the %" CVML_PRIuSIZE " bytes left",
                          static_cast<unsigned long long>(n_names), r.remaining());
     name_ref* names =
-        static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
+        static_cast<name_ref*>(cvml_mem_calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
     if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     // Names come before the arrays, so they are kept in one block, which only grows with
     // the bytes actually read (memory or file alike).
@@ -493,7 +497,7 @@ int read_params(reader& r, ir_graph* g) {
         if (block_cap - block_used < len) {
             size_t cap = block_cap ? block_cap : 4096;
             while (cap - block_used < len) cap *= 2;
-            char* grown = static_cast<char*>(realloc(block, cap));
+            char* grown = static_cast<char*>(cvml_mem_realloc(block, cap));
             if (!grown) {
                 rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
                 break;
@@ -516,9 +520,10 @@ int read_params(reader& r, ir_graph* g) {
         rc = cvml_fail(CVML_ERR_LOGIC, "params: the array count does not match the %llu names",
                        static_cast<unsigned long long>(n_names));
 
-    uint8_t* set = static_cast<uint8_t*>(calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
-    int32_t* order =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    uint8_t* set =
+        static_cast<uint8_t*>(cvml_mem_calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
+    int32_t* order = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     int32_t order_count = 0;
     if (!rc && (!set || !order)) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (uint64_t i = 0; i < n_names && !rc; ++i) {
@@ -546,15 +551,15 @@ int read_params(reader& r, ir_graph* g) {
                            t->producer, t->name);
     }
     if (!rc) {
-        free(g->param_order);
+        cvml_mem_free(g->param_order);
         g->param_order = order;
         g->param_order_count = order_count;
         order = nullptr;
     }
-    free(order);
-    free(set);
-    free(names);
-    free(block);
+    cvml_mem_free(order);
+    cvml_mem_free(set);
+    cvml_mem_free(names);
+    cvml_mem_free(block);
     return rc;
 }
 

@@ -40,6 +40,12 @@ const char* cpu_simd_name(int level) {
         case CPU_SIMD_AVX2:
             return "avx2";
         default:
+#if CVML_SIMD_CORTEXM_MVE
+            return "mve";
+#elif CVML_SIMD_CORTEXM_DSP
+            return "dsp";
+#else
             return "scalar";
+#endif
     }
 }
