@@ -21,7 +21,9 @@
 # (qemu -icount shift=0 and SysTick, tests/mcu/insn_count.c); L: the CPU kernels'
 # level (scalar, dsp or mve: chosen at compile time). A detail line follows each.
 # CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards; CVML_MCU_TRACE_ALLOC=BYTES
-# also lists, per function, the heap blocks of at least BYTES still held after the run.
+# also lists, per function, the heap blocks of at least BYTES still held after the run;
+# CVML_MCU_WITH_SIMD=OFF builds without the Cortex-M kernels (the scalar level only:
+# the smallest code). The build directories are build/mcu-BOARD (build/mcu-BOARD-scalar).
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh).
 set -euo pipefail
@@ -31,6 +33,7 @@ jobs=${JOBS:-$(nproc)}
 build_type=${CVML_MCU_BUILD_TYPE:-MinSizeRel}
 timeout_s=${CVML_MCU_TIMEOUT:-600}
 trace_alloc=${CVML_MCU_TRACE_ALLOC:-0}
+with_simd=${CVML_MCU_WITH_SIMD:-ON}
 
 for tool in arm-none-eabi-gcc qemu-system-arm python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "test_mcu: $tool not found (scripts/install_deps.sh)" >&2; exit 1; }
@@ -71,6 +74,7 @@ configure_and_build() {
   shift 3
   cmake -S tests/mcu -B "$dir" -DMCU_BOARD="$board" -DCMAKE_BUILD_TYPE="$build_type" \
     -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" -DMCU_TRACE_ALLOC_MIN="$trace_alloc" \
+    -DCVML_WITH_SIMD="$with_simd" \
     "${launcher[@]}" "$@" \
     >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; return 1; }
@@ -135,6 +139,7 @@ failures=0
 run_board() {
   local board=$1 core=$2
   local dir=build/mcu-$board
+  [[ $with_simd == ON ]] || dir+=-scalar
   # First run: the library's arena (MCU_ARENA_BYTES_* 0).
   configure_and_build "$dir" "$board" "$core" -DMCU_ARENA_BYTES_resnet_block_chain=0 \
     -DMCU_ARENA_BYTES_cifar_resnet20=0 || return 1

@@ -1,6 +1,6 @@
 /* Instructions executed, counted with qemu's -icount shift=0 (one instruction per
- * nanosecond of virtual time) and SysTick on the core clock (docs/embedded.md,
- * "Counting instructions"). The harness brackets the run with insn_count_now(). */
+ * nanosecond of virtual time) and SysTick on the core clock (docs/cpu.md,
+ * "Cortex-M levels"). The harness brackets the run with insn_count_now(). */
 #pragma once
 
 #include <stdint.h>

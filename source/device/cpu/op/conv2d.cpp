@@ -384,7 +384,7 @@ int conv_fast_run(cpu_node_ctx* ctx) {
 int conv2d_fused(cpu_node_ctx* ctx) {
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     const int32_t b = tail_round_shift(ctx);
-    if (!ctx->state || b == 0) return CVML_OK;
+    if (!CVML_CPU_FAST_PATHS || !ctx->state || b == 0) return CVML_OK;
     if (p->groups == 1) {
         conv_gemm* f = static_cast<conv_gemm*>(ctx->state);
         if (f->round_folded || !f->w.start || (p->use_bias && !f->bias_folded) ||
@@ -412,7 +412,7 @@ void conv_fast_free(cpu_node_ctx* ctx) {
 }
 
 void conv2d_postrun(cpu_node_ctx* ctx) {
-    conv_fast_free(ctx);
+    if (CVML_CPU_FAST_PATHS) conv_fast_free(ctx);
 }
 
 int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
@@ -445,7 +445,7 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int conv2d_run(cpu_node_ctx* ctx) {
-    if (ctx->state) return conv_fast_run(ctx);
+    if (CVML_CPU_FAST_PATHS && ctx->state) return conv_fast_run(ctx);
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     epilogue ep;
     cpu_tail_epilogue(ctx, &ep);

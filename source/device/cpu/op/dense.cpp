@@ -246,7 +246,7 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 
 void dense_postrun(cpu_node_ctx* ctx) {
     dense_fast* f = static_cast<dense_fast*>(ctx->state);
-    if (f) {
+    if (CVML_CPU_FAST_PATHS && f) {
         gemm_weights_free(&f->w);
         cvml_mem_free(f->w8);
     }
@@ -272,7 +272,8 @@ int dense_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int dense_run(cpu_node_ctx* ctx) {
-    if (ctx->state) return dense_fast_run(ctx, static_cast<const dense_fast*>(ctx->state));
+    if (CVML_CPU_FAST_PATHS && ctx->state)
+        return dense_fast_run(ctx, static_cast<const dense_fast*>(ctx->state));
     const dense_param* p = static_cast<const dense_param*>(ctx->param);
     dense_args a;
     a.x = cpu_in(ctx, 0);

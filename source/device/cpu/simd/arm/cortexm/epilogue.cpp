@@ -22,7 +22,14 @@ void load_chunk(const void* p, int32_t s, int64_t at, int32_t bias, int32_t n, i
     const uint32_t b = static_cast<uint32_t>(bias);
 #if CVML_SIMD_CORTEXM_MVE
     if (s == STORAGE_INT8 || s == STORAGE_INT32) {
-        for (int32_t i = 0; i < n; i += 4) {
+        int32_t i = 0;
+        if (s == STORAGE_INT8)
+            for (const int8_t* q = static_cast<const int8_t*>(p) + at; i + 4 <= n; i += 4)
+                vst1q_s32(v + i, vaddq_n_s32(vldrbq_s32(q + i), bias));
+        else
+            for (const int32_t* q = static_cast<const int32_t*>(p) + at; i + 4 <= n; i += 4)
+                vst1q_s32(v + i, vaddq_n_s32(vld1q_s32(q + i), bias));
+        if (i < n) {
             const mve_pred16_t m = vctp32q(static_cast<uint32_t>(n - i));
             const int32x4_t x = s == STORAGE_INT8
                                     ? vldrbq_z_s32(static_cast<const int8_t*>(p) + at + i, m)
@@ -53,7 +60,9 @@ void store_chunk(const int32_t* v, int32_t n, void* p, int32_t s, int64_t at) {
 #if CVML_SIMD_CORTEXM_MVE
     if (s == STORAGE_INT8) {
         int8_t* q = static_cast<int8_t*>(p) + at;
-        for (int32_t i = 0; i < n; i += 4) {
+        int32_t i = 0;
+        for (; i + 4 <= n; i += 4) vstrbq_s32(q + i, vld1q_s32(v + i));
+        if (i < n) {
             const mve_pred16_t m = vctp32q(static_cast<uint32_t>(n - i));
             vstrbq_p_s32(q + i, vldrwq_z_s32(v + i, m), m);
         }
@@ -87,7 +96,15 @@ inline void map4(int32_t* v, int32_t n, Op op) {
 
 /* v[i] += src[at + i] (storage s) for i < n, wrapping. */
 void add_src(int32_t* v, int32_t n, const void* src, int32_t s, int64_t at) {
-    for (int32_t i = 0; i < n; i += 4) {
+    int32_t i = 0;
+    if (s == STORAGE_INT8) {
+        const int8_t* q = static_cast<const int8_t*>(src) + at;
+        for (; i + 4 <= n; i += 4) vst1q_s32(v + i, vaddq_s32(vld1q_s32(v + i), vldrbq_s32(q + i)));
+    } else if (s == STORAGE_INT32) {
+        const int32_t* q = static_cast<const int32_t*>(src) + at;
+        for (; i + 4 <= n; i += 4) vst1q_s32(v + i, vaddq_s32(vld1q_s32(v + i), vld1q_s32(q + i)));
+    }
+    for (; i < n; i += 4) {  // int16 operands, and the last few values
         const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - i));
         int32x4_t x;
         if (s == STORAGE_INT8)

@@ -16,13 +16,19 @@
 namespace {
 
 /* out[i] = init[i] + dot(w + i * K, col) for i < 4, wrapping. */
-inline void dot4(const int8_t* w, int32_t K, const int8_t* col, const int32_t init[4],
-                 int32_t out[4]) {
+__attribute__((always_inline)) inline void dot4(const int8_t* w, int32_t K, const int8_t* col,
+                                                const int32_t* init, int32_t* out, int32_t stride) {
     const int8_t* w0 = w;
     const int8_t* w1 = w0 + K;
     const int8_t* w2 = w1 + K;
     const int8_t* w3 = w2 + K;
-    int32_t a0 = init[0], a1 = init[1], a2 = init[2], a3 = init[3];
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    if (init) {
+        a0 = init[0];
+        a1 = init[1];
+        a2 = init[2];
+        a3 = init[3];
+    }
     int32_t k = 0;
     for (; k + 16 <= K; k += 16) {
         const int8x16_t b = vldrbq_s8(col + k);
@@ -40,9 +46,9 @@ inline void dot4(const int8_t* w, int32_t K, const int8_t* col, const int32_t in
         a3 = vmladavaq_s8(a3, vldrbq_z_s8(w3 + k, p), b);
     }
     out[0] = a0;
-    out[1] = a1;
-    out[2] = a2;
-    out[3] = a3;
+    out[stride] = a1;
+    out[2 * stride] = a2;
+    out[3 * stride] = a3;
 }
 
 inline int32_t dot1(const int8_t* w, int32_t K, const int8_t* col, int32_t init) {
@@ -58,8 +64,6 @@ inline int32_t dot1(const int8_t* w, int32_t K, const int8_t* col, int32_t init)
 }  // namespace
 
 using cortexm::round16;
-
-const int32_t kZero[4] = {0, 0, 0, 0};
 
 /* Whether every patch offset in the band fits the 16-bit offsets of a gather load. */
 static bool gather_fits(const cm_conv* cv) {
@@ -110,10 +114,8 @@ void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_
             cortexm::band_patch(cv, band, ox, col);
         int32_t o = 0;
         for (; o + 4 <= cv->o; o += 4) {
-            int32_t out[4];
-            dot4(cv->w + static_cast<size_t>(o) * K, cv->K, col, cv->bias ? cv->bias + o : kZero,
-                 out);
-            for (int32_t i = 0; i < 4; ++i) sums[(o + i) * cv->ow + ox] = out[i];
+            dot4(cv->w + static_cast<size_t>(o) * K, cv->K, col, cv->bias ? cv->bias + o : nullptr,
+                 sums + o * cv->ow + ox, cv->ow);
         }
         for (; o < cv->o; ++o)
             sums[o * cv->ow + ox] =
