@@ -8,9 +8,11 @@ target_include_directories(cvml_hostile PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
   ${PROJECT_SOURCE_DIR}/api)
 target_link_libraries(cvml_hostile PRIVATE cvml_static)
 target_compile_options(cvml_hostile PRIVATE ${CVML_WARNINGS})
-add_test(NAME reliability.hostile_models COMMAND cvml_hostile --limit-s 10 --limit-mib 512
-  --kill-s 30)
-set_tests_properties(reliability.hostile_models PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+if(NOT CVML_SANITIZE)
+  add_test(NAME reliability.hostile_models COMMAND cvml_hostile --limit-s 10 --limit-mib 512
+    --kill-s 30)
+  set_tests_properties(reliability.hostile_models PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+endif()
 
 # A shared handle from 8 threads, at CVML_NUM_THREADS 1 and 2 (TSan: scripts/test.sh).
 if(TARGET Threads::Threads)

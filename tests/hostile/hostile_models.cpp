@@ -249,6 +249,9 @@ model nms(int anchors) {
     return {graph_json(n, {{2, 0}}), empty_params()};
 }
 
+model nms_16k() {
+    return nms(16384);
+}
 model nms_32k() {
     return nms(32768);
 }
@@ -283,7 +286,41 @@ model deep_and_long() {
     return {graph_json(n, {{1, 0}}, ", \"a\": " + deep + ", \"b\": " + longs), empty_params()};
 }
 
+/* Small versions of the same shapes: fuzzing seeds (libFuzzer's max_len is 256 KB). */
+model seed_heads() {
+    return heads_relu(600);
+}
+model seed_chain() {
+    std::vector<node> n{data_node({1, 10})};
+    for (int i = 0; i < 1200; ++i) n.push_back(relu(i, {1, 10}, "r" + std::to_string(i)));
+    return {graph_json(n, {{1200, 0}}), empty_params()};
+}
+model seed_variables() {
+    return variables(500, 2);
+}
+model seed_nms() {
+    return nms(16384);
+}
+model seed_heads_same() {
+    std::vector<node> n{data_node({1, 1024}), relu(0, {1, 1024}, "relu_0")};
+    std::vector<std::pair<int, int>> h(2, {1, 0});
+    return {graph_json(n, h), empty_params()};
+}
+
 }  // namespace
+
+const std::vector<hostile_case>& seed_cases() {
+    static const std::vector<hostile_case> all = {
+        {"seed_heads", "data feeds 600 relu heads", seed_heads},
+        {"seed_chain", "a 1,200-node relu chain", seed_chain},
+        {"seed_variables", "500 variables, each named twice in the params", seed_variables},
+        {"seed_nms", "non_max_suppression over 16k anchors", seed_nms},
+        {"seed_heads_same", "one tensor as two heads", seed_heads_same},
+        {"seed_output", "1,200 heads on a 4 MB tensor", output_4_9gb},
+        {"seed_input", "a 2^31-byte input", input_2gb},
+    };
+    return all;
+}
 
 const std::vector<hostile_case>& cases() {
     static const std::vector<hostile_case> all = {
@@ -297,6 +334,7 @@ const std::vector<hostile_case>& cases() {
         {"heads_1m_same", "a million heads on one tensor", heads_1m_same},
         {"output_4_9gb", "1,200 heads on a 4 MB tensor", output_4_9gb},
         {"input_2gb", "a 2^31-byte input", input_2gb},
+        {"nms_16k", "non_max_suppression over 16k anchors (at the D10 bound)", nms_16k},
         {"nms_32k", "non_max_suppression over 32k anchors", nms_32k},
         {"nms_1m", "non_max_suppression over 2^20 anchors", nms_1m},
         {"op_attrs_duplicates", "one key 200,000 times in op_attrs", op_attrs_duplicates},

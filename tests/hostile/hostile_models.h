@@ -21,5 +21,7 @@ struct hostile_case {
 };
 
 const std::vector<hostile_case>& cases();
+/* Small models of the same shapes, as seeds for the load fuzzer (tests/fuzz). */
+const std::vector<hostile_case>& seed_cases();
 
 }  // namespace hostile

@@ -4,6 +4,7 @@
 // 10 s and 512 MiB), crashes, or is refused with a class other than logic/runtime.
 //
 //   cvml_hostile [--limit-s S] [--limit-mib M] [--kill-s K] [--list] [NAME...]
+//   cvml_hostile --write-seeds DIR    (small models of the same shapes, for tests/fuzz)
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -152,6 +153,16 @@ bool good_rc(const std::string& line) {
 
 int main(int argc, char** argv) {
     if (argc == 3 && strcmp(argv[1], "--run-one") == 0) return run_one(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
+        // The load fuzzer's format: graph JSON, "\n#PARAMS#\n", the params blob.
+        for (const auto& c : hostile::seed_cases()) {
+            hostile::model m = c.make();
+            if (!write_file(std::string(argv[2]) + "/" + c.name,
+                            m.json + "\n#PARAMS#\n" + m.params))
+                return 1;
+        }
+        return 0;
+    }
     double limit_s = 10, limit_mib = 512, kill_s = 60;
     bool list = false;
     std::vector<std::string> wanted;
