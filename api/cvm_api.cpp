@@ -45,7 +45,8 @@ cvml_graph* as_graph(void* net) {
 
 int CVMAPILoadModel(const char* graph_json, int graph_strlen, const char* param_bytes,
                     int param_strlen, void** net, int device_type, int device_id) {
-    if (!net) return cvml_fail(ERROR_LOGIC, "CVMAPILoadModel: NULL net");
+    // A NULL out-pointer is the caller's bug like every other NULL argument: runtime.
+    if (!net) return cvml_fail(ERROR_RUNTIME, "CVMAPILoadModel: NULL net");
     *net = nullptr;
     int rc = ensure_init();
     if (rc) return rc;

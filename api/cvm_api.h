@@ -11,6 +11,14 @@
  * string of at most 32 bytes (upstream's own buffer size). The message for the last
  * failure of the calling thread is cvml_last_error() (cvml.h).
  *
+ * NULL pointer arguments (the net's out-pointer included) are runtime errors.
+ *
+ * Threads: a net may be shared between threads. CVMAPIInference holds the net's lock
+ * for the whole call (input in, run, output out), so concurrent inferences on one net
+ * run one after the other, each with correct outputs; the getters only read what the
+ * load fixed. Different nets run in parallel. CVMAPIFreeModel must not overlap any
+ * other call on the same net. (Upstream's Predict on a shared model is not safe.)
+ *
  * This header compiles as C99 and as C++.
  */
 #ifndef CVML_CVM_API_H

@@ -21,6 +21,7 @@
 #include "module/serializer.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 #include "utility/platform.h"
 
 #if CVML_WITH_THREADS
@@ -95,6 +96,19 @@ int cvml_registry_counts(int* operators, int* serializers, int* devices) {
     return CVML_OK;
 }
 
+/* ---- memory ------------------------------------------------------------------------- */
+
+int cvml_set_allocator(const cvml_allocator* allocator) {
+    INIT_LOCK();
+    int rc = g_init_count > 0
+                 ? cvml_fail(CVML_ERR_LOGIC,
+                             "cvml_set_allocator: the library is initialised; set the allocator "
+                             "before cvml_init() or after the last cvml_release()")
+                 : cvml_mem_set_allocator(allocator);
+    INIT_UNLOCK();
+    return rc;
+}
+
 /* ---- plugins and devices ------------------------------------------------------------ */
 
 int cvml_load_plugin(const char* path) {
@@ -166,7 +180,7 @@ static int32_t threads_from_environment(void) {
 int cvml_context_create(cvml_context** out) {
     REQUIRE(out, "NULL output");
     *out = nullptr;
-    cvml_context* ctx = static_cast<cvml_context*>(calloc(1, sizeof(cvml_context)));
+    cvml_context* ctx = static_cast<cvml_context*>(cvml_mem_calloc(1, sizeof(cvml_context)));
     if (!ctx) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     ctx->threads = threads_from_environment();
     *out = ctx;
@@ -175,7 +189,7 @@ int cvml_context_create(cvml_context** out) {
 
 int cvml_context_release(cvml_context* ctx) {
     REQUIRE(ctx, "NULL context");
-    free(ctx);
+    cvml_mem_free(ctx);
     return CVML_OK;
 }
 
@@ -214,7 +228,7 @@ int cvml_context_set_devices(cvml_context* ctx, const char* const* names, int co
 /* ---- graphs ------------------------------------------------------------------------- */
 
 static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
-    cvml_graph* g = static_cast<cvml_graph*>(calloc(1, sizeof(cvml_graph)));
+    cvml_graph* g = static_cast<cvml_graph*>(cvml_mem_calloc(1, sizeof(cvml_graph)));
     if (!g) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     g->ir = ir;
     g->context = *ctx;
@@ -257,7 +271,7 @@ int read_stream(FILE* f, const char* path, uint8_t** data, size_t* size) {
     for (;;) {
         if (*size == cap) {
             size_t next = cap ? cap * 2 : 65536;
-            uint8_t* p = static_cast<uint8_t*>(realloc(*data, next));
+            uint8_t* p = static_cast<uint8_t*>(cvml_mem_realloc(*data, next));
             if (!p) {
                 rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory reading '%s'", path);
                 break;
@@ -274,7 +288,7 @@ int read_stream(FILE* f, const char* path, uint8_t** data, size_t* size) {
     }
     fclose(f);
     if (rc) {
-        free(*data);
+        cvml_mem_free(*data);
         *data = nullptr;
         *size = 0;
     }
@@ -303,7 +317,7 @@ int open_params(const char* path, FILE** file, size_t* size, uint8_t** data) {
 static int input_buffer(ir_tensor* t, int32_t** dst) {
     if (!t->data) {
         size_t n = static_cast<size_t>(ir_tensor_element_count(t));
-        t->data = malloc(sizeof(int32_t) * (n ? n : 1));
+        t->data = cvml_mem_alloc(sizeof(int32_t) * (n ? n : 1));
         if (!t->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     *dst = static_cast<int32_t*>(t->data);
@@ -390,8 +404,8 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
                         params, 0, out);
     }
     if (params_file) fclose(params_file);
-    free(graph_data);
-    free(params_data);
+    cvml_mem_free(graph_data);
+    cvml_mem_free(params_data);
     return rc;
 }
 
@@ -399,7 +413,7 @@ int cvml_graph_release(cvml_graph* g) {
     REQUIRE(g, "NULL graph");
     scheduler_postrun(g->ir);
     ir_graph_release(g->ir);
-    free(g);
+    cvml_mem_free(g);
     return CVML_OK;
 }
 
@@ -472,8 +486,8 @@ int cvml_graph_add_input(cvml_graph* g, const char* name, int ndim, const int32_
     ir_tensor* t = nullptr;
     int rc = add_variable(g, name, ndim, dims, precision, TENSOR_INPUT, &t);
     if (rc) return rc;
-    int32_t* p = static_cast<int32_t*>(
-        realloc(g->ir->inputs, sizeof(int32_t) * static_cast<size_t>(g->ir->input_count + 1)));
+    int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(
+        g->ir->inputs, sizeof(int32_t) * static_cast<size_t>(g->ir->input_count + 1)));
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     g->ir->inputs = p;
     p[g->ir->input_count++] = t->index;
@@ -497,7 +511,7 @@ int cvml_graph_add_const(cvml_graph* g, const char* name, int ndim, const int32_
     rc = ir_const_store(t, values);
     if (rc) return rc;
     t->file_bits = precision <= 8 ? 8 : 32;
-    int32_t* p = static_cast<int32_t*>(realloc(
+    int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(
         g->ir->param_order, sizeof(int32_t) * static_cast<size_t>(g->ir->param_order_count + 1)));
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     g->ir->param_order = p;
@@ -541,15 +555,14 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
     for (int i = 0; i < attr_count && !rc; ++i)
         rc = ir_node_add_attr(node, attr_keys[i], attr_values[i]);
     int32_t in_idx[64];
-    int32_t* in =
-        input_count <= 64
-            ? in_idx
-            : static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(input_count)));
+    int32_t* in = input_count <= 64 ? in_idx
+                                    : static_cast<int32_t*>(cvml_mem_alloc(
+                                          sizeof(int32_t) * static_cast<size_t>(input_count)));
     if (!in) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int i = 0; i < input_count && !rc; ++i)
         in[i] = reinterpret_cast<ir_tensor*>(inputs[i])->index;
     if (!rc) rc = ir_node_set_inputs(node, in, input_count);
-    if (in != in_idx) free(in);
+    if (in != in_idx) cvml_mem_free(in);
     if (!rc) rc = graph_prepare_node(ir, node);
     if (!rc && node->op->num_outputs > output_capacity)
         rc =
@@ -571,22 +584,22 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
         // the tensors it created.
         while (ir->tensor_count > 0 && ir->tensors[ir->tensor_count - 1]->producer == ni) {
             ir_tensor* t = ir->tensors[--ir->tensor_count];
-            free(t->name);
-            free(t);
+            cvml_mem_free(t->name);
+            cvml_mem_free(t);
         }
         if (node->op && node->op->release_param && node->param)
             node->op->release_param(node->param);
-        free(node->param);
+        cvml_mem_free(node->param);
         for (int32_t i = 0; i < node->attr_count; ++i) {
-            free(node->attrs[i].key);
-            free(node->attrs[i].value);
+            cvml_mem_free(node->attrs[i].key);
+            cvml_mem_free(node->attrs[i].value);
         }
-        free(node->attrs);
-        free(node->inputs);
-        free(node->outputs);
-        free(node->op_name);
-        free(node->name);
-        free(node);
+        cvml_mem_free(node->attrs);
+        cvml_mem_free(node->inputs);
+        cvml_mem_free(node->outputs);
+        cvml_mem_free(node->op_name);
+        cvml_mem_free(node->name);
+        cvml_mem_free(node);
         --ir->node_count;
     }
     return rc;
@@ -600,10 +613,11 @@ int cvml_graph_set_outputs(cvml_graph* g, cvml_tensor* const* outputs, int count
     for (int i = 0; i < count; ++i)
         if (!outputs[i] || !belongs_to(g->ir, outputs[i]))
             return cvml_fail(CVML_ERR_LOGIC, "output %d is not a tensor of this graph", i);
-    int32_t* p = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(count)));
+    int32_t* p =
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(count)));
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int i = 0; i < count; ++i) p[i] = reinterpret_cast<ir_tensor*>(outputs[i])->index;
-    free(g->ir->outputs);
+    cvml_mem_free(g->ir->outputs);
     g->ir->outputs = p;
     g->ir->output_count = count;
     return CVML_OK;
@@ -617,17 +631,23 @@ int cvml_graph_verify(cvml_graph* g) {
 
 /* ---- running ------------------------------------------------------------------------ */
 
-int cvml_graph_prerun(cvml_graph* g) {
-    REQUIRE(g, "NULL graph");
-    int rc = require_init(__func__);
+static int prerun_locked(cvml_graph* g) {
+    int rc = require_init("cvml_graph_prerun");
     if (!rc && !g->ir->verified) rc = graph_verify_built(g->ir);
     if (!rc) rc = scheduler_prerun(g->ir, &g->context);
     return rc;
 }
 
-int cvml_graph_run(cvml_graph* g) {
+int cvml_graph_prerun(cvml_graph* g) {
     REQUIRE(g, "NULL graph");
-    int rc = cvml_graph_prerun(g);
+    graph_lock_acquire(&g->lock);
+    int rc = prerun_locked(g);
+    graph_lock_release(&g->lock);
+    return rc;
+}
+
+int graph_run_locked(cvml_graph* g) {
+    int rc = prerun_locked(g);
     if (rc) return rc;
     for (int32_t i = 0; i < g->ir->input_count; ++i) {
         const ir_tensor* t = g->ir->tensors[g->ir->inputs[i]];
@@ -635,6 +655,14 @@ int cvml_graph_run(cvml_graph* g) {
     }
     rc = scheduler_run(g->ir);
     if (!rc) g->ir->ran = 1;
+    return rc;
+}
+
+int cvml_graph_run(cvml_graph* g) {
+    REQUIRE(g, "NULL graph");
+    graph_lock_acquire(&g->lock);
+    int rc = graph_run_locked(g);
+    graph_lock_release(&g->lock);
     return rc;
 }
 
@@ -932,7 +960,7 @@ int cvml_graph_set_profiling(cvml_graph* g, int enabled) {
     REQUIRE(g, "NULL graph");
     if (enabled && !g->ir->node_time_ns) {
         g->ir->node_time_ns = static_cast<uint64_t*>(
-            calloc(static_cast<size_t>(g->ir->node_count) + 1, sizeof(uint64_t)));
+            cvml_mem_calloc(static_cast<size_t>(g->ir->node_count) + 1, sizeof(uint64_t)));
         if (!g->ir->node_time_ns) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     g->ir->profiling = enabled ? 1 : 0;

@@ -12,6 +12,18 @@
  * (contexts, graphs) are released with their matching release function. Tensor handles
  * belong to their graph and stay valid until the graph is released.
  *
+ * Threads: different graphs may be used from different threads at once, freely. One
+ * graph may be shared between threads for whole runs: cvml_graph_prerun(),
+ * cvml_graph_run() and cvml_graph_run_bytes() (and upstream's CVMAPIInference) hold
+ * the graph's own lock for their whole call, so concurrent calls on one handle run one
+ * after the other and each gets its own correct outputs. A sequence of calls, such as
+ * cvml_tensor_set_i8() then cvml_graph_run() then cvml_tensor_get_i8(), is not one
+ * call: threads sharing a graph that way must hold a lock of their own around the
+ * sequence (or use cvml_graph_run_bytes(), or one graph per thread). Building,
+ * profiling switches and cvml_graph_release() must not overlap any other call on the
+ * same graph. Contexts may be read from several threads; changing one while another
+ * thread loads a graph with it is a race.
+ *
  * This header compiles as C99 and as C++.
  */
 #ifndef CVML_H
@@ -65,6 +77,27 @@ CVML_API const char* cvml_version(void);
 CVML_API const char* cvml_last_error(void);
 /** Number of registered operators (definitions), serializers and devices. */
 CVML_API int cvml_registry_counts(int* operators, int* serializers, int* devices);
+
+/* ---- memory ----------------------------------------------------------------------- */
+
+/** Where the library's heap memory comes from: functions like malloc, realloc and free
+ * (alloc and resize return NULL when out of memory; memory must be aligned for any
+ * object; release takes NULL or a pointer from alloc or resize). `user` is passed to
+ * each. Set struct_size to sizeof(cvml_allocator). */
+typedef struct cvml_allocator {
+    size_t struct_size;
+    void* (*alloc)(void* user, size_t size);
+    void* (*resize)(void* user, void* p, size_t size);
+    void (*release)(void* user, void* p);
+    void* user;
+} cvml_allocator;
+
+/** Installs the allocator every later allocation of the library goes through (NULL: the
+ * C library's malloc, the default). A caller without a heap hands in one over a static
+ * pool; a test counts with one. Only while the library holds no memory: before the
+ * first cvml_init() or after the last cvml_release(), with every context, graph and
+ * buffer it returned released (a logic error otherwise). The allocator is copied. */
+CVML_API int cvml_set_allocator(const cvml_allocator* allocator);
 
 /* ---- plugins and devices ---------------------------------------------------------- */
 
@@ -177,7 +210,8 @@ CVML_API int cvml_graph_verify(cvml_graph* g);
 /** Partitions the graph over the context's devices and plans memory. Implied by the
  * first cvml_graph_run(). */
 CVML_API int cvml_graph_prerun(cvml_graph* g);
-/** Runs the graph on the data previously set on its input tensors. */
+/** Runs the graph on the data previously set on its input tensors. Serialized per
+ * graph (see Threads above). */
 CVML_API int cvml_graph_run(cvml_graph* g);
 
 /* ---- gas and model facts ---------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include "module/serializer.h"
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
 
 #define REQUIRE(cond, what)                                                      \
     do {                                                                         \
@@ -34,8 +35,8 @@ int cvml_graph_save_memory(const cvml_graph* g, const char* serializer, void** g
     uint8_t* pd = nullptr;
     int rc = s->save(g->ir, &gd, graph_size, &pd, params_size);
     if (rc) {
-        free(gd);
-        free(pd);
+        cvml_mem_free(gd);
+        cvml_mem_free(pd);
         *graph_size = 0;
         *params_size = 0;
         return rc;
@@ -63,13 +64,13 @@ int cvml_graph_save_file(const cvml_graph* g, const char* serializer, const char
     int rc = cvml_graph_save_memory(g, serializer, &gd, &gs, &pd, &ps);
     if (!rc) rc = write_file(graph_path, gd, gs);
     if (!rc) rc = write_file(params_path, pd, ps);
-    free(gd);
-    free(pd);
+    cvml_mem_free(gd);
+    cvml_mem_free(pd);
     return rc;
 }
 
 void cvml_free(void* p) {
-    free(p);
+    cvml_mem_free(p);
 }
 
 /* ---- upstream byte I/O ------------------------------------------------------------- */
@@ -221,9 +222,9 @@ static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
     return CVML_OK;
 }
 
-int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, void* output,
-                         size_t output_length_given) {
-    REQUIRE(g && input && output, "NULL argument");
+/* The whole of a bytes run (input in, run, outputs out) under the graph's lock. */
+static int run_bytes_locked(cvml_graph* g, const void* input, size_t input_length, void* output,
+                            size_t output_length_given) {
     const ir_tensor* data = nullptr;
     int in_type = 1;
     int rc = input_facts(g->ir, &data, &in_type);
@@ -250,7 +251,8 @@ int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, 
     if (in_type == 1) {
         rc = cvml_tensor_set_i8(t, reinterpret_cast<const int8_t*>(bytes), count);
     } else {
-        int32_t* values = static_cast<int32_t*>(malloc(sizeof(int32_t) * (count ? count : 1)));
+        int32_t* values =
+            static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (count ? count : 1)));
         if (!values) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (size_t i = 0; i < count; ++i) {
             const uint8_t* b = bytes + 4 * i;
@@ -259,9 +261,18 @@ int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, 
                 static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
         }
         rc = cvml_tensor_set_i32(t, values, count);
-        free(values);
+        cvml_mem_free(values);
     }
-    if (!rc) rc = cvml_graph_run(g);
+    if (!rc) rc = graph_run_locked(g);
     if (!rc) rc = serialize_outputs(g->ir, static_cast<uint8_t*>(output), out_len);
+    return rc;
+}
+
+int cvml_graph_run_bytes(cvml_graph* g, const void* input, size_t input_length, void* output,
+                         size_t output_length_given) {
+    REQUIRE(g && input && output, "NULL argument");
+    graph_lock_acquire(&g->lock);
+    int rc = run_bytes_locked(g, input, input_length, output, output_length_given);
+    graph_lock_release(&g->lock);
     return rc;
 }

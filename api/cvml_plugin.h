@@ -11,9 +11,13 @@
  *
  * A plugin is a shared library that
  *  1. defines its header with CVML_PLUGIN_DEFINE("name", "version"): the exported
- *     data symbol `cvml_plugin_declaration` the loader reads *before* running any
- *     plugin code, so a plugin built for another major ABI version is refused without
- *     being half-loaded;
+ *     data symbol `cvml_plugin_declaration` the loader reads before calling the
+ *     plugin's entry point, so a plugin built for another major ABI version is refused
+ *     without being half-loaded. The loader opens only regular files and checks that
+ *     the symbol is a data object of at least the declaration's size. On POSIX systems
+ *     opening the library (dlopen) runs its static constructors before that check: a
+ *     plugin must do nothing in them (no global objects with side effects, no
+ *     __attribute__((constructor))); on Windows the DLL is read inert first;
  *  2. exports `int cvml_plugin_entry(const cvml_host_api* host)`, which registers its
  *     devices through the host table and returns CVML_OK, or returns an error (after
  *     host->fail(...)) when it cannot work here: no GPU, no driver. The loader then
@@ -30,8 +34,8 @@
  * boundary starts with `uint32_t struct_size; uint32_t abi_version;` as its writer was
  * compiled. The rules:
  *  - A major version change may change anything: the loader refuses a plugin whose
- *    major version is not its own, with a message naming both versions, before running
- *    any of its code.
+ *    major version is not its own, with a message naming both versions, before calling
+ *    any of its functions (see 1. above for static constructors).
  *  - A minor version only appends: fields at the end of a struct, functions at the end
  *    of a table, new enum values. Nothing is removed, moved or retyped, and a field's
  *    zero (or NULL) is always "absent, behave as before".
@@ -252,8 +256,9 @@ typedef struct cvml_host_api {
     const cvml_ir_api* ir;
 } cvml_host_api;
 
-/** The data symbol a plugin exports so the loader can check it before any plugin
- * code runs. The first two fields never move, whatever the ABI version. */
+/** The data symbol a plugin exports so the loader can check it before the plugin's
+ * entry point runs (its static constructors run at dlopen, before: see above). The
+ * first two fields never move, whatever the ABI version. */
 typedef struct cvml_plugin_header {
     uint32_t struct_size;
     uint32_t abi_version;

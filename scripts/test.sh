@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds cvm-lite and runs the whole test suite:
 #   1. the release build (with the CUDA plugin when nvcc is present) and all its tests,
-#   2. an ASan + UBSan build and all its tests,
+#   2. an ASan + UBSan build and all its tests, and a ThreadSanitizer build of the
+#      shared-handle stress test,
 #   3. the libFuzzer targets for a fixed time each, when clang is present,
 #   4. the embedded profile (CVML_MINIMAL: CPU device and CVM serializer only, no
 #      threads; built without the x86 SIMD kernels, as on a microcontroller) and its tests,
@@ -38,6 +39,19 @@ fi
 
 step "tests under ASan + UBSan (valgrind runs and the per-SIMD-level repeats are left to the release build)"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "valgrind|simd"
+
+step "ThreadSanitizer: one cifar_resnet20 net shared by 8 threads, CVML_NUM_THREADS 1 and 2"
+# Only the library and the shared-handle stress test (tests/hostile/shared_handle.cpp).
+tsan=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCVML_WITH_CUDA=OFF -DCVML_BUILD_TOOLS=OFF
+      "-DCMAKE_C_FLAGS=-fsanitize=thread" "-DCMAKE_CXX_FLAGS=-fsanitize=thread"
+      "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread")
+cmake -S . -B build/tsan "${tsan[@]}" >/dev/null
+cmake --build build/tsan -j"$jobs" --target cvml_shared_handle
+for n in 1 2; do
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66" CVML_NUM_THREADS=$n \
+    build/tsan/tests/cvml_shared_handle ../shared/models/cifar_resnet20_2019/case 8 100 ||
+    [[ $? -eq 77 ]]
+done
 
 step "tests of the release build"
 ctest --test-dir build/release --output-on-failure -j"$jobs"

@@ -14,12 +14,16 @@
 # gas figure (the image checks both and exits non-zero; this script checks the printed
 # values again), a crash or a timeout. Prints one line per board and model, from the
 # last run:
-#   mcu BOARD MODEL: output V1 V2 ... gas G ram_peak R text T
+#   mcu BOARD MODEL: output V1 V2 ... gas G ram_peak R text T instructions I simd L
 # R: bytes of heap high-water + stack high-water + data/bss (a caller's arena is in
 # data/bss, the library's in the heap); T: bytes of libcvml's code the image links
-# (.text kept by --gc-sections, from the link map). A detail line follows each.
+# (.text kept by --gc-sections, from the link map); I: instructions the run executed
+# (qemu -icount shift=0 and SysTick, tests/mcu/insn_count.c); L: the CPU kernels'
+# level (scalar, dsp or mve: chosen at compile time). A detail line follows each.
 # CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards; CVML_MCU_TRACE_ALLOC=BYTES
-# also lists, per function, the heap blocks of at least BYTES still held after the run.
+# also lists, per function, the heap blocks of at least BYTES still held after the run;
+# CVML_MCU_WITH_SIMD=OFF builds without the Cortex-M kernels (the scalar level only:
+# the smallest code). The build directories are build/mcu-BOARD (build/mcu-BOARD-scalar).
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh).
 set -euo pipefail
@@ -29,6 +33,7 @@ jobs=${JOBS:-$(nproc)}
 build_type=${CVML_MCU_BUILD_TYPE:-MinSizeRel}
 timeout_s=${CVML_MCU_TIMEOUT:-600}
 trace_alloc=${CVML_MCU_TRACE_ALLOC:-0}
+with_simd=${CVML_MCU_WITH_SIMD:-ON}
 
 for tool in arm-none-eabi-gcc qemu-system-arm python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "test_mcu: $tool not found (scripts/install_deps.sh)" >&2; exit 1; }
@@ -69,6 +74,7 @@ configure_and_build() {
   shift 3
   cmake -S tests/mcu -B "$dir" -DMCU_BOARD="$board" -DCMAKE_BUILD_TYPE="$build_type" \
     -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" -DMCU_TRACE_ALLOC_MIN="$trace_alloc" \
+    -DCVML_WITH_SIMD="$with_simd" \
     "${launcher[@]}" "$@" \
     >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; return 1; }
@@ -87,7 +93,9 @@ run_model() {
   local dir=$1 board=$2 model=$3
   check_symbols "$dir/mcu_$model.elf" || return 1
   local out rc=0 want_values want_gas
-  out=$(timeout "$timeout_s" qemu-system-arm -M "$board" -nographic -monitor none -serial none \
+  # -icount shift=0: one instruction per virtual nanosecond, which the image's SysTick
+  # counts (tests/mcu/insn_count.c); it changes nothing else about the run.
+  out=$(timeout "$timeout_s" qemu-system-arm -M "$board" -icount shift=0 -nographic -monitor none -serial none \
     -semihosting-config enable=on,target=native -kernel "$dir/mcu_$model.elf" 2>&1) || rc=$?
   printf '%s\n' "$out" >"$dir/mcu_$model.log"
   read -r want_values want_gas < <(expected_values "$(model_dir "$model")")
@@ -109,7 +117,9 @@ report() {
   ram=$(field ram_peak "$line")
   sizes=$(python3 tests/mcu/code_size.py "$dir/mcu_$model.map")
   text=$(awk '{print $2}' <<<"$sizes")
-  echo "mcu $board $model: output $(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line") gas $(field gas "$line") ram_peak $ram text $text"
+  local insn
+  insn=$(field instructions "$line")
+  echo "mcu $board $model: output $(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line") gas $(field gas "$line") ram_peak $ram text $text instructions ${insn:-n/a} simd $(field simd "$line")"
   local detail=${line#*ram_peak $ram }
   # Name the function behind an allocation made after load (a return address, Thumb bit set).
   local caller
@@ -129,6 +139,7 @@ failures=0
 run_board() {
   local board=$1 core=$2
   local dir=build/mcu-$board
+  [[ $with_simd == ON ]] || dir+=-scalar
   # First run: the library's arena (MCU_ARENA_BYTES_* 0).
   configure_and_build "$dir" "$board" "$core" -DMCU_ARENA_BYTES_resnet_block_chain=0 \
     -DMCU_ARENA_BYTES_cifar_resnet20=0 || return 1

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Cross-builds cvm-lite for 64-bit Windows with MinGW-w64 and tests it under Wine:
 #   1. cvml.dll exports the C API and the CVMAPI* functions, and nothing else;
-#   2. the unit tests, the conformance runner at every SIMD level the CPU has, and the C
+#   2. the public headers compile as C and C++ in MSVC mode (clang, when present);
+#      the unit tests, the conformance runner at every SIMD level the CPU has, and the C
 #      examples through cvml.dll (ctest, tests/windows/windows_tests.cmake);
 #   3. cvml.exe on the Cortex model from ../shared at every level (skipped with a message
 #      where ../shared is absent);
-#   4. cvml.exe finding and loading the test plugin DLL through CVML_PLUGIN_PATH and
+#   4. the Go example (cgo) loading cvml.dll with LoadLibrary, where Go is installed;
+#   5. cvml.exe finding and loading the test plugin DLL through CVML_PLUGIN_PATH and
 #      from the cvml\plugins folder beside the library, and refusing one built for
 #      another ABI version without running its DllMain.
 # Needs g++-mingw-w64-x86-64-posix and wine (scripts/install_deps.sh installs them).
@@ -30,6 +32,18 @@ stray=$(echo "$exports" | grep -Ev '^(cvml_|CVMAPI)' || true)
 [[ -z $stray ]] || fail "cvml.dll exports more than the API: $stray"
 [[ $count -gt 0 ]] || fail "cvml.dll exports nothing"
 echo "cvml.dll: $count exports, all cvml_* or CVMAPI*"
+
+step "public headers in MSVC mode (clang --target x86_64-pc-windows-msvc)"
+if command -v clang >/dev/null 2>&1; then
+  for lang in c c++; do
+    clang --target=x86_64-pc-windows-msvc -ffreestanding -fms-compatibility -fsyntax-only \
+      -Werror -Wall -Wextra -x "$lang" -Iapi tests/windows/msvc_headers.c ||
+      fail "the public headers do not compile as $lang for MSVC"
+  done
+  echo "api/*.h compile as C and C++ for x86_64-pc-windows-msvc"
+else
+  echo "skipped: no clang"
+fi
 
 export WINEPREFIX="$PWD/$build/wineprefix" WINEDEBUG=-all
 wine=$(command -v wine || echo /usr/lib/wine/wine64)
@@ -60,6 +74,25 @@ if [[ -f $model/symbol && -f $model/case/input.bin ]]; then
   echo "cvml.exe on $win_model: $got"
 else
   echo "skipped: $model is absent (the Cortex model lives in ../shared)"
+fi
+
+step "the Go example (cgo, LoadLibrary of cvml.dll)"
+if command -v go >/dev/null 2>&1; then
+  work="$PWD/$build/go_example"
+  mkdir -p "$work"
+  (cd examples/go && GOCACHE="$work/gocache" GOPATH="$work/gopath" GOFLAGS=-mod=mod \
+    CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc-posix \
+    go build -o "$work/cvmlrun.exe" .)
+  tiny=examples/models/tiny_convnet
+  got=$("$wine" "$work/cvmlrun.exe" -lib "$build/cvml.dll" "$tiny.json" "$tiny.params" \
+    "$tiny.input.bin" | tr -d '\r')
+  want_out=$(sed -n 's/.*"output": *\[\(.*\)\].*/\1/p' "$tiny.expected.json" | tr -d ',')
+  want_gas=$(sed -n 's/.*"gas": *\([0-9]*\).*/\1/p' "$tiny.expected.json")
+  [[ $(sed -n 1p <<<"$got") == "gas $want_gas" && $(sed -n 2p <<<"$got") == "$want_out" ]] ||
+    fail "the Go example printed '$got', want gas $want_gas and '$want_out'"
+  echo "cvmlrun.exe (Go) through cvml.dll: gas $want_gas, output $want_out"
+else
+  echo "skipped: no Go toolchain (Debian's golang-go)"
 fi
 
 step "plugins through LoadLibrary"

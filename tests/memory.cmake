@@ -1,3 +1,8 @@
+# Every heap allocation of the core goes through its allocator (cvml_set_allocator).
+add_test(NAME memory.no_direct_malloc
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/memory/no_direct_malloc.sh ${CMAKE_NM} $<TARGET_FILE:cvml_static>)
+set_tests_properties(memory.no_direct_malloc PROPERTIES LABELS memory)
+
 # RAM a model needs, measured on the host (tests/memory/memory_budget.cpp): every heap
 # allocation counted by interposing glibc's allocator, the stack high-water from a
 # painted stack, the arena the graph reports. Interposition cannot run under the
@@ -27,5 +32,14 @@ if(NOT CVML_SANITIZE AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
       set_tests_properties(${name} PROPERTIES
         ENVIRONMENT "CVML_SIMD=${level}" SKIP_RETURN_CODE 77 LABELS memory)
     endforeach()
+    # No heap at all: the library's memory from the caller's pool (cvml_set_allocator),
+    # and not one call of the C library's allocator during the load and run.
+    set(name memory.cifar_resnet20.pool_heap.${level})
+    add_test(NAME ${name}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/simd/run_level.sh $<TARGET_FILE:cvml_simd_probe>
+              ${level} $<TARGET_FILE:cvml_memory_budget> ${cvml_memory_model} --gas ${cvml_memory_gas}
+              --threads 2 --in-place --arena --no-alloc-after-load --pool 33554432)
+    set_tests_properties(${name} PROPERTIES
+      ENVIRONMENT "CVML_SIMD=${level}" SKIP_RETURN_CODE 77 LABELS memory)
   endforeach()
 endif()

@@ -1,18 +1,40 @@
 // Command cvmlrun runs a CVM model through libcvml.so, loaded at run time with
 // dlopen the way the Cortex full node loads its inference runtime, so the node binary
-// does not link the library and picks the runtime by path.
+// does not link the library and picks the runtime by path. On Windows it loads
+// cvml.dll with LoadLibrary the same way (docs/windows.md).
 //
 //	cvmlrun -lib /usr/local/lib/libcvml.so GRAPH.json GRAPH.params INPUT.bin
+//	cvmlrun.exe -lib C:\cvml\bin\cvml.dll GRAPH.json GRAPH.params INPUT.bin
 package main
 
 /*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
+#cgo !windows LDFLAGS: -ldl
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct cvml_context cvml_context;
 typedef struct cvml_graph cvml_graph;
+
+#ifdef _WIN32
+#include <windows.h>
+
+static HMODULE cvml_lib;
+
+static const char* lib_open(const char* path) {
+	static char message[64];
+	cvml_lib = LoadLibraryA(path);
+	if (cvml_lib) return NULL;
+	snprintf(message, sizeof message, "LoadLibrary failed: Windows error %lu",
+	         (unsigned long)GetLastError());
+	return message;
+}
+
+static void* lib_sym(const char* name) {
+	return cvml_lib ? (void*)GetProcAddress(cvml_lib, name) : NULL;
+}
+#else
+#include <dlfcn.h>
 
 static void* cvml_lib;
 
@@ -22,6 +44,7 @@ static const char* lib_open(const char* path) {
 }
 
 static void* lib_sym(const char* name) { return cvml_lib ? dlsym(cvml_lib, name) : NULL; }
+#endif
 
 // Go cannot call C function pointers; these trampolines do.
 static int call_void(void* f) { return ((int (*)(void))f)(); }

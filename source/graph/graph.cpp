@@ -6,20 +6,21 @@
 
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 char* ir_strdup(const char* s) {
     size_t n = strlen(s) + 1;
-    char* p = static_cast<char*>(malloc(n));
+    char* p = static_cast<char*>(cvml_mem_alloc(n));
     if (p) memcpy(p, s, n);
     return p;
 }
 
 ir_graph* ir_graph_create(void) {
-    ir_graph* g = static_cast<ir_graph*>(calloc(1, sizeof(ir_graph)));
+    ir_graph* g = static_cast<ir_graph*>(cvml_mem_calloc(1, sizeof(ir_graph)));
     if (!g) return nullptr;
     g->postprocess = ir_strdup("");
     if (!g->postprocess) {
-        free(g);
+        cvml_mem_free(g);
         return nullptr;
     }
     return g;
@@ -27,35 +28,35 @@ ir_graph* ir_graph_create(void) {
 
 static void release_node(ir_node* n) {
     if (n->op && n->op->release_param && n->param) n->op->release_param(n->param);
-    free(n->param);
+    cvml_mem_free(n->param);
     for (int32_t i = 0; i < n->attr_count; ++i) {
-        free(n->attrs[i].key);
-        free(n->attrs[i].value);
+        cvml_mem_free(n->attrs[i].key);
+        cvml_mem_free(n->attrs[i].value);
     }
-    free(n->attrs);
-    free(n->name);
-    free(n->op_name);
-    free(n->inputs);
-    free(n->outputs);
-    free(n);
+    cvml_mem_free(n->attrs);
+    cvml_mem_free(n->name);
+    cvml_mem_free(n->op_name);
+    cvml_mem_free(n->inputs);
+    cvml_mem_free(n->outputs);
+    cvml_mem_free(n);
 }
 
 static void release_tensor(ir_tensor* t) {
-    if (t->kind == TENSOR_INPUT) free(t->data);
-    free(t->name);
-    free(t->consumers);
-    if (!t->const_borrowed) free(t->const_data);
-    free(t);
+    if (t->kind == TENSOR_INPUT) cvml_mem_free(t->data);
+    cvml_mem_free(t->name);
+    cvml_mem_free(t->consumers);
+    if (!t->const_borrowed) cvml_mem_free(t->const_data);
+    cvml_mem_free(t);
 }
 
 static void release_subgraph(ir_subgraph* s) {
-    free(s->nodes);
-    free(s->inputs);
-    free(s->outputs);
-    free(s->input_buffers);
-    free(s->output_buffers);
-    free(s->output_host);
-    free(s);
+    cvml_mem_free(s->nodes);
+    cvml_mem_free(s->inputs);
+    cvml_mem_free(s->outputs);
+    cvml_mem_free(s->input_buffers);
+    cvml_mem_free(s->output_buffers);
+    cvml_mem_free(s->output_host);
+    cvml_mem_free(s);
 }
 
 void ir_graph_release(ir_graph* g) {
@@ -63,16 +64,16 @@ void ir_graph_release(ir_graph* g) {
     for (int32_t i = 0; i < g->node_count; ++i) release_node(g->nodes[i]);
     for (int32_t i = 0; i < g->tensor_count; ++i) release_tensor(g->tensors[i]);
     for (int32_t i = 0; i < g->subgraph_count; ++i) release_subgraph(g->subgraphs[i]);
-    free(g->nodes);
-    free(g->tensors);
-    free(g->subgraphs);
-    free(g->inputs);
-    free(g->outputs);
-    free(g->version);
-    free(g->postprocess);
-    free(g->param_order);
-    free(g->node_time_ns);
-    free(g);
+    cvml_mem_free(g->nodes);
+    cvml_mem_free(g->tensors);
+    cvml_mem_free(g->subgraphs);
+    cvml_mem_free(g->inputs);
+    cvml_mem_free(g->outputs);
+    cvml_mem_free(g->version);
+    cvml_mem_free(g->postprocess);
+    cvml_mem_free(g->param_order);
+    cvml_mem_free(g->node_time_ns);
+    cvml_mem_free(g);
 }
 
 /* Grows an array of pointers geometrically; false when out of memory or past 2^30. */
@@ -81,7 +82,8 @@ static bool grow(void*** items, int32_t* capacity, int32_t needed) {
     if (needed > (1 << 30)) return false;
     int32_t cap = *capacity ? *capacity : 16;
     while (cap < needed) cap *= 2;
-    void** p = static_cast<void**>(realloc(*items, sizeof(void*) * static_cast<size_t>(cap)));
+    void** p =
+        static_cast<void**>(cvml_mem_realloc(*items, sizeof(void*) * static_cast<size_t>(cap)));
     if (!p) return false;
     *items = p;
     *capacity = cap;
@@ -93,11 +95,11 @@ int32_t ir_graph_add_tensor(ir_graph* g, const char* name) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
         return -1;
     }
-    ir_tensor* t = static_cast<ir_tensor*>(calloc(1, sizeof(ir_tensor)));
+    ir_tensor* t = static_cast<ir_tensor*>(cvml_mem_calloc(1, sizeof(ir_tensor)));
     char* copy = ir_strdup(name);
     if (!t || !copy) {
-        free(t);
-        free(copy);
+        cvml_mem_free(t);
+        cvml_mem_free(copy);
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
         return -1;
     }
@@ -116,11 +118,11 @@ int32_t ir_graph_add_node(ir_graph* g, const char* name) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
         return -1;
     }
-    ir_node* n = static_cast<ir_node*>(calloc(1, sizeof(ir_node)));
+    ir_node* n = static_cast<ir_node*>(cvml_mem_calloc(1, sizeof(ir_node)));
     char* copy = ir_strdup(name);
     if (!n || !copy) {
-        free(n);
-        free(copy);
+        cvml_mem_free(n);
+        cvml_mem_free(copy);
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
         return -1;
     }
@@ -135,11 +137,11 @@ int32_t ir_graph_add_node(ir_graph* g, const char* name) {
 int ir_node_set_inputs(ir_node* n, const int32_t* tensors, int32_t count) {
     int32_t* p = nullptr;
     if (count > 0) {
-        p = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(count)));
+        p = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(count)));
         if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         memcpy(p, tensors, sizeof(int32_t) * static_cast<size_t>(count));
     }
-    free(n->inputs);
+    cvml_mem_free(n->inputs);
     n->inputs = p;
     n->input_count = count;
     return CVML_OK;
@@ -147,7 +149,7 @@ int ir_node_set_inputs(ir_node* n, const int32_t* tensors, int32_t count) {
 
 int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor) {
     int32_t* p = static_cast<int32_t*>(
-        realloc(n->outputs, sizeof(int32_t) * static_cast<size_t>(n->output_count + 1)));
+        cvml_mem_realloc(n->outputs, sizeof(int32_t) * static_cast<size_t>(n->output_count + 1)));
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     n->outputs = p;
     n->outputs[n->output_count] = tensor;
@@ -159,14 +161,14 @@ int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor) {
 
 int ir_node_add_attr(ir_node* n, const char* key, const char* value) {
     ir_attr* p = static_cast<ir_attr*>(
-        realloc(n->attrs, sizeof(ir_attr) * static_cast<size_t>(n->attr_count + 1)));
+        cvml_mem_realloc(n->attrs, sizeof(ir_attr) * static_cast<size_t>(n->attr_count + 1)));
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     n->attrs = p;
     char* k = ir_strdup(key);
     char* v = ir_strdup(value);
     if (!k || !v) {
-        free(k);
-        free(v);
+        cvml_mem_free(k);
+        cvml_mem_free(v);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     n->attrs[n->attr_count].key = k;
@@ -183,7 +185,7 @@ const char* ir_node_attr(const ir_node* n, const char* key) {
 
 int ir_graph_link(ir_graph* g) {
     for (int32_t i = 0; i < g->tensor_count; ++i) {
-        free(g->tensors[i]->consumers);
+        cvml_mem_free(g->tensors[i]->consumers);
         g->tensors[i]->consumers = nullptr;
         g->tensors[i]->consumer_count = 0;
     }
@@ -196,7 +198,7 @@ int ir_graph_link(ir_graph* g) {
                                  "node %" PRId32 " '%s': input %" PRId32 " names no tensor", n,
                                  node->name, k);
             ir_tensor* t = g->tensors[ti];
-            int32_t* p = static_cast<int32_t*>(realloc(
+            int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(
                 t->consumers, sizeof(int32_t) * static_cast<size_t>(t->consumer_count + 1)));
             if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
             t->consumers = p;
@@ -246,9 +248,9 @@ int32_t ir_const_value(const ir_tensor* t, int64_t i) {
 int ir_const_alloc(ir_tensor* t) {
     size_t n = static_cast<size_t>(ir_tensor_element_count(t));
     uint8_t storage = t->precision >= 1 && t->precision <= 8 ? STORAGE_INT8 : STORAGE_INT32;
-    void* p = calloc(n * storage + 64, 1);
+    void* p = cvml_mem_calloc(n * storage + 64, 1);
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory for parameter '%s'", t->name);
-    if (!t->const_borrowed) free(t->const_data);
+    if (!t->const_borrowed) cvml_mem_free(t->const_data);
     t->const_data = p;
     t->const_borrowed = 0;
     t->storage = storage;
@@ -256,7 +258,7 @@ int ir_const_alloc(ir_tensor* t) {
 }
 
 void ir_const_borrow(ir_tensor* t, const void* data, uint8_t storage) {
-    if (!t->const_borrowed) free(t->const_data);
+    if (!t->const_borrowed) cvml_mem_free(t->const_data);
     t->const_data = const_cast<void*>(data);
     t->const_borrowed = 1;
     t->storage = storage;

@@ -7,6 +7,7 @@
 #include "operator/op_def.h"
 #include "module/registry.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -42,10 +43,10 @@ struct node_tensors {
     node_tensors(const ir_graph* g, const ir_node* n) : in(small_in), out(small_out), ok(true) {
         if (n->input_count > 8)
             in = static_cast<ir_tensor**>(
-                malloc(sizeof(ir_tensor*) * static_cast<size_t>(n->input_count)));
+                cvml_mem_alloc(sizeof(ir_tensor*) * static_cast<size_t>(n->input_count)));
         if (n->output_count > 4)
             out = static_cast<ir_tensor**>(
-                malloc(sizeof(ir_tensor*) * static_cast<size_t>(n->output_count)));
+                cvml_mem_alloc(sizeof(ir_tensor*) * static_cast<size_t>(n->output_count)));
         if (!in || !out) {
             ok = false;
             return;
@@ -54,8 +55,8 @@ struct node_tensors {
         for (int32_t i = 0; i < n->output_count; ++i) out[i] = g->tensors[n->outputs[i]];
     }
     ~node_tensors() {
-        if (in != small_in) free(in);
-        if (out != small_out) free(out);
+        if (in != small_in) cvml_mem_free(in);
+        if (out != small_out) cvml_mem_free(out);
     }
 };
 

@@ -1,13 +1,66 @@
-/* What a cvml_graph handle holds: the IR and the context it was made with. */
+/* What a cvml_graph handle holds: the IR, the context it was made with, and the lock
+ * that serializes its runs. */
 #pragma once
 
 #include "graph/graph.h"
 #include "module/context.h"
 
+#if CVML_WITH_THREADS
+#include <pthread.h>
+#endif
+
+/* One run of a graph at a time: a run writes the graph's input tensors, its arena and
+ * its outputs, and the CPU device's thread pool is the graph's, so two runs of one handle
+ * at once would mix their bytes (issue 18: wrong outputs with status 0, a crash and a
+ * deadlock). The lock makes a shared handle safe for whole runs; see cvml.h. */
+typedef struct graph_lock {
+#if CVML_WITH_THREADS
+    pthread_mutex_t mutex;
+#else
+    int unused;
+#endif
+} graph_lock;
+
+static inline void graph_lock_init(graph_lock* l) {
+#if CVML_WITH_THREADS
+    pthread_mutex_init(&l->mutex, nullptr);
+#else
+    (void)l;
+#endif
+}
+
+static inline void graph_lock_destroy(graph_lock* l) {
+#if CVML_WITH_THREADS
+    pthread_mutex_destroy(&l->mutex);
+#else
+    (void)l;
+#endif
+}
+
+static inline void graph_lock_acquire(graph_lock* l) {
+#if CVML_WITH_THREADS
+    pthread_mutex_lock(&l->mutex);
+#else
+    (void)l;
+#endif
+}
+
+static inline void graph_lock_release(graph_lock* l) {
+#if CVML_WITH_THREADS
+    pthread_mutex_unlock(&l->mutex);
+#else
+    (void)l;
+#endif
+}
+
 struct cvml_graph {
     ir_graph* ir;
     cvml_context context; /* a copy: releasing the caller's context does not matter */
+    graph_lock lock;      /* held by prerun, run and run_bytes */
 };
 
 /* Reads a whole file into a malloc'd buffer. */
 int graph_read_file(const char* path, uint8_t** data, size_t* size);
+
+/* cvml_graph_run without the lock, for callers that hold it. */
+int graph_run_locked(cvml_graph* g);

@@ -13,6 +13,8 @@
 #include "module/serializer.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/memory.h"
+#include "utility/platform.h"
 
 #ifdef _WIN32
 #include <windows.h>
@@ -24,6 +26,9 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
+#if defined(__GLIBC__)
+#include <link.h> /* dladdr1 and the ELF symbol, to check the declaration's size */
+#endif
 #define PATH_SEP ':'
 #define DIR_SEP '/'
 #define PLUGIN_PREFIX "libcvml_"
@@ -121,6 +126,17 @@ bool os_is_dir(const char* path) {
     DWORD a = GetFileAttributesA(path);
     return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
 }
+bool os_is_regular(const char* path) {
+    DWORD a = GetFileAttributesA(path);
+    return a != INVALID_FILE_ATTRIBUTES &&
+           !(a & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_DEVICE));
+}
+/* Windows exports carry no size: only the address is checked. */
+bool os_data_symbol_size(const void* addr, size_t* size) {
+    (void)addr;
+    *size = SIZE_MAX;
+    return true;
+}
 #else
 void* os_open(const char* path) {
     // RTLD_LOCAL: a plugin's symbols (a static CUDA runtime) never leak into others.
@@ -142,6 +158,33 @@ bool os_realpath(const char* path, char* out) {
 bool os_is_dir(const char* path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+/* Only regular files are opened: dlopen of a FIFO blocks until a writer comes (for
+ * ever, in a plugin directory), and a device or directory is never a plugin. */
+bool os_is_regular(const char* path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+/* The size of the declaration at `addr` from the plugin's symbol table; false when it
+ * is not a data object (a function, say). Where the C library cannot tell, SIZE_MAX. */
+bool os_data_symbol_size(const void* addr, size_t* size) {
+#if defined(__GLIBC__)
+    Dl_info info;
+    void* entry = nullptr;
+    if (!dladdr1(addr, &info, &entry, RTLD_DL_SYMENT) || !entry || !info.dli_sname ||
+        strcmp(info.dli_sname, CVML_PLUGIN_HEADER_SYMBOL) != 0) {
+        *size = SIZE_MAX;
+        return true;
+    }
+    const ElfW(Sym)* sym = static_cast<const ElfW(Sym)*>(entry);
+    int type = ELF64_ST_TYPE(sym->st_info);
+    *size = static_cast<size_t>(sym->st_size);
+    return type == STT_OBJECT || type == STT_COMMON;
+#else
+    (void)addr;
+    *size = SIZE_MAX;
+    return true;
+#endif
 }
 #endif
 
@@ -189,9 +232,20 @@ plugin_slot* find_by_name(const char* name) {
     return nullptr;
 }
 
+void drop_slot(int32_t index) {
+    cvml_mem_free(g_slots[index]);
+    memmove(&g_slots[index], &g_slots[index + 1],
+            sizeof(g_slots[0]) * static_cast<size_t>(g_slot_count - index - 1));
+    --g_slot_count;
+}
+
+/* A new record. When all are taken, the oldest record of a refused plugin makes room:
+ * refusals are reported, but never keep a good plugin from loading. */
 plugin_slot* new_slot(void) {
+    for (int32_t i = 0; g_slot_count == kMaxPlugins && i < g_slot_count; ++i)
+        if (!g_slots[i]->loaded && g_slots[i] != g_current) drop_slot(i);
     if (g_slot_count == kMaxPlugins) return nullptr;
-    plugin_slot* s = static_cast<plugin_slot*>(calloc(1, sizeof(plugin_slot)));
+    plugin_slot* s = static_cast<plugin_slot*>(cvml_mem_calloc(1, sizeof(plugin_slot)));
     if (s) g_slots[g_slot_count++] = s;
     return s;
 }
@@ -265,6 +319,11 @@ int load_file(const char* given) {
     if (!s->name[0]) cvml_strlcpy(s->name, base_name(path), sizeof s->name);
     s->reason[0] = '\0';
 
+    if (!os_is_regular(path))
+        return refuse(s, cvml_fail(CVML_ERR_RUNTIME,
+                                   "plugin '%s' is not a regular file (a directory, FIFO or "
+                                   "device): not opened",
+                                   path));
     void* h = os_open(path);
     if (!h)
         return refuse(s,
@@ -277,6 +336,17 @@ int load_file(const char* given) {
             s, cvml_fail(CVML_ERR_RUNTIME, "'%s' is not a cvm-lite plugin: it does not export %s",
                          path, CVML_PLUGIN_HEADER_SYMBOL));
     }
+    // The declaration must be a data object holding at least the two fields read
+    // first, aligned for them; a function or a 1-byte object is not read as one.
+    size_t declared = 0;
+    if (!os_data_symbol_size(hd, &declared) || declared < 2 * sizeof(uint32_t) ||
+        reinterpret_cast<uintptr_t>(hd) % alignof(cvml_plugin_header) != 0) {
+        os_close(h);
+        return refuse(s, cvml_fail(CVML_ERR_RUNTIME,
+                                   "plugin '%s': %s is not a plugin declaration (a data object of "
+                                   "%" CVML_PRIuSIZE " bytes, aligned): refused",
+                                   path, CVML_PLUGIN_HEADER_SYMBOL, sizeof(cvml_plugin_header)));
+    }
     if (!header_acceptable(hd)) {
         const unsigned v = hd->abi_version;
         os_close(h);
@@ -288,6 +358,13 @@ int load_file(const char* given) {
                          static_cast<unsigned>(CVML_PLUGIN_ABI_MINOR_OF(v)), CVML_VERSION_STRING,
                          static_cast<unsigned>(CVML_PLUGIN_ABI_MAJOR),
                          static_cast<unsigned>(CVML_PLUGIN_ABI_MINOR)));
+    }
+    if (declared < hd->struct_size) {
+        os_close(h);
+        return refuse(s, cvml_fail(CVML_ERR_RUNTIME,
+                                   "plugin '%s': %s is %" CVML_PRIuSIZE
+                                   " bytes, smaller than a declaration: refused",
+                                   path, CVML_PLUGIN_HEADER_SYMBOL, declared));
     }
     cvml_strlcpy(s->name, hd->name ? hd->name : base_name(path), sizeof s->name);
     cvml_strlcpy(s->version, hd->version ? hd->version : "", sizeof s->version);
@@ -302,7 +379,7 @@ int load_file(const char* given) {
                 --g_slot_count;
                 break;
             }
-        free(s);
+        cvml_mem_free(s);
         return CVML_OK;
     }
     cvml_plugin_entry_fn entry = nullptr;
@@ -341,42 +418,57 @@ int load_file(const char* given) {
     return CVML_OK;
 }
 
+/* Plugin file names of one directory, at most kMaxDirectoryNames (a directory of a
+ * million files must not stall the init), sorted so that the registration (priority)
+ * order never depends on the file system. */
+constexpr int32_t kMaxDirectoryNames = 1024;
+
+struct name_list {
+    char** names;
+    int32_t count;
+};
+
+void add_name(name_list* list, const char* name) {
+    if (list->count == kMaxDirectoryNames || !is_plugin_file_name(name)) return;
+    if (list->count % 64 == 0) {
+        char** grown = static_cast<char**>(
+            cvml_mem_realloc(list->names, sizeof(char*) * (static_cast<size_t>(list->count) + 64)));
+        if (!grown) return;
+        list->names = grown;
+    }
+    char* copy = ir_strdup(name);
+    if (copy) list->names[list->count++] = copy;
+}
+
+int by_name(const void* a, const void* b) {
+    return strcmp(*static_cast<char* const*>(a), *static_cast<char* const*>(b));
+}
+
 void load_directory(const char* dir) {
-    // Sorted, so the registration (priority) order never depends on the file system.
-    char* names[kMaxPlugins];
-    int32_t n = 0;
+    name_list list = {nullptr, 0};
 #ifdef _WIN32
     char pattern[PATH_MAX];
     snprintf(pattern, sizeof pattern, "%s\\" PLUGIN_PREFIX "*" PLUGIN_SUFFIX, dir);
     WIN32_FIND_DATAA fd;
     HANDLE f = FindFirstFileA(pattern, &fd);
     if (f == INVALID_HANDLE_VALUE) return;
-    do {
-        if (n < kMaxPlugins && is_plugin_file_name(fd.cFileName))
-            names[n++] = ir_strdup(fd.cFileName);
-    } while (FindNextFileA(f, &fd));
+    do add_name(&list, fd.cFileName);
+    while (FindNextFileA(f, &fd));
     FindClose(f);
 #else
     DIR* d = opendir(dir);
     if (!d) return;
-    while (struct dirent* e = readdir(d))
-        if (n < kMaxPlugins && is_plugin_file_name(e->d_name)) names[n++] = ir_strdup(e->d_name);
+    while (struct dirent* e = readdir(d)) add_name(&list, e->d_name);
     closedir(d);
 #endif
-    for (int32_t i = 0; i < n; ++i)
-        for (int32_t j = i + 1; j < n; ++j)
-            if (names[i] && names[j] && strcmp(names[j], names[i]) < 0) {
-                char* t = names[i];
-                names[i] = names[j];
-                names[j] = t;
-            }
-    for (int32_t i = 0; i < n; ++i) {
-        if (!names[i]) continue;
+    if (list.count > 1) qsort(list.names, static_cast<size_t>(list.count), sizeof(char*), by_name);
+    for (int32_t i = 0; i < list.count; ++i) {
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, list.names[i]);
         load_file(path);
-        free(names[i]);
+        cvml_mem_free(list.names[i]);
     }
+    cvml_mem_free(list.names);
 }
 
 /* An entry of CVML_PLUGIN_PATH or a plugin directory: a directory or a file. */
@@ -508,7 +600,7 @@ void plugin_loader_release(void) {
         plugin_slot* s = g_slots[i];
         unregister_items(s);
         if (s->handle) os_close(s->handle);
-        free(s);
+        cvml_mem_free(s);
         g_slots[i] = nullptr;
     }
     g_slot_count = 0;

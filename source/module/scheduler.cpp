@@ -33,6 +33,7 @@
 #include "module/device.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 int context_devices(const cvml_context* ctx, cvml_device** out, int32_t cap, int32_t* count) {
     int32_t n = 0;
@@ -59,23 +60,27 @@ int context_devices(const cvml_context* ctx, cvml_device** out, int32_t cap, int
 
 namespace {
 
-int add_index(int32_t** arr, int32_t* count, int32_t value) {
-    for (int32_t i = 0; i < *count; ++i)
-        if ((*arr)[i] == value) return CVML_OK;
-    int32_t* p =
-        static_cast<int32_t*>(realloc(*arr, sizeof(int32_t) * static_cast<size_t>(*count + 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    *arr = p;
-    p[(*count)++] = value;
+/* Appends to a list whose capacity is the next power of two of its count, so a list
+ * of n grows in O(n) (a subgraph may hold every node of a 100,000-node graph). Callers
+ * keep lists free of duplicates themselves. */
+int append_index(int32_t** arr, int32_t* count, int32_t value) {
+    int32_t n = *count;
+    if ((n & (n - 1)) == 0) {  // 0, 1, 2, 4, ...: full
+        size_t capacity = n ? 2 * static_cast<size_t>(n) : 1;
+        int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(*arr, sizeof(int32_t) * capacity));
+        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        *arr = p;
+    }
+    (*arr)[(*count)++] = value;
     return CVML_OK;
 }
 
 int new_subgraph(ir_graph* g, int32_t device) {
-    ir_subgraph** p = static_cast<ir_subgraph**>(
-        realloc(g->subgraphs, sizeof(ir_subgraph*) * static_cast<size_t>(g->subgraph_count + 1)));
+    ir_subgraph** p = static_cast<ir_subgraph**>(cvml_mem_realloc(
+        g->subgraphs, sizeof(ir_subgraph*) * static_cast<size_t>(g->subgraph_count + 1)));
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     g->subgraphs = p;
-    ir_subgraph* sg = static_cast<ir_subgraph*>(calloc(1, sizeof(ir_subgraph)));
+    ir_subgraph* sg = static_cast<ir_subgraph*>(cvml_mem_calloc(1, sizeof(ir_subgraph)));
     if (!sg) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     sg->index = g->subgraph_count;
     sg->device = device;
@@ -87,15 +92,15 @@ int new_subgraph(ir_graph* g, int32_t device) {
 void drop_subgraphs(ir_graph* g) {
     for (int32_t s = 0; s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
-        free(sg->nodes);
-        free(sg->inputs);
-        free(sg->outputs);
-        free(sg->input_buffers);
-        free(sg->output_buffers);
-        free(sg->output_host);
-        free(sg);
+        cvml_mem_free(sg->nodes);
+        cvml_mem_free(sg->inputs);
+        cvml_mem_free(sg->outputs);
+        cvml_mem_free(sg->input_buffers);
+        cvml_mem_free(sg->output_buffers);
+        cvml_mem_free(sg->output_host);
+        cvml_mem_free(sg);
     }
-    free(g->subgraphs);
+    cvml_mem_free(g->subgraphs);
     g->subgraphs = nullptr;
     g->subgraph_count = 0;
     for (int32_t n = 0; n < g->node_count; ++n) {
@@ -137,7 +142,8 @@ bool ready(const ir_graph* g, const ir_node* node, const uint8_t* done) {
 
 /* The topological order that stays on one device while it can (see the top). */
 int order_nodes(const ir_graph* g, const int32_t* assigned, int32_t* order, int32_t* count) {
-    uint8_t* done = static_cast<uint8_t*>(calloc(static_cast<size_t>(g->node_count) + 1, 1));
+    uint8_t* done =
+        static_cast<uint8_t*>(cvml_mem_calloc(static_cast<size_t>(g->node_count) + 1, 1));
     if (!done) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int32_t total = 0;
     for (int32_t n = 0; n < g->node_count; ++n) total += g->nodes[n]->op ? 1 : 0;
@@ -159,7 +165,7 @@ int order_nodes(const ir_graph* g, const int32_t* assigned, int32_t* order, int3
         done[pick] = 1;
         order[m++] = pick;
     }
-    free(done);
+    cvml_mem_free(done);
     *count = m;
     if (m != total) return cvml_fail(CVML_ERR_RUNTIME, "scheduler: graph is not topological");
     return CVML_OK;
@@ -174,47 +180,47 @@ int cut_subgraphs(ir_graph* g, const int32_t* order, int32_t count, const int32_
             if (rc) return rc;
             last = g->subgraphs[g->subgraph_count - 1];
         }
-        int rc = add_index(&last->nodes, &last->node_count, n);
+        int rc = append_index(&last->nodes, &last->node_count, n);
         if (rc) return rc;
         g->nodes[n]->subgraph = last->index;
     }
     return CVML_OK;
 }
 
-bool is_output(const ir_graph* g, int32_t t) {
-    for (int32_t i = 0; i < g->output_count; ++i)
-        if (g->outputs[i] == t) return true;
-    return false;
-}
-
 /* A subgraph's inputs are tensors it reads that it does not produce; its outputs are
- * tensors it produces that another subgraph reads or that are graph outputs. */
+ * tensors it produces that another subgraph reads or that are graph outputs. Marks per
+ * tensor keep it O(nodes + edges): `listed[t]` is the last subgraph that took t as an
+ * input, plus one. */
 int find_boundaries(ir_graph* g) {
-    for (int32_t s = 0; s < g->subgraph_count; ++s) {
+    size_t tensors = static_cast<size_t>(g->tensor_count) + 1;
+    uint8_t* is_output = static_cast<uint8_t*>(cvml_mem_calloc(tensors, 1));
+    int32_t* listed = static_cast<int32_t*>(cvml_mem_calloc(tensors, sizeof(int32_t)));
+    int rc = is_output && listed ? CVML_OK : cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; !rc && i < g->output_count; ++i) is_output[g->outputs[i]] = 1;
+    for (int32_t s = 0; !rc && s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
-        for (int32_t i = 0; i < sg->node_count; ++i) {
+        for (int32_t i = 0; !rc && i < sg->node_count; ++i) {
             const ir_node* node = g->nodes[sg->nodes[i]];
-            for (int32_t k = 0; k < node->input_count; ++k) {
+            for (int32_t k = 0; !rc && k < node->input_count; ++k) {
                 const ir_tensor* t = g->tensors[node->inputs[k]];
                 int32_t producer_sg = t->producer >= 0 ? g->nodes[t->producer]->subgraph : -1;
-                if (producer_sg != s) {
-                    int rc = add_index(&sg->inputs, &sg->input_count, t->index);
-                    if (rc) return rc;
+                if (producer_sg != s && listed[t->index] != s + 1) {
+                    listed[t->index] = s + 1;
+                    rc = append_index(&sg->inputs, &sg->input_count, t->index);
                 }
             }
-            for (int32_t k = 0; k < node->output_count; ++k) {
+            for (int32_t k = 0; !rc && k < node->output_count; ++k) {
                 const ir_tensor* t = g->tensors[node->outputs[k]];
-                bool escapes = is_output(g, t->index);
+                bool escapes = is_output[t->index];
                 for (int32_t c = 0; c < t->consumer_count && !escapes; ++c)
                     escapes = g->nodes[t->consumers[c]]->subgraph != s;
-                if (escapes) {
-                    int rc = add_index(&sg->outputs, &sg->output_count, t->index);
-                    if (rc) return rc;
-                }
+                if (escapes) rc = append_index(&sg->outputs, &sg->output_count, t->index);
             }
         }
     }
-    return CVML_OK;
+    cvml_mem_free(is_output);
+    cvml_mem_free(listed);
+    return rc;
 }
 
 /* Upstream's gas for one node: output elements times the operator's base cost. */
@@ -277,11 +283,11 @@ void release_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
     for (int32_t i = 0; i < sg->output_count && sg->output_host; ++i) {
         ir_tensor* t = g->tensors[sg->outputs[i]];
         if (t->data == sg->output_host[i]) t->data = nullptr;
-        free(sg->output_host[i]);
+        cvml_mem_free(sg->output_host[i]);
     }
-    free(sg->input_buffers);
-    free(sg->output_buffers);
-    free(sg->output_host);
+    cvml_mem_free(sg->input_buffers);
+    cvml_mem_free(sg->output_buffers);
+    cvml_mem_free(sg->output_host);
     sg->input_buffers = sg->output_buffers = sg->output_host = nullptr;
 }
 
@@ -289,9 +295,9 @@ void release_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
 int prepare_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
     size_t in_n = static_cast<size_t>(sg->input_count) + 1;
     size_t out_n = static_cast<size_t>(sg->output_count) + 1;
-    sg->input_buffers = static_cast<void**>(calloc(in_n, sizeof(void*)));
-    sg->output_buffers = static_cast<void**>(calloc(out_n, sizeof(void*)));
-    sg->output_host = static_cast<void**>(calloc(out_n, sizeof(void*)));
+    sg->input_buffers = static_cast<void**>(cvml_mem_calloc(in_n, sizeof(void*)));
+    sg->output_buffers = static_cast<void**>(cvml_mem_calloc(out_n, sizeof(void*)));
+    sg->output_host = static_cast<void**>(cvml_mem_calloc(out_n, sizeof(void*)));
     if (!sg->input_buffers || !sg->output_buffers || !sg->output_host)
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < sg->input_count; ++i) {
@@ -303,7 +309,7 @@ int prepare_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
         ir_tensor* t = g->tensors[sg->outputs[i]];
         int rc = dev->mem_alloc(dev, tensor_bytes(t), &sg->output_buffers[i]);
         if (rc) return cvml_fail_context(rc, "buffer for '%s': ", t->name);
-        sg->output_host[i] = calloc(tensor_bytes(t) + 1, 1);
+        sg->output_host[i] = cvml_mem_calloc(tensor_bytes(t) + 1, 1);
         if (!sg->output_host[i]) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         t->data = sg->output_host[i];
     }
@@ -318,13 +324,14 @@ int upload_constants(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
         int32_t* wide = nullptr;
         if (t->storage != STORAGE_INT32) {
             int64_t n = ir_tensor_element_count(t);
-            wide = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(n ? n : 1)));
+            wide = static_cast<int32_t*>(
+                cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(n ? n : 1)));
             if (!wide) return cvml_fail(CVML_ERR_RUNTIME, "out of memory uploading '%s'", t->name);
             for (int64_t k = 0; k < n; ++k) wide[k] = ir_const_value(t, k);
         }
         int rc = dev->copy_to_device(dev, sg, sg->input_buffers[i], wide ? wide : t->data,
                                      tensor_bytes(t));
-        free(wide);
+        cvml_mem_free(wide);
         if (rc) return cvml_fail_context(rc, "uploading '%s': ", t->name);
     }
     return CVML_OK;
@@ -365,9 +372,9 @@ int partition(ir_graph* g, const cvml_context* ctx) {
     int rc = context_devices(ctx, devices, CVML_CONTEXT_MAX_DEVICES + 1, &device_count);
     if (rc) return rc;
     size_t n = static_cast<size_t>(g->node_count) + 1;
-    int32_t* assigned = static_cast<int32_t*>(malloc(sizeof(int32_t) * n));
-    int32_t* order = static_cast<int32_t*>(malloc(sizeof(int32_t) * n));
-    uint8_t* cpu_ok = static_cast<uint8_t*>(malloc(n));
+    int32_t* assigned = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * n));
+    int32_t* order = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * n));
+    uint8_t* cpu_ok = static_cast<uint8_t*>(cvml_mem_alloc(n));
     if (!assigned || !order || !cpu_ok) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     if (!rc) rc = assign_devices(g, devices, device_count, assigned, cpu_ok);
     for (int32_t pass = 0; !rc; ++pass) {
@@ -380,9 +387,9 @@ int partition(ir_graph* g, const cvml_context* ctx) {
         if (rc || !moved || pass > g->node_count) break;
         drop_subgraphs(g);
     }
-    free(assigned);
-    free(order);
-    free(cpu_ok);
+    cvml_mem_free(assigned);
+    cvml_mem_free(order);
+    cvml_mem_free(cpu_ok);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "utility/error.h"
+#include "utility/memory.h"
 
 /* ---- registry -------------------------------------------------------------------- */
 
@@ -233,9 +234,9 @@ int op_parse_attrs(const op_def* op, ir_node* node) {
                              op->name, node->attr_count, node->attrs[0].key);
         return CVML_OK;
     }
-    void* param = calloc(1, op->param_size);
+    void* param = cvml_mem_calloc(1, op->param_size);
     if (!param) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    free(node->param);
+    cvml_mem_free(node->param);
     node->param = param;
     for (int32_t k = 0; k < node->attr_count; ++k) {
         bool known = false;

@@ -1,7 +1,10 @@
 #include "utility/platform.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include "utility/memory.h"
 
 #if defined(__NEWLIB__)
 #include <malloc.h>
@@ -24,6 +27,17 @@
 #endif
 
 void* cvml_aligned_alloc(size_t alignment, size_t size) {
+    if (cvml_mem_is_custom()) {
+        // The caller's allocator aligns for any object only: take `alignment` more bytes
+        // and keep the block's start just before the aligned address.
+        if (size > static_cast<size_t>(-1) - alignment - sizeof(void*)) return nullptr;
+        uint8_t* block = static_cast<uint8_t*>(cvml_mem_alloc(size + alignment + sizeof(void*)));
+        if (!block) return nullptr;
+        const uintptr_t start = reinterpret_cast<uintptr_t>(block) + sizeof(void*);
+        uint8_t* aligned = block + sizeof(void*) + (alignment - start % alignment) % alignment;
+        memcpy(aligned - sizeof(void*), &block, sizeof(void*));
+        return aligned;
+    }
     /* aligned_alloc wants a size that is a multiple of the alignment. */
     size_t rounded = (size + alignment - 1) / alignment * alignment;
     if (rounded < size) return nullptr;
@@ -38,6 +52,13 @@ void* cvml_aligned_alloc(size_t alignment, size_t size) {
 }
 
 void cvml_aligned_free(void* p) {
+    if (!p) return;
+    if (cvml_mem_is_custom()) {
+        void* block;
+        memcpy(&block, static_cast<uint8_t*>(p) - sizeof(void*), sizeof(void*));
+        cvml_mem_free(block);
+        return;
+    }
 #if defined(_WIN32)
     _aligned_free(p);
 #else

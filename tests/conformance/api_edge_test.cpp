@@ -34,9 +34,10 @@ int load(const std::string& graph, const std::string& params, void** net, int de
 TEST(UpstreamApiEdges, NullArguments) {
     model_files m = basic_case();
     void* net = nullptr;
-    EXPECT_NE(CVMAPILoadModel(m.graph.data(), static_cast<int>(m.graph.size()), m.params.data(),
+    // A NULL net is a runtime error, as every other NULL argument (issue 18).
+    EXPECT_EQ(CVMAPILoadModel(m.graph.data(), static_cast<int>(m.graph.size()), m.params.data(),
                               static_cast<int>(m.params.size()), nullptr, 0, 0),
-              0);
+              2);
     EXPECT_EQ(CVMAPILoadModel(nullptr, 10, m.params.data(), static_cast<int>(m.params.size()), &net,
                               0, 0),
               1);

@@ -24,6 +24,12 @@ for c in "$root"/tests/conformance/cases/*/; do
   { cat "$c/model.json"; printf '\n#PARAMS#\n'; cat "$c/model.params"; } > "$corpus/load/$n"
 done
 
+# Seeds of the hostile shapes of issue 18 (many heads, long chains, many variables,
+# NMS near its bound, oversized inputs and outputs), from the release build's
+# tests/hostile generator when it is there.
+hostile=$root/build/release/tests/cvml_hostile
+if [ -x "$hostile" ]; then "$hostile" --write-seeds "$corpus/load"; fi
+
 status=0
 for t in json params load; do
   echo "== fuzzing $t for $seconds s"

@@ -5,7 +5,10 @@
  *   mcu-run BOARD MODEL: output V1 V2 ... gas G ram_peak R heap H stack S static D
  *           arena A arena_in WHERE params P heap_live_peak L heap_live_after_load K
  *           allocs_after_load N
+ *           [instructions I] simd LEVEL
  *
+ * I: the instructions cvml_graph_run_bytes() executed, counted with SysTick under qemu
+ * -icount shift=0 (insn_count.c); absent where SysTick does not advance.
  * Where the library has cvml_graph_load_memory_ex(), the params are read in place from
  * flash (CVML_LOAD_PARAMS_IN_PLACE: "params in_place"), and with MCU_ARENA_BYTES > 0 the
  * arena is the harness's own static buffer of that size ("arena_in caller"); otherwise
@@ -23,6 +26,7 @@
 #include <string.h>
 
 #include "cvml.h"
+#include "insn_count.h"
 #include "memory_stats.h"
 #include "semihosting.h"
 
@@ -146,8 +150,11 @@ int main(void) {
 
     /* Everything from here on is a run: the counting allocator proves it allocates. */
     struct alloc_counts loaded = alloc_counts_now();
+    const int counting = insn_count_start();
+    const uint64_t insn_before = insn_count_now();
     if (cvml_graph_run_bytes(graph, mcu_model_input, input_length, g_output, output_length))
         return failed("cvml_graph_run_bytes");
+    const uint64_t insn_run = insn_count_now() - insn_before;
     struct alloc_counts ran = alloc_counts_now();
     uint64_t gas = 0;
     if (cvml_graph_gas(graph, &gas)) return failed("cvml_graph_gas");
@@ -162,6 +169,8 @@ int main(void) {
              (unsigned long long)gas, heap + stack + statics, heap, stack, statics,
              (unsigned long)arena, MCU_ARENA_BYTES > 0 ? "caller" : "library",
              MCU_LOAD_OPTIONS ? "in_place" : "copied");
+    if (counting) line_add(" instructions %llu", (unsigned long long)insn_run);
+    line_add(" simd %s", cvml_cpu_simd_level());
     line_add(" heap_live_peak %lu heap_live_after_load %lu allocs_after_load %lu",
              (unsigned long)ran.peak_live_bytes, (unsigned long)loaded.live_bytes,
              (unsigned long)(ran.allocations - loaded.allocations));

@@ -20,6 +20,7 @@ extern void (*__init_array_end[])(void);
 
 int main(void);
 void Reset_Handler(void);
+void SysTick_Handler(void); /* insn_count.c */
 void reset_continue(void);
 
 enum { STACK_PAINT = 0xa5a5a5a5u };
@@ -66,7 +67,7 @@ __attribute__((section(".vectors"), used)) static void (*const g_vectors[16])(vo
     on_unexpected, /* DebugMonitor */
     0,
     on_unexpected, /* PendSV */
-    on_unexpected, /* SysTick */
+    SysTick_Handler,
 };
 
 /* Written in assembly because compiled C may use the FPU (or MVE) registers, which

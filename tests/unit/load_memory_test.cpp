@@ -253,3 +253,79 @@ TEST_F(LoadMemory, OptionsAreChecked) {
 }
 
 }  // namespace
+
+namespace {
+
+/* Counts what goes through a caller's allocator, backed by malloc with a size header. */
+struct counting {
+    size_t allocs = 0;
+    int64_t live = 0;
+};
+
+void* counted_alloc(void* user, size_t size) {
+    counting* c = static_cast<counting*>(user);
+    size_t* p = static_cast<size_t*>(malloc(size + 16));
+    if (!p) return nullptr;
+    *p = size;
+    ++c->allocs;
+    c->live += static_cast<int64_t>(size);
+    return reinterpret_cast<uint8_t*>(p) + 16;
+}
+
+void counted_release(void* user, void* block) {
+    if (!block) return;
+    size_t* p = reinterpret_cast<size_t*>(static_cast<uint8_t*>(block) - 16);
+    static_cast<counting*>(user)->live -= static_cast<int64_t>(*p);
+    free(p);
+}
+
+void* counted_resize(void* user, void* block, size_t size) {
+    void* moved = counted_alloc(user, size);
+    if (moved && block) {
+        const size_t old = *reinterpret_cast<size_t*>(static_cast<uint8_t*>(block) - 16);
+        memcpy(moved, block, old < size ? old : size);
+        counted_release(user, block);
+    }
+    return moved;
+}
+
+TEST(Allocator, EveryAllocationGoesThroughTheCallersAndIsReturned) {
+    counting c;
+    const cvml_allocator a = {sizeof a, counted_alloc, counted_resize, counted_release, &c};
+    ASSERT_EQ(cvml_set_allocator(&a), CVML_OK) << cvml_last_error();
+    ASSERT_EQ(cvml_init(), CVML_OK);
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), CVML_OK);
+    cvml_graph* g = nullptr;
+    const int32_t dims[2] = {4, 16};
+    cvml_tensor *x = nullptr, *y = nullptr;
+    ASSERT_EQ(cvml_graph_create(ctx, &g), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_input(g, "data", 2, dims, 8, &x), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_node(g, "relu", "r", nullptr, nullptr, 0, &x, 1, &y, 1), CVML_OK);
+    ASSERT_EQ(cvml_graph_set_outputs(g, &y, 1), CVML_OK);
+    std::vector<int32_t> in(64, -3), out(64, 9);
+    ASSERT_EQ(cvml_tensor_set_i32(x, in.data(), in.size()), CVML_OK);
+    ASSERT_EQ(cvml_graph_run(g), CVML_OK) << cvml_last_error();
+    ASSERT_EQ(cvml_tensor_get_i32(y, out.data(), out.size()), CVML_OK);
+    EXPECT_EQ(out, std::vector<int32_t>(64, 0));
+    EXPECT_GT(c.allocs, 0u);
+    EXPECT_GT(c.live, 0);
+    // Not while the library holds memory.
+    EXPECT_EQ(cvml_set_allocator(nullptr), CVML_ERR_LOGIC);
+    cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+    EXPECT_EQ(c.live, 0);  // everything came back through release
+    ASSERT_EQ(cvml_set_allocator(nullptr), CVML_OK);
+}
+
+TEST(Allocator, IncompleteAllocatorsAreRefused) {
+    counting c;
+    cvml_allocator a = {sizeof a, counted_alloc, nullptr, counted_release, &c};
+    EXPECT_EQ(cvml_set_allocator(&a), CVML_ERR_LOGIC);
+    a = {sizeof a - 1, counted_alloc, counted_resize, counted_release, &c};
+    EXPECT_EQ(cvml_set_allocator(&a), CVML_ERR_LOGIC);
+    EXPECT_EQ(cvml_set_allocator(nullptr), CVML_OK);
+}
+
+}  // namespace

@@ -18,6 +18,7 @@
 #include "operator/op_def.h"
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -57,24 +58,24 @@ void release_state(cpu_subgraph_state* st) {
     for (int32_t i = 0; i < st->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
         if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
-        free(ne->tensors);
-        free(ne->tail.steps);
+        cvml_mem_free(ne->tensors);
+        cvml_mem_free(ne->tail.steps);
     }
-    free(st->nodes);
+    cvml_mem_free(st->nodes);
     if (!st->arena_borrowed) cvml_aligned_free(st->arena);
-    free(st->step_of_node);
-    free(st->alias);
-    free(st->bound);
+    cvml_mem_free(st->step_of_node);
+    cvml_mem_free(st->alias);
+    cvml_mem_free(st->bound);
     if (st->wide) {
         for (int32_t t = 0; t < st->tensor_count; ++t)
             if (st->wide[t]) {
-                free(st->wide[t]->data);
-                free(st->wide[t]);
+                cvml_mem_free(st->wide[t]->data);
+                cvml_mem_free(st->wide[t]);
             }
-        free(st->wide);
+        cvml_mem_free(st->wide);
     }
     if (st->rt.pool) thread_pool_release(st->rt.pool);
-    free(st);
+    cvml_mem_free(st);
 }
 
 bool is_graph_output(const ir_graph* g, int32_t tensor) {
@@ -94,12 +95,13 @@ ir_tensor* const_input(cpu_subgraph_state* st, const cpu_kernel* kernel, int32_t
     if (t->kind != TENSOR_CONST || t->storage == STORAGE_INT32 || takes_narrow_const(kernel, k))
         return t;
     if (st->wide[t->index]) return st->wide[t->index];
-    ir_tensor* w = static_cast<ir_tensor*>(malloc(sizeof(ir_tensor)));
+    ir_tensor* w = static_cast<ir_tensor*>(cvml_mem_alloc(sizeof(ir_tensor)));
     int64_t n = ir_tensor_element_count(t);
-    int32_t* v = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(n ? n : 1)));
+    int32_t* v =
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(n ? n : 1)));
     if (!w || !v) {
-        free(w);
-        free(v);
+        cvml_mem_free(w);
+        cvml_mem_free(v);
         return nullptr;
     }
     for (int64_t i = 0; i < n; ++i) v[i] = ir_const_value(t, i);
@@ -119,8 +121,8 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
             return graph_node_error(
                 node, cvml_fail(CVML_ERR_LOGIC, "no CPU kernel for operator %s", node->op->name));
         int32_t total = node->input_count + node->output_count;
-        ne->tensors =
-            static_cast<ir_tensor**>(malloc(sizeof(ir_tensor*) * static_cast<size_t>(total)));
+        ne->tensors = static_cast<ir_tensor**>(
+            cvml_mem_alloc(sizeof(ir_tensor*) * static_cast<size_t>(total)));
         if (!ne->tensors) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (int32_t k = 0; k < node->input_count; ++k) {
             ne->tensors[k] = const_input(st, ne->kernel, k, g->tensors[node->inputs[k]]);
@@ -232,8 +234,8 @@ int fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             head->tensors[head->ctx.input_count] = g->tensors[c->outputs[0]];
         }
         if (!count) continue;
-        head->tail.steps =
-            static_cast<cpu_tail_step*>(malloc(sizeof(cpu_tail_step) * static_cast<size_t>(count)));
+        head->tail.steps = static_cast<cpu_tail_step*>(
+            cvml_mem_alloc(sizeof(cpu_tail_step) * static_cast<size_t>(count)));
         if (!head->tail.steps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         memcpy(head->tail.steps, steps, sizeof(cpu_tail_step) * static_cast<size_t>(count));
         head->tail.count = count;
@@ -374,13 +376,13 @@ int place_arena(ir_graph* g, cpu_subgraph_state* st) {
 int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_t* scratch) {
     int32_t count = 0;
     for (int32_t i = 0; i < sg->node_count; ++i) count += g->nodes[sg->nodes[i]]->output_count + 1;
-    plan_request* req =
-        static_cast<plan_request*>(calloc(static_cast<size_t>(count) + 1, sizeof(plan_request)));
-    int32_t* last =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    plan_request* req = static_cast<plan_request*>(
+        cvml_mem_calloc(static_cast<size_t>(count) + 1, sizeof(plan_request)));
+    int32_t* last = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     if (!req || !last) {
-        free(req);
-        free(last);
+        cvml_mem_free(req);
+        cvml_mem_free(last);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     for (int32_t t = 0; t < g->tensor_count; ++t) last[t] = -1;
@@ -430,19 +432,19 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         for (int32_t t = 0; t < g->tensor_count; ++t)
             if (st->alias[t] >= 0) g->tensors[t]->data = g->tensors[alias_root(st, t)]->data;
     }
-    free(req);
-    free(last);
+    cvml_mem_free(req);
+    cvml_mem_free(last);
     return rc;
 }
 
 int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_options* opt) {
     cpu_subgraph_state* st =
-        static_cast<cpu_subgraph_state*>(calloc(1, sizeof(cpu_subgraph_state)));
+        static_cast<cpu_subgraph_state*>(cvml_mem_calloc(1, sizeof(cpu_subgraph_state)));
     if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     st->nodes = static_cast<cpu_node_exec*>(
-        calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(cpu_node_exec)));
-    size_t* scratch =
-        static_cast<size_t*>(calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(size_t)));
+        cvml_mem_calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(cpu_node_exec)));
+    size_t* scratch = static_cast<size_t*>(
+        cvml_mem_calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(size_t)));
     int rc = CVML_OK;
     if (!st->nodes || !scratch) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     if (!rc) {
@@ -457,13 +459,13 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     // data is in place by then, intermediate tensors get their addresses after.
     if (!rc) {
         st->step_of_node = static_cast<int32_t*>(
-            malloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
+            cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
         st->alias = static_cast<int32_t*>(
-            malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+            cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
         st->wide = static_cast<ir_tensor**>(
-            calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
+            cvml_mem_calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
         st->bound = static_cast<int64_t*>(
-            malloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+            cvml_mem_alloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
         st->tensor_count = g->tensor_count;
         if (!st->step_of_node || !st->alias || !st->wide || !st->bound)
             rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
@@ -496,7 +498,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         if (!ne->skip && ne->kernel->fused) rc = ne->kernel->fused(&ne->ctx);
     }
     if (!rc) rc = plan_arena(g, sg, st, scratch);
-    free(scratch);
+    cvml_mem_free(scratch);
     if (rc) {
         release_state(st);
         return rc;

@@ -6,6 +6,8 @@
 
 #include "cvml.h"
 #include "utility/error.h"
+#include "utility/memory.h"
+#include "utility/sort.h"
 
 namespace {
 
@@ -76,7 +78,7 @@ int64_t count_pairs(const live* sorted, int32_t n) {
 
 /* Lowest offset where `size` bytes fit between the given spans (any order, may overlap). */
 size_t lowest_gap(span* spans, int32_t k, size_t size) {
-    qsort(spans, static_cast<size_t>(k), sizeof(span), by_begin);
+    cvml_sort(spans, static_cast<size_t>(k), sizeof(span), by_begin);
     size_t cursor = 0;
     for (int32_t i = 0; i < k; ++i) {
         if (spans[i].begin >= cursor && spans[i].begin - cursor >= size) break;
@@ -91,12 +93,12 @@ int plan_exact(plan_request* requests, live* items, int32_t n, int64_t pairs, si
     size_t nn = static_cast<size_t>(n);
     size_t np = static_cast<size_t>(pairs);
     // Neighbour table, compressed rows indexed by position in `items` (sorted by first).
-    int32_t* start = static_cast<int32_t*>(calloc(nn + 1, sizeof(int32_t)));
-    int32_t* neighbours = static_cast<int32_t*>(malloc(sizeof(int32_t) * (2 * np + 1)));
-    int32_t* fill = static_cast<int32_t*>(malloc(sizeof(int32_t) * nn));
-    uint8_t* placed = static_cast<uint8_t*>(calloc(nn, 1));
-    span* spans = static_cast<span*>(malloc(sizeof(span) * nn));
-    live* order = static_cast<live*>(malloc(sizeof(live) * nn));
+    int32_t* start = static_cast<int32_t*>(cvml_mem_calloc(nn + 1, sizeof(int32_t)));
+    int32_t* neighbours = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (2 * np + 1)));
+    int32_t* fill = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
+    uint8_t* placed = static_cast<uint8_t*>(cvml_mem_calloc(nn, 1));
+    span* spans = static_cast<span*>(cvml_mem_alloc(sizeof(span) * nn));
+    live* order = static_cast<live*>(cvml_mem_alloc(sizeof(live) * nn));
     int rc = CVML_OK;
     if (!start || !neighbours || !fill || !placed || !spans || !order) {
         rc = out_of_memory(n);
@@ -120,7 +122,7 @@ int plan_exact(plan_request* requests, live* items, int32_t n, int64_t pairs, si
         order[p] = items[p];
         order[p].first = p;  // carries the position through the sort
     }
-    qsort(order, nn, sizeof(live), by_size_desc);
+    cvml_sort(order, nn, sizeof(live), by_size_desc);
     for (int32_t k = 0; k < n; ++k) {
         int32_t p = order[k].first;
         int32_t m = 0;
@@ -142,12 +144,12 @@ int plan_exact(plan_request* requests, live* items, int32_t n, int64_t pairs, si
         if (offset + items[p].size > *total) *total = offset + items[p].size;
     }
 done:
-    free(start);
-    free(neighbours);
-    free(fill);
-    free(placed);
-    free(spans);
-    free(order);
+    cvml_mem_free(start);
+    cvml_mem_free(neighbours);
+    cvml_mem_free(fill);
+    cvml_mem_free(placed);
+    cvml_mem_free(spans);
+    cvml_mem_free(order);
     return rc;
 }
 
@@ -217,26 +219,27 @@ int plan_in_time_order(plan_request* requests, live* items, int32_t n, size_t* t
     size_t nn = static_cast<size_t>(n);
     free_blocks f;
     memset(&f, 0, sizeof f);
-    live* ending = static_cast<live*>(malloc(sizeof(live) * nn));
-    int32_t* block_of = static_cast<int32_t*>(malloc(sizeof(int32_t) * nn));
-    f.sizes = static_cast<size_t*>(malloc(sizeof(size_t) * nn));
-    f.head = static_cast<int32_t*>(malloc(sizeof(int32_t) * nn));
-    f.next = static_cast<int32_t*>(malloc(sizeof(int32_t) * nn));
-    f.klass = static_cast<int32_t*>(malloc(sizeof(int32_t) * nn));
-    f.offsets = static_cast<size_t*>(malloc(sizeof(size_t) * nn));
+    live* ending = static_cast<live*>(cvml_mem_alloc(sizeof(live) * nn));
+    int32_t* block_of = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
+    f.sizes = static_cast<size_t*>(cvml_mem_alloc(sizeof(size_t) * nn));
+    f.head = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
+    f.next = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
+    f.klass = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
+    f.offsets = static_cast<size_t*>(cvml_mem_alloc(sizeof(size_t) * nn));
     int rc = CVML_OK;
     if (!ending || !block_of || !f.sizes || !f.head || !f.next || !f.klass || !f.offsets) {
         rc = out_of_memory(n);
         goto done;
     }
     for (int32_t p = 0; p < n; ++p) f.sizes[p] = items[p].size;
-    qsort(f.sizes, nn, sizeof(size_t), by_size_asc);
+    cvml_sort(f.sizes, nn, sizeof(size_t), by_size_asc);
     for (int32_t p = 0; p < n; ++p)
         if (f.classes == 0 || f.sizes[f.classes - 1] != f.sizes[p])
             f.sizes[f.classes++] = f.sizes[p];
     f.leaves = 1;
     while (f.leaves < f.classes) f.leaves *= 2;
-    f.counts = static_cast<int32_t*>(calloc(2 * static_cast<size_t>(f.leaves), sizeof(int32_t)));
+    f.counts =
+        static_cast<int32_t*>(cvml_mem_calloc(2 * static_cast<size_t>(f.leaves), sizeof(int32_t)));
     if (!f.counts) {
         rc = out_of_memory(n);
         goto done;
@@ -246,7 +249,7 @@ int plan_in_time_order(plan_request* requests, live* items, int32_t n, size_t* t
         ending[p] = items[p];
         ending[p].first = p;  // carries the position
     }
-    qsort(ending, nn, sizeof(live), by_last);
+    cvml_sort(ending, nn, sizeof(live), by_last);
     {
         int32_t blocks = 0;
         int32_t released = 0;
@@ -280,14 +283,14 @@ int plan_in_time_order(plan_request* requests, live* items, int32_t n, size_t* t
         }
     }
 done:
-    free(ending);
-    free(block_of);
-    free(f.sizes);
-    free(f.counts);
-    free(f.head);
-    free(f.next);
-    free(f.klass);
-    free(f.offsets);
+    cvml_mem_free(ending);
+    cvml_mem_free(block_of);
+    cvml_mem_free(f.sizes);
+    cvml_mem_free(f.counts);
+    cvml_mem_free(f.head);
+    cvml_mem_free(f.next);
+    cvml_mem_free(f.klass);
+    cvml_mem_free(f.offsets);
     return rc;
 }
 
@@ -301,14 +304,14 @@ int memory_plan_ex(plan_request* requests, int32_t count, size_t align, int64_t 
                    size_t* arena_size) {
     *arena_size = 0;
     if (count <= 0) return CVML_OK;
-    live* items = static_cast<live*>(malloc(sizeof(live) * static_cast<size_t>(count)));
+    live* items = static_cast<live*>(cvml_mem_alloc(sizeof(live) * static_cast<size_t>(count)));
     if (!items) return out_of_memory(count);
     int32_t n = 0;
     for (int32_t i = 0; i < count; ++i) {
         requests[i].offset = 0;
         if (requests[i].size == 0) continue;
         if (requests[i].size > SIZE_MAX / 2) {
-            free(items);
+            cvml_mem_free(items);
             return too_large();
         }
         items[n].first = requests[i].first;
@@ -318,12 +321,12 @@ int memory_plan_ex(plan_request* requests, int32_t count, size_t align, int64_t 
         items[n].size = (requests[i].size + align - 1) & ~(align - 1);
         ++n;
     }
-    qsort(items, static_cast<size_t>(n), sizeof(live), by_first);
+    cvml_sort(items, static_cast<size_t>(n), sizeof(live), by_first);
     int64_t pairs = count_pairs(items, n);
     size_t total = 0;
     int rc = pairs <= exact_pairs ? plan_exact(requests, items, n, pairs, &total)
                                   : plan_in_time_order(requests, items, n, &total);
-    free(items);
+    cvml_mem_free(items);
     if (!rc) *arena_size = total;
     return rc;
 }

@@ -1,4 +1,5 @@
 #include "device/cpu/thread_pool.h"
+#include "utility/memory.h"
 
 #include <stdlib.h>
 
@@ -148,7 +149,7 @@ static void* worker_main(void* p) {
 
 thread_pool* thread_pool_create(int threads) {
     if (threads < 1) threads = 1;
-    thread_pool* pool = static_cast<thread_pool*>(calloc(1, sizeof(thread_pool)));
+    thread_pool* pool = static_cast<thread_pool*>(cvml_mem_calloc(1, sizeof(thread_pool)));
     if (!pool) return nullptr;
     pool->threads = threads;
     pool->spin_rounds = threads > cvml_cpu_count() ? 0 : kSpinRounds;
@@ -158,9 +159,9 @@ thread_pool* thread_pool_create(int threads) {
     int extra = threads - 1;
     if (extra > 0) {
         pool->workers =
-            static_cast<pthread_t*>(calloc(static_cast<size_t>(extra), sizeof(pthread_t)));
-        pool->args =
-            static_cast<worker_arg*>(calloc(static_cast<size_t>(extra), sizeof(worker_arg)));
+            static_cast<pthread_t*>(cvml_mem_calloc(static_cast<size_t>(extra), sizeof(pthread_t)));
+        pool->args = static_cast<worker_arg*>(
+            cvml_mem_calloc(static_cast<size_t>(extra), sizeof(worker_arg)));
         if (!pool->workers || !pool->args) {
             pool->threads = 1;
             thread_pool_release(pool);
@@ -188,9 +189,9 @@ void thread_pool_release(thread_pool* pool) {
     pthread_mutex_destroy(&pool->lock);
     pthread_cond_destroy(&pool->wake);
     pthread_cond_destroy(&pool->done_cond);
-    free(pool->workers);
-    free(pool->args);
-    free(pool);
+    cvml_mem_free(pool->workers);
+    cvml_mem_free(pool->args);
+    cvml_mem_free(pool);
 }
 
 static bool all_done(thread_pool* pool) {
@@ -236,13 +237,13 @@ struct thread_pool {
 };
 
 thread_pool* thread_pool_create(int threads) {
-    thread_pool* pool = static_cast<thread_pool*>(calloc(1, sizeof(thread_pool)));
+    thread_pool* pool = static_cast<thread_pool*>(cvml_mem_calloc(1, sizeof(thread_pool)));
     if (pool) pool->threads = threads < 1 ? 1 : threads;
     return pool;
 }
 
 void thread_pool_release(thread_pool* pool) {
-    free(pool);
+    cvml_mem_free(pool);
 }
 
 /* Chunks still follow the thread count so results match a threaded build's split. */

@@ -18,6 +18,10 @@ int cvm_read_graph(const char* json, size_t size, ir_graph* g);
  * `data` input. */
 int cvm_check_loadable(ir_graph* g);
 
+/* The caps of docs/reliability.md (D8-D10): heads, input and output lengths, the
+ * work of operators whose gas under-charges them. Part of cvm_check_loadable. */
+int cvm_check_resource_caps(const ir_graph* g);
+
 /* Reads the params blob (§4.2) into the graph's constant tensors. */
 int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g);
 /* The same from the `size` bytes of an open file, read as they are parsed (so a large

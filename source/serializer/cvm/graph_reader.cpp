@@ -12,8 +12,10 @@
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
+#include "serializer/cvm/name_index.h"
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -249,9 +251,9 @@ int decode(const json_value* root, file_graph* f) {
         int rc = CVML_OK;
         if (key_is(key, "nodes")) {
             if (json_type(m) != JSON_ARRAY) return type_error(m, "nodes", "an array");
-            free(f->nodes);
+            cvml_mem_free(f->nodes);
             f->nodes = static_cast<file_node*>(
-                calloc(static_cast<size_t>(json_count(m)) + 1, sizeof(file_node)));
+                cvml_mem_calloc(static_cast<size_t>(json_count(m)) + 1, sizeof(file_node)));
             if (!f->nodes) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
             f->node_count = json_count(m);
             for (int32_t k = 0; k < json_count(m) && !rc; ++k)
@@ -293,6 +295,32 @@ int64_t item(const json_value* list, int32_t i) {
     return json_int(json_at(list, i));
 }
 
+/* last[i] = 1 where member i of the object is the last of its key. */
+int mark_last_of_each_key(const json_value* o, uint8_t** last) {
+    int32_t count = json_count(o);
+    *last = static_cast<uint8_t*>(cvml_mem_calloc(static_cast<size_t>(count) + 1, 1));
+    name_entry* entries = static_cast<name_entry*>(
+        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(count) + 1)));
+    if (!*last || !entries) {
+        cvml_mem_free(entries);
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    for (int32_t i = 0; i < count; ++i) {
+        const char* key = json_key_at(o, i);
+        entries[i] = {key, strlen(key), i};
+    }
+    name_index index;
+    name_index_init(&index, entries, count);  // sorted by (key, member index)
+    for (int32_t k = 0; k < count; ++k) {
+        const name_entry& e = index.entries[k];
+        const name_entry* next = k + 1 < count ? &index.entries[k + 1] : nullptr;
+        if (!next || next->len != e.len || memcmp(next->name, e.name, e.len) != 0)
+            (*last)[e.id] = 1;
+    }
+    name_index_free(&index);
+    return CVML_OK;
+}
+
 /* Parses an op_attrs string: a JSON object of string values (upstream reads it into
  * a map<string, string>, a later duplicate key replacing an earlier one). */
 int parse_op_attrs(const char* text, ir_node* node) {
@@ -317,9 +345,14 @@ int parse_op_attrs(const char* text, ir_node* node) {
                            node->name, key);
             break;
         }
-        if (json_get(o, key) != m) continue;  // a later duplicate wins
-        rc = ir_node_add_attr(node, key, json_str(m));
     }
+    // A later duplicate wins; found by sorting the keys, so that an attribute string of
+    // many repeated keys costs O(n log n), not a search per key.
+    uint8_t* last = nullptr;
+    if (!rc) rc = mark_last_of_each_key(o, &last);
+    for (int32_t i = 0; !rc && i < json_count(o); ++i)
+        if (last[i]) rc = ir_node_add_attr(node, json_key_at(o, i), json_str(json_at(o, i)));
+    cvml_mem_free(last);
     json_free(&doc);
     return rc;
 }
@@ -455,18 +488,34 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
     return CVML_OK;
 }
 
+/* Upstream compares every arg node's name with the earlier ones; the same first
+ * failure (a node out of range, or a name seen before) is found here in O(n log n). */
 int check_arg_names(const file_graph* f) {
     if (!f->arg_nodes) return CVML_OK;
-    for (int32_t i = 0; i < json_count(f->arg_nodes); ++i) {
+    int32_t count = json_count(f->arg_nodes);
+    int32_t valid = count;  // arg nodes before the first out-of-range one
+    for (int32_t i = 0; i < count && valid == count; ++i) {
         int64_t a = item(f->arg_nodes, i);
-        if (a < 0 || a >= f->node_count)
-            return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", i,
-                             static_cast<long long>(a));
-        for (int32_t k = 0; k < i; ++k)
-            if (strcmp(f->nodes[item(f->arg_nodes, k)].name, f->nodes[a].name) == 0)
-                return cvml_fail(CVML_ERR_RUNTIME, "node name %s duplicated in graph",
-                                 f->nodes[a].name);
+        if (a < 0 || a >= f->node_count) valid = i;
     }
+    name_entry* entries = static_cast<name_entry*>(
+        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(valid) + 1)));
+    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; i < valid; ++i) {
+        const char* name = f->nodes[item(f->arg_nodes, i)].name;
+        entries[i] = {name, strlen(name), i};
+    }
+    name_index index;
+    name_index_init(&index, entries, valid);
+    int32_t first = 0, second = 0;
+    int duplicate = name_index_first_duplicate(&index, &first, &second);
+    name_index_free(&index);
+    if (duplicate)
+        return cvml_fail(CVML_ERR_RUNTIME, "node name %s duplicated in graph",
+                         f->nodes[item(f->arg_nodes, second)].name);
+    if (valid < count)
+        return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", valid,
+                         static_cast<long long>(item(f->arg_nodes, valid)));
     return CVML_OK;
 }
 
@@ -491,11 +540,12 @@ int build(const file_graph* f, ir_graph* g) {
         if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         // The input count is checked by graph_prepare_node; the tensors come later.
         int32_t count = json_count(fn->inputs);
-        int32_t* tmp =
-            count <= 4 ? zeros : static_cast<int32_t*>(calloc(static_cast<size_t>(count), 4));
+        int32_t* tmp = count <= 4
+                           ? zeros
+                           : static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(count), 4));
         if (!tmp) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         rc = ir_node_set_inputs(node, tmp, count);
-        if (tmp != zeros) free(tmp);
+        if (tmp != zeros) cvml_mem_free(tmp);
         if (rc) return rc;
         // Op::Get comes before the attribute string is read (an unknown operator with
         // broken attributes is "not registered").
@@ -509,8 +559,8 @@ int build(const file_graph* f, ir_graph* g) {
     }
 
     // Entries (3.4): row pointers recomputed from the registry's output counts.
-    int32_t* row_ptr =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(f->node_count) + 1)));
+    int32_t* row_ptr = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(f->node_count) + 1)));
     if (!row_ptr) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int64_t entries = 0;
     for (int32_t n = 0; n < f->node_count; ++n) {
@@ -587,7 +637,7 @@ int build(const file_graph* f, ir_graph* g) {
     // Heads: an out-of-range head is upstream UB; refuse it.
     if (!rc && json_count(f->heads) > 0) {
         g->outputs = static_cast<int32_t*>(
-            malloc(sizeof(int32_t) * static_cast<size_t>(json_count(f->heads))));
+            cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(json_count(f->heads))));
         if (!g->outputs) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (int32_t i = 0; !rc && i < json_count(f->heads); ++i) {
             int64_t src = item(json_at(f->heads, i), 0), index = item(json_at(f->heads, i), 1);
@@ -601,7 +651,7 @@ int build(const file_graph* f, ir_graph* g) {
                 g->outputs[g->output_count++] = static_cast<int32_t>(eid);
         }
     }
-    free(row_ptr);
+    cvml_mem_free(row_ptr);
     return rc;
 }
 
@@ -613,7 +663,7 @@ int set_model_facts(const file_graph* f, ir_graph* g) {
     if (f->postprocess) {
         char* p = ir_strdup(f->postprocess);
         if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        free(g->postprocess);
+        cvml_mem_free(g->postprocess);
         g->postprocess = p;
     }
     return CVML_OK;
@@ -623,14 +673,21 @@ int set_model_facts(const file_graph* f, ir_graph* g) {
  * optional there); the second variable of a name would never receive its value
  * (params) or its input (data), so the model is refused. */
 int check_variable_names(const ir_graph* g) {
-    for (int32_t i = 0; i < g->node_count; ++i) {
-        if (g->nodes[i]->op) continue;
-        for (int32_t k = 0; k < i; ++k)
-            if (!g->nodes[k]->op && strcmp(g->nodes[k]->name, g->nodes[i]->name) == 0)
-                return cvml_fail(CVML_ERR_LOGIC,
-                                 "variable name %s is used by nodes %" PRId32 " and %" PRId32,
-                                 g->nodes[i]->name, k, i);
-    }
+    name_entry* entries = static_cast<name_entry*>(
+        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
+    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int32_t count = 0;
+    for (int32_t i = 0; i < g->node_count; ++i)
+        if (!g->nodes[i]->op) entries[count++] = {g->nodes[i]->name, strlen(g->nodes[i]->name), i};
+    name_index index;
+    name_index_init(&index, entries, count);
+    int32_t first = 0, second = 0;
+    int duplicate = name_index_first_duplicate(&index, &first, &second);
+    name_index_free(&index);
+    if (duplicate)
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "variable name %s is used by nodes %" PRId32 " and %" PRId32,
+                         g->nodes[second]->name, first, second);
     return CVML_OK;
 }
 
@@ -644,16 +701,16 @@ int cvm_read_graph(const char* json, size_t size, ir_graph* g) {
     if (!rc) rc = decode(doc.root, &f);
     if (!rc) rc = build(&f, g);
     if (!rc) rc = set_model_facts(&f, g);
-    free(f.nodes);
+    cvml_mem_free(f.nodes);
     json_free(&doc);
     if (!rc) rc = check_variable_names(g);
     if (!rc) {
         for (int32_t i = 0; i < g->tensor_count && !rc; ++i) {
             if (g->tensors[i]->kind != TENSOR_INPUT) continue;
-            int32_t* p = static_cast<int32_t*>(malloc(sizeof(int32_t)));
+            int32_t* p = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t)));
             if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
             p[0] = i;
-            free(g->inputs);
+            cvml_mem_free(g->inputs);
             g->inputs = p;
             g->input_count = 1;
         }

@@ -5,6 +5,7 @@
 
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -250,7 +251,8 @@ int note_container(parser* p, size_t* index) {
     tree_size* t = p->size;
     if (t->containers == t->counts_capacity) {
         size_t capacity = t->counts_capacity ? 2 * t->counts_capacity : 64;
-        uint32_t* grown = static_cast<uint32_t*>(realloc(t->counts, capacity * sizeof(uint32_t)));
+        uint32_t* grown =
+            static_cast<uint32_t*>(cvml_mem_realloc(t->counts, capacity * sizeof(uint32_t)));
         if (!grown) return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory");
         t->counts = grown;
         t->counts_capacity = capacity;
@@ -392,7 +394,7 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
                        bytes, JSON_MAX_TREE);
     char* block = nullptr;
     if (!rc) {
-        block = static_cast<char*>(malloc(bytes));
+        block = static_cast<char*>(cvml_mem_alloc(bytes));
         if (!block)
             rc = cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory (%" CVML_PRIuSIZE " bytes)",
                            bytes);
@@ -407,9 +409,9 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
         parser second = {text, size, 0, standard, &counted, &out};
         rc = parse_document(&second, out.slots);
     }
-    free(counted.counts);
+    cvml_mem_free(counted.counts);
     if (rc) {
-        free(block);
+        cvml_mem_free(block);
         return rc;
     }
     doc->block = block;
@@ -419,7 +421,7 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
 }
 
 void json_free(json_doc* doc) {
-    free(doc->block);
+    cvml_mem_free(doc->block);
     doc->block = nullptr;
     doc->root = nullptr;
     doc->tree_bytes = 0;

@@ -8,9 +8,12 @@
 
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
+#include "serializer/cvm/name_index.h"
 #include "graph/verify.h"
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
+#include "utility/sort.h"
 
 namespace {
 
@@ -95,16 +98,23 @@ struct name_ref {
     size_t in_block; /* where it was copied */
 };
 
-/* The variable an array name refers to: upstream's GetInputIndex searches the
- * variables in node order and takes the first of that name. */
-ir_tensor* find_variable(ir_graph* g, const name_ref& n) {
-    for (int32_t i = 0; i < g->node_count; ++i) {
-        const ir_node* node = g->nodes[i];
-        if (node->op) continue;
-        if (strlen(node->name) == n.len && memcmp(node->name, n.p, n.len) == 0)
-            return g->tensors[node->outputs[0]];
-    }
-    return nullptr;
+/* The variables by name: upstream's GetInputIndex searches the variables in node
+ * order and takes the first of that name, which is the lowest node index among equal
+ * names in the index. A sorted index keeps a params file of many names linear-log. */
+int index_variables(const ir_graph* g, name_index* index) {
+    name_entry* entries = static_cast<name_entry*>(
+        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
+    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int32_t count = 0;
+    for (int32_t i = 0; i < g->node_count; ++i)
+        if (!g->nodes[i]->op) entries[count++] = {g->nodes[i]->name, strlen(g->nodes[i]->name), i};
+    name_index_init(index, entries, count);
+    return CVML_OK;
+}
+
+ir_tensor* find_variable(ir_graph* g, const name_index* index, const name_ref& n) {
+    int32_t node = name_index_find(index, n.p, n.len);
+    return node < 0 ? nullptr : g->tensors[g->nodes[node]->outputs[0]];
 }
 
 /* Elements first .. first + n - 1 of constant t from n little-endian values of `elem`
@@ -336,7 +346,8 @@ bool is_output(const ir_graph* g, int32_t t) {
 
 int check_liveness(const ir_graph* g) {
     int32_t n = g->tensor_count;
-    slot_use* uses = static_cast<slot_use*>(calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+    slot_use* uses =
+        static_cast<slot_use*>(cvml_mem_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
     if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < n; ++i) {
         const ir_tensor* t = g->tensors[i];
@@ -349,7 +360,7 @@ int check_liveness(const ir_graph* g) {
             if (t->consumers[c] > u->last_read) u->last_read = t->consumers[c];
         if (is_output(g, i)) u->last_read = g->node_count;
     }
-    qsort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
+    cvml_sort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
     int rc = CVML_OK;
     for (int32_t i = 0; i < n && !rc;) {
         int32_t j = i;
@@ -391,7 +402,7 @@ int check_liveness(const ir_graph* g) {
         }
         i = j;
     }
-    free(uses);
+    cvml_mem_free(uses);
     return rc;
 }
 
@@ -400,13 +411,14 @@ int check_liveness(const ir_graph* g) {
 int cvm_storage_size(const ir_graph* g, uint64_t* size) {
     // Sum over slots of the largest entry (int32 elements), each rounded to 4 bytes.
     int32_t n = g->tensor_count;
-    slot_use* uses = static_cast<slot_use*>(calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+    slot_use* uses =
+        static_cast<slot_use*>(cvml_mem_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
     if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < n; ++i) {
         uses[i].sid = g->tensors[i]->storage_id;
         uses[i].tensor = i;
     }
-    qsort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
+    cvml_sort(uses, static_cast<size_t>(n), sizeof(slot_use), compare_use);
     uint64_t total = 0;
     int rc = CVML_OK;
     for (int32_t i = 0; i < n;) {
@@ -424,7 +436,7 @@ int cvm_storage_size(const ir_graph* g, uint64_t* size) {
         }
         i = j;
     }
-    free(uses);
+    cvml_mem_free(uses);
     if (!rc) *size = total;
     return rc;
 }
@@ -447,6 +459,7 @@ int cvm_check_loadable(ir_graph* g) {
     if (!rc) rc = cvm_storage_size(g, &storage);
     if (!rc && g->output_count == 0) rc = cvml_fail(CVML_ERR_LOGIC, "the graph has no heads");
     if (!rc && g->input_count == 0) rc = cvml_fail(CVML_ERR_RUNTIME, "can not find input `data`");
+    if (!rc) rc = cvm_check_resource_caps(g);
     return rc;
 }
 
@@ -471,7 +484,7 @@ int read_params(reader& r, ir_graph* g) {
                          "params: %llu names cannot fit the %" CVML_PRIuSIZE " bytes left",
                          static_cast<unsigned long long>(n_names), r.remaining());
     name_ref* names =
-        static_cast<name_ref*>(calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
+        static_cast<name_ref*>(cvml_mem_calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
     if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     // Names come before the arrays, so they are kept in one block, which only grows with
     // the bytes actually read (memory or file alike).
@@ -493,7 +506,7 @@ int read_params(reader& r, ir_graph* g) {
         if (block_cap - block_used < len) {
             size_t cap = block_cap ? block_cap : 4096;
             while (cap - block_used < len) cap *= 2;
-            char* grown = static_cast<char*>(realloc(block, cap));
+            char* grown = static_cast<char*>(cvml_mem_realloc(block, cap));
             if (!grown) {
                 rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
                 break;
@@ -516,17 +529,20 @@ int read_params(reader& r, ir_graph* g) {
         rc = cvml_fail(CVML_ERR_LOGIC, "params: the array count does not match the %llu names",
                        static_cast<unsigned long long>(n_names));
 
-    uint8_t* set = static_cast<uint8_t*>(calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
-    int32_t* order =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    uint8_t* set =
+        static_cast<uint8_t*>(cvml_mem_calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
+    int32_t* order = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     int32_t order_count = 0;
     if (!rc && (!set || !order)) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    name_index variables = {nullptr, 0};
+    if (!rc) rc = index_variables(g, &variables);
     for (uint64_t i = 0; i < n_names && !rc; ++i) {
         char shown[128];
         size_t sl = names[i].len < sizeof shown - 1 ? names[i].len : sizeof shown - 1;
         memcpy(shown, names[i].p, sl);
         shown[sl] = '\0';
-        ir_tensor* t = find_variable(g, names[i]);
+        ir_tensor* t = find_variable(g, &variables, names[i]);
         if (!t) {
             rc = cvml_fail(CVML_ERR_RUNTIME,
                            "params: cannot find `%s` among input (name at byte %" CVML_PRIuSIZE ")",
@@ -546,15 +562,16 @@ int read_params(reader& r, ir_graph* g) {
                            t->producer, t->name);
     }
     if (!rc) {
-        free(g->param_order);
+        cvml_mem_free(g->param_order);
         g->param_order = order;
         g->param_order_count = order_count;
         order = nullptr;
     }
-    free(order);
-    free(set);
-    free(names);
-    free(block);
+    name_index_free(&variables);
+    cvml_mem_free(order);
+    cvml_mem_free(set);
+    cvml_mem_free(names);
+    cvml_mem_free(block);
     return rc;
 }
 

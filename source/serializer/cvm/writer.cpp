@@ -14,6 +14,7 @@
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -34,7 +35,7 @@ struct buffer {
                 }
                 next *= 2;
             }
-            char* q = static_cast<char*>(realloc(data, next));
+            char* q = static_cast<char*>(cvml_mem_realloc(data, next));
             if (!q) {
                 failed = true;
                 return;
@@ -110,13 +111,13 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
     *out = nullptr;
     *size = 0;
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "save: the graph is not verified");
-    int32_t* row_ptr =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
-    int32_t* eid =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    int32_t* row_ptr = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
+    int32_t* eid = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     if (!row_ptr || !eid) {
-        free(row_ptr);
-        free(eid);
+        cvml_mem_free(row_ptr);
+        cvml_mem_free(eid);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     int32_t entries = 0;
@@ -133,10 +134,10 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
 
     // Entries in entry order (tensor of each entry).
     int32_t* entry_tensor =
-        static_cast<int32_t*>(malloc(sizeof(int32_t) * (static_cast<size_t>(entries) + 1)));
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(entries) + 1)));
     if (!entry_tensor) {
-        free(row_ptr);
-        free(eid);
+        cvml_mem_free(row_ptr);
+        cvml_mem_free(eid);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     for (int32_t i = 0; i < g->tensor_count; ++i) entry_tensor[eid[i]] = i;
@@ -231,12 +232,12 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
         ok = ok && quoted(&b, g->postprocess);
     }
     b.str("\n}\n");
-    free(tmp.data);
-    free(row_ptr);
-    free(eid);
-    free(entry_tensor);
+    cvml_mem_free(tmp.data);
+    cvml_mem_free(row_ptr);
+    cvml_mem_free(eid);
+    cvml_mem_free(entry_tensor);
     if (!ok || b.failed) {
-        free(b.data);
+        cvml_mem_free(b.data);
         return b.failed ? cvml_fail(CVML_ERR_RUNTIME, "out of memory")
                         : cvml_fail(CVML_ERR_LOGIC,
                                     "save: a name or attribute holds a control character that "
@@ -281,7 +282,7 @@ int cvm_write_params(const ir_graph* g, uint8_t** out, size_t* size) {
     for (int32_t i = 0; i < g->param_order_count; ++i) {
         const ir_tensor* t = g->tensors[g->param_order[i]];
         if (!t->const_data) {
-            free(b.data);
+            cvml_mem_free(b.data);
             return cvml_fail(CVML_ERR_LOGIC, "save: parameter '%s' has no values", t->name);
         }
         int bits = t->file_bits == 8 ? 8 : 32;
@@ -305,7 +306,7 @@ int cvm_write_params(const ir_graph* g, uint8_t** out, size_t* size) {
         }
     }
     if (b.failed) {
-        free(b.data);
+        cvml_mem_free(b.data);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     *out = reinterpret_cast<uint8_t*>(b.data);

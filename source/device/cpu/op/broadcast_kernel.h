@@ -9,6 +9,7 @@
 
 #include "device/cpu/cpu_kernel.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace cpu_broadcast {
 
@@ -36,7 +37,7 @@ inline void strides_for(const ir_tensor* t, int32_t ndim, const int64_t* dims, i
 
 inline int prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     *scratch_bytes = 0;
-    state* st = static_cast<state*>(calloc(1, sizeof(state)));
+    state* st = static_cast<state*>(cvml_mem_calloc(1, sizeof(state)));
     if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     const ir_tensor* out = ctx->outputs[0];
     st->ndim = out->ndim;
@@ -55,7 +56,7 @@ inline int prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 inline void postrun(cpu_node_ctx* ctx) {
-    free(ctx->state);
+    cvml_mem_free(ctx->state);
     ctx->state = nullptr;
 }
 

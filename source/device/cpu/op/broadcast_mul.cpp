@@ -5,6 +5,7 @@
 #include "device/cpu/op/broadcast_kernel.h"
 #include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ int broadcast_mul_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     const int var = cpu_reference(ctx) ? -1 : scaled_input(ctx, &factor);
     if (var < 0) return cpu_broadcast::prerun(ctx, scratch_bytes);
     *scratch_bytes = 0;
-    scale_state* st = static_cast<scale_state*>(calloc(1, sizeof(scale_state)));
+    scale_state* st = static_cast<scale_state*>(cvml_mem_calloc(1, sizeof(scale_state)));
     if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     st->var = var;
     st->factor = factor;

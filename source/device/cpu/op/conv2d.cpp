@@ -13,15 +13,20 @@
 
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/op/conv2d_fast.h"
+#include "device/cpu/simd/arm/cortexm/accumulate.h"
+#include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
+#include "device/cpu/simd/arm/cortexm/epilogue.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace cpu_conv2d {
 
 int64_t* phase_row_table(const conv_geom& g, int64_t hq, int64_t wq) {
     const int64_t rows = hq * g.sh, plane = hq * wq;
-    int64_t* row_at = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(rows)));
+    int64_t* row_at =
+        static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(rows)));
     if (!row_at) return nullptr;
     for (int64_t r = 0; r < rows; ++r) row_at[r] = (r % g.sh) * g.sw * plane + (r / g.sh) * wq;
     return row_at;
@@ -79,6 +84,10 @@ typedef void (*accumulate_fn)(uint32_t*, const void*, uint32_t, int64_t, int64_t
 
 /* An int8 input needs no cast: its values are int8 already. */
 accumulate_fn pick_accumulate(int storage, bool cast) {
+#if CVML_SIMD_CORTEXM
+    if (storage == STORAGE_INT8) return cm_accumulate_s8;
+    if (storage == STORAGE_INT32) return cast ? cm_accumulate_s32_cast : cm_accumulate_s32;
+#endif
     if (storage == STORAGE_INT8) return accumulate_row<int8_t, false>;
     if (storage == STORAGE_INT16)
         return cast ? accumulate_row<int16_t, true> : accumulate_row<int16_t, false>;
@@ -130,6 +139,120 @@ void conv_ref_slot(void* arg, int64_t slot, int64_t) {
                            a->y->storage, t * plane + oy * g.ow, g.ow);
         }
 }
+
+/* ---- Cortex-M (simd/arm/cortexm/): groups == 1 with an int8-stored image and weights.
+ * Output rows (batch, oy) are split over thread slots; each slot's scratch holds the
+ * row's sums for every channel, then the kernel's own. */
+
+#if CVML_SIMD_CORTEXM
+cm_conv make_cm_conv(const conv_geom& g, const cpu_node_ctx* ctx, const int32_t* bias) {
+    cm_conv cv;
+    cv.x = static_cast<const int8_t*>(ctx->inputs[0]->data);
+    cv.w = static_cast<const int8_t*>(ctx->inputs[1]->data);
+    cv.bias = bias;
+    cv.c = static_cast<int32_t>(g.c);
+    cv.h = static_cast<int32_t>(g.h);
+    cv.w_in = static_cast<int32_t>(g.w);
+    cv.o = static_cast<int32_t>(g.o);
+    cv.kh = static_cast<int32_t>(g.kh);
+    cv.kw = static_cast<int32_t>(g.kw);
+    cv.sh = static_cast<int32_t>(g.sh);
+    cv.sw = static_cast<int32_t>(g.sw);
+    cv.ph = static_cast<int32_t>(g.ph);
+    cv.pw = static_cast<int32_t>(g.pw);
+    cv.dh = static_cast<int32_t>(g.dh);
+    cv.dw = static_cast<int32_t>(g.dw);
+    cv.oh = static_cast<int32_t>(g.oh);
+    cv.ow = static_cast<int32_t>(g.ow);
+    cv.K = static_cast<int32_t>(g.ic * g.kh * g.kw);
+    return cv;
+}
+
+/* One slot's scratch: the sums of a row for every channel, then the kernel's. */
+size_t cm_slot_bytes(const cm_conv& cv) {
+    const size_t sums = sizeof(int32_t) * static_cast<size_t>(cv.o) * static_cast<size_t>(cv.ow);
+    return ((sums + 15) & ~static_cast<size_t>(15)) + cm_conv_scratch_bytes(&cv);
+}
+
+struct conv_cm_args {
+    cm_conv cv;
+    int64_t n;
+    const ir_tensor* y;
+    const epilogue* ep;
+    uint8_t* scratch;
+    size_t slot_bytes;
+    int64_t slots;
+};
+
+void conv_cm_slot(void* arg, int64_t slot, int64_t) {
+    const conv_cm_args* a = static_cast<const conv_cm_args*>(arg);
+    const cm_conv& cv = a->cv;
+    uint8_t* mine = a->scratch + static_cast<size_t>(slot) * a->slot_bytes;
+    int32_t* sums = reinterpret_cast<int32_t*>(mine);
+    void* kernel_scratch =
+        mine + ((sizeof(int32_t) * static_cast<size_t>(cv.o) * static_cast<size_t>(cv.ow) + 15) &
+                ~static_cast<size_t>(15));
+    const int64_t rows = a->n * cv.oh, plane = int64_t{cv.oh} * cv.ow;
+    for (int64_t row = rows * slot / a->slots; row < rows * (slot + 1) / a->slots; ++row) {
+        const int64_t n = row / cv.oh;
+        const int32_t oy = static_cast<int32_t>(row % cv.oh);
+        cm_conv_row(&cv, n, oy, kernel_scratch, sums);
+        cm_epilogue_block(a->ep, sums, cv.o, cv.ow, a->y->data, a->y->storage,
+                          n * cv.o * plane + int64_t{oy} * cv.ow, plane);
+    }
+}
+
+/* A 1x1 depthwise conv2d (a folded batch norm: y = bias + w[c] * x per channel) on
+ * Cortex-M: each plane in chunks of sums that go through the tail as a block. */
+constexpr int64_t kScaleChunk = 256;
+
+bool cm_scale_applies(const cpu_node_ctx* ctx, const conv_geom& g) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const int32_t s = ctx->inputs[0]->storage;
+    return p->groups == g.c && g.o == g.c && g.ic == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 &&
+           g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w &&
+           (s == STORAGE_INT8 || s == STORAGE_INT32);
+}
+
+struct conv_scale_args {
+    conv_geom g;
+    const cpu_node_ctx* ctx;
+    const epilogue* ep;
+    const int32_t* bias;
+};
+
+void conv_scale_slot(void* arg, int64_t slot, int64_t) {
+    const conv_scale_args* a = static_cast<const conv_scale_args*>(arg);
+    const conv_geom& g = a->g;
+    const ir_tensor* x = a->ctx->inputs[0];
+    const ir_tensor* y = a->ctx->outputs[0];
+    const int64_t planes = g.n * g.o, plane = g.h * g.w;
+    const int64_t slots = cpu_threads(a->ctx);
+    int32_t* sums = static_cast<int32_t*>(a->ctx->scratch) + slot * kScaleChunk;
+    const size_t xsize = x->storage == STORAGE_INT8 ? 1 : 4;
+    for (int64_t t = planes * slot / slots; t < planes * (slot + 1) / slots; ++t) {
+        const int64_t o = t % g.o;
+        const int32_t wv = ir_storage_load(a->ctx->inputs[1]->data, a->ctx->inputs[1]->storage, o);
+        const int32_t b = a->bias ? a->bias[o] : 0;
+        for (int64_t at = 0; at < plane; at += kScaleChunk) {
+            const int32_t m =
+                static_cast<int32_t>(plane - at < kScaleChunk ? plane - at : kScaleChunk);
+            cm_scale_add(
+                static_cast<const uint8_t*>(x->data) + static_cast<size_t>(t * plane + at) * xsize,
+                x->storage, m, wv, b, sums);
+            cm_epilogue_block(a->ep, sums, 1, m, y->data, y->storage, t * plane + at, 0);
+        }
+    }
+}
+
+/* Whether the Cortex-M kernel takes this run: upstream's groups == 1 casts to int8,
+ * which an int8-stored operand already is. */
+bool cm_conv_applies(const cpu_node_ctx* ctx) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    return p->groups == 1 && ctx->inputs[0]->storage == STORAGE_INT8 &&
+           ctx->inputs[1]->storage == STORAGE_INT8;
+}
+#endif
 
 conv_geom make_geom(const cpu_node_ctx* ctx) {
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
@@ -189,7 +312,7 @@ bool round_fold_fits(const cpu_node_ctx* ctx, const conv_geom& g, const conv2d_p
 /* A fast path's state (conv_gemm or conv_grouped), zeroed, with the common part set. */
 template <typename Mode>
 Mode* new_mode(const cpu_node_ctx* ctx, const conv_geom& g) {
-    Mode* f = static_cast<Mode*>(calloc(1, sizeof(Mode)));
+    Mode* f = static_cast<Mode*>(cvml_mem_calloc(1, sizeof(Mode)));
     if (!f) return nullptr;
     f->level = cpu_level(ctx);
     f->threads = cpu_threads(ctx);
@@ -261,7 +384,7 @@ int conv_fast_run(cpu_node_ctx* ctx) {
 int conv2d_fused(cpu_node_ctx* ctx) {
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     const int32_t b = tail_round_shift(ctx);
-    if (!ctx->state || b == 0) return CVML_OK;
+    if (!CVML_CPU_FAST_PATHS || !ctx->state || b == 0) return CVML_OK;
     if (p->groups == 1) {
         conv_gemm* f = static_cast<conv_gemm*>(ctx->state);
         if (f->round_folded || !f->w.start || (p->use_bias && !f->bias_folded) ||
@@ -289,7 +412,7 @@ void conv_fast_free(cpu_node_ctx* ctx) {
 }
 
 void conv2d_postrun(cpu_node_ctx* ctx) {
-    conv_fast_free(ctx);
+    if (CVML_CPU_FAST_PATHS) conv_fast_free(ctx);
 }
 
 int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
@@ -306,16 +429,46 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     if (cpu_level(ctx) != CPU_SIMD_SCALAR && ctx->inputs[1]->kind == TENSOR_CONST)
         return conv_fast_prerun(ctx, g, scratch_bytes);
     *scratch_bytes = sizeof(uint32_t) * static_cast<size_t>(g.ow * cpu_threads(ctx));
+#if CVML_SIMD_CORTEXM
+    // Room for the Cortex-M kernel, which takes the run if the operands are int8-stored.
+    if (p->groups == 1) {
+        const size_t cm =
+            cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) * static_cast<size_t>(cpu_threads(ctx));
+        if (cm > *scratch_bytes) *scratch_bytes = cm;
+    }
+    const size_t scale = sizeof(int32_t) * kScaleChunk * static_cast<size_t>(cpu_threads(ctx));
+    if (p->groups > 1 && g.kh == 1 && g.kw == 1 && scale > *scratch_bytes) *scratch_bytes = scale;
+#endif
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
                 CPU_CAP_NARROW_IN(1);
     return CVML_OK;
 }
 
 int conv2d_run(cpu_node_ctx* ctx) {
-    if (ctx->state) return conv_fast_run(ctx);
+    if (CVML_CPU_FAST_PATHS && ctx->state) return conv_fast_run(ctx);
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     epilogue ep;
     cpu_tail_epilogue(ctx, &ep);
+#if CVML_SIMD_CORTEXM
+    if (cm_conv_applies(ctx)) {
+        const conv_geom g = make_geom(ctx);
+        conv_cm_args cm = {make_cm_conv(g, ctx, p->use_bias ? cpu_in(ctx, 2) : nullptr),
+                           g.n,
+                           ctx->outputs[0],
+                           &ep,
+                           static_cast<uint8_t*>(ctx->scratch),
+                           0,
+                           cpu_threads(ctx)};
+        cm.slot_bytes = cm_slot_bytes(cm.cv);
+        cpu_for_each_slot(ctx, conv_cm_slot, &cm);
+        return CVML_OK;
+    }
+    if (cm_scale_applies(ctx, make_geom(ctx))) {
+        conv_scale_args sa = {make_geom(ctx), ctx, &ep, p->use_bias ? cpu_in(ctx, 2) : nullptr};
+        cpu_for_each_slot(ctx, conv_scale_slot, &sa);
+        return CVML_OK;
+    }
+#endif
     conv_ref_args a = {make_geom(ctx),
                        p->groups == 1,
                        ctx->inputs[0],

@@ -8,6 +8,7 @@
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace cpu_conv2d {
 namespace {
@@ -397,7 +398,7 @@ namespace {
 int rows_read_table(conv_gemm* f) {
     const conv_geom& g = f->g;
     const int64_t rows = f->hq * g.sh;
-    f->row_read = static_cast<bool*>(calloc(static_cast<size_t>(rows), sizeof(bool)));
+    f->row_read = static_cast<bool*>(cvml_mem_calloc(static_cast<size_t>(rows), sizeof(bool)));
     if (!f->row_read) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t kr = 0; kr < g.kh && !f->row_read[r]; ++kr)
@@ -421,8 +422,9 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
     const conv_geom& g = f->g;
     f->taps4.groups4 = (g.c + 3) / 4;
     const int64_t taps = g.kh * g.kw, kc = f->taps4.groups4 * 4 * taps;
-    f->taps4.w4 = static_cast<int8_t*>(calloc(static_cast<size_t>(g.o * kc + 4), 1));
-    f->taps4.boff = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(kc / 4)));
+    f->taps4.w4 = static_cast<int8_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * kc + 4), 1));
+    f->taps4.boff =
+        static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(kc / 4)));
     if (!f->taps4.w4 || !f->taps4.boff) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t o = 0; o < g.o; ++o)
         for (int64_t c = 0; c < g.c; ++c)
@@ -445,13 +447,13 @@ int choose_strips(conv_gemm* f) {
     f->dense.on = dense_pays(f);
     if (f->dense.on) {
         f->strips = (f->N + GEMM_NT - 1) / GEMM_NT;
-        f->dense.strips =
-            static_cast<dense_strip*>(malloc(sizeof(dense_strip) * static_cast<size_t>(f->strips)));
+        f->dense.strips = static_cast<dense_strip*>(
+            cvml_mem_alloc(sizeof(dense_strip) * static_cast<size_t>(f->strips)));
         if (!f->dense.strips) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (int64_t st = 0; st < f->strips && f->dense.on; ++st)
             if (!strip_is_narrow(f, st)) f->dense.on = dense_strip_of(f, st, &f->dense.strips[st]);
         if (!f->dense.on) {
-            free(f->dense.strips);
+            cvml_mem_free(f->dense.strips);
             f->dense.strips = nullptr;
         }
     }
@@ -462,8 +464,8 @@ int choose_strips(conv_gemm* f) {
         cpu_path_taken(CPU_PATH_CONV_NARROW);
         f->tail_merged = f->strips > 1;
     }
-    f->keeps =
-        static_cast<strip_keep*>(malloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
+    f->keeps = static_cast<strip_keep*>(
+        cvml_mem_alloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
     if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t st = 0; st < f->strips; ++st)
         strip_keep_of(f, st * GEMM_NT, strip_cols(f, st), &f->keeps[st]);
@@ -492,7 +494,8 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     f->wq = (g.w + 2 * g.pw + g.sw - 1) / g.sw;
     f->nf = g.oh * f->wq;
     if (f->nf > INT32_MAX / 2) return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
-    f->taps = static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
+    f->taps =
+        static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
     if (!f->taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     memset(f->pad_row, 0x80, sizeof f->pad_row);
     const int64_t plane = f->hq * f->wq;
@@ -536,14 +539,14 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
 void conv_gemm_free(conv_gemm* f) {
     if (!f) return;
     gemm_weights_free(&f->w);
-    free(f->taps);
-    free(f->row_at);
-    free(f->row_read);
-    free(f->keeps);
-    free(f->dense.strips);
-    free(f->taps4.w4);
-    free(f->taps4.boff);
-    free(f);
+    cvml_mem_free(f->taps);
+    cvml_mem_free(f->row_at);
+    cvml_mem_free(f->row_read);
+    cvml_mem_free(f->keeps);
+    cvml_mem_free(f->dense.strips);
+    cvml_mem_free(f->taps4.w4);
+    cvml_mem_free(f->taps4.boff);
+    cvml_mem_free(f);
 }
 
 }  // namespace cpu_conv2d

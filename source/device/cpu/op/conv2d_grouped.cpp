@@ -9,6 +9,7 @@
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace cpu_conv2d {
 namespace {
@@ -181,10 +182,12 @@ int depthwise_direct_prerun(conv_grouped* f) {
     const int64_t groups = (g.kw + 3) / 4;
     f->dw.direct.groups = groups;
     f->dw.direct.chunks = (g.ow + 15) / 16;
-    f->dw.direct.w4 = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * g.kh * groups), 4));
-    f->dw.direct.corr = static_cast<int32_t*>(calloc(static_cast<size_t>(g.o * (g.kh + 1)), 4));
-    f->dw.direct.masks =
-        static_cast<uint64_t*>(calloc(static_cast<size_t>(f->dw.direct.chunks * groups), 8));
+    f->dw.direct.w4 =
+        static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * g.kh * groups), 4));
+    f->dw.direct.corr =
+        static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * (g.kh + 1)), 4));
+    f->dw.direct.masks = static_cast<uint64_t*>(
+        cvml_mem_calloc(static_cast<size_t>(f->dw.direct.chunks * groups), 8));
     if (!f->dw.direct.w4 || !f->dw.direct.corr || !f->dw.direct.masks)
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t o = 0; o < g.o; ++o) {
@@ -218,7 +221,8 @@ int depthwise_direct_prerun(conv_grouped* f) {
 int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes) {
     const conv_geom& g = f->g;
     const int64_t nw = g.o * g.ic * g.kh * g.kw;
-    f->wg = static_cast<int32_t*>(malloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
+    f->wg =
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
     if (!f->wg) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
     f->hp = g.h + 2 * g.ph;
@@ -230,8 +234,8 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes) {
         align64(static_cast<size_t>(g.sw * f->hp * f->wq + 2 * f->wq + g.kw * g.dw) * 4 + 64);
     if (g.ic == 1) {
         f->dw.hq = (f->hp + g.sh - 1) / g.sh;
-        f->dw.taps =
-            static_cast<int64_t*>(malloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
+        f->dw.taps = static_cast<int64_t*>(
+            cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
         if (!f->dw.taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         depthwise_taps(f, f->dw.taps);
         f->dw.row_at = phase_row_table(g, f->dw.hq, f->wq);
@@ -262,13 +266,13 @@ void conv_grouped_run(cpu_node_ctx* ctx, const conv_grouped* f, const epilogue* 
 
 void conv_grouped_free(conv_grouped* f) {
     if (!f) return;
-    free(f->wg);
-    free(f->dw.taps);
-    free(f->dw.row_at);
-    free(f->dw.direct.w4);
-    free(f->dw.direct.masks);
-    free(f->dw.direct.corr);
-    free(f);
+    cvml_mem_free(f->wg);
+    cvml_mem_free(f->dw.taps);
+    cvml_mem_free(f->dw.row_at);
+    cvml_mem_free(f->dw.direct.w4);
+    cvml_mem_free(f->dw.direct.masks);
+    cvml_mem_free(f->dw.direct.corr);
+    cvml_mem_free(f);
 }
 
 }  // namespace cpu_conv2d

@@ -11,6 +11,7 @@
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -196,7 +197,7 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         return cvml_fail(CVML_ERR_RUNTIME, "dense: %lld x %lld by %lld units is too large",
                          static_cast<long long>(x->dims[0]), static_cast<long long>(x->dims[1]),
                          static_cast<long long>(w->dims[0]));
-    dense_fast* f = static_cast<dense_fast*>(calloc(1, sizeof(dense_fast)));
+    dense_fast* f = static_cast<dense_fast*>(cvml_mem_calloc(1, sizeof(dense_fast)));
     if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     f->level = cpu_level(ctx);
     f->batch = x->dims[0];
@@ -207,9 +208,9 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         w8 = static_cast<const int8_t*>(w->data);
     } else {
         const size_t n = static_cast<size_t>(f->units * f->k);
-        f->w8 = static_cast<int8_t*>(malloc(n + 64));
+        f->w8 = static_cast<int8_t*>(cvml_mem_alloc(n + 64));
         if (!f->w8) {
-            free(f);
+            cvml_mem_free(f);
             return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         }
         memset(f->w8 + n, 0, 64);
@@ -220,8 +221,8 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     int rc = gemm_weights_plain(f->level, w8, static_cast<int32_t>(f->units),
                                 static_cast<int32_t>(f->k), &f->w);
     if (rc) {
-        free(f->w8);
-        free(f);
+        cvml_mem_free(f->w8);
+        cvml_mem_free(f);
         return rc;
     }
     const dense_param* p = static_cast<const dense_param*>(ctx->param);
@@ -245,11 +246,11 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 
 void dense_postrun(cpu_node_ctx* ctx) {
     dense_fast* f = static_cast<dense_fast*>(ctx->state);
-    if (f) {
+    if (CVML_CPU_FAST_PATHS && f) {
         gemm_weights_free(&f->w);
-        free(f->w8);
+        cvml_mem_free(f->w8);
     }
-    free(f);
+    cvml_mem_free(f);
     ctx->state = nullptr;
 }
 
@@ -271,7 +272,8 @@ int dense_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int dense_run(cpu_node_ctx* ctx) {
-    if (ctx->state) return dense_fast_run(ctx, static_cast<const dense_fast*>(ctx->state));
+    if (CVML_CPU_FAST_PATHS && ctx->state)
+        return dense_fast_run(ctx, static_cast<const dense_fast*>(ctx->state));
     const dense_param* p = static_cast<const dense_param*>(ctx->param);
     dense_args a;
     a.x = cpu_in(ctx, 0);

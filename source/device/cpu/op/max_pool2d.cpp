@@ -11,6 +11,7 @@
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -148,7 +149,7 @@ int max_pool2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     const max_pool2d_param* p = static_cast<const max_pool2d_param*>(ctx->param);
     const ir_tensor* x = ctx->inputs[0];
     const ir_tensor* y = ctx->outputs[0];
-    pool_fast* f = static_cast<pool_fast*>(calloc(1, sizeof(pool_fast)));
+    pool_fast* f = static_cast<pool_fast*>(cvml_mem_calloc(1, sizeof(pool_fast)));
     if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     f->level = cpu_level(ctx);
     f->threads = cpu_threads(ctx);
@@ -175,7 +176,7 @@ int max_pool2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 void max_pool2d_postrun(cpu_node_ctx* ctx) {
-    free(ctx->state);
+    cvml_mem_free(ctx->state);
     ctx->state = nullptr;
 }
 

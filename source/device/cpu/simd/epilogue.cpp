@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "device/cpu/simd/arm/cortexm/epilogue.h"
 #include "device/cpu/simd/epilogue_chain.h"
 #include "device/cpu/simd/simd.h"
 #include "graph/graph.h"
@@ -163,6 +164,12 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
     }
     if (vec && level == CPU_SIMD_AVX2) {
         apply_avx2(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+        return;
+    }
+#elif CVML_SIMD_CORTEXM
+    (void)level;
+    if (vec) {
+        cm_epilogue_apply(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
         return;
     }
 #else

@@ -9,6 +9,7 @@
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
 #include "utility/platform.h"
+#include "utility/memory.h"
 
 using namespace gemm_impl;
 
@@ -59,7 +60,8 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
     out->Kp = round_up(K, GEMM_KG);
     size_t elems = static_cast<size_t>(out->Mp) * static_cast<size_t>(out->Kp);
     out->data = cvml_aligned_alloc(64, elems);
-    out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
+    out->start =
+        static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
     if (!out->data || !out->start) {
         gemm_weights_free(out);
         return cvml_fail(CVML_ERR_RUNTIME,
@@ -105,7 +107,8 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
     int32_t tail = M % GEMM_MR;
     size_t tail_bytes = static_cast<size_t>(GEMM_MR) * static_cast<size_t>(out->Kp);
     out->data = tail ? cvml_aligned_alloc(64, tail_bytes) : nullptr;
-    out->start = static_cast<int32_t*>(calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
+    out->start =
+        static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(out->Mp), sizeof(int32_t)));
     if ((tail && !out->data) || !out->start) {
         gemm_weights_free(out);
         return cvml_fail(CVML_ERR_RUNTIME,
@@ -133,7 +136,7 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
 
 void gemm_weights_free(gemm_weights* w) {
     cvml_aligned_free(w->data);
-    free(w->start);
+    cvml_mem_free(w->start);
     w->data = nullptr;
     w->start = nullptr;
 }

@@ -19,14 +19,23 @@
 
 namespace {
 
-/* Every level's name, whatever the architecture. */
+/* Every level's name, whatever the architecture. A Cortex-M build's only level is its
+ * core's, fixed at compile time: its kernels (simd/arm/cortexm/) replace the scalar
+ * loops, so the scalar level carries its name. */
+#if CVML_SIMD_CORTEXM_MVE
+#define SCALAR_NAME "mve"
+#elif CVML_SIMD_CORTEXM_DSP
+#define SCALAR_NAME "dsp"
+#else
+#define SCALAR_NAME "scalar"
+#endif
 struct level_name {
     int level;
     const char* name;
 };
 const level_name kNames[] = {
-    {CPU_SIMD_SCALAR, "scalar"}, {CPU_SIMD_AVX2, "avx2"},       {CPU_SIMD_AVX512, "avx512"},
-    {CPU_SIMD_NEON, "neon"},     {CPU_SIMD_DOTPROD, "dotprod"}, {CPU_SIMD_I8MM, "i8mm"},
+    {CPU_SIMD_SCALAR, SCALAR_NAME}, {CPU_SIMD_AVX2, "avx2"},       {CPU_SIMD_AVX512, "avx512"},
+    {CPU_SIMD_NEON, "neon"},        {CPU_SIMD_DOTPROD, "dotprod"}, {CPU_SIMD_I8MM, "i8mm"},
 };
 
 /* This build's ladder: its architecture's levels, lowest first, each one implying the
@@ -101,7 +110,7 @@ int cpu_simd_level(void) {
 const char* cpu_simd_name(int level) {
     for (const level_name& n : kNames)
         if (n.level == level) return n.name;
-    return "scalar";
+    return SCALAR_NAME;
 }
 
 int cpu_simd_levels(int* out, int cap) {

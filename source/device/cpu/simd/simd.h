@@ -27,6 +27,24 @@
 #define CVML_SIMD_AARCH64 0
 #endif
 
+/* Cortex-M: the level is the core's, fixed at compile time (-mcpu): Helium/MVE
+ * (Cortex-M55) or else the DSP extension (Cortex-M4/M7). Kernels with such code
+ * (simd/arm/cortexm/) take it in place of their scalar loops; everything else runs
+ * the scalar level. cvml_cpu_simd_level() names it "mve" or "dsp". */
+#if CVML_WITH_SIMD && defined(__arm__) && defined(__ARM_ARCH_PROFILE) && \
+    __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#define CVML_SIMD_CORTEXM_MVE 1
+#define CVML_SIMD_CORTEXM_DSP 0
+#elif CVML_WITH_SIMD && defined(__arm__) && defined(__ARM_ARCH_PROFILE) && \
+    __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FEATURE_DSP)
+#define CVML_SIMD_CORTEXM_MVE 0
+#define CVML_SIMD_CORTEXM_DSP 1
+#else
+#define CVML_SIMD_CORTEXM_MVE 0
+#define CVML_SIMD_CORTEXM_DSP 0
+#endif
+#define CVML_SIMD_CORTEXM (CVML_SIMD_CORTEXM_MVE || CVML_SIMD_CORTEXM_DSP)
+
 /* Bits [lo, hi) of a 64-bit mask (an AVX-512 byte mask), clamped to [0, 64). */
 static inline uint64_t simd_bits64(int64_t lo, int64_t hi) {
     lo = lo < 0 ? 0 : lo;
@@ -41,7 +59,8 @@ int cpu_simd_detect(void);
 /* The level to use: the detected one, lowered by CVML_SIMD when set (read at each
  * call, so a test may change it between preruns). */
 int cpu_simd_level(void);
-/* "scalar", "avx2", "avx512", "neon", "dotprod" or "i8mm". */
+/* "scalar", "avx2", "avx512", "neon" or "dotprod"; on Cortex-M the scalar level is
+ * "mve" or "dsp" where the build has that code (CVML_SIMD_CORTEXM). */
 const char* cpu_simd_name(int level);
 /* The levels this CPU (and this build) has, lowest first, into out[0 .. cap); returns
  * their count. */

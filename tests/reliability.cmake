@@ -1,0 +1,47 @@
+# Reliability (issue 18): hostile models, shared handles, hostile plugin files.
+# Hostile models of issue 18: gas query + load + one inference within 10 s and 512 MiB
+# each, in a fresh process (tests/hostile). Not under sanitizers or valgrind: the
+# bounds are for the release library.
+add_executable(cvml_hostile ${CMAKE_CURRENT_SOURCE_DIR}/hostile/hostile_run.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/hostile/hostile_models.cpp)
+target_include_directories(cvml_hostile PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+  ${PROJECT_SOURCE_DIR}/api)
+target_link_libraries(cvml_hostile PRIVATE cvml_static)
+target_compile_options(cvml_hostile PRIVATE ${CVML_WARNINGS})
+if(NOT CVML_SANITIZE)
+  add_test(NAME reliability.hostile_models COMMAND cvml_hostile --limit-s 10 --limit-mib 512
+    --kill-s 30)
+  set_tests_properties(reliability.hostile_models PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+endif()
+
+# A shared handle from 8 threads, at CVML_NUM_THREADS 1 and 2 (TSan: scripts/test.sh).
+if(TARGET Threads::Threads)
+add_executable(cvml_shared_handle ${CMAKE_CURRENT_SOURCE_DIR}/hostile/shared_handle.cpp)
+target_include_directories(cvml_shared_handle PRIVATE ${PROJECT_SOURCE_DIR}/api)
+target_link_libraries(cvml_shared_handle PRIVATE cvml_static Threads::Threads)
+target_compile_options(cvml_shared_handle PRIVATE ${CVML_WARNINGS})
+foreach(n 1 2)
+  add_test(NAME reliability.shared_handle.t${n} COMMAND cvml_shared_handle
+    ${PROJECT_SOURCE_DIR}/../shared/models/cifar_resnet20_2019/case 8 100)
+  set_tests_properties(reliability.shared_handle.t${n} PROPERTIES
+    ENVIRONMENT CVML_NUM_THREADS=${n} SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()
+endif()
+
+# Hostile files in the plugin path: FIFO, directory, truncated ELF, bad declarations.
+if(CVML_WITH_PLUGINS AND TARGET cvml_testplugin)
+  foreach(p decl_byte decl_function)
+    add_library(cvml_hostile_${p} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/hostile/plugins/${p}.c)
+    target_compile_options(cvml_hostile_${p} PRIVATE -fvisibility=hidden)
+  endforeach()
+  add_executable(cvml_hostile_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/hostile/hostile_plugins_test.cpp)
+  target_link_libraries(cvml_hostile_plugin_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main)
+  target_compile_options(cvml_hostile_plugin_tests PRIVATE ${CVML_WARNINGS})
+  target_compile_definitions(cvml_hostile_plugin_tests PRIVATE
+    CVML_DECL_BYTE_PLUGIN="$<TARGET_FILE:cvml_hostile_decl_byte>"
+    CVML_DECL_FUNCTION_PLUGIN="$<TARGET_FILE:cvml_hostile_decl_function>"
+    CVML_GOOD_PLUGIN="$<TARGET_FILE:cvml_testplugin>")
+  add_dependencies(cvml_hostile_plugin_tests cvml_hostile_decl_byte cvml_hostile_decl_function
+    cvml_testplugin)
+  gtest_discover_tests(cvml_hostile_plugin_tests DISCOVERY_TIMEOUT 60)
+endif()
