@@ -28,11 +28,12 @@ static inline int cpu_threads(const cpu_node_ctx* ctx) {
     return ctx->rt && ctx->rt->pool ? thread_pool_threads(ctx->rt->pool) : 1;
 }
 
-/* Whether this build has vector levels for the fast paths to run at. Without them (no
- * x86 SIMD: a microcontroller, CVML_WITH_SIMD=OFF) every kernel runs its scalar loops,
- * cpu_level() is a constant, and a kernel tests this before its fast-path state so that
- * the fast paths' code is not linked at all (docs/embedded.md: 14 KB on a Cortex-M). */
-#define CVML_CPU_FAST_PATHS CVML_SIMD_X86
+/* Whether this build has vector levels for the fast paths to run at (x86-64, aarch64
+ * Linux). Without them (a microcontroller, CVML_WITH_SIMD=OFF) every kernel runs its
+ * scalar loops, cpu_level() is a constant, and a kernel tests this before its fast-path
+ * state so that the fast paths' code is not linked at all (docs/embedded.md: 14 KB on a
+ * Cortex-M). */
+#define CVML_CPU_FAST_PATHS (CVML_SIMD_X86 || CVML_SIMD_AARCH64)
 
 static inline int cpu_level(const cpu_node_ctx* ctx) {
 #if CVML_CPU_FAST_PATHS
