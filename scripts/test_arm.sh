@@ -52,34 +52,33 @@ else
   echo "skipped: $model is absent (the Cortex model lives in ../shared)"
 fi
 
-# count LEVEL CPU RUNS MODEL...: guest instructions of `cvml bench MODEL` with RUNS runs.
+# count LEVEL CPU RUNS MODEL...: guest instructions of `cvml bench MODEL` with RUNS runs,
+# then the model's MACs (from the bench's JSON).
 count() {
-  local level=$1 cpu=$2 runs=$3 out
+  local level=$1 cpu=$2 runs=$3 out json
   shift 3
   out=$(mktemp)
-  QEMU_CPU=$cpu CVML_SIMD=$level CVML_NUM_THREADS=1 qemu -plugin "$plugin,out=$out" \
-    "$build/tools/cvml" bench "$@" --threads 1 --warmup 0 --runs "$runs" >/dev/null
-  cat "$out"
+  json=$(QEMU_CPU=$cpu CVML_SIMD=$level CVML_NUM_THREADS=1 qemu -plugin "$plugin,out=$out" \
+    "$build/tools/cvml" bench "$@" --threads 1 --warmup 0 --runs "$runs" --json)
+  echo "$(cat "$out") $(sed -n 's/.*"macs": \([0-9]*\).*/\1/p' <<<"$json")"
   rm -f "$out"
 }
-# report LEVEL CPU NAME MODEL...: the instructions of one inference and the model's MACs.
+# report LEVEL CPU REPS NAME MODEL...: the instructions of one inference and the MACs.
 report() {
-  local level=$1 cpu=$2 name=$3 reps=4 one many macs
-  shift 3
-  one=$(count "$level" "$cpu" 1 "$@")
-  many=$(count "$level" "$cpu" $((reps + 1)) "$@")
-  macs=$(QEMU_CPU=$cpu qemu "$build/tools/cvml" bench "$@" --threads 1 --warmup 0 --runs 1 \
-    --json | sed -n 's/.*"macs": \([0-9]*\).*/\1/p')
+  local level=$1 cpu=$2 reps=$3 name=$4 one many
+  shift 4
+  read -r one macs < <(count "$level" "$cpu" 1 "$@")
+  read -r many macs < <(count "$level" "$cpu" $((reps + 1)) "$@")
   echo "arm $level $name: instructions $(((many - one) / reps)) macs $macs"
 }
 step "instruction counts per inference (qemu TCG plugin)"
 if [[ -f $model/symbol ]]; then
   for entry in "${levels[@]}"; do
-    report "${entry%%:*}" "${entry#*:}" cifar_resnet20 "$model"
+    report "${entry%%:*}" "${entry#*:}" 4 cifar_resnet20 "$model"
   done
 else
   echo "cifar_resnet20 skipped: $model is absent"
 fi
 for entry in "${levels[@]:1}"; do
-  report "${entry%%:*}" "${entry#*:}" resnet18 resnet18
+  report "${entry%%:*}" "${entry#*:}" 1 resnet18 resnet18
 done
