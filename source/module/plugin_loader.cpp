@@ -14,6 +14,7 @@
 #include "operator/op_def.h"
 #include "utility/error.h"
 #include "utility/memory.h"
+#include "utility/sort.h"
 #include "utility/platform.h"
 
 #ifdef _WIN32
@@ -461,7 +462,8 @@ void load_directory(const char* dir) {
     while (struct dirent* e = readdir(d)) add_name(&list, e->d_name);
     closedir(d);
 #endif
-    if (list.count > 1) qsort(list.names, static_cast<size_t>(list.count), sizeof(char*), by_name);
+    if (list.count > 1)
+        cvml_sort(list.names, static_cast<size_t>(list.count), sizeof(char*), by_name);
     for (int32_t i = 0; i < list.count; ++i) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, list.names[i]);

@@ -38,9 +38,9 @@ int check_io_lengths(const ir_graph* g) {
             static_cast<uint64_t>(ir_tensor_element_count(t)) * (t->precision <= 8 ? 1u : 4u);
         if (bytes > kMaxApiBytes)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "input '%s' is %" PRIu64
-                             " bytes, more than an inference can pass (2^31 - 1, D9)",
-                             t->name, bytes);
+                             "input '%s' is %llu bytes, more than an inference can pass "
+                             "(2^31 - 1, D9)",
+                             t->name, static_cast<unsigned long long>(bytes));
     }
     uint64_t out = 0;
     for (int32_t i = 0; i < g->output_count && out <= kMaxApiBytes; ++i) {
@@ -70,10 +70,11 @@ int check_nms_work(const ir_graph* g) {
         pairs += batch * count * count;
         if (pairs > kMaxNmsPairs)
             return cvml_fail(CVML_ERR_LOGIC,
-                             "node %" PRId32 " '%s': non_max_suppression over %" PRIu64
-                             " x %" PRIu64
+                             "node %" PRId32
+                             " '%s': non_max_suppression over %llu x %llu"
                              " boxes passes the graph's bound of 2^28 box pairs (D10)",
-                             n, node->name, batch, count);
+                             n, node->name, static_cast<unsigned long long>(batch),
+                             static_cast<unsigned long long>(count));
     }
     return CVML_OK;
 }

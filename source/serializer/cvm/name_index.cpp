@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "utility/memory.h"
+#include "utility/sort.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ void name_index_init(name_index* x, name_entry* entries, int32_t count) {
     x->entries = entries;
     x->count = entries ? count : 0;
     if (x->count > 1)
-        qsort(x->entries, static_cast<size_t>(count), sizeof(name_entry), by_name_then_id);
+        cvml_sort(x->entries, static_cast<size_t>(count), sizeof(name_entry), by_name_then_id);
 }
 
 void name_index_free(name_index* x) {
