@@ -47,3 +47,15 @@ if(CVML_WITH_PLUGINS AND TARGET cvml_testplugin)
     cvml_testplugin)
   gtest_discover_tests(cvml_hostile_plugin_tests DISCOVERY_TIMEOUT 60)
 endif()
+
+# Nanoseconds per unit of gas for every operator on hostile shapes (issue 18): fails when
+# one exceeds a generous bound (docs/reliability.md). Release library only.
+add_executable(cvml_ns_per_gas ${CMAKE_CURRENT_SOURCE_DIR}/hostile/ns_per_gas.cpp)
+target_include_directories(cvml_ns_per_gas PRIVATE ${PROJECT_SOURCE_DIR}/api)
+target_link_libraries(cvml_ns_per_gas PRIVATE cvml_static)
+target_compile_options(cvml_ns_per_gas PRIVATE ${CVML_WARNINGS})
+if(NOT CVML_SANITIZE)
+  add_test(NAME reliability.ns_per_gas COMMAND cvml_ns_per_gas)
+  set_tests_properties(reliability.ns_per_gas PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+    LABELS reliability)
+endif()
