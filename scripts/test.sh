@@ -10,7 +10,9 @@
 #      Cortex-M7 (scripts/test_mcu.sh, docs/embedded.md),
 #   6. the Windows build (MinGW-w64) and its tests under Wine (scripts/test_windows.sh),
 #   7. the aarch64 Linux build and its tests under qemu-aarch64 at every aarch64 SIMD
-#      level (scripts/test_arm.sh).
+#      level (scripts/test_arm.sh),
+#   8. the README's first command, scripts/run_example.sh, as a new user runs it (its
+#      own build of the tool, the bundled model, the output checked).
 # Installs missing Debian packages first (scripts/install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,3 +72,6 @@ JOBS="$jobs" scripts/test_windows.sh
 
 step "aarch64 (cross build, tests under qemu-aarch64 at every level): scripts/test_arm.sh"
 JOBS="$jobs" scripts/test_arm.sh
+
+step "the README's example command: scripts/run_example.sh"
+JOBS="$jobs" scripts/run_example.sh

@@ -15,7 +15,9 @@ if(NOT CVML_SANITIZE)
 endif()
 
 # A shared handle from 8 threads, at CVML_NUM_THREADS 1 and 2 (TSan: scripts/test.sh).
-if(TARGET Threads::Threads)
+# Built without threads (CVML_WITH_THREADS=OFF, the embedded profile) the library takes no
+# locks and its callers serialize their calls (README, "Build options"): not tested there.
+if(TARGET Threads::Threads AND CVML_WITH_THREADS)
 add_executable(cvml_shared_handle ${CMAKE_CURRENT_SOURCE_DIR}/hostile/shared_handle.cpp)
 target_include_directories(cvml_shared_handle PRIVATE ${PROJECT_SOURCE_DIR}/api)
 target_link_libraries(cvml_shared_handle PRIVATE cvml_static Threads::Threads)
@@ -44,4 +46,16 @@ if(CVML_WITH_PLUGINS AND TARGET cvml_testplugin)
   add_dependencies(cvml_hostile_plugin_tests cvml_hostile_decl_byte cvml_hostile_decl_function
     cvml_testplugin)
   gtest_discover_tests(cvml_hostile_plugin_tests DISCOVERY_TIMEOUT 60)
+endif()
+
+# Nanoseconds per unit of gas for every operator on hostile shapes (issue 18): fails when
+# one exceeds a generous bound (docs/reliability.md). Release library only.
+add_executable(cvml_ns_per_gas ${CMAKE_CURRENT_SOURCE_DIR}/hostile/ns_per_gas.cpp)
+target_include_directories(cvml_ns_per_gas PRIVATE ${PROJECT_SOURCE_DIR}/api)
+target_link_libraries(cvml_ns_per_gas PRIVATE cvml_static)
+target_compile_options(cvml_ns_per_gas PRIVATE ${CVML_WARNINGS})
+if(NOT CVML_SANITIZE)
+  add_test(NAME reliability.ns_per_gas COMMAND cvml_ns_per_gas)
+  set_tests_properties(reliability.ns_per_gas PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+    LABELS reliability)
 endif()

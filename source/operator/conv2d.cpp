@@ -75,6 +75,12 @@ int conv2d_infer_shape(op_infer_ctx* ctx) {
         rc = nn_expect_input_shape(ctx->inputs[2], "bias", bshape, 1);
         if (rc) return rc;
     }
+    // A kernel size no weight can have (D5 refuses it against the weight's shape at load)
+    // is refused here already, before the dilated size below could overflow.
+    rc = nn_verify_attr_range(p->kernel_size.values[0], "Conv2D.kernel_size[0]", 1, INT32_MAX);
+    if (!rc)
+        rc = nn_verify_attr_range(p->kernel_size.values[1], "Conv2D.kernel_size[1]", 1, INT32_MAX);
+    if (rc) return rc;
     const int64_t dk_h = 1 + (p->kernel_size.values[0] - 1) * p->dilation.values[0];
     const int64_t dk_w = 1 + (p->kernel_size.values[1] - 1) * p->dilation.values[1];
     ir_tensor* y = ctx->outputs[0];

@@ -867,6 +867,8 @@ int cmd_devices(int argc, char** argv) {
                    p.reason.c_str());
     }
     printf("cpu threads  %d (CVML_NUM_THREADS or --threads)\n", threads);
+    printf("cpu simd     %s (CVML_SIMD, or the best this CPU and build have)\n",
+           cvml_cpu_simd_level());
     printf("registries   %d operators, %d serializers, %d devices\n", ops, sers, devs);
     printf("plugin path  %s\n", plugin_path ? plugin_path : "(CVML_PLUGIN_PATH not set)");
     return kOk;
