@@ -119,7 +119,8 @@ TEST(MemoryPlan, TimeOrderReusesAChain) {
 }
 
 // The shapes of issue 18: data feeding 8,000 heads alive to the end (the cubic planner
-// took minutes) and a 100,000-step chain. Each must plan in well under a second.
+// took minutes) and a 100,000-step chain. Each plans in milliseconds in a release build;
+// the bound is loose (ASan on a loaded 2-vCPU machine took 2 s) yet far below minutes.
 TEST(MemoryPlan, HostileShapesPlanFast) {
     std::vector<plan_request> heads;
     heads.push_back({800, 0, 8001, 0});
@@ -135,7 +136,7 @@ TEST(MemoryPlan, HostileShapesPlanFast) {
         ASSERT_EQ(memory_plan(r->data(), static_cast<int32_t>(r->size()), 64, &arena), 0);
         double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        EXPECT_LT(seconds, 1.0) << r->size() << " buffers";
+        EXPECT_LT(seconds, 10.0) << r->size() << " buffers";
         EXPECT_LE(arena, (r == &heads ? 8001u : 3u) * aligned(800, 64));
     }
 }
