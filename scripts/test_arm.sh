@@ -80,5 +80,5 @@ else
   echo "cifar_resnet20 skipped: $model is absent"
 fi
 for entry in "${levels[@]:1}"; do
-  report "${entry%%:*}" "${entry#*:}" 1 resnet18 resnet18
+  report "${entry%%:*}" "${entry#*:}" 1 resnet18 --model resnet18
 done

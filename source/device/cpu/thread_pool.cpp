@@ -41,7 +41,8 @@ void run_chunk(const job& j, int k, int threads) {
  * the next job, the caller for chunks other threads are still running. The blocking
  * side announces itself (sleepers / caller_sleeping) before re-checking, and the
  * publishing side checks the announcement after publishing; both with sequentially
- * consistent atomics, so at least one of them sees the other and no wake-up is lost. */
+ * consistent atomics, so at least one of them sees the other and no wake-up is lost.
+ * Each store that is followed by such a check goes through store_then_fence(). */
 
 /* ~0.1 ms of pause instructions: longer than the gap between two regions of one
  * inference, short enough that an idle pool goes to sleep almost at once. Every
@@ -85,6 +86,23 @@ static uint32_t generation_of(uint64_t ticket) {
 
 static uint64_t load_ticket(thread_pool* pool) {
     return __atomic_load_n(&pool->ticket, __ATOMIC_SEQ_CST);
+}
+
+/* A sequentially consistent store followed by a full fence. In the C++ model the fence
+ * adds nothing: a seq_cst store and a later seq_cst load are already ordered. But qemu
+ * (7.2, TCG on an x86 host) translates an aarch64 STLR followed by an LDAR with no
+ * store-load barrier between them, so both sides of the hand-off could miss each other
+ * and the caller slept forever with every chunk done (the unit suite hung in about half
+ * the runs under qemu-aarch64). A DMB is translated as a full barrier. The cost is one
+ * fence per parallel region and one per sleep. */
+static void store_then_fence(int* where, int value) {
+    __atomic_store_n(where, value, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void publish_ticket(thread_pool* pool, uint64_t ticket) {
+    __atomic_store_n(&pool->ticket, ticket, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);  // see store_then_fence
 }
 
 static bool stopping(thread_pool* pool) {
@@ -204,7 +222,7 @@ static void caller_wait(thread_pool* pool) {
         spin_pause(i);
     }
     pthread_mutex_lock(&pool->lock);
-    __atomic_store_n(&pool->caller_sleeping, 1, __ATOMIC_SEQ_CST);
+    store_then_fence(&pool->caller_sleeping, 1);
     while (!all_done(pool)) pthread_cond_wait(&pool->done_cond, &pool->lock);
     __atomic_store_n(&pool->caller_sleeping, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pool->lock);
@@ -220,7 +238,7 @@ void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg)
     pool->current = j;
     __atomic_store_n(&pool->done, 0, __ATOMIC_SEQ_CST);
     const uint32_t generation = generation_of(load_ticket(pool)) + 1;
-    __atomic_store_n(&pool->ticket, static_cast<uint64_t>(generation) << 32, __ATOMIC_SEQ_CST);
+    publish_ticket(pool, static_cast<uint64_t>(generation) << 32);
     if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) {
         pthread_mutex_lock(&pool->lock);
         pthread_cond_broadcast(&pool->wake);
