@@ -29,8 +29,9 @@ static inline int shape_set_output(ir_tensor* out, const int64_t* dims, int32_t 
             return cvml_fail(CVML_ERR_LOGIC, "inferred output dim %" PRId32 " is %lld", i,
                              static_cast<long long>(dims[i]));
     out->ndim = ndim;
-    for (int32_t i = 0; i < ndim; ++i) out->dims[i] = dims[i];
-    for (int32_t i = ndim; i < CVML_MAX_DIMS; ++i) out->dims[i] = 0;
+    /* One loop over the fixed bound: gcc 13 does not carry the rank check above into a
+     * loop to ndim and warns (-Warray-bounds) that it may read past dims[6]. */
+    for (int32_t i = 0; i < CVML_MAX_DIMS; ++i) out->dims[i] = i < ndim ? dims[i] : 0;
     return CVML_OK;
 }
 
