@@ -25,6 +25,7 @@ set(cvml_cuda_src ${PROJECT_SOURCE_DIR}/source/device/cuda)
 
 # The runtime tests link the emulation directly and build their kernels with it.
 add_executable(cvml_cuda_emu_runtime_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_runtime_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_graph_test.cpp
   ${cvml_cuda_src}/emu/cuda_emu.cpp)
 target_include_directories(cvml_cuda_emu_runtime_tests BEFORE PRIVATE ${cvml_cuda_src}/emu)
 target_include_directories(cvml_cuda_emu_runtime_tests PRIVATE ${cvml_cuda_src}
@@ -85,3 +86,18 @@ if(VALGRIND)
   set_tests_properties(cuda_emu.runtime.valgrind cuda_emu.conformance.valgrind PROPERTIES
     LABELS valgrind TIMEOUT 900)
 endif()
+
+# The CUDA device's run-time behaviour (graphs, staging, host waits, devices, profile,
+# memory) on the benchmark's ResNet-18 built in memory (tools/bench/models.cpp).
+add_executable(cvml_cuda_emu_device_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_device_test.cpp
+  ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
+target_include_directories(cvml_cuda_emu_device_tests PRIVATE ${cvml_cuda_src}/emu
+  ${PROJECT_SOURCE_DIR}/tools/bench)
+target_link_libraries(cvml_cuda_emu_device_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main
+  ${CMAKE_DL_LIBS})
+target_compile_options(cvml_cuda_emu_device_tests PRIVATE ${CVML_WARNINGS})
+target_compile_definitions(cvml_cuda_emu_device_tests PRIVATE
+  CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
+add_dependencies(cvml_cuda_emu_device_tests cvml_cuda_emu)
+gtest_discover_tests(cvml_cuda_emu_device_tests TEST_PREFIX cuda_emu.device. DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 600)

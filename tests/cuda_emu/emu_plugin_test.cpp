@@ -228,10 +228,12 @@ Outcome run(const Graph& g, const std::vector<const char*>& devices,
 
 enum class Verdict { kSame, kRefused };
 
-/* Runs `g` on the CPU alone and with CUDA first, `runs` times with fresh inputs:
+/* Runs `g` on the CPU alone and with CUDA first, `runs` times with fresh inputs (the
+ * CUDA device runs the first directly, captures the second into a CUDA graph, replays
+ * it from the third on):
  * kRefused when the CPU refuses the graph (and CUDA refuses it alike), else the bytes
  * must match and every node must be on cuda (but those named in `cpu_nodes`). */
-Verdict check(const Graph& g, Rng& rng, int runs = 2,
+Verdict check(const Graph& g, Rng& rng, int runs = 3,
               const std::vector<std::string>& cpu_nodes = {}) {
     std::vector<std::vector<int32_t>> consts(g.operands.size());
     for (size_t i = 0; i < g.operands.size(); ++i)
@@ -637,7 +639,7 @@ TEST_F(CudaEmu, GraphsOnSeveralThreadsAtOnceMatchTheCpu) {
                 Graph g = one_node(
                     "conv2d", {{{2, 4, 8, 8}, 8, false}, {{4, 4, 3, 3}, 8, true}, {{4}, 12, true}},
                     {{"channels", "4"}, {"kernel_size", "(3, 3)"}, {"padding", "(1, 1)"}});
-                if (check(g, rng, 2) != Verdict::kSame) ++failures[static_cast<size_t>(t)];
+                if (check(g, rng, 3) != Verdict::kSame) ++failures[static_cast<size_t>(t)];
             }
         });
     for (auto& th : threads) th.join();
