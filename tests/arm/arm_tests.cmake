@@ -4,7 +4,7 @@
 # level the library detects by itself is the one under test, and the probe proves it.
 # The unit tests and the conformance runner run whole (one process each: GoogleTest cases
 # are not discovered one by one, which would start qemu once per case).
-include(cross_gtest.cmake)
+include(cross/gtest_programs.cmake)
 
 add_executable(cvml_simd_probe ${CMAKE_CURRENT_SOURCE_DIR}/simd/probe.c)
 target_link_libraries(cvml_simd_probe PRIVATE cvml_static)

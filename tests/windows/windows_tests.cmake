@@ -5,7 +5,7 @@
 # the CPU has, and the C examples linked against cvml.dll.
 set(gtest_force_shared_crt ON CACHE BOOL "" FORCE)
 set(cvml_cross_test_options -include ${CMAKE_CURRENT_SOURCE_DIR}/windows/posix_shim.h)
-include(cross_gtest.cmake)
+include(cross/gtest_programs.cmake)
 
 if(CMAKE_CROSSCOMPILING_EMULATOR)
   set(cvml_emulator ${CMAKE_CROSSCOMPILING_EMULATOR})

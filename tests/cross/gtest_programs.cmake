@@ -1,5 +1,6 @@
 # The unit tests and the conformance runner of a cross build (aarch64, Windows), built
-# against GoogleTest from Debian's sources, which ships no cross build of it. Included
+# against GoogleTest from Debian's sources, which ships no cross build of it. (In
+# tests/cross/, out of the native build's glob of tests/*.cmake.) Included
 # by tests/arm/arm_tests.cmake and tests/windows/windows_tests.cmake, which set
 # cvml_cross_test_options (extra compile options) first and add their own tests.
 set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
