@@ -75,7 +75,9 @@ for model in resnet18 mobilenet; do
     runs=50
     (( batch > 1 )) && runs=10
     gpu=$(bench "$model" "$batch" "$runs" --device cuda) || exit 1
-    cpu=$(bench "$model" "$batch" "$(( runs / 5 + 2 ))" --threads "$(nproc)") || exit 1
+    # --device cpu: with the plugin found, a context uses every registered device.
+    cpu=$(bench "$model" "$batch" "$(( runs / 5 + 2 ))" --device cpu --threads "$(nproc)") ||
+      exit 1
     read -r gpu_ms gpu_hash <<<"$gpu"
     read -r cpu_ms cpu_hash <<<"$cpu"
     same=yes
