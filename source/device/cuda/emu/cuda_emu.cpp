@@ -76,6 +76,7 @@ std::set<const CUstream_st*> g_streams;
 
 struct kernel_stats {
     uint64_t launches = 0, threads = 0, cooperative = 0;
+    uint64_t mma_launches = 0, mma_ops = 0; /* launches that ran mma.sync; warp mma.syncs */
 };
 std::map<std::string, kernel_stats> g_kernels; /* by name, template arguments dropped */
 
@@ -443,6 +444,7 @@ struct grid_run {
     bool reverse = false;
     bool coop = false;         /* a barrier was reached: blocks run as fibers */
     bool failed = false;       /* a fault: stop running */
+    uint64_t mma_lanes = 0;    /* lanes' mma.sync calls (32 per warp operation) */
     bool start_runner = false; /* what the next new fiber runs */
     uint64_t block_pos = 0;    /* in run order */
     unsigned thread_pos = 0;   /* plain mode, in run order */
@@ -726,6 +728,8 @@ void launch_run(const launch_site& site, dim3 grid, dim3 block, void (*body)(voi
     ++k.launches;
     k.threads += r.blocks * r.threads;
     k.cooperative += r.coop;
+    k.mma_launches += r.mma_lanes > 0;
+    k.mma_ops += r.mma_lanes / 32;
 }
 
 namespace {
@@ -827,6 +831,7 @@ void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], con
     memcpy(mine.b, b, sizeof mine.b);
     memcpy(mine.c, c, sizeof mine.c);
     const unsigned char* all = warp_exchange(r, ~0u, &mine, sizeof mine, "mma.sync.m16n8k32");
+    ++r.mma_lanes;
     const unsigned lane = r.current % 32, g = lane / 4, t = lane % 4;
     for (unsigned i = 0; i < 4; ++i) {
         const unsigned row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
@@ -864,6 +869,17 @@ extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char**
     *launches = it->second.launches;
     *threads = it->second.threads;
     *cooperative = it->second.cooperative;
+    return 1;
+}
+
+extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_mma(int index, uint64_t* mma_launches,
+                                                        uint64_t* mma_ops) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (index < 0 || static_cast<size_t>(index) >= g_kernels.size()) return 0;
+    auto it = g_kernels.begin();
+    std::advance(it, index);
+    *mma_launches = it->second.mma_launches;
+    *mma_ops = it->second.mma_ops;
     return 1;
 }
 
