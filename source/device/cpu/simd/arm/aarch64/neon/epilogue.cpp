@@ -14,6 +14,9 @@
 #if CVML_SIMD_AARCH64
 #include <arm_neon.h>
 
+/* The helpers below work on values in registers: inlined, always. */
+#define CVML_INLINE inline __attribute__((always_inline))
+
 namespace cpu_ep {
 namespace {
 
@@ -22,7 +25,7 @@ struct v16 {
     int32x4_t q[4];
 };
 
-inline v16 load16(const void* p, int32_t storage, int64_t i) {
+CVML_INLINE v16 load16(const void* p, int32_t storage, int64_t i) {
     v16 v;
     if (storage == STORAGE_INT8) {
         const int8x16_t b = vld1q_s8(static_cast<const int8_t*>(p) + i);
@@ -45,25 +48,26 @@ inline v16 load16(const void* p, int32_t storage, int64_t i) {
     return v;
 }
 
-inline size_t storage_bytes(int32_t storage) {
-    return storage == STORAGE_INT8 ? 1 : storage == STORAGE_INT16 ? 2 : 4;
+/* Value i of p (storage s) as int32, for i < c, else 0, into t[0 .. 16). Out of line:
+ * only a row's last few values come here, and the callers' registers stay registers. */
+__attribute__((noinline)) void gather_part(const void* p, int32_t storage, int64_t i, int64_t c,
+                                           int32_t* t) {
+    for (int64_t k = 0; k < 16; ++k) t[k] = k < c ? ir_storage_load(p, storage, i + k) : 0;
 }
 
 /* The first c (< 16) values from element i, the rest 0: nothing past them is read. */
-inline v16 load_part16(const void* p, int32_t storage, int64_t i, int64_t c) {
-    alignas(16) int32_t t[16] = {0};
-    const size_t size = storage_bytes(storage);
-    memcpy(t, static_cast<const char*>(p) + static_cast<size_t>(i) * size,
-           static_cast<size_t>(c) * size);
-    return load16(t, storage, 0);
+CVML_INLINE v16 load_part16(const void* p, int32_t storage, int64_t i, int64_t c) {
+    alignas(16) int32_t t[16];
+    gather_part(p, storage, i, c, t);
+    return load16(t, STORAGE_INT32, 0);
 }
 
-inline v16 load_n16(const void* p, int32_t storage, int64_t i, int64_t c) {
+CVML_INLINE v16 load_n16(const void* p, int32_t storage, int64_t i, int64_t c) {
     return c == 16 ? load16(p, storage, i) : load_part16(p, storage, i, c);
 }
 
 /* Stores keep the low bits, as ir_storage_store's casts do (XTN truncates). */
-inline void store16(void* p, int32_t storage, int64_t i, const v16& v) {
+CVML_INLINE void store16(void* p, int32_t storage, int64_t i, const v16& v) {
     if (storage == STORAGE_INT8) {
         const int16x8_t lo = vmovn_high_s32(vmovn_s32(v.q[0]), v.q[1]);
         const int16x8_t hi = vmovn_high_s32(vmovn_s32(v.q[2]), v.q[3]);
@@ -78,37 +82,42 @@ inline void store16(void* p, int32_t storage, int64_t i, const v16& v) {
     }
 }
 
+/* t[k] to element i + k of p (storage s) for k < c. Out of line, as gather_part. */
+__attribute__((noinline)) void scatter_part(const int32_t* t, int64_t c, void* p, int32_t storage,
+                                            int64_t i) {
+    for (int64_t k = 0; k < c; ++k) ir_storage_store(p, storage, i + k, t[k]);
+}
+
 /* The first c (<= 16) values to element i on; nothing past them is written. */
-inline void store_n16(void* p, int32_t storage, int64_t i, int64_t c, const v16& v) {
+CVML_INLINE void store_n16(void* p, int32_t storage, int64_t i, int64_t c, const v16& v) {
     if (c == 16) {
         store16(p, storage, i, v);
         return;
     }
     alignas(16) int32_t t[16];
-    store16(t, storage, 0, v);
-    const size_t size = storage_bytes(storage);
-    memcpy(static_cast<char*>(p) + static_cast<size_t>(i) * size, t, static_cast<size_t>(c) * size);
+    for (int j = 0; j < 4; ++j) vst1q_s32(t + 4 * j, v.q[j]);
+    scatter_part(t, c, p, storage, i);
 }
 
-inline void add_all(v16* v, int32x4_t b) {
+CVML_INLINE void add_all(v16* v, int32x4_t b) {
     for (int j = 0; j < 4; ++j) v->q[j] = vaddq_s32(v->q[j], b);
 }
 
-inline void add_v(v16* v, const v16& w) {
+CVML_INLINE void add_v(v16* v, const v16& w) {
     for (int j = 0; j < 4; ++j) v->q[j] = vaddq_s32(v->q[j], w.q[j]);
 }
 
-inline void clip_all(v16* v, int32x4_t lo, int32x4_t hi) {
+CVML_INLINE void clip_all(v16* v, int32x4_t lo, int32x4_t hi) {
     for (int j = 0; j < 4; ++j) v->q[j] = vmaxq_s32(vminq_s32(v->q[j], hi), lo);
 }
 
 /* x >> s for a vector of -s (SSHL by a negative count shifts right arithmetically). */
-inline void shift_all(v16* v, int32x4_t neg) {
+CVML_INLINE void shift_all(v16* v, int32x4_t neg) {
     for (int j = 0; j < 4; ++j) v->q[j] = vshlq_s32(v->q[j], neg);
 }
 
 /* EP_ROUND with shift b: one rounding shift by -b, or at b == 1 the scalar steps. */
-inline void round_all(v16* v, int32_t b, int32x4_t neg_b) {
+CVML_INLINE void round_all(v16* v, int32_t b, int32x4_t neg_b) {
     if (b >= 2) {
         for (int j = 0; j < 4; ++j) v->q[j] = vrshlq_s32(v->q[j], neg_b);
         return;
@@ -118,7 +127,7 @@ inline void round_all(v16* v, int32_t b, int32x4_t neg_b) {
 }
 
 /* One step on 16 values; EP_ADD reads its c operand values at element `at`. */
-inline void step16(const ep_step& st, v16* v, int64_t at, int64_t c) {
+CVML_INLINE void step16(const ep_step& st, v16* v, int64_t at, int64_t c) {
     switch (st.kind) {
         case EP_CLIP:
             clip_all(v, vdupq_n_s32(st.lo), vdupq_n_s32(st.hi));
@@ -158,7 +167,7 @@ inline rc_consts rc_consts_of(const rc_chain& c) {
 }
 
 /* A matched chain on 16 values; its residual operand's c values at element `at`. */
-inline void rc_apply16(const rc_chain& c, const rc_consts& k, v16* v, int64_t at, int64_t n) {
+CVML_INLINE void rc_apply16(const rc_chain& c, const rc_consts& k, v16* v, int64_t at, int64_t n) {
     if (c.pre) {
         if (c.pre & RC_PRE_ROUND) round_all(v, c.pre_shift, k.pre_neg);
         if (c.pre & RC_PRE_SRA) shift_all(v, k.pre_neg);
@@ -177,8 +186,8 @@ inline void rc_apply16(const rc_chain& c, const rc_consts& k, v16* v, int64_t at
 }
 
 /* n int32 values of `in` (readable to a multiple of 16) plus b through a matched chain. */
-inline void rc_row(const rc_chain& rc, const rc_consts& k, const int32_t* in, int32x4_t b,
-                   void* out, int32_t out_storage, int64_t out_index, int64_t n) {
+CVML_INLINE void rc_row(const rc_chain& rc, const rc_consts& k, const int32_t* in, int32x4_t b,
+                        void* out, int32_t out_storage, int64_t out_index, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) {
         const int64_t c = n - i < 16 ? n - i : 16, at = out_index + i;
         v16 v = load16(in, STORAGE_INT32, i);
@@ -189,8 +198,8 @@ inline void rc_row(const rc_chain& rc, const rc_consts& k, const int32_t* in, in
 }
 
 /* The same through any chain, a step at a time. */
-inline void steps_row(const epilogue* ep, const int32_t* in, int32x4_t b, void* out,
-                      int32_t out_storage, int64_t out_index, int64_t n) {
+CVML_INLINE void steps_row(const epilogue* ep, const int32_t* in, int32x4_t b, void* out,
+                           int32_t out_storage, int64_t out_index, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) {
         const int64_t c = n - i < 16 ? n - i : 16, at = out_index + i;
         v16 v = load16(in, STORAGE_INT32, i);
@@ -222,8 +231,8 @@ inline void keep_tables_of(const ep_tile_keep* k, keep_tables* t) {
 }
 
 /* The kept columns of a tile row, in order, to dst (16 values of slack). */
-inline int64_t compact_row(const int32_t* src, const ep_tile_keep* k, const keep_tables& t,
-                           int32_t* dst) {
+CVML_INLINE int64_t compact_row(const int32_t* src, const ep_tile_keep* k, const keep_tables& t,
+                                int32_t* dst) {
     int64_t n = 0;
     for (int32_t j = 0; j < k->vectors; ++j) {
         const int32_t* s = src + 16 * j;
