@@ -4,24 +4,19 @@
  *   weight is packed once, at prerun, from the host's constant; the input is packed
  *   channel-innermost at each run (a weight computed by the graph too: OIHW is an image
  *   batch of O images of C channels, KH x KW, so pack_input gives its rows);
- * - groups > 1 (depthwise included) multiplies the int32 values as they are, one thread
- *   per output value in NCHW order;
+ * - groups > 1 (depthwise included) multiplies the int32 values as they are, a strip of
+ *   outputs per thread (conv_grouped.cuh);
  * - every sum wraps mod 2^32, so the order of the additions does not change the bytes. */
 #include <limits.h>
 #include <stdlib.h>
 
+#include "conv_grouped.cuh"
 #include "cuda_kernel.h"
 #include "igemm.cuh"
 
 namespace {
 
-struct conv_geom {
-    int64_t n, c, h, w;    /* input */
-    int64_t o, ic, kh, kw; /* weight (o, c / groups, kh, kw) */
-    int64_t oh, ow;
-    int64_t sh, sw, ph, pw, dh, dw;
-    int64_t opg; /* output channels per group */
-};
+using conv_geom = grouped::geom;
 
 struct conv_state {
     igemm::geom gemm;
@@ -103,20 +98,20 @@ __device__ __forceinline__ uint32_t byte_of(int32_t v, int k) {
     return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * k);
 }
 
-/* x8[n][h][w][c4] = the int8 casts of channels 4*c4 .. 4*c4+3 (0 past C). */
+/* x8[n][h][w][c4] = the int8 casts of channels 4*c4 .. 4*c4+3 (0 past C). Threads go
+ * pixel-fastest, so a warp reads each channel plane coalesced. */
 __global__ void pack_input(const int32_t* x, int32_t* x8, igemm::geom g, int64_t total) {
     const int64_t hw = static_cast<int64_t>(g.h) * g.w;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t c4 = i % g.c4;
-        const int64_t pix = i / g.c4; /* n * h * w + (r * w + s) */
-        const int64_t n = pix / hw, p = pix - n * hw;
+        const int64_t p = i % hw, plane = i / hw; /* plane = n * c4 + c4 */
+        const int64_t c4 = plane % g.c4, n = plane / g.c4;
         uint32_t word = 0;
         for (int k = 0; k < 4; ++k) {
             const int64_t c = c4 * 4 + k;
             if (c < g.c) word |= byte_of(x[(n * g.c + c) * hw + p], k);
         }
-        x8[i] = static_cast<int32_t>(word);
+        x8[(n * hw + p) * g.c4 + c4] = static_cast<int32_t>(word);
     }
 }
 
@@ -140,34 +135,6 @@ int upload_packed_weight(const cuda_node_ctx* ctx, const igemm::geom& g, int32_t
                    "cudaMemcpy (conv2d weight)");
     free(host);
     return rc;
-}
-
-__global__ void conv_direct(const int32_t* x, const int32_t* w, const int32_t* bias, int32_t* y,
-                            conv_geom g, int64_t total) {
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t ox = i % g.ow;
-        const int64_t oy = (i / g.ow) % g.oh;
-        const int64_t o = (i / (g.ow * g.oh)) % g.o;
-        const int64_t n = i / (g.ow * g.oh * g.o);
-        const int64_t c0 = (o / g.opg) * g.ic;
-        uint32_t acc = bias ? static_cast<uint32_t>(bias[o]) : 0u;
-        for (int64_t ic = 0; ic < g.ic; ++ic) {
-            const int32_t* xp = x + (n * g.c + c0 + ic) * g.h * g.w;
-            const int32_t* wp = w + (o * g.ic + ic) * g.kh * g.kw;
-            for (int64_t r = 0; r < g.kh; ++r) {
-                const int64_t ih = oy * g.sh + r * g.dh - g.ph;
-                if (ih < 0 || ih >= g.h) continue;
-                for (int64_t s = 0; s < g.kw; ++s) {
-                    const int64_t iw = ox * g.sw + s * g.dw - g.pw;
-                    if (iw < 0 || iw >= g.w) continue;
-                    acc += static_cast<uint32_t>(wp[r * g.kw + s]) *
-                           static_cast<uint32_t>(xp[ih * g.w + iw]);
-                }
-            }
-        }
-        y[i] = static_cast<int32_t>(acc);
-    }
 }
 
 int conv2d_supports(const cuda_node_ctx* ctx) {
@@ -221,8 +188,9 @@ int conv2d_run(cuda_node_ctx* ctx) {
     if (total == 0) return CVML_OK;
     if (p->groups != 1) {
         const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
-        CUDA_LAUNCH(conv_direct, cuda_blocks(total), 256, ctx->stream, ctx->in[0], ctx->in[1], bias,
-                    ctx->out[0], g, total);
+        const int64_t strips = grouped::strip_count(g);
+        CUDA_LAUNCH(conv_grouped, cuda_blocks(strips), 256, ctx->stream, ctx->in[0], ctx->in[1],
+                    bias, ctx->out[0], g, strips);
         return CVML_OK;
     }
     conv_state* st = static_cast<conv_state*>(ctx->state);
