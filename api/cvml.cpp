@@ -687,22 +687,24 @@ int cvml_graph_output_count(const cvml_graph* g, int* count) {
     return CVML_OK;
 }
 
+/* *out = the tensor at `index` of a list of `count` tensor ids (`ids`), or of all the
+ * graph's tensors when ids is NULL; `what` names the list in the error. */
+static int tensor_at(cvml_graph* g, const int32_t* ids, int32_t count, int index, const char* what,
+                     cvml_tensor** out) {
+    if (index < 0 || index >= count)
+        return cvml_fail(CVML_ERR_LOGIC, "%s index %d outside 0..%" PRId32, what, index, count - 1);
+    *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[ids ? ids[index] : index]);
+    return CVML_OK;
+}
+
 int cvml_graph_get_input(cvml_graph* g, int index, cvml_tensor** out) {
     REQUIRE(g && out, "NULL argument");
-    if (index < 0 || index >= g->ir->input_count)
-        return cvml_fail(CVML_ERR_LOGIC, "input index %d outside 0..%" PRId32, index,
-                         g->ir->input_count - 1);
-    *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->inputs[index]]);
-    return CVML_OK;
+    return tensor_at(g, g->ir->inputs, g->ir->input_count, index, "input", out);
 }
 
 int cvml_graph_get_output(cvml_graph* g, int index, cvml_tensor** out) {
     REQUIRE(g && out, "NULL argument");
-    if (index < 0 || index >= g->ir->output_count)
-        return cvml_fail(CVML_ERR_LOGIC, "output index %d outside 0..%" PRId32, index,
-                         g->ir->output_count - 1);
-    *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->outputs[index]]);
-    return CVML_OK;
+    return tensor_at(g, g->ir->outputs, g->ir->output_count, index, "output", out);
 }
 
 int cvml_graph_find_tensor(cvml_graph* g, const char* name, cvml_tensor** out) {
@@ -941,11 +943,7 @@ int cvml_graph_tensor_count(const cvml_graph* g, int* count) {
 
 int cvml_graph_get_tensor(cvml_graph* g, int index, cvml_tensor** out) {
     REQUIRE(g && out, "NULL argument");
-    if (index < 0 || index >= g->ir->tensor_count)
-        return cvml_fail(CVML_ERR_LOGIC, "tensor index %d outside 0..%" PRId32, index,
-                         g->ir->tensor_count - 1);
-    *out = reinterpret_cast<cvml_tensor*>(g->ir->tensors[index]);
-    return CVML_OK;
+    return tensor_at(g, nullptr, g->ir->tensor_count, index, "tensor", out);
 }
 
 int cvml_tensor_is_const(const cvml_tensor* t, int* is_const) {

@@ -4,26 +4,7 @@
 # level the library detects by itself is the one under test, and the probe proves it.
 # The unit tests and the conformance runner run whole (one process each: GoogleTest cases
 # are not discovered one by one, which would start qemu once per case).
-set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
-set(BUILD_GMOCK OFF CACHE BOOL "" FORCE)
-# Debian ships GoogleTest's sources but no aarch64 build of it: built here.
-add_subdirectory(/usr/src/googletest ${CMAKE_CURRENT_BINARY_DIR}/googletest EXCLUDE_FROM_ALL)
-
-function(cvml_arm_gtest target)
-  add_executable(${target} ${ARGN})
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/source
-    ${PROJECT_SOURCE_DIR}/api ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/conformance)
-  target_link_libraries(${target} PRIVATE cvml_static gtest gtest_main)
-  target_compile_options(${target} PRIVATE ${CVML_WARNINGS})
-  target_compile_definitions(${target} PRIVATE CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
-    CVML_WITH_THREADS=$<BOOL:${CVML_WITH_THREADS}>)
-endfunction()
-
-file(GLOB cvml_unit_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/*_test.cpp)
-cvml_arm_gtest(cvml_unit_tests ${cvml_unit_sources} ${CMAKE_CURRENT_SOURCE_DIR}/unit/op_runner.cpp)
-file(GLOB cvml_conformance_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/conformance/*.cpp)
-cvml_arm_gtest(cvml_conformance_tests ${cvml_conformance_sources})
+include(cross/gtest_programs.cmake)
 
 add_executable(cvml_simd_probe ${CMAKE_CURRENT_SOURCE_DIR}/simd/probe.c)
 target_link_libraries(cvml_simd_probe PRIVATE cvml_static)

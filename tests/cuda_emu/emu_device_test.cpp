@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_emu.h"
@@ -26,6 +27,7 @@ struct Emu {
     void (*counts)(cvml_cuda_emu_counts*) = nullptr;
     void (*memory)(uint64_t*, uint64_t*, uint64_t*, uint64_t*) = nullptr;
     const char* (*fault)(void) = nullptr;
+    uint64_t (*device_bytes)(int) = nullptr;
 };
 
 Emu find_emu() {
@@ -38,8 +40,9 @@ Emu find_emu() {
     e.memory = reinterpret_cast<void (*)(uint64_t*, uint64_t*, uint64_t*, uint64_t*)>(
         dlsym(h, "cvml_cuda_emu_memory"));
     e.fault = reinterpret_cast<const char* (*)(void)>(dlsym(h, "cvml_cuda_emu_fault"));
+    e.device_bytes = reinterpret_cast<uint64_t (*)(int)>(dlsym(h, "cvml_cuda_emu_device_bytes"));
     dlclose(h);  // still loaded by the library
-    EXPECT_TRUE(e.counts && e.memory && e.fault);
+    EXPECT_TRUE(e.counts && e.memory && e.fault && e.device_bytes);
     return e;
 }
 
@@ -188,6 +191,98 @@ TEST_F(CudaDevice, ReleasingAGraphFreesItsStagingAndCudaGraph) {
     emu.memory(&allocations, &bytes, &peak, &streams);
     EXPECT_EQ(allocations, 0u);
     EXPECT_EQ(streams, 0u);
+}
+
+/* ---- several GPUs ------------------------------------------------------------------ */
+
+/* The library with the emulated plugin on two emulated GPUs; `default_gpu` is what
+ * CVML_CUDA_DEVICE says ("" : unset). */
+struct TwoGpus : ::testing::Test {
+    void start(const char* default_gpu) {
+        setenv("CVML_PLUGIN_PATH", kPluginDir.c_str(), 1);
+        setenv("CVML_CUDA_ISLAND_WORK", "0", 1);
+        setenv("CVML_CUDA_EMU_DEVICES", "2", 1);
+        if (default_gpu[0]) setenv("CVML_CUDA_DEVICE", default_gpu, 1);
+        ASSERT_EQ(cvml_init(), CVML_OK) << cvml_last_error();
+        started = true;
+    }
+    void TearDown() override {
+        if (started) {
+            EXPECT_EQ(cvml_release(), CVML_OK);
+        }
+        unsetenv("CVML_PLUGIN_PATH");
+        unsetenv("CVML_CUDA_ISLAND_WORK");
+        unsetenv("CVML_CUDA_EMU_DEVICES");
+        unsetenv("CVML_CUDA_DEVICE");
+    }
+    static std::vector<std::string> device_names() {
+        std::vector<std::string> names;
+        const char *name = "", *version = "";
+        for (int i = 0; cvml_device_info(i, &name, &version) == CVML_OK; ++i) names.push_back(name);
+        return names;
+    }
+    bool started = false;
+};
+
+/* Issue 17, devices: with several GPUs each is also a device of its own, "cuda:K"; a
+ * context that names "cuda:1" places its graph on GPU 1 (all its memory there, none on
+ * GPU 0), and the graph runs there from whichever thread runs it (the emulator faults a
+ * kernel launched on another GPU's stream or reading another GPU's memory). */
+TEST_F(TwoGpus, AContextNamingCuda1PlacesItsGraphOnGpu1ForEveryThread) {
+    start("");
+    EXPECT_EQ(device_names(), (std::vector<std::string>{"cuda", "cuda:0", "cuda:1", "cpu"}));
+    Emu emu = find_emu();
+    ASSERT_TRUE(emu.device_bytes);
+    const uint64_t gpu0 = emu.device_bytes(0), gpu1 = emu.device_bytes(1);
+    Model cpu("resnet18", 32, {"cpu"});
+    std::vector<int32_t> want[3];
+    for (uint32_t r = 0; r < 3; ++r) want[r] = cpu.run(r + 1);
+    {
+        Model gpu("resnet18", 32, {"cuda:1"});
+        ASSERT_TRUE(gpu.g);
+        int total = 0;
+        EXPECT_EQ(gpu.nodes_on("cuda:1", &total), total);
+        EXPECT_GT(emu.device_bytes(1), gpu1) << "weights and arena on GPU 1";
+        EXPECT_EQ(emu.device_bytes(0), gpu0) << "nothing on GPU 0";
+        EXPECT_EQ(gpu.run(1), want[0]);
+        // Runs 2 (captured) and 3 (replayed) from threads that never chose a GPU.
+        for (uint32_t r = 1; r < 3; ++r) {
+            std::vector<int32_t> got;
+            std::thread([&] { got = gpu.run(r + 1); }).join();
+            EXPECT_EQ(got, want[r]) << "run " << r + 1;
+        }
+        EXPECT_STREQ(emu.fault(), "");
+    }
+    EXPECT_EQ(emu.device_bytes(1), gpu1) << "released";
+}
+
+/* CVML_CUDA_DEVICE picks the GPU of the device "cuda", for every thread. */
+TEST_F(TwoGpus, CvmlCudaDeviceChoosesTheGpuOfCuda) {
+    start("1");
+    Emu emu = find_emu();
+    ASSERT_TRUE(emu.device_bytes);
+    const uint64_t gpu0 = emu.device_bytes(0);
+    Model cpu("resnet18", 32, {"cpu"});
+    Model gpu("resnet18", 32, {"cuda"});
+    ASSERT_TRUE(gpu.g);
+    EXPECT_GT(emu.device_bytes(1), 0u);
+    EXPECT_EQ(emu.device_bytes(0), gpu0);
+    std::vector<int32_t> got;
+    std::thread([&] { got = gpu.run(7); }).join();
+    EXPECT_EQ(got, cpu.run(7));
+    EXPECT_STREQ(emu.fault(), "");
+}
+
+/* A GPU that is not there, or not a number, is refused with the reason: the CPU runs. */
+TEST_F(TwoGpus, ACvmlCudaDeviceOutsideTheGpusIsRefused) {
+    for (const char* bad : {"2", "-1", "one", ""}) {
+        SCOPED_TRACE(bad);
+        setenv("CVML_CUDA_DEVICE", bad, 1);
+        start(bad[0] ? bad : "x");
+        EXPECT_EQ(device_names(), std::vector<std::string>{"cpu"});
+        EXPECT_EQ(cvml_release(), CVML_OK);
+        started = false;
+    }
 }
 
 }  // namespace

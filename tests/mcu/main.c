@@ -62,7 +62,14 @@ extern const uint8_t mcu_model_output[], mcu_model_output_end[];
 static uint8_t g_arena[MCU_ARENA_BYTES];
 #endif
 
-enum { MAX_OUTPUT_BYTES = 4096, LINE_BYTES = 4096 };
+#ifndef MCU_OUTPUT_BYTES
+#error "MCU_OUTPUT_BYTES (the expected output's size) must be defined"
+#endif
+
+/* The output buffer holds exactly the expected output (a longer one fails the check),
+ * and a line is at most a `mcu-run` line or a message: both are static RAM that
+ * ram_peak counts, so neither is larger than it must be. */
+enum { MAX_OUTPUT_BYTES = MCU_OUTPUT_BYTES, LINE_BYTES = 1024 };
 
 static uint8_t g_output[MAX_OUTPUT_BYTES];
 static char g_line[LINE_BYTES];

@@ -4,10 +4,8 @@
 # discovered one by one): the unit tests once, the conformance runner at every SIMD level
 # the CPU has, and the C examples linked against cvml.dll.
 set(gtest_force_shared_crt ON CACHE BOOL "" FORCE)
-set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
-set(BUILD_GMOCK OFF CACHE BOOL "" FORCE)
-# Debian ships GoogleTest's sources but no Windows build of it: built here.
-add_subdirectory(/usr/src/googletest ${CMAKE_CURRENT_BINARY_DIR}/googletest EXCLUDE_FROM_ALL)
+set(cvml_cross_test_options -include ${CMAKE_CURRENT_SOURCE_DIR}/windows/posix_shim.h)
+include(cross/gtest_programs.cmake)
 
 if(CMAKE_CROSSCOMPILING_EMULATOR)
   set(cvml_emulator ${CMAKE_CROSSCOMPILING_EMULATOR})
@@ -17,23 +15,6 @@ endif()
 # A Wine prefix of the build's own, so tests neither need nor touch the user's ~/.wine.
 set(cvml_test_env "WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix;WINEDEBUG=-all"
     "CVML_TEST_EMULATOR=${cvml_emulator}")
-
-function(cvml_windows_gtest target)
-  add_executable(${target} ${ARGN})
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/source
-    ${PROJECT_SOURCE_DIR}/api ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/conformance)
-  target_link_libraries(${target} PRIVATE cvml_static gtest gtest_main)
-  target_compile_options(${target} PRIVATE ${CVML_WARNINGS}
-    -include ${CMAKE_CURRENT_SOURCE_DIR}/windows/posix_shim.h)
-  target_compile_definitions(${target} PRIVATE CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
-    CVML_WITH_THREADS=$<BOOL:${CVML_WITH_THREADS}>)
-endfunction()
-
-file(GLOB cvml_unit_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/*_test.cpp)
-cvml_windows_gtest(cvml_unit_tests ${cvml_unit_sources} ${CMAKE_CURRENT_SOURCE_DIR}/unit/op_runner.cpp)
-file(GLOB cvml_conformance_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/conformance/*.cpp)
-cvml_windows_gtest(cvml_conformance_tests ${cvml_conformance_sources})
 
 add_executable(cvml_simd_probe ${CMAKE_CURRENT_SOURCE_DIR}/simd/probe.c)
 target_compile_options(cvml_simd_probe PRIVATE -include ${CMAKE_CURRENT_SOURCE_DIR}/windows/posix_shim.h)

@@ -29,7 +29,6 @@ const cvml_ir_api* cuda_ir;
 namespace {
 
 const cvml_host_api* g_host;
-char g_version[320];
 
 constexpr size_t kAlign = 256;
 
@@ -594,23 +593,52 @@ void cu_release(cvml_device*) {}
 // operations; an island must do more work than that to be worth the trip.
 constexpr uint32_t kIslandWork = 32;
 
-cvml_device g_device = {
-    sizeof(cvml_device),
-    CVML_PLUGIN_ABI_VERSION,
-    "cuda",
-    g_version,
-    cu_supports,
-    cu_prerun,
-    cu_run,
-    cu_postrun,
-    cu_alloc,
-    cu_free,
-    cu_to_device,
-    cu_to_host,
-    cu_release,
-    nullptr, /* the GPU's number; set by the entry point */
-    kIslandWork,
+/* The devices this plugin registers: "cuda", the GPU that CVML_CUDA_DEVICE names (0 by
+ * default), and with several GPUs also "cuda:K" for each, so that a context naming
+ * "cuda:1" places its graphs on GPU 1. */
+constexpr int kMaxGpus = 8;
+struct gpu_device {
+    cvml_device dev;
+    char name[16];
+    char version[320];
 };
+gpu_device g_gpus[kMaxGpus + 1];
+
+/* Fills `slot` as the device `name` on GPU `gpu`. */
+int make_device(gpu_device* slot, const char* name, int gpu, uint32_t island_work) {
+    cudaDeviceProp prop;
+    int rc = cuda_check(cudaGetDeviceProperties(&prop, gpu), "cudaGetDeviceProperties");
+    if (rc) return rc;
+    snprintf(slot->name, sizeof slot->name, "%s", name);
+    snprintf(slot->version, sizeof slot->version, "%s (%s, sm_%d%d, GPU %d)",
+             CVML_CUDA_PLUGIN_VERSION, prop.name, prop.major, prop.minor, gpu);
+    slot->dev = {
+        sizeof(cvml_device),
+        CVML_PLUGIN_ABI_VERSION,
+        slot->name,
+        slot->version,
+        cu_supports,
+        cu_prerun,
+        cu_run,
+        cu_postrun,
+        cu_alloc,
+        cu_free,
+        cu_to_device,
+        cu_to_host,
+        cu_release,
+        reinterpret_cast<void*>(static_cast<intptr_t>(gpu)), /* device_of */
+        island_work,
+    };
+    return CVML_OK;
+}
+
+/* A whole decimal number in [0, max], or -1. */
+long parse_count(const char* text, unsigned long max) {
+    char* end = nullptr;
+    const unsigned long v = strtoul(text, &end, 10);
+    if (!text[0] || *end || text[0] == '-' || v > max) return -1;
+    return static_cast<long>(v);
+}
 
 }  // namespace
 
@@ -657,30 +685,34 @@ extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
                          cudaGetErrorName(e), cudaGetErrorString(e));
     if (count < 1) return cuda_fail(CVML_ERR_RUNTIME, "no CUDA device present");
     int index = 0;
-    const char* env = getenv("CVML_CUDA_DEVICE");
-    if (env) index = atoi(env);
-    if (index < 0 || index >= count)
-        return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_DEVICE=%s outside 0..%d", env, count - 1);
-    cudaDeviceProp prop;
-    g_device.priv = reinterpret_cast<void*>(static_cast<intptr_t>(index));
-    int rc = cuda_check(cudaSetDevice(index), "cudaSetDevice");
-    if (!rc) rc = cuda_check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
-    if (!rc) rc = cuda_check(cudaFree(nullptr), "creating the CUDA context");
-    if (rc) return rc;
-    snprintf(g_version, sizeof g_version, "%s (%s, sm_%d%d)", CVML_CUDA_PLUGIN_VERSION, prop.name,
-             prop.major, prop.minor);
-    // CVML_CUDA_ISLAND_WORK=N sets the island policy's threshold; 0 keeps every island
-    // here, so the checks run every node this device supports on it. Set at every
-    // entry: the library may stay loaded from one cvml_init to the next.
-    g_device.island_work_per_element = kIslandWork;
-    if (const char* w = getenv("CVML_CUDA_ISLAND_WORK")) {
-        char* end = nullptr;
-        const unsigned long v = strtoul(w, &end, 10);
-        if (!w[0] || *end || v > UINT32_MAX)
-            return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_ISLAND_WORK=%s is not a count", w);
-        g_device.island_work_per_element = static_cast<uint32_t>(v);
+    if (const char* env = getenv("CVML_CUDA_DEVICE")) {
+        index = static_cast<int>(parse_count(env, static_cast<unsigned long>(count - 1)));
+        if (index < 0)
+            return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_DEVICE=%s is not a GPU in 0..%d", env,
+                             count - 1);
     }
-    return host->register_device(&g_device);
+    // CVML_CUDA_ISLAND_WORK=N sets the island policy's threshold; 0 keeps every island
+    // here, so the checks run every node this device supports on it. Read at every
+    // entry: the library may stay loaded from one cvml_init to the next.
+    uint32_t island_work = kIslandWork;
+    if (const char* w = getenv("CVML_CUDA_ISLAND_WORK")) {
+        const long v = parse_count(w, UINT32_MAX);
+        if (v < 0) return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_ISLAND_WORK=%s is not a count", w);
+        island_work = static_cast<uint32_t>(v);
+    }
+    // The default GPU's context now, so that a missing driver or a broken GPU is found at
+    // load; the other GPUs' contexts are made when a graph is first placed on them.
+    int rc = cuda_check(cudaSetDevice(index), "cudaSetDevice");
+    if (!rc) rc = cuda_check(cudaFree(nullptr), "creating the CUDA context");
+    if (!rc) rc = make_device(&g_gpus[0], "cuda", index, island_work);
+    if (!rc) rc = host->register_device(&g_gpus[0].dev);
+    for (int k = 0; count > 1 && k < count && k < kMaxGpus && !rc; ++k) {
+        char name[16];
+        snprintf(name, sizeof name, "cuda:%d", k);
+        rc = make_device(&g_gpus[1 + k], name, k, island_work);
+        if (!rc) rc = host->register_device(&g_gpus[1 + k].dev);
+    }
+    return rc;
 }
 
 __global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_t n) {

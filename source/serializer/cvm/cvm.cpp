@@ -21,12 +21,20 @@ int cvm_load_params_file(const void* graph_data, size_t graph_size, FILE* params
     return rc;
 }
 
+#if CVML_BARE_METAL
+/* A bare-metal image loads and runs models; the writer (about 2.5 KB of code) is left
+ * out so that it is not linked through this table (docs/embedded.md). */
+int cvm_save(const ir_graph*, char**, size_t*, uint8_t**, size_t*) {
+    return cvml_fail(CVML_ERR_LOGIC, "cvml_graph_save: a bare-metal build cannot save a model");
+}
+#else
 int cvm_save(const ir_graph* g, char** graph_out, size_t* graph_size, uint8_t** params_out,
              size_t* params_size) {
     int rc = cvm_write_graph(g, graph_out, graph_size);
     if (!rc) rc = cvm_write_params(g, params_out, params_size);
     return rc;
 }
+#endif
 
 const cvml_serializer kCvm = {"cvm", cvm_load, cvm_save};
 

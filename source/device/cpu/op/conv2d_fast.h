@@ -220,4 +220,16 @@ void depthwise_plane_avx2(const conv_grouped* f, const int8_t* img, const int64_
                           const int32_t* w, int32_t* acc);
 #endif
 
+#if CVML_SIMD_AARCH64
+/* groups > 1 on aarch64, the neon and dotprod levels
+ * (simd/arm/aarch64/neon/conv2d_grouped.cpp): a depthwise plane from its phase image,
+ * 16 outputs at a time, tap by tap (SMLAL where the weights fit int16, else MLA). */
+void depthwise_plane_neon(const conv_grouped* f, const int8_t* img, const int64_t* taps,
+                          const int32_t* w, int32_t* acc);
+/* A 1x1 depthwise plane (stride 1, no padding) straight from the input: acc[i] = w *
+ * x[i], for n values (acc has 16 values of slack; x is read to a multiple of 16 only
+ * where it has them: the last few are read one by one). */
+void depthwise_1x1_neon(const int8_t* x, int32_t w, int64_t n, int32_t* acc);
+#endif
+
 }  // namespace cpu_conv2d

@@ -146,6 +146,13 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     if (f->level == CPU_SIMD_AVX512) plane_fn = depthwise_plane_avx512;
     if (f->level == CPU_SIMD_AVX2) plane_fn = depthwise_plane_avx2;
 #endif
+#if CVML_SIMD_AARCH64
+    const bool neon = f->level == CPU_SIMD_NEON || f->level == CPU_SIMD_DOTPROD;
+    if (neon) plane_fn = depthwise_plane_neon;
+    // A 1x1 kernel with stride 1 and no padding reads the input as it is.
+    const bool flat = neon && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                      g.pw == 0 && g.oh == g.h && g.ow == g.w;
+#endif
     const int64_t planes = g.n * g.o, out_plane = g.oh * g.ow;
     for (int64_t slot = begin; slot < end; ++slot) {
 #if CVML_SIMD_X86
@@ -161,6 +168,14 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
             const int64_t n = t / g.o, o = t % g.o;
             const int64_t c = (o / g.opg) * g.ic;
             const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;
+#if CVML_SIMD_AARCH64
+            if (flat) {
+                depthwise_1x1_neon(x, f->wg[o], out_plane, acc);
+                epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
+                               yt->data, yt->storage, t * out_plane, out_plane);
+                continue;
+            }
+#endif
             depthwise_image(f, x, img);
             plane_fn(f, img, f->dw.taps, f->wg + o * g.kh * g.kw, acc);
             epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,

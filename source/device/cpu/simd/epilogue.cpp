@@ -166,6 +166,11 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
         apply_avx2(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
         return;
     }
+#elif CVML_SIMD_AARCH64
+    if (vec && (level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD)) {
+        apply_neon(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+        return;
+    }
 #elif CVML_SIMD_CORTEXM
     (void)level;
     if (vec) {
@@ -194,7 +199,12 @@ void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols) {
 
 namespace {
 
-#if CVML_SIMD_X86
+/* The aarch64 levels, whose epilogue is arm/aarch64/neon/epilogue.cpp. */
+inline bool neon_level(int level) {
+    return level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD;
+}
+
+#if CVML_SIMD_X86 || CVML_SIMD_AARCH64
 /* Whether the tile's output and every residual operand are in a storage the vector
  * paths read and write. */
 bool tile_vector_storage(const epilogue* ep, int32_t out_storage) {
@@ -246,6 +256,16 @@ void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out
     // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
     const bool sat = rc_saturates_to_i8(rc, out_storage);
     plan->run = planned_tile_avx512(rc, has_bias != 0, sat);
+#elif CVML_SIMD_AARCH64
+    (void)has_bias;
+    rc_chain rc;
+    if (!neon_level(level) || !tile_vector_storage(ep, out_storage)) return;
+    if (!match_rc_chain(ep, &rc)) {
+        plan->run = planned_steps_neon;
+        return;
+    }
+    memcpy(plan->chain, &rc, sizeof rc);
+    plan->run = planned_tile_neon;
 #else
     (void)has_bias;  // no matched chains without the x86 kernels
 #endif
@@ -266,6 +286,11 @@ void simd_narrow_i32_i8(int level, const int32_t* src, int64_t n, int8_t* dst) {
         narrow_avx512(src, n, dst);
         return;
     }
+#elif CVML_SIMD_AARCH64
+    if (neon_level(level)) {
+        narrow_neon(src, n, dst);
+        return;
+    }
 #else
     (void)level;
 #endif
@@ -276,6 +301,8 @@ int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, in
                          int32_t* dst) {
 #if CVML_SIMD_X86
     if (level == CPU_SIMD_AVX512) return compact_avx512(src, keep, vectors, dst);
+#elif CVML_SIMD_AARCH64
+    if (neon_level(level) && vectors <= 3) return compact_neon(src, keep, vectors, dst);
 #else
     (void)level;
 #endif
@@ -296,6 +323,11 @@ void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even
 #if CVML_SIMD_X86
     if (level == CPU_SIMD_AVX512) {
         deinterleave2_avx512(src, n, even, odd);
+        return;
+    }
+#elif CVML_SIMD_AARCH64
+    if (neon_level(level)) {
+        deinterleave2_neon(src, n, even, odd);
         return;
     }
 #else

@@ -1,7 +1,8 @@
 /* The fused tail's chains as the vector code sees them, shared by the epilogue's
  * dispatch (epilogue.cpp) and its kernels per instruction set (x86/avx512/epilogue.cpp,
- * x86/avx2/epilogue.cpp, whose entry points are declared here) and by kernels that put
- * their sums through the chain in registers (the avx512 depthwise conv2d). */
+ * x86/avx2/epilogue.cpp, arm/aarch64/neon/epilogue.cpp, whose entry points are declared
+ * here) and by kernels that put their sums through the chain in registers (the avx512
+ * depthwise conv2d). */
 #pragma once
 
 #include <stdint.h>
@@ -109,6 +110,23 @@ void apply_avx2(const epilogue* ep, const void* in, int32_t in_storage, int64_t 
 void planned_tile_avx2(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride,
                        int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
                        int64_t out_first, int64_t out_stride);
+#endif
+
+#if CVML_SIMD_AARCH64
+/* ---- aarch64, the neon and dotprod levels (arm/aarch64/neon/epilogue.cpp) */
+void apply_neon(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
+                int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n);
+void planned_tile_neon(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride,
+                       int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
+                       int64_t out_first, int64_t out_stride);
+/* The same for a chain without a match (each step in turn). */
+void planned_steps_neon(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride,
+                        int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
+                        int64_t out_first, int64_t out_stride);
+/* simd_compact_i32 for vectors <= 3. */
+int64_t compact_neon(const int32_t* src, const uint16_t* keep, int32_t vectors, int32_t* dst);
+void narrow_neon(const int32_t* src, int64_t n, int8_t* dst);
+void deinterleave2_neon(const int8_t* src, int64_t n, int8_t* even, int8_t* odd);
 #endif
 
 }  // namespace cpu_ep
