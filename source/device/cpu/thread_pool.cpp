@@ -78,6 +78,7 @@ struct thread_pool {
     int sleepers;        /* atomic: workers blocked (or about to block) on wake */
     int caller_sleeping; /* atomic: the caller is blocked (or about to) on done_cond */
     int stopping;        /* atomic */
+    int in_session;      /* atomic: between thread_pool_begin and thread_pool_end */
 };
 
 static uint32_t generation_of(uint64_t ticket) {
@@ -140,17 +141,35 @@ static void spin_pause(int round) {
         cpu_relax();
 }
 
+/* Inside a session the workers spin until the next job however long the caller's serial
+ * work between two regions takes; outside one, for spin_rounds at most. A pool that
+ * does not spin at all (more threads than CPUs) does not spin in a session either. */
+static bool keeps_spinning(thread_pool* pool, uint32_t round) {
+    if (round < static_cast<uint32_t>(pool->spin_rounds)) return true;
+    return pool->spin_rounds > 0 && __atomic_load_n(&pool->in_session, __ATOMIC_SEQ_CST) != 0;
+}
+
+static bool job_or_stop(thread_pool* pool, uint32_t seen) {
+    return generation_of(load_ticket(pool)) != seen || stopping(pool);
+}
+
 static void worker_wait(thread_pool* pool, uint32_t seen) {
-    for (int i = 0; i < pool->spin_rounds; ++i) {
-        if (generation_of(load_ticket(pool)) != seen || stopping(pool)) return;
-        spin_pause(i);
+    for (;;) {
+        // Unsigned: a long session wraps the count instead of overflowing it.
+        for (uint32_t i = 0; keeps_spinning(pool, i); ++i) {
+            if (job_or_stop(pool, seen)) return;
+            spin_pause(static_cast<int>(i % kYieldEvery));
+        }
+        pthread_mutex_lock(&pool->lock);
+        __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);  // see store_then_fence
+        while (!job_or_stop(pool, seen) && !__atomic_load_n(&pool->in_session, __ATOMIC_SEQ_CST))
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        __atomic_sub_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&pool->lock);
+        if (job_or_stop(pool, seen)) return;
+        // Woken by thread_pool_begin: spin through the session.
     }
-    pthread_mutex_lock(&pool->lock);
-    __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
-    while (generation_of(load_ticket(pool)) == seen && !stopping(pool))
-        pthread_cond_wait(&pool->wake, &pool->lock);
-    __atomic_sub_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_unlock(&pool->lock);
 }
 
 static void* worker_main(void* p) {
@@ -212,6 +231,14 @@ void thread_pool_release(thread_pool* pool) {
     cvml_mem_free(pool);
 }
 
+static void wake_sleepers(thread_pool* pool) {
+    if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) {
+        pthread_mutex_lock(&pool->lock);
+        pthread_cond_broadcast(&pool->wake);
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
 static bool all_done(thread_pool* pool) {
     return __atomic_load_n(&pool->done, __ATOMIC_SEQ_CST) == pool->threads;
 }
@@ -239,13 +266,19 @@ void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg)
     __atomic_store_n(&pool->done, 0, __ATOMIC_SEQ_CST);
     const uint32_t generation = generation_of(load_ticket(pool)) + 1;
     publish_ticket(pool, static_cast<uint64_t>(generation) << 32);
-    if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) {
-        pthread_mutex_lock(&pool->lock);
-        pthread_cond_broadcast(&pool->wake);
-        pthread_mutex_unlock(&pool->lock);
-    }
+    wake_sleepers(pool);
     claim_and_run(pool, generation);
     caller_wait(pool);
+}
+
+void thread_pool_begin(thread_pool* pool) {
+    if (pool->threads == 1 || pool->spin_rounds == 0) return;
+    store_then_fence(&pool->in_session, 1);
+    wake_sleepers(pool);
+}
+
+void thread_pool_end(thread_pool* pool) {
+    __atomic_store_n(&pool->in_session, 0, __ATOMIC_SEQ_CST);
 }
 
 #else /* !CVML_WITH_THREADS */
@@ -263,6 +296,9 @@ thread_pool* thread_pool_create(int threads) {
 void thread_pool_release(thread_pool* pool) {
     cvml_mem_free(pool);
 }
+
+void thread_pool_begin(thread_pool*) {}
+void thread_pool_end(thread_pool*) {}
 
 /* Chunks still follow the thread count so results match a threaded build's split. */
 void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg) {
