@@ -11,6 +11,8 @@
 #   cuda_emu.*.smallgrid    the conformance cases, the real model and the random graphs
 #                           on a build whose launches use at most 3 blocks, so every
 #                           grid-stride loop goes round many times
+#   cuda_emu.tensor_cores.* the benchmark's ResNet-18 (every conv2d and the dense on the
+#                           int8 tensor-core path, counted) and MobileNet, bytes as the CPU's
 #   cuda_emu.model          the real model (../shared), all of it on cuda; skipped when absent
 #   cuda_emu.model.placement       the real model with the GPU's own island policy
 #   cuda_emu.*.valgrind     the runtime tests and the conformance run under valgrind
@@ -42,6 +44,23 @@ target_compile_definitions(cvml_cuda_emu_plugin_tests PRIVATE
 add_dependencies(cvml_cuda_emu_plugin_tests cvml_cuda_emu cvml_cuda_emu_smallgrid)
 gtest_discover_tests(cvml_cuda_emu_plugin_tests TEST_PREFIX cuda_emu.plugin. DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 600)
+
+# The benchmark's ResNet-18 and MobileNet on the emulated plugin: bytes equal to the CPU's,
+# every conv2d and the dense on the tensor-core path (the emulator counts mma.sync).
+if(EXISTS ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
+  add_executable(cvml_cuda_emu_tensor_core_tests
+    ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_tensor_core_test.cpp
+    ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
+  target_include_directories(cvml_cuda_emu_tensor_core_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/bench)
+  target_link_libraries(cvml_cuda_emu_tensor_core_tests PRIVATE cvml_static GTest::gtest
+    GTest::gtest_main ${CMAKE_DL_LIBS})
+  target_compile_options(cvml_cuda_emu_tensor_core_tests PRIVATE ${CVML_WARNINGS})
+  target_compile_definitions(cvml_cuda_emu_tensor_core_tests PRIVATE
+    CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
+  add_dependencies(cvml_cuda_emu_tensor_core_tests cvml_cuda_emu)
+  gtest_discover_tests(cvml_cuda_emu_tensor_core_tests TEST_PREFIX cuda_emu.tensor_cores.
+    DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+endif()
 
 # gpu_check as tools/gpu_check.sh builds it for a GPU: only the C API.
 add_executable(cvml_gpu_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu_check.cpp)

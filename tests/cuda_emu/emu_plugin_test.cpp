@@ -546,6 +546,38 @@ TEST_F(CudaEmu, DenseAndPoolingMatchTheCpu) {
     });
 }
 
+/* The int8 tensor-core GEMM (igemm.cuh) at its tile edges: M (pixels), N (output
+ * channels, units) and K (taps x channels) below, at and past its 64 x 64 x 32 tiles,
+ * channels not a multiple of 4; dense inputs and weights past int8 take its exact int32
+ * path, the same bytes. */
+TEST_F(CudaEmu, TensorCoreGemmTileEdgesMatchTheCpu) {
+    fuzz("igemm", 60, 21, [](Rng& r) {
+        if (r.coin()) {
+            const int32_t n = r.in(1, 2), c = r.in(1, 40), o = r.in(1, 70);
+            const int32_t h = r.in(1, 12), w = r.in(1, 12), kh = r.in(1, 3), kw = r.in(1, 3);
+            const bool bias = r.coin();
+            std::vector<Operand> in = {{{n, c, h, w}, r.in(1, 12), r.in(0, 3) == 0},
+                                       {{o, c, kh, kw}, r.in(1, 12), true}};
+            if (bias) in.push_back({{o}, r.in(1, 32), r.coin()});
+            return one_node("conv2d", in,
+                            {{"channels", std::to_string(o)},
+                             {"kernel_size", tuple({kh, kw})},
+                             {"strides", tuple({r.in(1, 2), r.in(1, 2)})},
+                             {"padding", tuple({r.in(0, 1), r.in(0, 1)})},
+                             {"dilation", tuple({r.in(1, 2), r.in(1, 2)})},
+                             {"groups", "1"},
+                             {"use_bias", bias ? "True" : "False"}});
+        }
+        const int32_t n = r.in(1, 70), k = r.in(1, 200), units = r.in(1, 70);
+        const bool bias = r.coin();
+        std::vector<Operand> in = {{{n, k}, r.in(0, 2) ? r.in(1, 8) : r.in(9, 20), r.in(0, 3) == 0},
+                                   {{units, k}, r.in(0, 3) ? r.in(1, 8) : r.in(9, 12), true}};
+        if (bias) in.push_back({{units}, r.in(1, 32), r.coin()});
+        return one_node("dense", in,
+                        {{"units", std::to_string(units)}, {"use_bias", bias ? "True" : "False"}});
+    });
+}
+
 /* ---- chains: intermediates in the plugin's arena ------------------------------------------ */
 
 /* Random chains of same-shape operators, each reading one or two earlier results, so

@@ -9,6 +9,7 @@
 
 #include "cuda_emu.h"
 #include "cuda_kernel.h"
+#include "mma.cuh"
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
@@ -129,6 +130,36 @@ __global__ void read_host(const int32_t* x, int32_t* y) {
 }
 
 /* ---- launches ----------------------------------------------------------------------------- */
+
+/* One warp: D = A (16x32 int8, row-major bytes) x B (32x8 int8, column n's 32 bytes
+ * contiguous) + C, `steps` times accumulating (C then holds D), with each lane loading
+ * its fragments by the layout mma.cuh documents. */
+__global__ void mma_kernel(const int32_t* a_words, const int32_t* b_words, const int32_t* c,
+                           int32_t* d, int steps) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    uint32_t a[4], b[2];
+    a[0] = static_cast<uint32_t>(a_words[g * 8 + t]);
+    a[1] = static_cast<uint32_t>(a_words[(g + 8) * 8 + t]);
+    a[2] = static_cast<uint32_t>(a_words[g * 8 + 4 + t]);
+    a[3] = static_cast<uint32_t>(a_words[(g + 8) * 8 + 4 + t]);
+    b[0] = static_cast<uint32_t>(b_words[g * 8 + t]);
+    b[1] = static_cast<uint32_t>(b_words[g * 8 + 4 + t]);
+    int32_t acc[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t],
+                      c[(g + 8) * 8 + 2 * t + 1]};
+    for (int s = 0; s < steps; ++s) mma_s8_m16n8k32(acc, a, b, acc);
+    d[g * 8 + 2 * t] = acc[0];
+    d[g * 8 + 2 * t + 1] = acc[1];
+    d[(g + 8) * 8 + 2 * t] = acc[2];
+    d[(g + 8) * 8 + 2 * t + 1] = acc[3];
+}
+
+/* A warp with a lane missing cannot meet at mma.sync. */
+__global__ void mma_partial_warp(int32_t* d) {
+    uint32_t a[4] = {}, b[2] = {};
+    int32_t acc[4] = {};
+    mma_s8_m16n8k32(acc, a, b, acc);
+    d[threadIdx.x] = acc[0];
+}
 
 TEST_F(Emu, EveryThreadRunsOnceWithItsIndices) {
     for (const char* order : kOrders) {
@@ -391,6 +422,85 @@ TEST_F(Emu, Dp4aAndClzAreTheHardwaresOperations) {
     EXPECT_EQ(__clz(-1), 0);
     EXPECT_EQ(__clz(INT32_MIN), 0);
     EXPECT_EQ(__clz(0x00010000), 15);
+}
+
+}  // namespace
+
+namespace {
+
+/* A 16x8x32 product as the PTX ISA defines it, from every lane's fragments: random
+ * bytes (all of -128..127), accumulators near the int32 limits so the sums wrap, and
+ * several steps. Under the layout the kernel loads by, D must be A x B + C exactly. */
+TEST_F(Emu, MmaSyncM16n8k32IsTheMatrixProductInPtxLayouts) {
+    for (const char* order : kOrders) {
+        setenv("CVML_CUDA_EMU_ORDER", order, 1);
+        uint32_t seed = 12345;
+        auto next = [&seed]() {
+            seed = seed * 1103515245u + 12345u;
+            return seed >> 8;
+        };
+        int8_t A[16][32], B[32][8];
+        std::vector<int32_t> a(16 * 8), b(8 * 8), c(16 * 8);
+        for (int r = 0; r < 16; ++r)
+            for (int k = 0; k < 32; ++k) A[r][k] = static_cast<int8_t>(next());
+        for (int k = 0; k < 32; ++k)
+            for (int n = 0; n < 8; ++n) B[k][n] = static_cast<int8_t>(next());
+        A[0][0] = B[0][0] = -128;
+        for (int r = 0; r < 16; ++r)
+            for (int w = 0; w < 8; ++w) {
+                uint32_t word = 0;
+                for (int j = 0; j < 4; ++j)
+                    word |= static_cast<uint32_t>(static_cast<uint8_t>(A[r][4 * w + j])) << (8 * j);
+                a[static_cast<size_t>(r * 8 + w)] = static_cast<int32_t>(word);
+            }
+        for (int n = 0; n < 8; ++n)
+            for (int w = 0; w < 8; ++w) {
+                uint32_t word = 0;
+                for (int j = 0; j < 4; ++j)
+                    word |= static_cast<uint32_t>(static_cast<uint8_t>(B[4 * w + j][n])) << (8 * j);
+                b[static_cast<size_t>(n * 8 + w)] = static_cast<int32_t>(word);
+            }
+        for (size_t i = 0; i < c.size(); ++i)
+            c[i] = static_cast<int32_t>(i % 2 ? 0x7fffff00u + next() % 512
+                                              : 0x80000000u + next() % 512);
+        Buffer da(a.size()), db(b.size()), dc(c.size()), dd(c.size());
+        da.set(a);
+        db.set(b);
+        dc.set(c);
+        const int steps = 3;
+        CUDA_LAUNCH(mma_kernel, 1, 32, nullptr, da.p, db.p, dc.p, dd.p, steps);
+        ASSERT_EQ(cudaGetLastError(), cudaSuccess) << cvml_cuda_emu_fault();
+        const std::vector<int32_t> d = dd.get();
+        for (int r = 0; r < 16; ++r)
+            for (int n = 0; n < 8; ++n) {
+                uint32_t dot = 0;
+                for (int k = 0; k < 32; ++k) dot += static_cast<uint32_t>(A[r][k] * B[k][n]);
+                const uint32_t want =
+                    static_cast<uint32_t>(c[static_cast<size_t>(r * 8 + n)]) + steps * dot;
+                ASSERT_EQ(static_cast<uint32_t>(d[static_cast<size_t>(r * 8 + n)]), want)
+                    << "row " << r << " column " << n << " (" << order << ")";
+            }
+    }
+}
+
+TEST_F(Emu, MmaSyncWithoutAFullWarpIsAFault) {
+    Buffer d(64);
+    CUDA_LAUNCH(mma_partial_warp, 1, 20, nullptr, d.p);
+    EXPECT_NE(cudaGetLastError(), cudaSuccess);
+    EXPECT_NE(std::string(cvml_cuda_emu_fault()).find("mma.sync"), std::string::npos)
+        << cvml_cuda_emu_fault();
+    cuda_emu::reset_fault();
+}
+
+TEST_F(Emu, MemsetFillsDeviceMemoryOnly) {
+    Buffer d(4);
+    ASSERT_EQ(cudaMemset(d.p, 0, 4 * sizeof(int32_t)), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(d.p + 1, 1, 2 * sizeof(int32_t)), cudaSuccess);
+    EXPECT_EQ(d.get(), (std::vector<int32_t>{0, 0x01010101, 0x01010101, 0}));
+    int32_t host[4];
+    EXPECT_EQ(cudaMemset(host, 0, sizeof host), cudaErrorInvalidValue);
+    EXPECT_EQ(cudaMemset(d.p + 3, 0, 2 * sizeof(int32_t)), cudaErrorInvalidValue);
+    cudaGetLastError();
 }
 
 }  // namespace

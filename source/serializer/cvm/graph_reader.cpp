@@ -22,30 +22,136 @@ namespace {
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 constexpr int64_t kMaxSize = int64_t{1} << 30;
 
+/* What the checks and the IR need of the document, kept compact: the document is
+ * read one piece at a time (a node, a graph attribute), each piece's tree freed once
+ * decoded, so the loader never holds the tree of the whole (json.h). Lists of strings
+ * stay in the document as a byte range and are decoded again one by one when used. */
+struct entry {
+    int64_t node, index;
+};
+
 struct file_node {
+    size_t name;      /* offset in file_graph::strings */
+    size_t func_name; /* offset in file_graph::strings; SIZE_MAX when no attrs */
+    size_t inputs;    /* first of this node's entries in file_graph::inputs */
+    int32_t input_count;
+    bool is_var;
+};
+
+struct int_list {
+    int64_t* values;
+    int32_t count;
+    bool present;
+};
+
+struct entry_list {
+    entry* values;
+    int32_t count;
+    bool present;
+};
+
+/* list_shape: shape i is values[offsets[i] .. offsets[i + 1]). */
+struct shape_list {
+    int64_t* values;
+    int32_t* offsets;
+    int32_t count;
+    bool present;
+};
+
+/* A checked array of strings, left in the document. */
+struct string_list {
+    size_t begin; /* the array's first byte */
+    int32_t count;
+    bool present;
+};
+
+struct file_graph {
+    const char* text; /* the document */
+    size_t size;
+    file_node* nodes;
+    int32_t node_count;
+    char* strings; /* node names and func_names */
+    size_t strings_used, strings_capacity;
+    entry* inputs; /* every node's inputs, node after node */
+    size_t inputs_used, inputs_capacity;
+    int_list arg_nodes, node_row_ptr, storage_id, precision, device_index;
+    entry_list heads;
+    shape_list shape;
+    string_list op_attrs, dltype;
+    char* version;
+    char* postprocess;
+};
+
+/* The raw members of one node, pointing into its piece's tree while it is decoded. */
+struct node_members {
     const char* op;
     const char* name;
     const json_value* inputs; /* validated: arrays of 2 or 3 integers */
     const char* func_name;    /* NULL when the node has no attrs */
     bool has_op, has_name, has_inputs;
-    bool is_var;
 };
 
-struct file_graph {
-    file_node* nodes;
-    int32_t node_count;
-    const json_value* arg_nodes;    /* integers */
-    const json_value* node_row_ptr; /* integers */
-    const json_value* heads;        /* entries */
-    const json_value* storage_id;   /* integers */
-    const json_value* shape;        /* arrays of integers */
-    const json_value* precision;    /* integers */
-    const json_value* op_attrs;     /* strings */
-    const json_value* dltype;       /* strings */
-    const json_value* device_index; /* integers */
-    const char* version;
-    const char* postprocess;
-};
+void free_file_graph(file_graph* f) {
+    cvml_mem_free(f->nodes);
+    cvml_mem_free(f->strings);
+    cvml_mem_free(f->inputs);
+    cvml_mem_free(f->arg_nodes.values);
+    cvml_mem_free(f->node_row_ptr.values);
+    cvml_mem_free(f->storage_id.values);
+    cvml_mem_free(f->precision.values);
+    cvml_mem_free(f->device_index.values);
+    cvml_mem_free(f->heads.values);
+    cvml_mem_free(f->shape.values);
+    cvml_mem_free(f->shape.offsets);
+    cvml_mem_free(f->version);
+    cvml_mem_free(f->postprocess);
+}
+
+int out_of_memory() {
+    return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+}
+
+/* Grows an array to hold `need` elements of `size` bytes (doubling). */
+int reserve(void** array, size_t* capacity, size_t need, size_t size) {
+    if (need <= *capacity) return CVML_OK;
+    size_t grown = *capacity ? *capacity : 256;
+    while (grown < need) grown *= 2;
+    void* p = cvml_mem_realloc(*array, grown * size);
+    if (!p) return out_of_memory();
+    *array = p;
+    *capacity = grown;
+    return CVML_OK;
+}
+
+/* Copies a string into f->strings; its offset in *at. */
+int keep_string(file_graph* f, const char* str, size_t* at) {
+    size_t len = strlen(str) + 1;
+    int rc = reserve(reinterpret_cast<void**>(&f->strings), &f->strings_capacity,
+                     f->strings_used + len, 1);
+    if (rc) return rc;
+    memcpy(f->strings + f->strings_used, str, len);
+    *at = f->strings_used;
+    f->strings_used += len;
+    return CVML_OK;
+}
+
+const char* node_name(const file_graph* f, int32_t n) {
+    return f->strings + f->nodes[n].name;
+}
+
+const char* node_func_name(const file_graph* f, int32_t n) {
+    return f->nodes[n].func_name == SIZE_MAX ? nullptr : f->strings + f->nodes[n].func_name;
+}
+
+const entry* node_inputs(const file_graph* f, int32_t n) {
+    return f->inputs + f->nodes[n].inputs;
+}
+
+int type_error_at(size_t offset, int type, const char* what, const char* expected) {
+    return cvml_fail(CVML_ERR_RUNTIME,
+                     "graph JSON: %s at byte %" CVML_PRIuSIZE " is %s, expected %s", what, offset,
+                     json_type_name(type), expected);
+}
 
 int type_error(const json_value* v, const char* what, const char* expected) {
     return cvml_fail(CVML_ERR_RUNTIME,
@@ -101,7 +207,7 @@ bool key_is(const char* member_key, const char* key) {
     return strcmp(member_key, key) == 0;
 }
 
-int decode_node_attrs(const json_value* v, file_node* n, int32_t index) {
+int decode_node_attrs(const json_value* v, node_members* n, int32_t index) {
     if (json_type(v) != JSON_OBJECT) return type_error(v, "node attrs", "an object");
     bool have_func = false;
     for (int32_t i = 0; i < json_count(v); ++i) {
@@ -123,7 +229,7 @@ int decode_node_attrs(const json_value* v, file_node* n, int32_t index) {
     return CVML_OK;
 }
 
-int decode_node(const json_value* v, file_node* n, int32_t index) {
+int decode_node(const json_value* v, node_members* n, int32_t index) {
     if (json_type(v) != JSON_OBJECT) return type_error(v, "node", "an object");
     for (int32_t i = 0; i < json_count(v); ++i) {
         const json_value* m = json_at(v, i);
@@ -161,8 +267,35 @@ int decode_node(const json_value* v, file_node* n, int32_t index) {
                          !n->has_op     ? "op"
                          : !n->has_name ? "name"
                                         : "inputs");
-    n->is_var = strcmp(n->op, "null") == 0;
     return CVML_OK;
+}
+
+/* Node `index`, the element spanning [begin, end): decoded from a tree of its own and
+ * kept in f->nodes[index]. */
+int decode_node_piece(file_graph* f, size_t begin, size_t end, int32_t index) {
+    json_doc doc;
+    int rc = json_parse_range(f->text, begin, end, &doc);
+    node_members m;
+    memset(&m, 0, sizeof m);
+    if (!rc) rc = decode_node(doc.root, &m, index);
+    file_node* n = &f->nodes[index];
+    n->func_name = SIZE_MAX;
+    if (!rc) rc = keep_string(f, m.name, &n->name);
+    if (!rc && m.func_name) rc = keep_string(f, m.func_name, &n->func_name);
+    int32_t count = rc ? 0 : json_count(m.inputs);
+    if (!rc)
+        rc = reserve(reinterpret_cast<void**>(&f->inputs), &f->inputs_capacity,
+                     f->inputs_used + static_cast<size_t>(count), sizeof(entry));
+    if (!rc) {
+        n->inputs = f->inputs_used;
+        n->input_count = count;
+        for (int32_t k = 0; k < count; ++k)
+            f->inputs[f->inputs_used++] = {json_int(json_at(json_at(m.inputs, k), 0)),
+                                           json_int(json_at(json_at(m.inputs, k), 1))};
+        n->is_var = strcmp(m.op, "null") == 0;
+    }
+    json_free(&doc);
+    return rc;
 }
 
 /* One graph attribute: ["tag", values]. */
@@ -209,78 +342,199 @@ int decode_graph_attr(const json_value* m, const char* key, const char* tag,
     return CVML_OK;
 }
 
-int decode_graph_attrs(const json_value* v, file_graph* f) {
-    if (json_type(v) != JSON_OBJECT) return type_error(v, "attrs", "an object");
-    const json_value* skipped = nullptr;
-    for (int32_t i = 0; i < json_count(v); ++i) {
-        const json_value* m = json_at(v, i);
-        const char* key = json_key_at(v, i);
-        int rc;
-        if (key_is(key, "dltype"))
-            rc = decode_graph_attr(m, key, "list_str", &f->dltype);
-        else if (key_is(key, "storage_id"))
-            rc = decode_graph_attr(m, key, "list_int", &f->storage_id);
-        else if (key_is(key, "shape"))
-            rc = decode_graph_attr(m, key, "list_shape", &f->shape);
-        else if (key_is(key, "device_index"))
-            rc = decode_graph_attr(m, key, "list_int", &f->device_index);
-        else if (key_is(key, "precision"))
-            rc = decode_graph_attr(m, key, "list_int", &f->precision);
-        else if (key_is(key, "op_attrs"))
-            rc = decode_graph_attr(m, key, "list_str", &f->op_attrs);
-        else if (key_is(key, "dtype"))
-            rc = decode_graph_attr(m, key, "", &skipped);
-        else
-            rc = cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", key);
-        if (rc) return rc;
-    }
-    if (!f->storage_id || !f->shape || !f->op_attrs)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attrs: missing %s",
-                         !f->storage_id ? "storage_id"
-                         : !f->shape    ? "shape"
-                                        : "op_attrs");
+int to_int_list(const json_value* v, int_list* out) {
+    cvml_mem_free(out->values);
+    out->count = json_count(v);
+    out->present = true;
+    out->values = static_cast<int64_t*>(
+        cvml_mem_alloc(sizeof(int64_t) * (static_cast<size_t>(out->count) + 1)));
+    if (!out->values) return out_of_memory();
+    for (int32_t i = 0; i < out->count; ++i) out->values[i] = json_int(json_at(v, i));
     return CVML_OK;
 }
 
-int decode(const json_value* root, file_graph* f) {
-    if (json_type(root) != JSON_OBJECT) return type_error(root, "the graph", "an object");
-    bool have_nodes = false, have_heads = false, have_attrs = false;
-    for (int32_t i = 0; i < json_count(root); ++i) {
-        const json_value* m = json_at(root, i);
-        const char* key = json_key_at(root, i);
-        int rc = CVML_OK;
-        if (key_is(key, "nodes")) {
-            if (json_type(m) != JSON_ARRAY) return type_error(m, "nodes", "an array");
-            cvml_mem_free(f->nodes);
-            f->nodes = static_cast<file_node*>(
-                cvml_mem_calloc(static_cast<size_t>(json_count(m)) + 1, sizeof(file_node)));
-            if (!f->nodes) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-            f->node_count = json_count(m);
-            for (int32_t k = 0; k < json_count(m) && !rc; ++k)
-                rc = decode_node(json_at(m, k), &f->nodes[k], k);
-            have_nodes = true;
-        } else if (key_is(key, "arg_nodes")) {
-            rc = require_int_array(m, "arg_nodes");
-            f->arg_nodes = m;
-        } else if (key_is(key, "node_row_ptr")) {
-            rc = require_int_array(m, "node_row_ptr");
-            f->node_row_ptr = m;
-        } else if (key_is(key, "heads")) {
-            rc = require_entries(m, "heads");
-            f->heads = m;
-            have_heads = true;
-        } else if (key_is(key, "attrs")) {
-            rc = decode_graph_attrs(m, f);
-            have_attrs = true;
-        } else if (key_is(key, "version")) {
-            if (json_type(m) != JSON_STRING) return type_error(m, "version", "a string");
-            f->version = json_str(m);
-        } else if (key_is(key, "postprocess")) {
-            if (json_type(m) != JSON_STRING) return type_error(m, "postprocess", "a string");
-            f->postprocess = json_str(m);
+int to_entry_list(const json_value* v, entry_list* out) {
+    cvml_mem_free(out->values);
+    out->count = json_count(v);
+    out->present = true;
+    out->values =
+        static_cast<entry*>(cvml_mem_alloc(sizeof(entry) * (static_cast<size_t>(out->count) + 1)));
+    if (!out->values) return out_of_memory();
+    for (int32_t i = 0; i < out->count; ++i)
+        out->values[i] = {json_int(json_at(json_at(v, i), 0)), json_int(json_at(json_at(v, i), 1))};
+    return CVML_OK;
+}
+
+int to_shape_list(const json_value* v, shape_list* out) {
+    cvml_mem_free(out->values);
+    cvml_mem_free(out->offsets);
+    out->count = json_count(v);
+    out->present = true;
+    size_t total = 0;
+    for (int32_t i = 0; i < out->count; ++i)
+        total += static_cast<size_t>(json_count(json_at(v, i)));
+    out->values = static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * (total + 1)));
+    out->offsets = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
+    if (!out->values || !out->offsets) return out_of_memory();
+    int32_t next = 0;
+    for (int32_t i = 0; i < out->count; ++i) {
+        const json_value* shape = json_at(v, i);
+        out->offsets[i] = next;
+        for (int32_t d = 0; d < json_count(shape); ++d)
+            out->values[next++] = json_int(json_at(shape, d));
+    }
+    out->offsets[out->count] = next;
+    return CVML_OK;
+}
+
+void to_string_list(const json_value* v, string_list* out) {
+    out->begin = json_offset(v);
+    out->count = json_count(v);
+    out->present = true;
+}
+
+/* The decoded key of the member an iterator is at, in a piece of its own. */
+int member_key(const json_iter* it, json_doc* doc, const char** key) {
+    int rc = json_parse_range(it->text, it->key_begin, it->key_end, doc);
+    *key = rc ? "" : json_str(doc->root);
+    return rc;
+}
+
+/* One graph attribute, the member `key` spanning [begin, end). */
+int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin, size_t end) {
+    json_doc doc;
+    int rc = json_parse_range(f->text, begin, end, &doc);
+    if (rc) return rc;
+    const json_value* m = doc.root;
+    const json_value* v = nullptr;
+    if (key_is(key, "dltype")) {
+        rc = decode_graph_attr(m, key, "list_str", &v);
+        if (!rc) to_string_list(v, &f->dltype);
+    } else if (key_is(key, "storage_id")) {
+        rc = decode_graph_attr(m, key, "list_int", &v);
+        if (!rc) rc = to_int_list(v, &f->storage_id);
+    } else if (key_is(key, "shape")) {
+        rc = decode_graph_attr(m, key, "list_shape", &v);
+        if (!rc) rc = to_shape_list(v, &f->shape);
+    } else if (key_is(key, "device_index")) {
+        rc = decode_graph_attr(m, key, "list_int", &v);
+        if (!rc) rc = to_int_list(v, &f->device_index);
+    } else if (key_is(key, "precision")) {
+        rc = decode_graph_attr(m, key, "list_int", &v);
+        if (!rc) rc = to_int_list(v, &f->precision);
+    } else if (key_is(key, "op_attrs")) {
+        rc = decode_graph_attr(m, key, "list_str", &v);
+        if (!rc) to_string_list(v, &f->op_attrs);
+    } else if (key_is(key, "dtype")) {
+        rc = decode_graph_attr(m, key, "", &v);
+    } else {
+        rc = cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", key);
+    }
+    json_free(&doc);
+    return rc;
+}
+
+int decode_graph_attrs(file_graph* f, size_t begin) {
+    int type = json_type_at(f->text, f->size, begin);
+    if (type != JSON_OBJECT)
+        return type_error_at(json_value_start(f->text, f->size, begin), type, "attrs", "an object");
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, begin);
+    while (json_iter_next(&it)) {
+        json_doc key_doc;
+        const char* key = nullptr;
+        int rc = member_key(&it, &key_doc, &key);
+        if (!rc) rc = decode_graph_attr_piece(f, key, it.begin, it.end);
+        json_free(&key_doc);
+        if (rc) return rc;
+    }
+    if (!f->storage_id.present || !f->shape.present || !f->op_attrs.present)
+        return cvml_fail(CVML_ERR_LOGIC, "graph attrs: missing %s",
+                         !f->storage_id.present ? "storage_id"
+                         : !f->shape.present    ? "shape"
+                                                : "op_attrs");
+    return CVML_OK;
+}
+
+int decode_nodes(file_graph* f, size_t begin) {
+    int type = json_type_at(f->text, f->size, begin);
+    if (type != JSON_ARRAY)
+        return type_error_at(json_value_start(f->text, f->size, begin), type, "nodes", "an array");
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, begin);
+    int32_t count = 0;
+    while (json_iter_next(&it)) ++count;
+    // A later "nodes" replaces an earlier one (upstream's reader).
+    cvml_mem_free(f->nodes);
+    f->strings_used = f->inputs_used = 0;
+    f->nodes =
+        static_cast<file_node*>(cvml_mem_calloc(static_cast<size_t>(count) + 1, sizeof(file_node)));
+    if (!f->nodes) return out_of_memory();
+    f->node_count = count;
+    json_iter_start(&it, f->text, f->size, begin);
+    int rc = CVML_OK;
+    for (int32_t k = 0; !rc && json_iter_next(&it); ++k)
+        rc = decode_node_piece(f, it.begin, it.end, k);
+    return rc;
+}
+
+/* A member whose value is one piece: its tree, checked and kept compact. */
+int decode_list_member(file_graph* f, const char* key, size_t begin, size_t end) {
+    json_doc doc;
+    int rc = json_parse_range(f->text, begin, end, &doc);
+    if (rc) return rc;
+    const json_value* m = doc.root;
+    if (key_is(key, "arg_nodes")) {
+        rc = require_int_array(m, "arg_nodes");
+        if (!rc) rc = to_int_list(m, &f->arg_nodes);
+    } else if (key_is(key, "node_row_ptr")) {
+        rc = require_int_array(m, "node_row_ptr");
+        if (!rc) rc = to_int_list(m, &f->node_row_ptr);
+    } else if (key_is(key, "heads")) {
+        rc = require_entries(m, "heads");
+        if (!rc) rc = to_entry_list(m, &f->heads);
+    } else {  // version, postprocess
+        bool is_version = key_is(key, "version");
+        char** out = is_version ? &f->version : &f->postprocess;
+        if (json_type(m) != JSON_STRING) {
+            rc = type_error(m, is_version ? "version" : "postprocess", "a string");
         } else {
-            return cvml_fail(CVML_ERR_RUNTIME, "key '%s' in json is not supported", key);
+            cvml_mem_free(*out);
+            *out = ir_strdup(json_str(m));
+            if (!*out) rc = out_of_memory();
         }
+    }
+    json_free(&doc);
+    return rc;
+}
+
+int decode(file_graph* f) {
+    int type = json_type_at(f->text, f->size, 0);
+    if (type != JSON_OBJECT)
+        return type_error_at(json_value_start(f->text, f->size, 0), type, "the graph", "an object");
+    bool have_nodes = false, have_heads = false, have_attrs = false;
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, 0);
+    while (json_iter_next(&it)) {
+        json_doc key_doc;
+        const char* key = nullptr;
+        int rc = member_key(&it, &key_doc, &key);
+        if (rc) {
+        } else if (key_is(key, "nodes")) {
+            rc = decode_nodes(f, it.begin);
+            have_nodes = true;
+        } else if (key_is(key, "attrs")) {
+            rc = decode_graph_attrs(f, it.begin);
+            have_attrs = true;
+        } else if (key_is(key, "arg_nodes") || key_is(key, "node_row_ptr") ||
+                   key_is(key, "heads") || key_is(key, "version") || key_is(key, "postprocess")) {
+            rc = decode_list_member(f, key, it.begin, it.end);
+            have_heads = have_heads || key_is(key, "heads");
+        } else {
+            rc = cvml_fail(CVML_ERR_RUNTIME, "key '%s' in json is not supported", key);
+        }
+        json_free(&key_doc);
         if (rc) return rc;
     }
     if (!have_nodes || !have_heads || !have_attrs)
@@ -291,8 +545,24 @@ int decode(const json_value* root, file_graph* f) {
     return CVML_OK;
 }
 
-int64_t item(const json_value* list, int32_t i) {
-    return json_int(json_at(list, i));
+/* Decodes the strings of a list one at a time: each is a piece of its own. */
+struct string_reader {
+    json_iter it;
+    json_doc doc;
+};
+
+void string_reader_start(string_reader* r, const file_graph* f, const string_list* list) {
+    json_iter_start(&r->it, f->text, f->size, list->begin);
+    memset(&r->doc, 0, sizeof r->doc);
+}
+
+/* The next string of the list (it has one: the list was counted); "" when out of memory,
+ * with the error set and *rc non-zero. */
+const char* string_reader_next(string_reader* r, int* rc) {
+    json_free(&r->doc);
+    json_iter_next(&r->it);
+    *rc = json_parse_range(r->it.text, r->it.begin, r->it.end, &r->doc);
+    return *rc ? "" : json_str(r->doc.root);
 }
 
 /* last[i] = 1 where member i of the object is the last of its key. */
@@ -360,21 +630,21 @@ int parse_op_attrs(const char* text, ir_node* node) {
 /* Entry id of [node, index] through the FILE's node_row_ptr, as upstream's storage
  * reuse check computes it before the version branch (D4: absent is refused). */
 int file_eid(const file_graph* f, int64_t node, int64_t index, int64_t* eid) {
-    const json_value* rp = f->node_row_ptr;
-    if (node < 0 || node >= json_count(rp) || index < 0 || index > UINT32_MAX)
+    const int_list* rp = &f->node_row_ptr;
+    if (node < 0 || node >= rp->count || index < 0 || index > UINT32_MAX)
         return cvml_fail(CVML_ERR_LOGIC, "entry [%lld, %lld] is outside node_row_ptr",
                          static_cast<long long>(node), static_cast<long long>(index));
-    *eid = item(rp, static_cast<int32_t>(node)) + index;
-    if (*eid < 0 || *eid >= json_count(f->storage_id))
+    *eid = rp->values[node] + index;
+    if (*eid < 0 || *eid >= f->storage_id.count)
         return cvml_fail(CVML_ERR_LOGIC,
                          "entry [%lld, %lld] gives entry id %lld, outside 0..%" PRId32,
                          static_cast<long long>(node), static_cast<long long>(index),
-                         static_cast<long long>(*eid), json_count(f->storage_id) - 1);
+                         static_cast<long long>(*eid), f->storage_id.count - 1);
     return CVML_OK;
 }
 
 int check_storage_reuse(const file_graph* f, ir_graph* g) {
-    if (!f->node_row_ptr)
+    if (!f->node_row_ptr.present)
         // D4: upstream reads node_row_ptr here before any version logic and crashes.
         return cvml_fail(CVML_ERR_LOGIC, "graph JSON: node_row_ptr is required");
     for (int32_t n = 0; n < f->node_count; ++n) {
@@ -384,13 +654,13 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
             int64_t out_eid = 0;
             int rc = file_eid(f, n, o, &out_eid);
             if (rc) return graph_node_error(node, rc);
-            int64_t out_sid = item(f->storage_id, static_cast<int32_t>(out_eid));
-            const json_value* in = f->nodes[n].inputs;
-            for (int32_t k = 0; k < json_count(in); ++k) {
+            int64_t out_sid = f->storage_id.values[out_eid];
+            const entry* in = node_inputs(f, n);
+            for (int32_t k = 0; k < f->nodes[n].input_count; ++k) {
                 int64_t in_eid = 0;
-                rc = file_eid(f, item(json_at(in, k), 0), item(json_at(in, k), 1), &in_eid);
+                rc = file_eid(f, in[k].node, in[k].index, &in_eid);
                 if (rc) return graph_node_error(node, rc);
-                if (item(f->storage_id, static_cast<int32_t>(in_eid)) == out_sid)
+                if (f->storage_id.values[in_eid] == out_sid)
                     return graph_node_error(node, cvml_fail(CVML_ERR_LOGIC,
                                                             "input %" PRId32 " and output %" PRId32
                                                             " use the same storage_id %lld",
@@ -402,19 +672,20 @@ int check_storage_reuse(const file_graph* f, ir_graph* g) {
 }
 
 int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
-    if (json_count(f->shape) != entries)
+    if (f->shape.count != entries)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute shape size: %" PRId32 ", expected %" PRId32,
-                         json_count(f->shape), entries);
+                         f->shape.count, entries);
     for (int32_t i = 0; i < entries; ++i) {
-        const json_value* s = json_at(f->shape, i);
-        if (json_count(s) < 1 || json_count(s) > CVML_MAX_DIMS)
+        const int64_t* s = f->shape.values + f->shape.offsets[i];
+        int32_t ndim = f->shape.offsets[i + 1] - f->shape.offsets[i];
+        if (ndim < 1 || ndim > CVML_MAX_DIMS)
             return cvml_fail(CVML_ERR_LOGIC,
                              "shape of entry %" PRId32 ": ndim should be in (0, 6], but %" PRId32,
-                             i, json_count(s));
+                             i, ndim);
         int64_t size = 1;
-        for (int32_t d = 0; d < json_count(s); ++d) {
-            int64_t x = item(s, d);
+        for (int32_t d = 0; d < ndim; ++d) {
+            int64_t x = s[d];
             if (x < 1 || x > kMaxDim)
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "shape of entry %" PRId32
@@ -428,19 +699,19 @@ int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
                                  i, static_cast<long long>(size));
         }
     }
-    int32_t pcount = f->precision ? json_count(f->precision) : 0;
+    int32_t pcount = f->precision.present ? f->precision.count : 0;
     if (pcount != entries)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute precision size: %" PRId32 ", expected %" PRId32, pcount,
                          entries);
     for (int32_t i = 0; i < entries; ++i) {
-        int64_t p = item(f->precision, i);
+        int64_t p = f->precision.values[i];
         if (p != -1 && (p < 1 || p > 32))
             return cvml_fail(CVML_ERR_LOGIC,
                              "precision of entry %" PRId32 " should be -1 or in (0, 32], but %lld",
                              i, static_cast<long long>(p));
     }
-    if (f->device_index && json_count(f->device_index) != 0)
+    if (f->device_index.present && f->device_index.count != 0)
         return cvml_fail(CVML_ERR_LOGIC, "graph attribute device_index must be empty");
     return CVML_OK;
 }
@@ -451,38 +722,44 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
     if (strcmp(version, "cvm_1.0.0") != 0)
         return cvml_fail(CVML_ERR_RUNTIME, "graph version %s not supported", version);
     int32_t entries = row_ptr[f->node_count];
-    int32_t dcount = f->dltype ? json_count(f->dltype) : 0;
+    int32_t dcount = f->dltype.present ? f->dltype.count : 0;
     if (dcount != entries)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute dltype size: %" PRId32 ", expected %" PRId32, dcount,
                          entries);
-    for (int32_t i = 0; i < entries; ++i)
-        if (strcmp(json_str(json_at(f->dltype, i)), "int32") != 0)
-            return cvml_fail(CVML_ERR_LOGIC,
-                             "dltype of entry %" PRId32 ": type %s is not supported", i,
-                             json_str(json_at(f->dltype, i)));
-    if (json_count(f->node_row_ptr) != f->node_count + 1)
+    string_reader dltypes;
+    string_reader_start(&dltypes, f, &f->dltype);
+    int rc = CVML_OK;
+    for (int32_t i = 0; i < entries && !rc; ++i) {
+        const char* type = string_reader_next(&dltypes, &rc);
+        if (!rc && strcmp(type, "int32") != 0)
+            rc = cvml_fail(CVML_ERR_LOGIC, "dltype of entry %" PRId32 ": type %s is not supported",
+                           i, type);
+    }
+    json_free(&dltypes.doc);
+    if (rc) return rc;
+    if (f->node_row_ptr.count != f->node_count + 1)
         return cvml_fail(CVML_ERR_LOGIC, "node_row_ptr's size: %" PRId32 ", expected %" PRId32,
-                         json_count(f->node_row_ptr), f->node_count + 1);
+                         f->node_row_ptr.count, f->node_count + 1);
     for (int32_t i = 0; i <= f->node_count; ++i)
-        if (item(f->node_row_ptr, i) != row_ptr[i])
+        if (f->node_row_ptr.values[i] != row_ptr[i])
             return cvml_fail(CVML_ERR_LOGIC,
                              "node_row_ptr is invalid at index %" PRId32
                              " with value %lld, expected %" PRId32,
-                             i, static_cast<long long>(item(f->node_row_ptr, i)), row_ptr[i]);
+                             i, static_cast<long long>(f->node_row_ptr.values[i]), row_ptr[i]);
     int32_t vars = 0;
     for (int32_t i = 0; i < f->node_count; ++i) vars += f->nodes[i].is_var;
-    int32_t acount = f->arg_nodes ? json_count(f->arg_nodes) : 0;
+    int32_t acount = f->arg_nodes.present ? f->arg_nodes.count : 0;
     if (acount != vars)
         return cvml_fail(CVML_ERR_LOGIC, "arg_nodes' size: %" PRId32 ", expected %" PRId32, acount,
                          vars);
     for (int32_t i = 0, k = 0; i < f->node_count; ++i) {
         if (!f->nodes[i].is_var) continue;
-        if (item(f->arg_nodes, k) != i)
+        if (f->arg_nodes.values[k] != i)
             return cvml_fail(CVML_ERR_LOGIC,
                              "arg_nodes is invalid at index %" PRId32
                              " with value %lld, expected %" PRId32,
-                             k, static_cast<long long>(item(f->arg_nodes, k)), i);
+                             k, static_cast<long long>(f->arg_nodes.values[k]), i);
         ++k;
     }
     return CVML_OK;
@@ -491,18 +768,18 @@ int check_version(const file_graph* f, const int32_t* row_ptr) {
 /* Upstream compares every arg node's name with the earlier ones; the same first
  * failure (a node out of range, or a name seen before) is found here in O(n log n). */
 int check_arg_names(const file_graph* f) {
-    if (!f->arg_nodes) return CVML_OK;
-    int32_t count = json_count(f->arg_nodes);
+    if (!f->arg_nodes.present) return CVML_OK;
+    int32_t count = f->arg_nodes.count;
     int32_t valid = count;  // arg nodes before the first out-of-range one
     for (int32_t i = 0; i < count && valid == count; ++i) {
-        int64_t a = item(f->arg_nodes, i);
+        int64_t a = f->arg_nodes.values[i];
         if (a < 0 || a >= f->node_count) valid = i;
     }
     name_entry* entries = static_cast<name_entry*>(
         cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(valid) + 1)));
     if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < valid; ++i) {
-        const char* name = f->nodes[item(f->arg_nodes, i)].name;
+        const char* name = node_name(f, static_cast<int32_t>(f->arg_nodes.values[i]));
         entries[i] = {name, strlen(name), i};
     }
     name_index index;
@@ -512,51 +789,65 @@ int check_arg_names(const file_graph* f) {
     name_index_free(&index);
     if (duplicate)
         return cvml_fail(CVML_ERR_RUNTIME, "node name %s duplicated in graph",
-                         f->nodes[item(f->arg_nodes, second)].name);
+                         node_name(f, static_cast<int32_t>(f->arg_nodes.values[second])));
     if (valid < count)
         return cvml_fail(CVML_ERR_LOGIC, "arg_nodes[%" PRId32 "] = %lld is not a node", valid,
-                         static_cast<long long>(item(f->arg_nodes, valid)));
+                         static_cast<long long>(f->arg_nodes.values[valid]));
     return CVML_OK;
+}
+
+/* Node n of the file as an IR node with its operator and attributes (3.3); op_attrs
+ * is its entry of the op_attrs list. */
+int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) {
+    int32_t ni = ir_graph_add_node(g, node_name(f, n));
+    if (ni < 0) return CVML_ERR_RUNTIME;
+    ir_node* node = g->nodes[ni];
+    if (f->nodes[n].is_var) return CVML_OK;
+    const char* func_name = node_func_name(f, n);
+    node->op_name = ir_strdup(func_name ? func_name : "");
+    if (!node->op_name) return out_of_memory();
+    // The input count is checked by graph_prepare_node; the tensors come later.
+    int32_t zeros[4] = {0, 0, 0, 0};
+    int32_t count = f->nodes[n].input_count;
+    int32_t* tmp =
+        count <= 4 ? zeros : static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(count), 4));
+    if (!tmp) return out_of_memory();
+    int rc = ir_node_set_inputs(node, tmp, count);
+    if (tmp != zeros) cvml_mem_free(tmp);
+    if (rc) return rc;
+    // Op::Get comes before the attribute string is read (an unknown operator with
+    // broken attributes is "not registered").
+    char stripped[128];
+    op_strip_suffix(node->op_name, stripped, sizeof stripped);
+    if (!op_registry_find(stripped))
+        return graph_node_error(node, registry_operator_missing(stripped));
+    rc = parse_op_attrs(op_attrs, node);
+    if (!rc) rc = graph_prepare_node(g, node);
+    return rc;
+}
+
+int add_nodes(const file_graph* f, ir_graph* g) {
+    string_reader op_attrs;
+    string_reader_start(&op_attrs, f, &f->op_attrs);
+    int rc = CVML_OK;
+    for (int32_t n = 0; n < f->node_count && !rc; ++n) {
+        const char* text = string_reader_next(&op_attrs, &rc);
+        if (!rc) rc = add_node(f, n, text, g);
+    }
+    json_free(&op_attrs.doc);
+    return rc;
 }
 
 /* PrepareGraphWithVersion, then the IR. */
 int build(const file_graph* f, ir_graph* g) {
     int rc = check_arg_names(f);
     if (rc) return rc;
-    if (json_count(f->op_attrs) != f->node_count)
+    if (f->op_attrs.count != f->node_count)
         return cvml_fail(CVML_ERR_LOGIC,
                          "graph attribute op_attrs size: %" PRId32 ", expected %" PRId32,
-                         json_count(f->op_attrs), f->node_count);
-
-    // Nodes with their operators and attributes (3.3).
-    int32_t zeros[4] = {0, 0, 0, 0};
-    for (int32_t n = 0; n < f->node_count; ++n) {
-        const file_node* fn = &f->nodes[n];
-        int32_t ni = ir_graph_add_node(g, fn->name);
-        if (ni < 0) return CVML_ERR_RUNTIME;
-        ir_node* node = g->nodes[ni];
-        if (fn->is_var) continue;
-        node->op_name = ir_strdup(fn->func_name ? fn->func_name : "");
-        if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        // The input count is checked by graph_prepare_node; the tensors come later.
-        int32_t count = json_count(fn->inputs);
-        int32_t* tmp = count <= 4
-                           ? zeros
-                           : static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(count), 4));
-        if (!tmp) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        rc = ir_node_set_inputs(node, tmp, count);
-        if (tmp != zeros) cvml_mem_free(tmp);
-        if (rc) return rc;
-        // Op::Get comes before the attribute string is read (an unknown operator with
-        // broken attributes is "not registered").
-        char stripped[128];
-        op_strip_suffix(node->op_name, stripped, sizeof stripped);
-        if (!op_registry_find(stripped))
-            return graph_node_error(node, registry_operator_missing(stripped));
-        rc = parse_op_attrs(json_str(json_at(f->op_attrs, n)), node);
-        if (!rc) rc = graph_prepare_node(g, node);
-        if (rc) return rc;
-    }
+                         f->op_attrs.count, f->node_count);
+    rc = add_nodes(f, g);
+    if (rc) return rc;
 
     // Entries (3.4): row pointers recomputed from the registry's output counts.
     int32_t* row_ptr = static_cast<int32_t*>(
@@ -569,24 +860,24 @@ int build(const file_graph* f, ir_graph* g) {
     }
     row_ptr[f->node_count] = static_cast<int32_t>(entries);
 
-    if (json_count(f->storage_id) != entries)
+    if (f->storage_id.count != entries)
         rc =
             cvml_fail(CVML_ERR_LOGIC, "graph attribute storage_id size: %" PRId32 ", expected %lld",
-                      json_count(f->storage_id), static_cast<long long>(entries));
-    for (int32_t i = 0; !rc && i < json_count(f->storage_id); ++i)
-        if (item(f->storage_id, i) < 0)
+                      f->storage_id.count, static_cast<long long>(entries));
+    for (int32_t i = 0; !rc && i < f->storage_id.count; ++i)
+        if (f->storage_id.values[i] < 0)
             rc = cvml_fail(CVML_ERR_LOGIC,
                            "storage id of entry %" PRId32 " should not be less than 0, but %lld", i,
-                           static_cast<long long>(item(f->storage_id, i)));
+                           static_cast<long long>(f->storage_id.values[i]));
     if (!rc) rc = check_storage_reuse(f, g);
     if (!rc) rc = check_shapes_and_precisions(f, static_cast<int32_t>(entries));
     if (!rc) rc = check_version(f, row_ptr);
 
     // Topological order (3.8) with the recomputed row pointers.
     for (int32_t n = 0; !rc && n < f->node_count; ++n) {
-        const json_value* in = f->nodes[n].inputs;
-        for (int32_t k = 0; !rc && k < json_count(in); ++k) {
-            int64_t src = item(json_at(in, k), 0), index = item(json_at(in, k), 1);
+        const entry* in = node_inputs(f, n);
+        for (int32_t k = 0; !rc && k < f->nodes[n].input_count; ++k) {
+            int64_t src = in[k].node, index = in[k].index;
             int64_t eid = src >= 0 && src < f->node_count && index >= 0 && index <= UINT32_MAX
                               ? row_ptr[src] + index
                               : INT64_MAX;
@@ -616,31 +907,30 @@ int build(const file_graph* f, ir_graph* g) {
                 break;
             }
             ir_tensor* t = g->tensors[ti];
-            const json_value* s = json_at(f->shape, ti);
-            t->ndim = json_count(s);
-            for (int32_t d = 0; d < json_count(s); ++d) t->dims[d] = item(s, d);
-            t->precision = static_cast<int32_t>(item(f->precision, ti));
-            t->storage_id = static_cast<int32_t>(item(f->storage_id, ti));
+            const int64_t* s = f->shape.values + f->shape.offsets[ti];
+            t->ndim = f->shape.offsets[ti + 1] - f->shape.offsets[ti];
+            for (int32_t d = 0; d < t->ndim; ++d) t->dims[d] = s[d];
+            t->precision = static_cast<int32_t>(f->precision.values[ti]);
+            t->storage_id = static_cast<int32_t>(f->storage_id.values[ti]);
             t->kind = !node->op ? (strcmp(node->name, "data") == 0 ? TENSOR_INPUT : TENSOR_CONST)
                                 : TENSOR_VAR;
             if (t->kind == TENSOR_CONST) t->file_bits = 32;
             rc = ir_node_add_output(g, node, ti);
         }
         if (!rc && node->op) {
-            const json_value* in = f->nodes[n].inputs;
-            for (int32_t k = 0; k < json_count(in); ++k)
-                node->inputs[k] = row_ptr[item(json_at(in, k), 0)] +
-                                  static_cast<int32_t>(item(json_at(in, k), 1));
+            const entry* in = node_inputs(f, n);
+            for (int32_t k = 0; k < f->nodes[n].input_count; ++k)
+                node->inputs[k] = row_ptr[in[k].node] + static_cast<int32_t>(in[k].index);
         }
     }
 
     // Heads: an out-of-range head is upstream UB; refuse it.
-    if (!rc && json_count(f->heads) > 0) {
+    if (!rc && f->heads.count > 0) {
         g->outputs = static_cast<int32_t*>(
-            cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(json_count(f->heads))));
+            cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(f->heads.count)));
         if (!g->outputs) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        for (int32_t i = 0; !rc && i < json_count(f->heads); ++i) {
-            int64_t src = item(json_at(f->heads, i), 0), index = item(json_at(f->heads, i), 1);
+        for (int32_t i = 0; !rc && i < f->heads.count; ++i) {
+            int64_t src = f->heads.values[i].node, index = f->heads.values[i].index;
             int64_t eid = src >= 0 && src < f->node_count && index >= 0 && index <= UINT32_MAX
                               ? row_ptr[src] + index
                               : INT64_MAX;
@@ -694,15 +984,17 @@ int check_variable_names(const ir_graph* g) {
 }  // namespace
 
 int cvm_read_graph(const char* json, size_t size, ir_graph* g) {
-    json_doc doc;
-    int rc = json_parse(json, size, &doc);
+    // The syntax of the whole first (its errors come before any other), then the
+    // document piece by piece.
+    int rc = json_check(json, size);
     file_graph f;
     memset(&f, 0, sizeof f);
-    if (!rc) rc = decode(doc.root, &f);
+    f.text = json;
+    f.size = size;
+    if (!rc) rc = decode(&f);
     if (!rc) rc = build(&f, g);
     if (!rc) rc = set_model_facts(&f, g);
-    cvml_mem_free(f.nodes);
-    json_free(&doc);
+    free_file_graph(&f);
     if (!rc) rc = check_variable_names(g);
     if (!rc) {
         for (int32_t i = 0; i < g->tensor_count && !rc; ++i) {

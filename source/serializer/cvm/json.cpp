@@ -368,30 +368,66 @@ size_t tree_bytes(const tree_size* t) {
     return (t->slots + 1) * sizeof(json_value) + t->wide * sizeof(int64_t) + t->string_bytes;
 }
 
-}  // namespace
-
-int json_parse(const char* text, size_t size, json_doc* doc) {
-    return json_parse_ex(text, size, 0, doc);
+/* Characters a checked scalar (number or literal) ends at. */
+bool ends_scalar(char c) {
+    return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
-    memset(doc, 0, sizeof *doc);
+size_t skip_ws_from(const char* s, size_t n, size_t pos) {
+    while (pos < n && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r')) ++pos;
+    return pos;
+}
+
+/* The end of the value starting at `pos` of a document whose syntax was checked: the
+ * brackets balance and every string is closed, so counting them is enough. */
+size_t skip_checked_value(const char* s, size_t n, size_t pos) {
+    int64_t depth = 0;
+    do {
+        char c = s[pos];
+        if (c == '"') {
+            for (++pos; s[pos] != '"'; pos += s[pos] == '\\' ? 2 : 1) {
+            }
+            ++pos;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+            ++pos;
+        } else if (c == '}' || c == ']') {
+            --depth;
+            ++pos;
+        } else if (depth == 0) {
+            while (pos < n && !ends_scalar(s[pos])) ++pos;
+        } else {
+            ++pos;
+        }
+    } while (depth > 0 && pos < n);
+    return pos;
+}
+
+/* The syntax pass over [begin, end) of text: counts the tree, or fails as json_parse. */
+int count_tree(const char* text, size_t begin, size_t end, int standard, tree_size* counted) {
+    memset(counted, 0, sizeof *counted);
     if (!text) return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: no input");
-    if (size > JSON_MAX_DOCUMENT)
+    if (end > JSON_MAX_DOCUMENT)
         return cvml_fail(CVML_ERR_RUNTIME,
                          "graph JSON: %" CVML_PRIuSIZE
                          " bytes, more than the %u a document may have (D7)",
-                         size, JSON_MAX_DOCUMENT);
-    tree_size counted;
-    memset(&counted, 0, sizeof counted);
-    parser p = {text, size, 0, standard, &counted, nullptr};
+                         end, JSON_MAX_DOCUMENT);
+    parser p = {text, end, begin, standard, counted, nullptr};
     int rc = parse_document(&p, nullptr);
-    size_t bytes = tree_bytes(&counted);
+    size_t bytes = tree_bytes(counted);
     if (!rc && bytes > JSON_MAX_TREE)
         rc = cvml_fail(CVML_ERR_RUNTIME,
                        "graph JSON: its tree needs %" CVML_PRIuSIZE
                        " bytes, more than the %u allowed (D7)",
                        bytes, JSON_MAX_TREE);
+    return rc;
+}
+
+int parse_range(const char* text, size_t begin, size_t end, int standard, json_doc* doc) {
+    memset(doc, 0, sizeof *doc);
+    tree_size counted;
+    int rc = count_tree(text, begin, end, standard, &counted);
+    size_t bytes = tree_bytes(&counted);
     char* block = nullptr;
     if (!rc) {
         block = static_cast<char*>(cvml_mem_alloc(bytes));
@@ -406,7 +442,7 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
         out.next_slot = 1;  // the root
         out.wide = reinterpret_cast<int64_t*>(block + (counted.slots + 1) * sizeof(json_value));
         out.strings = reinterpret_cast<char*>(out.wide + counted.wide);
-        parser second = {text, size, 0, standard, &counted, &out};
+        parser second = {text, end, begin, standard, &counted, &out};
         rc = parse_document(&second, out.slots);
     }
     cvml_mem_free(counted.counts);
@@ -418,6 +454,71 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
     doc->root = reinterpret_cast<json_value*>(block);
     doc->tree_bytes = bytes;
     return CVML_OK;
+}
+
+}  // namespace
+
+int json_parse(const char* text, size_t size, json_doc* doc) {
+    return parse_range(text, 0, size, 0, doc);
+}
+
+int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
+    return parse_range(text, 0, size, standard, doc);
+}
+
+int json_check(const char* text, size_t size) {
+    tree_size counted;
+    int rc = count_tree(text, 0, size, 0, &counted);
+    cvml_mem_free(counted.counts);
+    return rc;
+}
+
+int json_parse_range(const char* text, size_t begin, size_t end, json_doc* doc) {
+    return parse_range(text, begin, end, 0, doc);
+}
+
+size_t json_value_start(const char* text, size_t size, size_t pos) {
+    return skip_ws_from(text, size, pos);
+}
+
+int json_type_at(const char* text, size_t size, size_t pos) {
+    pos = skip_ws_from(text, size, pos);
+    char c = pos < size ? text[pos] : '\0';
+    return c == '{'               ? JSON_OBJECT
+           : c == '['             ? JSON_ARRAY
+           : c == '"'             ? JSON_STRING
+           : c == 't' || c == 'f' ? JSON_BOOL
+           : c == 'n'             ? JSON_NULL
+                                  : JSON_NUMBER;
+}
+
+void json_iter_start(json_iter* it, const char* text, size_t size, size_t pos) {
+    memset(it, 0, sizeof *it);
+    it->text = text;
+    it->size = size;
+    pos = skip_ws_from(text, size, pos);
+    it->close = pos < size && text[pos] == '{' ? '}' : ']';
+    it->pos = pos + 1;
+}
+
+int json_iter_next(json_iter* it) {
+    const char* s = it->text;
+    size_t n = it->size;
+    size_t p = skip_ws_from(s, n, it->pos);
+    if (p < n && s[p] == ',') p = skip_ws_from(s, n, p + 1);
+    if (p >= n || s[p] == it->close) {
+        it->pos = p;
+        return 0;
+    }
+    if (it->close == '}') {
+        it->key_begin = p;
+        it->key_end = p = skip_checked_value(s, n, p);
+        p = skip_ws_from(s, n, p) + 1;  // the ':'
+        p = skip_ws_from(s, n, p);
+    }
+    it->begin = p;
+    it->end = it->pos = skip_checked_value(s, n, p);
+    return 1;
 }
 
 void json_free(json_doc* doc) {

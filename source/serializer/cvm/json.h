@@ -84,3 +84,33 @@ const char* json_key_at(const json_value* object, int32_t i);
 const json_value* json_get(const json_value* object, const char* key);
 /* Type names for messages. */
 const char* json_type_name(int type);
+
+/* Reading a document in pieces, so that no tree of the whole is ever held: a graph's
+ * reader keeps only what it needs of each piece, and a microcontroller's heap never
+ * holds the tree of a 120 KB graph (docs/embedded.md).
+ * - json_check() is json_parse()'s syntax pass alone: the same errors and limits (the
+ *   whole tree's size included), nothing kept.
+ * - json_parse_range() builds the tree of the one value spanning [begin, end) of a
+ *   checked document; json_offset() and messages count from the document's start.
+ * - A json_iter walks the members of an object or the elements of an array of a
+ *   checked document as byte ranges, without a tree. */
+int json_check(const char* text, size_t size);
+int json_parse_range(const char* text, size_t begin, size_t end, json_doc* doc);
+/* The type of the value whose first byte (whitespace skipped) is at `pos`. */
+int json_type_at(const char* text, size_t size, size_t pos);
+/* Where that first byte is. */
+size_t json_value_start(const char* text, size_t size, size_t pos);
+
+typedef struct json_iter {
+    const char* text;
+    size_t size;
+    size_t pos;
+    char close;                /* '}' or ']' */
+    size_t key_begin, key_end; /* an object member's key, quotes included */
+    size_t begin, end;         /* the member's value or the element */
+} json_iter;
+
+/* Starts at the object or array whose first byte (whitespace skipped) is at `pos`. */
+void json_iter_start(json_iter* it, const char* text, size_t size, size_t pos);
+/* 1 with the next member's or element's ranges set, 0 after the last. */
+int json_iter_next(json_iter* it);

@@ -5,6 +5,7 @@
 #include "cuda_runtime.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ std::set<const CUstream_st*> g_streams;
 
 struct kernel_stats {
     uint64_t launches = 0, threads = 0, cooperative = 0;
+    uint64_t mma_launches = 0, mma_ops = 0; /* launches that ran mma.sync; warp mma.syncs */
 };
 std::map<std::string, kernel_stats> g_kernels; /* by name, template arguments dropped */
 
@@ -321,6 +323,23 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
     return copy(dst, src, bytes, kind, stream);
 }
 
+/* Device memory only, inside one live allocation; synchronous like the copies. */
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
+    EMU_LOCK;
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+    if (bytes == 0) return cudaSuccess;
+    if (!dst || !is_device(dst, bytes)) {
+        fprintf(stderr, "cuda-emu: memset of %zu bytes at %p: not device memory\n", bytes, dst);
+        return fail(cudaErrorInvalidValue);
+    }
+    memset(dst, value, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
+    return cudaMemsetAsync(dst, value, bytes, nullptr);
+}
+
 /* ---- streams ----------------------------------------------------------------------- */
 
 struct CUstream_st {
@@ -406,9 +425,13 @@ struct sim_thread {
     unsigned gen = 0; /* the warp barrier generation it arrived at */
 };
 
+/* The most bytes one lane hands to a warp collective (mma.sync's fragments: 40). */
+constexpr size_t kLaneBytes = 48;
+
 struct warp_state {
     unsigned arrived = 0, mask = 0, gen = 0;
-    uint64_t value[2][32]; /* by generation parity: a lane can be one barrier ahead */
+    /* By generation parity: a lane can be one collective ahead of a lane still reading. */
+    unsigned char value[2][32][kLaneBytes];
 };
 
 struct grid_run {
@@ -421,6 +444,7 @@ struct grid_run {
     bool reverse = false;
     bool coop = false;         /* a barrier was reached: blocks run as fibers */
     bool failed = false;       /* a fault: stop running */
+    uint64_t mma_lanes = 0;    /* lanes' mma.sync calls (32 per warp operation) */
     bool start_runner = false; /* what the next new fiber runs */
     uint64_t block_pos = 0;    /* in run order */
     unsigned thread_pos = 0;   /* plain mode, in run order */
@@ -704,31 +728,36 @@ void launch_run(const launch_site& site, dim3 grid, dim3 block, void (*body)(voi
     ++k.launches;
     k.threads += r.blocks * r.threads;
     k.cooperative += r.coop;
+    k.mma_launches += r.mma_lanes > 0;
+    k.mma_ops += r.mma_lanes / 32;
 }
 
-uint64_t shfl_down(unsigned int mask, uint64_t value, unsigned int delta, int width) {
-    grid_run& r = running("__shfl_down_sync");
-    if (!r.coop) make_cooperative(r);
+namespace {
+
+/* A warp collective: each lane of `mask` deposits `bytes` bytes and waits until every
+ * lane of the mask has; returns the deposits of the warp's 32 lanes (lane l at
+ * l * kLaneBytes), valid until this lane's next collective. */
+const unsigned char* warp_exchange(grid_run& r, unsigned mask, const void* mine, size_t bytes,
+                                   const char* what) {
     char buf[256];
     const unsigned t = r.current, lane = t % 32, w = t / 32;
     const unsigned lanes = r.threads - w * 32 < 32 ? r.threads - w * 32 : 32;
     const unsigned existing = lanes == 32 ? ~0u : (1u << lanes) - 1;
-    if (width <= 0 || width > 32 || (width & (width - 1)) || !((mask >> lane) & 1u) ||
-        (mask & ~existing)) {
-        fault(cudaErrorLaunchFailure, "%s: __shfl_down_sync(mask %#x, width %d) from lane %u",
-              where(r, buf, sizeof buf), mask, width, lane);
+    if (!((mask >> lane) & 1u) || (mask & ~existing) || bytes > kLaneBytes) {
+        fault(cudaErrorLaunchFailure, "%s: %s with mask %#x from lane %u of %u",
+              where(r, buf, sizeof buf), what, mask, lane, lanes);
         abandon(r);
     }
     warp_state& ws = r.warps[w];
     if (ws.arrived && ws.mask != mask) {
-        fault(cudaErrorLaunchFailure, "%s: lanes of one warp shuffle with masks %#x and %#x",
-              where(r, buf, sizeof buf), ws.mask, mask);
+        fault(cudaErrorLaunchFailure, "%s: lanes of one warp meet at %s with masks %#x and %#x",
+              where(r, buf, sizeof buf), what, ws.mask, mask);
         abandon(r);
     }
     sim_thread& me = r.th[t];
     me.gen = ws.gen;
     ws.mask = mask;
-    ws.value[ws.gen & 1][lane] = value;
+    memcpy(ws.value[ws.gen & 1][lane], mine, bytes);
     ws.arrived |= 1u << lane;
     if (ws.arrived == mask) {
         ws.arrived = 0;
@@ -738,6 +767,22 @@ uint64_t shfl_down(unsigned int mask, uint64_t value, unsigned int delta, int wi
     } else {
         wait_here(r, T_WAIT_WARP);
     }
+    return &ws.value[r.th[t].gen & 1][0][0];
+}
+
+}  // namespace
+
+uint64_t shfl_down(unsigned int mask, uint64_t value, unsigned int delta, int width) {
+    grid_run& r = running("__shfl_down_sync");
+    if (!r.coop) make_cooperative(r);
+    char buf[256];
+    const unsigned lane = r.current % 32;
+    if (width <= 0 || width > 32 || (width & (width - 1))) {
+        fault(cudaErrorLaunchFailure, "%s: __shfl_down_sync(mask %#x, width %d) from lane %u",
+              where(r, buf, sizeof buf), mask, width, lane);
+        abandon(r);
+    }
+    const unsigned char* all = warp_exchange(r, mask, &value, sizeof value, "__shfl_down_sync");
     const unsigned seg = static_cast<unsigned>(width);
     if ((lane & (seg - 1)) + delta >= seg) return value;
     const unsigned src = lane + delta;
@@ -746,7 +791,55 @@ uint64_t shfl_down(unsigned int mask, uint64_t value, unsigned int delta, int wi
               where(r, buf, sizeof buf), src, mask);
         abandon(r);
     }
-    return ws.value[r.th[t].gen & 1][src];
+    uint64_t out;
+    memcpy(&out, all + src * kLaneBytes, sizeof out);
+    return out;
+}
+
+namespace {
+
+struct mma_fragments {
+    uint32_t a[4], b[2];
+    int32_t c[4];
+};
+
+/* Byte k % 4 of register `reg` (a word index into mma_fragments) of `lane`, as int8
+ * (little-endian: byte 0 is the register's low byte, as on a GPU). */
+int32_t byte_at(const unsigned char* all, unsigned lane, size_t reg, unsigned k) {
+    return static_cast<int8_t>(all[lane * kLaneBytes + reg * 4 + k % 4]);
+}
+
+/* A[row][k] of the m16n8k32 tile from the lanes' fragments (PTX ISA layout). */
+int32_t a_at(const unsigned char* all, unsigned row, unsigned k) {
+    const size_t reg = offsetof(mma_fragments, a) / 4 + (row >= 8 ? 1 : 0) + (k >= 16 ? 2 : 0);
+    return byte_at(all, 4 * (row % 8) + (k % 16) / 4, reg, k);
+}
+
+/* B[k][col] likewise. */
+int32_t b_at(const unsigned char* all, unsigned k, unsigned col) {
+    const size_t reg = offsetof(mma_fragments, b) / 4 + (k >= 16 ? 1 : 0);
+    return byte_at(all, 4 * col + (k % 16) / 4, reg, k);
+}
+
+}  // namespace
+
+void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], const int32_t c[4]) {
+    grid_run& r = running("mma.sync");
+    if (!r.coop) make_cooperative(r);
+    mma_fragments mine;
+    memcpy(mine.a, a, sizeof mine.a);
+    memcpy(mine.b, b, sizeof mine.b);
+    memcpy(mine.c, c, sizeof mine.c);
+    const unsigned char* all = warp_exchange(r, ~0u, &mine, sizeof mine, "mma.sync.m16n8k32");
+    ++r.mma_lanes;
+    const unsigned lane = r.current % 32, g = lane / 4, t = lane % 4;
+    for (unsigned i = 0; i < 4; ++i) {
+        const unsigned row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+        uint32_t acc = static_cast<uint32_t>(mine.c[i]);
+        for (unsigned k = 0; k < 32; ++k)
+            acc += static_cast<uint32_t>(a_at(all, row, k) * b_at(all, k, col));
+        d[i] = static_cast<int32_t>(acc);
+    }
 }
 
 }  // namespace cuda_emu
@@ -776,6 +869,17 @@ extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char**
     *launches = it->second.launches;
     *threads = it->second.threads;
     *cooperative = it->second.cooperative;
+    return 1;
+}
+
+extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_mma(int index, uint64_t* mma_launches,
+                                                        uint64_t* mma_ops) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (index < 0 || static_cast<size_t>(index) >= g_kernels.size()) return 0;
+    auto it = g_kernels.begin();
+    std::advance(it, index);
+    *mma_launches = it->second.mma_launches;
+    *mma_ops = it->second.mma_ops;
     return 1;
 }
 

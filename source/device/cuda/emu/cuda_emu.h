@@ -15,6 +15,10 @@ extern "C" {
  * the last kernel launched. */
 CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char** name, uint64_t* launches,
                                               uint64_t* threads, uint64_t* cooperative);
+/* Kernel `index` (as cvml_cuda_emu_kernel_stat): 1 and how many of its launches ran
+ * mma.sync (the tensor-core path), and its warp-wide mma.sync operations; 0 past the
+ * last kernel. */
+CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_mma(int index, uint64_t* mma_launches, uint64_t* mma_ops);
 /* Device memory and streams live now, and the most device memory ever live. */
 CUDA_EMU_EXPORT void cvml_cuda_emu_memory(uint64_t* allocations, uint64_t* bytes,
                                           uint64_t* peak_bytes, uint64_t* streams);

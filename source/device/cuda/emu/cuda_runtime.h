@@ -117,6 +117,8 @@ cudaError_t cudaFree(void* ptr);
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream = nullptr);
+cudaError_t cudaMemset(void* dst, int value, size_t bytes);
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream = nullptr);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
@@ -160,6 +162,16 @@ T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = war
     memcpy(&var, &bits, sizeof var);
     return var;
 }
+
+namespace cuda_emu {
+/* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 for the calling lane: a warp
+ * collective (all 32 lanes, full mask). Each lane passes its fragments in the PTX ISA's
+ * layout (groupID = lane / 4, t = lane % 4): a[0..3] hold A (16x32, row-major) bytes
+ * (row g, k 4t..4t+3), (g+8, 4t..), (g, 16+4t..), (g+8, 16+4t..); b[0..1] hold B (32x8)
+ * bytes (k 4t..4t+3, n g), (k 16+4t.., n g); c and d hold (g, 2t), (g, 2t+1),
+ * (g+8, 2t), (g+8, 2t+1). Sums wrap mod 2^32. */
+void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], const int32_t c[4]);
+}  // namespace cuda_emu
 
 /* ---- launches --------------------------------------------------------------------- */
 

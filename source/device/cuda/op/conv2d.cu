@@ -1,31 +1,28 @@
 /* conv2d on CUDA, byte-exact with the CPU kernel:
  * - groups == 1 (upstream's im2col + int8 GEMM path) casts input and weight values to
- *   int8 first. Both are repacked channel-innermost, padded to a multiple of 4 with
- *   zeros, so that __dp4a multiplies four int8 pairs at a time; a zero pad adds 0;
- * - groups > 1 (depthwise included) multiplies the int32 values as they are;
- * - every sum wraps mod 2^32 (uint32 here, dp4a's 32-bit add in hardware), so the
- *   order of the additions does not change the bytes.
- * One thread per output value, in the output's NCHW order. */
+ *   int8 first, and runs as an implicit GEMM on int8 tensor cores (igemm.cuh). The
+ *   weight is packed once, at prerun, from the host's constant; the input is packed
+ *   channel-innermost at each run (a weight computed by the graph too: OIHW is an image
+ *   batch of O images of C channels, KH x KW, so pack_input gives its rows);
+ * - groups > 1 (depthwise included) multiplies the int32 values as they are, a strip of
+ *   outputs per thread (conv_grouped.cuh);
+ * - every sum wraps mod 2^32, so the order of the additions does not change the bytes. */
+#include <limits.h>
 #include <stdlib.h>
 
+#include "conv_grouped.cuh"
 #include "cuda_kernel.h"
+#include "igemm.cuh"
 
 namespace {
 
-struct conv_geom {
-    int64_t n, c, h, w;    /* input */
-    int64_t o, ic, kh, kw; /* weight (o, c / groups, kh, kw) */
-    int64_t oh, ow;
-    int64_t sh, sw, ph, pw, dh, dw;
-    int64_t opg; /* output channels per group */
-    int64_t icw; /* groups == 1: 4-channel words per pixel of the packed input */
-};
+using conv_geom = grouped::geom;
 
 struct conv_state {
-    int32_t* x8; /* [n][h][w][icw] words of 4 int8 channels */
-    int32_t* w8; /* [o][kh][kw][icw] */
-    int w_packed;
-    int w_const; /* a constant weight is packed once, at the first run */
+    igemm::geom gemm;
+    int32_t* x8; /* the input packed: [n][h][w][c4] words of 4 int8 channels */
+    int32_t* w8; /* the weight packed: [o (padded)][(r, s, c4) padded] words */
+    int w_const; /* packed at prerun; else by pack_weight at each run */
 };
 
 /* The node's parameters, read once through the accessors. */
@@ -61,96 +58,83 @@ conv_geom make_geom(const conv_params* p, const cuda_tensor* x, const cuda_tenso
     g.dh = p->dilation.values[0];
     g.dw = p->dilation.values[1];
     g.opg = p->groups > 0 ? g.o / p->groups : 0;
-    g.icw = (g.ic + 3) / 4;
     return g;
+}
+
+bool fits_int32(int64_t v) {
+    return v >= INT32_MIN / 4 && v <= INT32_MAX / 4;
+}
+
+/* The GEMM's view of a groups == 1 conv; false when a size is past its int32 indices. */
+bool gemm_geom(const conv_geom& g, igemm::geom* out) {
+    const int64_t c4 = (g.c + 3) / 4, k_words = g.kh * g.kw * c4;
+    const int64_t sizes[] = {g.c,  g.h,  g.w,  g.o,  g.kh, g.kw,    g.ow,     g.sh,
+                             g.sw, g.ph, g.pw, g.dh, g.dw, k_words, g.h * g.w};
+    for (int64_t v : sizes)
+        if (!fits_int32(v)) return false;
+    igemm::geom& e = *out;
+    e.m = g.n * g.oh * g.ow;
+    e.pix = g.oh * g.ow;
+    e.n_out = static_cast<int32_t>(g.o);
+    e.k_words = static_cast<int32_t>(k_words);
+    e.k_pad = igemm::round_up(e.k_words, igemm::kTileK);
+    e.c = static_cast<int32_t>(g.c);
+    e.c4 = static_cast<int32_t>(c4);
+    e.h = static_cast<int32_t>(g.h);
+    e.w = static_cast<int32_t>(g.w);
+    e.kh = static_cast<int32_t>(g.kh);
+    e.kw = static_cast<int32_t>(g.kw);
+    e.ow = static_cast<int32_t>(g.ow);
+    e.sh = static_cast<int32_t>(g.sh);
+    e.sw = static_cast<int32_t>(g.sw);
+    e.ph = static_cast<int32_t>(g.ph);
+    e.pw = static_cast<int32_t>(g.pw);
+    e.dh = static_cast<int32_t>(g.dh);
+    e.dw = static_cast<int32_t>(g.dw);
+    return true;
 }
 
 __device__ __forceinline__ uint32_t byte_of(int32_t v, int k) {
     return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * k);
 }
 
-/* x8[n][h][w][c4] = the int8 casts of channels 4*c4 .. 4*c4+3 (0 past C). */
-__global__ void pack_input(const int32_t* x, int32_t* x8, conv_geom g, int64_t total) {
+/* x8[n][h][w][c4] = the int8 casts of channels 4*c4 .. 4*c4+3 (0 past C). Threads go
+ * pixel-fastest, so a warp reads each channel plane coalesced. */
+__global__ void pack_input(const int32_t* x, int32_t* x8, igemm::geom g, int64_t total) {
+    const int64_t hw = static_cast<int64_t>(g.h) * g.w;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t c4 = i % g.icw;
-        const int64_t pix = i / g.icw; /* (n * h + r) * w + s */
-        const int64_t n = pix / (g.h * g.w), hw = pix - n * g.h * g.w;
+        const int64_t p = i % hw, plane = i / hw; /* plane = n * c4 + c4 */
+        const int64_t c4 = plane % g.c4, n = plane / g.c4;
         uint32_t word = 0;
         for (int k = 0; k < 4; ++k) {
             const int64_t c = c4 * 4 + k;
-            if (c < g.c) word |= byte_of(x[(n * g.c + c) * g.h * g.w + hw], k);
+            if (c < g.c) word |= byte_of(x[(n * g.c + c) * hw + p], k);
         }
-        x8[i] = static_cast<int32_t>(word);
+        x8[(n * hw + p) * g.c4 + c4] = static_cast<int32_t>(word);
     }
 }
 
-/* w8[o][r][s][c4] likewise from the OIHW weight. */
-__global__ void pack_weight(const int32_t* w, int32_t* w8, conv_geom g, int64_t total) {
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t c4 = i % g.icw;
-        const int64_t rs = (i / g.icw) % (g.kh * g.kw);
-        const int64_t o = i / (g.icw * g.kh * g.kw);
-        uint32_t word = 0;
-        for (int k = 0; k < 4; ++k) {
-            const int64_t c = c4 * 4 + k;
-            if (c < g.ic) word |= byte_of(w[(o * g.ic + c) * g.kh * g.kw + rs], k);
-        }
-        w8[i] = static_cast<int32_t>(word);
-    }
-}
-
-__global__ void conv_dp4a(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
-                          conv_geom g, int64_t total) {
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t ox = i % g.ow;
-        const int64_t oy = (i / g.ow) % g.oh;
-        const int64_t o = (i / (g.ow * g.oh)) % g.o;
-        const int64_t n = i / (g.ow * g.oh * g.o);
-        int acc = bias ? bias[o] : 0;
-        for (int64_t r = 0; r < g.kh; ++r) {
-            const int64_t ih = oy * g.sh + r * g.dh - g.ph;
-            if (ih < 0 || ih >= g.h) continue;
-            for (int64_t s = 0; s < g.kw; ++s) {
-                const int64_t iw = ox * g.sw + s * g.dw - g.pw;
-                if (iw < 0 || iw >= g.w) continue;
-                const int32_t* xp = x8 + ((n * g.h + ih) * g.w + iw) * g.icw;
-                const int32_t* wp = w8 + ((o * g.kh + r) * g.kw + s) * g.icw;
-                for (int64_t c = 0; c < g.icw; ++c) acc = __dp4a(xp[c], wp[c], acc);
+/* The constant weight packed on the host, as pack_weight would, and uploaded. */
+int upload_packed_weight(const cuda_node_ctx* ctx, const igemm::geom& g, int32_t* w8) {
+    const cvml_ir_tensor* wt = cuda_ir->graph_tensor(ctx->graph, ctx->inputs[1]->index);
+    const size_t words = static_cast<size_t>(igemm::weight_words(g));
+    uint32_t* host = static_cast<uint32_t*>(calloc(words ? words : 1, sizeof(uint32_t)));
+    if (!host) return cuda_fail(CVML_ERR_RUNTIME, "conv2d: out of memory packing the weight");
+    const int64_t khw = static_cast<int64_t>(g.kh) * g.kw;
+    for (int64_t o = 0; o < g.n_out; ++o)
+        for (int64_t rs = 0; rs < khw; ++rs)
+            for (int64_t c = 0; c < g.c; ++c) {
+                const int32_t v = cuda_ir->tensor_const_value(wt, (o * g.c + c) * khw + rs);
+                host[o * g.k_pad + rs * g.c4 + c / 4] |=
+                    static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v)))
+                    << (8 * (c % 4));
             }
-        }
-        y[i] = acc;
-    }
-}
-
-__global__ void conv_direct(const int32_t* x, const int32_t* w, const int32_t* bias, int32_t* y,
-                            conv_geom g, int64_t total) {
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t ox = i % g.ow;
-        const int64_t oy = (i / g.ow) % g.oh;
-        const int64_t o = (i / (g.ow * g.oh)) % g.o;
-        const int64_t n = i / (g.ow * g.oh * g.o);
-        const int64_t c0 = (o / g.opg) * g.ic;
-        uint32_t acc = bias ? static_cast<uint32_t>(bias[o]) : 0u;
-        for (int64_t ic = 0; ic < g.ic; ++ic) {
-            const int32_t* xp = x + (n * g.c + c0 + ic) * g.h * g.w;
-            const int32_t* wp = w + (o * g.ic + ic) * g.kh * g.kw;
-            for (int64_t r = 0; r < g.kh; ++r) {
-                const int64_t ih = oy * g.sh + r * g.dh - g.ph;
-                if (ih < 0 || ih >= g.h) continue;
-                for (int64_t s = 0; s < g.kw; ++s) {
-                    const int64_t iw = ox * g.sw + s * g.dw - g.pw;
-                    if (iw < 0 || iw >= g.w) continue;
-                    acc += static_cast<uint32_t>(wp[r * g.kw + s]) *
-                           static_cast<uint32_t>(xp[ih * g.w + iw]);
-                }
-            }
-        }
-        y[i] = static_cast<int32_t>(acc);
-    }
+    const int rc =
+        cuda_check(cudaMemcpy(w8, host, words * sizeof(uint32_t), cudaMemcpyHostToDevice),
+                   "cudaMemcpy (conv2d weight)");
+    free(host);
+    return rc;
 }
 
 int conv2d_supports(const cuda_node_ctx* ctx) {
@@ -163,6 +147,8 @@ int conv2d_supports(const cuda_node_ctx* ctx) {
     if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return 0;
     if (p->strides.count != 2 || p->padding.count != 2 || p->dilation.count != 2) return 0;
     const conv_geom g = make_geom(p, x, w, y);
+    igemm::geom e;
+    if (p->groups == 1 && !gemm_geom(g, &e)) return 0;
     return g.o == p->channels && g.ic * p->groups == g.c && y->dims[1] == g.o && y->dims[0] == g.n;
 }
 
@@ -174,44 +160,54 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
     conv_state* st = static_cast<conv_state*>(calloc(1, sizeof(conv_state)));
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
     ctx->state = st;
+    if (!gemm_geom(g, &st->gemm)) return cuda_fail(CVML_ERR_RUNTIME, "conv2d: sizes past int32");
+    const igemm::geom& e = st->gemm;
     st->w_const = ctx->inputs[1]->is_const;
-    const size_t xw = static_cast<size_t>(g.n * g.h * g.w * g.icw) + 1;
-    const size_t ww = static_cast<size_t>(g.o * g.kh * g.kw * g.icw) + 1;
+    const size_t xw = static_cast<size_t>(g.n * g.h * g.w * e.c4) + 1;
+    // A packed-per-run weight has rows of exactly K words, as pack_input writes them.
+    if (!st->w_const) st->gemm.k_pad = st->gemm.k_words;
+    const size_t ww = static_cast<size_t>(igemm::weight_words(e));
     void* a = nullptr;
     int rc = cuda_check(cudaMalloc(&a, xw * sizeof(int32_t)), "cudaMalloc (conv2d input)");
     st->x8 = static_cast<int32_t*>(a);
     a = nullptr;
     if (!rc) rc = cuda_check(cudaMalloc(&a, ww * sizeof(int32_t)), "cudaMalloc (conv2d weight)");
     st->w8 = static_cast<int32_t*>(a);
+    if (!rc && st->w_const) rc = upload_packed_weight(ctx, e, st->w8);
+    // A computed weight is packed at each run into its first O rows; the rest stays 0.
+    if (!rc && !st->w_const)
+        rc = cuda_check(cudaMemset(st->w8, 0, ww * sizeof(int32_t)), "cudaMemset (conv2d weight)");
     return rc;
 }
 
 int conv2d_run(cuda_node_ctx* ctx) {
     const conv_params cp = conv_params_of(ctx);
     const conv_params* p = &cp;
-    const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
     const int32_t* bias = p->use_bias ? ctx->in[2] : nullptr;
     const int64_t total = cuda_count(ctx->outputs[0]);
     if (total == 0) return CVML_OK;
     if (p->groups != 1) {
-        CUDA_LAUNCH(conv_direct, cuda_blocks(total), 256, ctx->stream, ctx->in[0], ctx->in[1], bias,
-                    ctx->out[0], g, total);
+        const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
+        const int64_t strips = grouped::strip_count(g);
+        CUDA_LAUNCH(conv_grouped, cuda_blocks(strips), 256, ctx->stream, ctx->in[0], ctx->in[1],
+                    bias, ctx->out[0], g, strips);
         return CVML_OK;
     }
     conv_state* st = static_cast<conv_state*>(ctx->state);
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "conv2d: not prepared");
-    const int64_t xw = g.n * g.h * g.w * g.icw;
+    const igemm::geom& e = st->gemm;
+    const int64_t xw = cuda_count(ctx->inputs[0]) / (e.c ? e.c : 1) * e.c4;
     if (xw > 0)
-        CUDA_LAUNCH(pack_input, cuda_blocks(xw), 256, ctx->stream, ctx->in[0], st->x8, g, xw);
-    if (!st->w_packed) {
-        const int64_t ww = g.o * g.kh * g.kw * g.icw;
-        if (ww > 0)
-            CUDA_LAUNCH(pack_weight, cuda_blocks(ww), 256, ctx->stream, ctx->in[1], st->w8, g, ww);
-        // Stream order puts this after the constant upload and before every later run.
-        st->w_packed = st->w_const;
+        CUDA_LAUNCH(pack_input, cuda_blocks(xw), 256, ctx->stream, ctx->in[0], st->x8, e, xw);
+    const int64_t ww = static_cast<int64_t>(e.n_out) * e.k_words;
+    if (!st->w_const && ww > 0) {
+        igemm::geom as_image = e;
+        as_image.h = e.kh;
+        as_image.w = e.kw;
+        CUDA_LAUNCH(pack_input, cuda_blocks(ww), 256, ctx->stream, ctx->in[1], st->w8, as_image,
+                    ww);
     }
-    CUDA_LAUNCH(conv_dp4a, cuda_blocks(total), 256, ctx->stream, st->x8, st->w8, bias, ctx->out[0],
-                g, total);
+    igemm::launch(st->x8, st->w8, bias, ctx->out[0], e, nullptr, nullptr, nullptr, ctx->stream);
     return CVML_OK;
 }
 

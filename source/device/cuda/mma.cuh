@@ -1,0 +1,49 @@
+/* One warp's int8 tensor-core step: D (16x8 int32) = A (16x32 int8) x B (32x8 int8) + C,
+ * as PTX's mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32. Fragments are in the PTX
+ * ISA's layout, with groupID g = lane / 4 and t = lane % 4:
+ *   a[0] = A[g][4t..4t+3]      a[1] = A[g+8][4t..4t+3]
+ *   a[2] = A[g][16+4t..]       a[3] = A[g+8][16+4t..]
+ *   b[0] = B[4t..4t+3][g]      b[1] = B[16+4t..16+4t+3][g]
+ *   c[0], c[1] = C[g][2t], C[g][2t+1];  c[2], c[3] = C[g+8][2t], C[g+8][2t+1]
+ * (byte j of a register is element 4t+j, the low byte first). Without .satfinite the
+ * int32 sums wrap mod 2^32, so the result does not depend on the order of summation.
+ *
+ * Ampere and newer have the m16n8k32 shape; Turing (sm_75) only m8n8k16, whose
+ * fragments are exactly the halves above (A rows g, k 4t.., B k 4t.., n g, C row g,
+ * columns 2t, 2t+1), so there it is four of those. The host emulation runs the warp
+ * collective in emu/cuda_emu.cpp. */
+#pragma once
+
+#include "cuda_kernel.h"
+
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+/* D (8x8) = A (8x16) x B (16x8) + C on Turing. */
+__device__ __forceinline__ void mma_s8_m8n8k16(int32_t& d0, int32_t& d1, uint32_t a, uint32_t b,
+                                               int32_t c0, int32_t c1) {
+    asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%0,%1}, {%2}, {%3}, {%4,%5};\n"
+                 : "=r"(d0), "=r"(d1)
+                 : "r"(a), "r"(b), "r"(c0), "r"(c1));
+}
+#endif
+
+__device__ __forceinline__ void mma_s8_m16n8k32(int32_t d[4], const uint32_t a[4],
+                                                const uint32_t b[2], const int32_t c[4]) {
+#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    int32_t t0, t1, t2, t3;
+    mma_s8_m8n8k16(t0, t1, a[0], b[0], c[0], c[1]);
+    mma_s8_m8n8k16(d[0], d[1], a[2], b[1], t0, t1);
+    mma_s8_m8n8k16(t2, t3, a[1], b[0], c[2], c[3]);
+    mma_s8_m8n8k16(d[2], d[3], a[3], b[1], t2, t3);
+#else
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%11,%12,%13};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]),
+          "r"(c[2]), "r"(c[3]));
+#endif
+#else
+    cuda_emu::mma_m16n8k32_s8(d, a, b, c);
+#endif
+}
