@@ -30,7 +30,7 @@ foreach(level IN LISTS cvml_arm_levels)
       LABELS arm)
   endif()
   # Both suites run on 2 threads, so the thread pool's hand-off runs on the aarch64 code
-  # too (under qemu it once lost a wake-up: see store_then_fence in thread_pool.cpp).
+  # too (under qemu it once lost a wake-up: see announce() in thread_pool.cpp).
   foreach(suite unit conformance)
     set(env QEMU_CPU=${cpu} CVML_SIMD=${level} CVML_NUM_THREADS=2)
     add_test(NAME arm.${suite}.${level}

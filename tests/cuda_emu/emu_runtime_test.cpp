@@ -153,6 +153,38 @@ __global__ void mma_kernel(const int32_t* a_words, const int32_t* b_words, const
     d[(g + 8) * 8 + 2 * t + 1] = acc[3];
 }
 
+/* Four 8x16-byte matrices in shared memory, row r of matrix j holding bytes
+ * 16 * (8 j + r) + 0..15; lane 8 j + i passes row i of matrix j; out[lane][j] is
+ * what the lane gets. */
+__global__ void ldmatrix_kernel(int32_t* out) {
+    __shared__ __align__(16) unsigned char rows[32 * 16];
+    const int lane = threadIdx.x;
+    for (int b = 0; b < 16; ++b) rows[lane * 16 + b] = static_cast<unsigned char>(lane * 16 + b);
+    __syncthreads();
+    uint32_t r[4];
+    ldmatrix_x4(r, rows + lane * 16);
+    for (int j = 0; j < 4; ++j) out[lane * 4 + j] = static_cast<int32_t>(r[j]);
+}
+
+/* Each thread copies 16 bytes of src (or zeros where it is odd) by cp.async and reports
+ * its shared words before the wait and after it. */
+__global__ void cp_async_kernel(const int32_t* src, int32_t* before, int32_t* after) {
+    __shared__ __align__(16) int32_t buf[32 * 4];
+    const int t = threadIdx.x;
+    for (int k = 0; k < 4; ++k) buf[t * 4 + k] = -1;
+    cp_async_zfill<16>(buf + t * 4, src + t * 4, t % 2 == 0);
+    cp_async_commit();
+    before[t] = buf[t * 4];
+    cp_async_wait<0>();
+    after[t] = buf[t * 4 + 1];
+}
+
+__global__ void cp_async_never_waited(const int32_t* src) {
+    __shared__ __align__(16) int32_t buf[4];
+    cp_async_zfill<4>(buf, src, true);
+    cp_async_commit();
+}
+
 /* A warp with a lane missing cannot meet at mma.sync. */
 __global__ void mma_partial_warp(int32_t* d) {
     uint32_t a[4] = {}, b[2] = {};
@@ -501,6 +533,51 @@ TEST_F(Emu, MemsetFillsDeviceMemoryOnly) {
     EXPECT_EQ(cudaMemset(host, 0, sizeof host), cudaErrorInvalidValue);
     EXPECT_EQ(cudaMemset(d.p + 3, 0, 2 * sizeof(int32_t)), cudaErrorInvalidValue);
     cudaGetLastError();
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(Emu, LdmatrixGivesEachLaneItsFragmentWords) {
+    Buffer out(32 * 4);
+    CUDA_LAUNCH(ldmatrix_kernel, 1, 32, nullptr, out.p);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess) << cvml_cuda_emu_fault();
+    const std::vector<int32_t> got = out.get();
+    for (int lane = 0; lane < 32; ++lane)
+        for (int j = 0; j < 4; ++j) {
+            const int first = 16 * (8 * j + lane / 4) + 4 * (lane % 4); /* row lane/4 of j */
+            uint32_t want = 0;
+            for (int b = 0; b < 4; ++b)
+                want |= static_cast<uint32_t>((first + b) & 0xff) << (8 * b);
+            EXPECT_EQ(static_cast<uint32_t>(got[static_cast<size_t>(lane * 4 + j)]), want)
+                << "lane " << lane << " matrix " << j;
+        }
+}
+
+TEST_F(Emu, CpAsyncLandsAtTheWaitAndZeroFills) {
+    std::vector<int32_t> host(32 * 4);
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<int32_t>(i + 100);
+    Buffer src(host.size()), before(32), after(32);
+    src.set(host);
+    CUDA_LAUNCH(cp_async_kernel, 1, 32, nullptr, src.p, before.p, after.p);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess) << cvml_cuda_emu_fault();
+    const std::vector<int32_t> b = before.get(), a = after.get();
+    for (int t = 0; t < 32; ++t) {
+        EXPECT_EQ(b[static_cast<size_t>(t)], -1)
+            << "thread " << t << " saw the copy before waiting";
+        EXPECT_EQ(a[static_cast<size_t>(t)], t % 2 == 0 ? t * 4 + 1 + 100 : 0) << "thread " << t;
+    }
+}
+
+TEST_F(Emu, ACpAsyncNeverWaitedForIsAFault) {
+    Buffer src(4);
+    src.set({1, 2, 3, 4});
+    CUDA_LAUNCH(cp_async_never_waited, 1, 1, nullptr, src.p);
+    EXPECT_NE(cudaGetLastError(), cudaSuccess);
+    EXPECT_NE(std::string(cvml_cuda_emu_fault()).find("never waited"), std::string::npos)
+        << cvml_cuda_emu_fault();
+    cuda_emu::reset_fault();
 }
 
 }  // namespace

@@ -638,7 +638,9 @@ TEST(Conv2d, TapsModeOnInt8Input) {
             ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
         }
     }
-    if (cpu_simd_level() == CPU_SIMD_AVX512) {
+    // avx512 and the aarch64 levels have taps-mode kernels.
+    const int level = cpu_simd_level();
+    if (level == CPU_SIMD_AVX512 || level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD) {
         int64_t dense1, narrow1, taps1, dwv1;
         path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(taps1 - taps0, 3 * iters / 2) << "taps mode was not used " << taps1 - taps0;

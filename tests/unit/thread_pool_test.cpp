@@ -79,3 +79,55 @@ TEST(ThreadPool, WakesAfterIdle) {
     EXPECT_EQ(got, std::vector<int>(100, 2));
     thread_pool_release(pool);
 }
+
+/* Sessions (one per graph run): jobs inside one, with idle gaps between and inside
+ * sessions, visit every index once; a session on an idle pool wakes it. */
+TEST(ThreadPool, SessionsWithIdleGaps) {
+    for (int threads : {2, 3}) {
+        thread_pool* pool = thread_pool_create(threads);
+        ASSERT_NE(pool, nullptr);
+        std::vector<int> got(300, 0), want(300, 0);
+        for (int session = 0; session < 6; ++session) {
+            if (session % 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            thread_pool_begin(pool);
+            for (int j = 0; j < 200; ++j) {
+                const int64_t n = 1 + (j * 7 + session) % 300;
+                AddJob job = {&got, j % 3 + 1};
+                thread_pool_run(pool, n, add_range, &job);
+                for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] += j % 3 + 1;
+                // Serial work between two regions, longer than the idle spin.
+                if (j == 100) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            thread_pool_end(pool);
+        }
+        EXPECT_EQ(got, want) << threads << " threads";
+        thread_pool_release(pool);
+    }
+}
+
+#if !defined(_WIN32)
+#include <time.h>
+
+/* After thread_pool_end the workers sleep: an idle pool costs (almost) no CPU time. */
+TEST(ThreadPool, NoSpinningBetweenSessions) {
+    thread_pool* pool = thread_pool_create(2);
+    ASSERT_NE(pool, nullptr);
+    std::vector<int> got(100, 0);
+    AddJob job = {&got, 1};
+    thread_pool_begin(pool);
+    thread_pool_run(pool, 100, add_range, &job);
+    thread_pool_end(pool);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the idle spin
+    auto cpu_ms = [] {
+        timespec ts;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    };
+    const double before = cpu_ms();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const double spent = cpu_ms() - before;
+    // A worker spinning through the sleep would spend about 200 ms.
+    EXPECT_LT(spent, 50.0);
+    thread_pool_release(pool);
+}
+#endif

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli.h"
@@ -49,6 +50,8 @@ const char kUsage[] =
     "  --simd LEVEL        scalar, avx2 or avx512 (sets CVML_SIMD; default: the best)\n"
     "  --warmup W          untimed runs first (default 3)\n"
     "  --runs N            timed runs (default 20)\n"
+    "  --gap-ms G          sleep G ms before each timed run, as a node or a server calls\n"
+    "                      with gaps between inferences (default 0: back to back)\n"
     "  --profile           per-operator table (one more profiled pass of N runs)\n"
     "  --nodes             with --profile: also the time of every node\n"
     "  --json              print one JSON object instead of text\n"
@@ -65,6 +68,7 @@ struct Options {
     int threads = 0;
     std::string simd;
     int warmup = 3, runs = 20;
+    int gap_ms = 0; /* --gap-ms: idle time before each timed run */
     bool profile = false, json = false, hash = false, nodes = false;
 };
 
@@ -204,6 +208,8 @@ bool parse(int argc, char** argv, Options* o, std::string* err) {
             if (!number("--warmup", 0, &o->warmup)) return false;
         } else if (a == "--runs") {
             if (!number("--runs", 1, &o->runs)) return false;
+        } else if (a == "--gap-ms") {
+            if (!number("--gap-ms", 0, &o->gap_ms)) return false;
         } else if (a == "--profile") {
             o->profile = true;
         } else if (a == "--nodes") {
@@ -393,6 +399,7 @@ int cvml_bench_main(int argc, char** argv) {
     for (int i = 0; i < o.warmup && !rc; ++i) rc = cvml_graph_run(g);
     std::vector<double> times;
     for (int i = 0; i < o.runs && !rc; ++i) {
+        if (o.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
         double s = now_ms();
         rc = cvml_graph_run(g);
         times.push_back(now_ms() - s);
@@ -529,16 +536,16 @@ int cvml_bench_main(int argc, char** argv) {
     if (o.json) {
         printf(
             "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"simd\": \"%s\", "
-            "\"runs\": %d, \"warmup\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
+            "\"runs\": %d, \"warmup\": %d, \"gap_ms\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
             "\"max_ms\": %.4f, \"prerun_ms\": %.3f, \"macs\": %llu, \"gmacs_per_s\": %.2f, "
             "\"peak_rss_mb\": %.2f, \"run_peak_rss_mb\": %.2f, \"load_peak_rss_mb\": %.2f, "
             "\"param_bytes\": %llu, \"arena_bytes\": %zu, \"output_hash\": \"%016llx\", "
             "\"output_nonzero\": %zu, \"output_distinct\": %zu, \"output_count\": %zu",
-            json_escape(model_name).c_str(), o.spec.batch, threads, simd, o.runs, o.warmup, median,
-            sorted.front(), sorted.back(), prerun_ms, (unsigned long long)total_macs,
-            total_macs / (median * 1e6), rss_mb > load_rss_mb ? rss_mb : load_rss_mb,
-            hwm_reset ? rss_mb : -1.0, load_rss_mb, (unsigned long long)const_bytes, arena,
-            (unsigned long long)h, nonzero, distinct, on);
+            json_escape(model_name).c_str(), o.spec.batch, threads, simd, o.runs, o.warmup,
+            o.gap_ms, median, sorted.front(), sorted.back(), prerun_ms,
+            (unsigned long long)total_macs, total_macs / (median * 1e6),
+            rss_mb > load_rss_mb ? rss_mb : load_rss_mb, hwm_reset ? rss_mb : -1.0, load_rss_mb,
+            (unsigned long long)const_bytes, arena, (unsigned long long)h, nonzero, distinct, on);
         if (o.profile) {
             printf(", \"operators\": [");
             for (size_t i = 0; i < rows.size(); ++i)
@@ -555,8 +562,10 @@ int cvml_bench_main(int argc, char** argv) {
     } else {
         printf("model      %s (batch %d)\n", model_name.c_str(), o.spec.batch);
         printf("threads    %d\nsimd       %s\n", threads, simd);
-        printf("latency    median %.3f ms, min %.3f ms, max %.3f ms (%d runs, %d warm-up)\n",
-               median, sorted.front(), sorted.back(), o.runs, o.warmup);
+        printf("latency    median %.3f ms, min %.3f ms, max %.3f ms (%d runs, %d warm-up", median,
+               sorted.front(), sorted.back(), o.runs, o.warmup);
+        if (o.gap_ms > 0) printf(", %d ms idle before each", o.gap_ms);
+        printf(")\n");
         printf("prerun     %.3f ms\n", prerun_ms);
         printf("compute    %.3f GMAC, %.1f GMAC/s at the median\n", total_macs / 1e9,
                total_macs / (median * 1e6));

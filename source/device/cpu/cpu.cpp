@@ -493,7 +493,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         compute_bounds(g, sg, st);
         choose_storage(g, sg, st);
     }
-    for (int32_t i = 0; i < st->node_count && !rc; ++i) {
+    for (int32_t i = 0; i < st->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
         if (!ne->skip && ne->kernel->fused) rc = ne->kernel->fused(&ne->ctx);
     }
@@ -511,15 +511,22 @@ int cpu_run(cvml_device*, ir_graph* g, ir_subgraph* sg) {
     cpu_subgraph_state* st = static_cast<cpu_subgraph_state*>(sg->device_state);
     if (!st)
         return cvml_fail(CVML_ERR_RUNTIME, "CPU subgraph %" PRId32 " was not prepared", sg->index);
+    // One wake-up of the workers per run, not one per parallel region.
+    thread_pool_begin(st->rt.pool);
+    int rc = CVML_OK;
     for (int32_t i = 0; i < st->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
         if (ne->skip) continue;
         uint64_t start = g->profiling ? cvml_monotonic_ns() : 0;
-        int rc = ne->kernel->run(&ne->ctx);
-        if (rc) return graph_node_error(ne->ctx.node, rc);
+        rc = ne->kernel->run(&ne->ctx);
+        if (rc) {
+            rc = graph_node_error(ne->ctx.node, rc);
+            break;
+        }
         if (g->profiling) g->node_time_ns[ne->ctx.node->index] = cvml_monotonic_ns() - start;
     }
-    return CVML_OK;
+    thread_pool_end(st->rt.pool);
+    return rc;
 }
 
 void cpu_postrun(cvml_device*, ir_graph*, ir_subgraph* sg) {

@@ -42,7 +42,7 @@ void run_chunk(const job& j, int k, int threads) {
  * side announces itself (sleepers / caller_sleeping) before re-checking, and the
  * publishing side checks the announcement after publishing; both with sequentially
  * consistent atomics, so at least one of them sees the other and no wake-up is lost.
- * Each store that is followed by such a check goes through store_then_fence(). */
+ * Each store that is followed by such a check goes through announce(). */
 
 /* ~0.1 ms of pause instructions: longer than the gap between two regions of one
  * inference, short enough that an idle pool goes to sleep almost at once. Every
@@ -78,6 +78,7 @@ struct thread_pool {
     int sleepers;        /* atomic: workers blocked (or about to block) on wake */
     int caller_sleeping; /* atomic: the caller is blocked (or about to) on done_cond */
     int stopping;        /* atomic */
+    int in_session;      /* atomic: between thread_pool_begin and thread_pool_end */
 };
 
 static uint32_t generation_of(uint64_t ticket) {
@@ -88,21 +89,21 @@ static uint64_t load_ticket(thread_pool* pool) {
     return __atomic_load_n(&pool->ticket, __ATOMIC_SEQ_CST);
 }
 
-/* A sequentially consistent store followed by a full fence. In the C++ model the fence
- * adds nothing: a seq_cst store and a later seq_cst load are already ordered. But qemu
+/* A store that a later load of the other side's announcement must not pass, written as
+ * a sequentially consistent exchange (a read-modify-write) rather than a plain store. In
+ * the C++ model a seq_cst store and a later seq_cst load are already ordered, but qemu
  * (7.2, TCG on an x86 host) translates an aarch64 STLR followed by an LDAR with no
- * store-load barrier between them, so both sides of the hand-off could miss each other
- * and the caller slept forever with every chunk done (the unit suite hung in about half
- * the runs under qemu-aarch64). A DMB is translated as a full barrier. The cost is one
- * fence per parallel region and one per sleep. */
-static void store_then_fence(int* where, int value) {
-    __atomic_store_n(where, value, __ATOMIC_SEQ_CST);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+ * store-load barrier, so both sides of the hand-off could miss each other and the caller
+ * slept forever with every chunk done (the unit suite hung in about half the runs under
+ * qemu-aarch64). An exchange becomes a locked instruction on the host, a full barrier.
+ * (Not a fence: ThreadSanitizer does not model atomic_thread_fence.) One per parallel
+ * region and one per sleep. */
+static void announce(int* where, int value) {
+    (void)__atomic_exchange_n(where, value, __ATOMIC_SEQ_CST);
 }
 
 static void publish_ticket(thread_pool* pool, uint64_t ticket) {
-    __atomic_store_n(&pool->ticket, ticket, __ATOMIC_SEQ_CST);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);  // see store_then_fence
+    (void)__atomic_exchange_n(&pool->ticket, ticket, __ATOMIC_SEQ_CST);  // see announce
 }
 
 static bool stopping(thread_pool* pool) {
@@ -140,17 +141,34 @@ static void spin_pause(int round) {
         cpu_relax();
 }
 
+/* Inside a session the workers spin until the next job however long the caller's serial
+ * work between two regions takes; outside one, for spin_rounds at most. A pool that
+ * does not spin at all (more threads than CPUs) does not spin in a session either. */
+static bool keeps_spinning(thread_pool* pool, uint32_t round) {
+    if (round < static_cast<uint32_t>(pool->spin_rounds)) return true;
+    return pool->spin_rounds > 0 && __atomic_load_n(&pool->in_session, __ATOMIC_SEQ_CST) != 0;
+}
+
+static bool job_or_stop(thread_pool* pool, uint32_t seen) {
+    return generation_of(load_ticket(pool)) != seen || stopping(pool);
+}
+
 static void worker_wait(thread_pool* pool, uint32_t seen) {
-    for (int i = 0; i < pool->spin_rounds; ++i) {
-        if (generation_of(load_ticket(pool)) != seen || stopping(pool)) return;
-        spin_pause(i);
+    for (;;) {
+        // Unsigned: a long session wraps the count instead of overflowing it.
+        for (uint32_t i = 0; keeps_spinning(pool, i); ++i) {
+            if (job_or_stop(pool, seen)) return;
+            spin_pause(static_cast<int>(i % kYieldEvery));
+        }
+        pthread_mutex_lock(&pool->lock);
+        __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);  // an RMW: see announce
+        while (!job_or_stop(pool, seen) && !__atomic_load_n(&pool->in_session, __ATOMIC_SEQ_CST))
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        __atomic_sub_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&pool->lock);
+        if (job_or_stop(pool, seen)) return;
+        // Woken by thread_pool_begin: spin through the session.
     }
-    pthread_mutex_lock(&pool->lock);
-    __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
-    while (generation_of(load_ticket(pool)) == seen && !stopping(pool))
-        pthread_cond_wait(&pool->wake, &pool->lock);
-    __atomic_sub_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_unlock(&pool->lock);
 }
 
 static void* worker_main(void* p) {
@@ -212,6 +230,14 @@ void thread_pool_release(thread_pool* pool) {
     cvml_mem_free(pool);
 }
 
+static void wake_sleepers(thread_pool* pool) {
+    if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) {
+        pthread_mutex_lock(&pool->lock);
+        pthread_cond_broadcast(&pool->wake);
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
 static bool all_done(thread_pool* pool) {
     return __atomic_load_n(&pool->done, __ATOMIC_SEQ_CST) == pool->threads;
 }
@@ -222,7 +248,7 @@ static void caller_wait(thread_pool* pool) {
         spin_pause(i);
     }
     pthread_mutex_lock(&pool->lock);
-    store_then_fence(&pool->caller_sleeping, 1);
+    announce(&pool->caller_sleeping, 1);
     while (!all_done(pool)) pthread_cond_wait(&pool->done_cond, &pool->lock);
     __atomic_store_n(&pool->caller_sleeping, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pool->lock);
@@ -239,13 +265,19 @@ void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg)
     __atomic_store_n(&pool->done, 0, __ATOMIC_SEQ_CST);
     const uint32_t generation = generation_of(load_ticket(pool)) + 1;
     publish_ticket(pool, static_cast<uint64_t>(generation) << 32);
-    if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0) {
-        pthread_mutex_lock(&pool->lock);
-        pthread_cond_broadcast(&pool->wake);
-        pthread_mutex_unlock(&pool->lock);
-    }
+    wake_sleepers(pool);
     claim_and_run(pool, generation);
     caller_wait(pool);
+}
+
+void thread_pool_begin(thread_pool* pool) {
+    if (pool->threads == 1 || pool->spin_rounds == 0) return;
+    announce(&pool->in_session, 1);
+    wake_sleepers(pool);
+}
+
+void thread_pool_end(thread_pool* pool) {
+    __atomic_store_n(&pool->in_session, 0, __ATOMIC_SEQ_CST);
 }
 
 #else /* !CVML_WITH_THREADS */
@@ -263,6 +295,9 @@ thread_pool* thread_pool_create(int threads) {
 void thread_pool_release(thread_pool* pool) {
     cvml_mem_free(pool);
 }
+
+void thread_pool_begin(thread_pool*) {}
+void thread_pool_end(thread_pool*) {}
 
 /* Chunks still follow the thread count so results match a threaded build's split. */
 void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg) {

@@ -13,5 +13,12 @@ typedef void (*thread_pool_fn)(void* arg, int64_t begin, int64_t end);
 thread_pool* thread_pool_create(int threads);
 void thread_pool_release(thread_pool* pool);
 int thread_pool_threads(const thread_pool* pool);
+/* A session brackets one run of a graph: thread_pool_begin wakes the workers once, and
+ * until thread_pool_end they wait for the next job spinning (yielding now and then), not
+ * sleeping, so the regions of one run pay no wake-up each; after thread_pool_end they
+ * go to sleep at once, so no core burns between runs. Jobs outside a session work as
+ * before. (A pool with more threads than CPUs never spins.) */
+void thread_pool_begin(thread_pool* pool);
+void thread_pool_end(thread_pool* pool);
 /* Runs fn on every chunk of [0, n) and returns when all are done. */
 void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg);

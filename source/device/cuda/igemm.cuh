@@ -12,8 +12,10 @@
  * the same with H = W = KH = KW = 1.
  *
  * A block computes kTileM x kTileN outputs with 4 warps (2 x 2, 32 x 32 each: 2 x 4
- * mma.sync m16n8k32 per K step of 32 int8). Tiles are walked with a grid-stride loop,
- * m fastest, so neighbouring blocks share a weight tile. Every sum wraps mod 2^32. */
+ * mma.sync m16n8k32 per K step of 32 int8, fragments read by ldmatrix). K tiles of A
+ * and B reach shared memory by cp.async, kStages in flight. Tiles are walked with a
+ * grid-stride loop, m fastest, so neighbouring blocks share a weight tile. Every sum
+ * wraps mod 2^32. */
 #pragma once
 
 #include "cuda_kernel.h"
@@ -26,11 +28,15 @@ namespace {
 
 constexpr int kTileM = 64;
 constexpr int kTileN = 64;
-constexpr int kTileK = 8; /* words: 32 int8 values, one mma K step */
+constexpr int kTileK = 16; /* words: 64 int8 values, two mma K steps */
+constexpr int kStages = 3; /* K tiles in flight (cp.async) */
 constexpr int kThreads = 128;
-/* Shared-memory row stride in words: 12 puts the 8 rows x 4 words a fragment load reads
- * in 32 different banks (8 would put rows g and g+4 in the same ones). */
-constexpr int kStride = 12;
+/* Shared-memory row stride in words: 20 (80 bytes, 16-byte aligned for ldmatrix and
+ * cp.async) puts the 8 rows x 16 bytes each ldmatrix phase reads in 32 different banks. */
+constexpr int kStride = kTileK + 4;
+/* The staged output tile's row stride: 68 spreads a warp's fragment stores
+ * (o = 2t, 2t + 1; m = g, g + 8) over all 32 banks. */
+constexpr int kOutStride = kTileM + 4;
 
 struct geom {
     int64_t m;       /* rows: N * OH * OW */
@@ -115,85 +121,200 @@ __device__ void tile_wide(const int32_t* x32, const int32_t* w32, const int32_t*
     }
 }
 
-/* Writes the warp's 32 x 32 accumulators (+ bias) to NCHW y. */
-__device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], const int32_t* bias,
-                                           int32_t* y, const geom& g, int64_t m0, int32_t o0) {
+/* Shared memory of a block: kStages K tiles of A and B in flight, reused after the
+ * K loop to stage the output tile, so that a warp's stores to y are contiguous. */
+struct __align__(16) smem_tiles {
+    union {
+        struct {
+            int32_t a[kStages][kTileM * kStride];
+            int32_t b[kStages][kTileN * kStride];
+        } k;
+        int32_t out[kTileN * kOutStride]; /* [o][m] */
+    };
+};
+
+/* Issues the cp.async copies of K tile `k0` (words) into stage buffers a and b: this
+ * thread's kChunk-byte pieces of A row `row` (gathered from x8, zeros for padding and
+ * past K) and of B row `row` (w8, padded, so always in bounds). */
+template <int kChunk>
+__device__ __forceinline__ void load_tile(int32_t* a, int32_t* b, const int32_t* x8,
+                                          const int32_t* wrow, const geom& g, const row_origin& o,
+                                          int32_t k0, int row, int col0) {
+    constexpr int kWords = kChunk / 4, kPieces = kTileK / 2 / kWords;
+    for (int j = 0; j < kPieces; ++j) {
+        const int32_t col = col0 + j * kWords, kk = k0 + col;
+        bool valid = o.valid && kk < g.k_words;
+        const int32_t* src = x8;
+        if (valid) {
+            // A piece lies in one pixel: kWords == 1, or C4 is a multiple of 4.
+            const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
+            const int32_t r = rs / g.kw, s = rs - r * g.kw;
+            const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
+            valid = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+            if (valid) src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
+        }
+        cp_async_zfill<kChunk>(a + row * kStride + col, src, valid);
+        cp_async_zfill<kChunk>(b + row * kStride + col, wrow + kk, true);
+    }
+}
+
+/* One K tile (two mma K steps of 32 int8) of the warp's 32 x 32 outputs. */
+__device__ __forceinline__ void mma_tile(int32_t (&acc)[2][4][4], const int32_t* a,
+                                         const int32_t* b, int warp_m, int warp_n, int lane) {
+    for (int ks = 0; ks < kTileK; ks += 8) {
+        uint32_t af[2][4], bf[4][2];
+        for (int mi = 0; mi < 2; ++mi)
+            ldmatrix_x4(af[mi],
+                        a + (warp_m + mi * 16 + lane % 16) * kStride + ks + (lane / 16) * 4);
+        for (int nj = 0; nj < 2; ++nj) {
+            uint32_t r[4];
+            ldmatrix_x4(r, b + (warp_n + nj * 16 + (lane / 16) * 8 + lane % 8) * kStride + ks +
+                               ((lane / 8) % 2) * 4);
+            bf[2 * nj][0] = r[0];
+            bf[2 * nj][1] = r[1];
+            bf[2 * nj + 1][0] = r[2];
+            bf[2 * nj + 1][1] = r[3];
+        }
+        for (int mi = 0; mi < 2; ++mi)
+            for (int ni = 0; ni < 4; ++ni)
+                mma_s8_m16n8k32(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
+    }
+}
+
+/* The block's tile (+ bias) to NCHW y through shared memory: each warp's fragments go
+ * to out[o][m], then threads store m-fastest (consecutive pixels of one channel). With
+ * split K, each split adds its partial sums to y (zeroed before) and split 0 the bias:
+ * int32 additions wrap, so any order of the atomics gives the same bytes. */
+__device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_t* out,
+                                           const int32_t* bias, int32_t* y, const geom& g,
+                                           int64_t m0, int32_t o0, int warp_m, int warp_n,
+                                           bool split_k, bool add_bias) {
     const int lane = threadIdx.x % 32, gid = lane / 4, t = lane % 4;
     for (int mi = 0; mi < 2; ++mi)
         for (int ni = 0; ni < 4; ++ni)
             for (int i = 0; i < 4; ++i) {
-                const int64_t m = m0 + mi * 16 + gid + (i >= 2 ? 8 : 0);
-                const int32_t o = o0 + ni * 8 + 2 * t + (i & 1);
-                if (m >= g.m || o >= g.n_out) continue;
-                const int64_t n = m / g.pix, p = m - n * g.pix;
-                const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
-                y[(n * g.n_out + o) * g.pix + p] =
-                    static_cast<int32_t>(static_cast<uint32_t>(acc[mi][ni][i]) + b);
+                const int m = warp_m + mi * 16 + gid + (i >= 2 ? 8 : 0);
+                const int o = warp_n + ni * 8 + 2 * t + (i & 1);
+                out[o * kOutStride + m] = acc[mi][ni][i];
             }
-}
-
-/* `wide`, when not null, is a device flag (dense only): nonzero when an operand holds a
- * value outside int8, and then every tile takes tile_wide (uniform over the grid). */
-__global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
-                         geom g, const int32_t* wide, const int32_t* x32, const int32_t* w32) {
-    __shared__ int32_t as[kTileM * kStride];
-    __shared__ int32_t bs[kTileN * kStride];
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int gid = lane / 4, t = lane % 4;
-    const int warp_m = (warp % 2) * 32, warp_n = (warp / 2) * 32;
-    /* Each thread loads 4 words of one A row and one B row per K step. */
-    const int load_row = tid / 2, load_col = (tid % 2) * 4;
-    const int64_t tiles_m = (g.m + kTileM - 1) / kTileM;
-    const int64_t tiles = tile_count(g);
-    const bool is_wide = wide && *wide;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int64_t m0 = (tile % tiles_m) * kTileM;
-        const int32_t o0 = static_cast<int32_t>(tile / tiles_m) * kTileN;
-        if (is_wide) {
-            tile_wide(x32, w32, w8, bias, y, g, m0, o0);
-            continue;
-        }
-        const row_origin origin = origin_of(g, m0 + load_row);
-        const int32_t* wrow = w8 + static_cast<int64_t>(o0 + load_row) * g.k_pad + load_col;
-        int32_t acc[2][4][4] = {};
-        for (int32_t k0 = 0; k0 < g.k_words; k0 += kTileK) {
-            for (int j = 0; j < 4; ++j) {
-                as[load_row * kStride + load_col + j] = a_word(x8, g, origin, k0 + load_col + j);
-                bs[load_row * kStride + load_col + j] = wrow[k0 + j];
-            }
-            __syncthreads();
-            uint32_t a[2][4], b[4][2];
-            for (int mi = 0; mi < 2; ++mi) {
-                const int32_t* r0 = as + (warp_m + mi * 16 + gid) * kStride;
-                const int32_t* r8 = r0 + 8 * kStride;
-                a[mi][0] = static_cast<uint32_t>(r0[t]);
-                a[mi][1] = static_cast<uint32_t>(r8[t]);
-                a[mi][2] = static_cast<uint32_t>(r0[t + 4]);
-                a[mi][3] = static_cast<uint32_t>(r8[t + 4]);
-            }
-            for (int ni = 0; ni < 4; ++ni) {
-                const int32_t* col = bs + (warp_n + ni * 8 + gid) * kStride;
-                b[ni][0] = static_cast<uint32_t>(col[t]);
-                b[ni][1] = static_cast<uint32_t>(col[t + 4]);
-            }
-            for (int mi = 0; mi < 2; ++mi)
-                for (int ni = 0; ni < 4; ++ni)
-                    mma_s8_m16n8k32(acc[mi][ni], a[mi], b[ni], acc[mi][ni]);
-            __syncthreads();
-        }
-        store_tile(acc, bias, y, g, m0 + warp_m, o0 + warp_n);
+    __syncthreads();
+    for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
+        const int ml = e % kTileM, ol = e / kTileM;
+        const int64_t m = m0 + ml;
+        const int32_t o = o0 + ol;
+        if (m >= g.m || o >= g.n_out) continue;
+        const int64_t n = m / g.pix, p = m - n * g.pix;
+        const uint32_t b = bias && add_bias ? static_cast<uint32_t>(bias[o]) : 0u;
+        const int32_t v =
+            static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
+        if (split_k)
+            atomicAdd(y + (n * g.n_out + o) * g.pix + p, v);
+        else
+            y[(n * g.n_out + o) * g.pix + p] = v;
     }
 }
 
-/* Enqueues the GEMM: one block per tile, bounded like every other launch. */
-inline void launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
-                   const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
-                   cudaStream_t stream) {
+/* `wide`, when not null, is a device flag (dense only): nonzero when an operand holds a
+ * value outside int8, and then every tile takes tile_wide (uniform over the grid).
+ * kChunk: bytes per cp.async, 16 when C4 and w8's row stride are multiples of 4 words
+ * (a 16-byte piece of A then lies in one pixel), else 4. */
+template <int kChunk>
+__global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
+                         geom g, int32_t splits, const int32_t* wide, const int32_t* x32,
+                         const int32_t* w32) {
+    __shared__ smem_tiles sm;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int warp_m = (warp % 2) * 32, warp_n = (warp / 2) * 32;
+    /* Each thread loads half a row of A and of B per K tile. */
+    const int row = tid / 2, col0 = (tid % 2) * (kTileK / 2);
+    const int64_t tiles_m = (g.m + kTileM - 1) / kTileM;
     const int64_t tiles = tile_count(g);
-    if (tiles == 0 || g.m == 0) return;
+    const bool is_wide = wide && *wide;
+    const int32_t k_tiles = (g.k_words + kTileK - 1) / kTileK;
+    for (int64_t job = blockIdx.x; job < tiles * splits; job += gridDim.x) {
+        const int64_t tile = job % tiles;
+        const int32_t split = static_cast<int32_t>(job / tiles);
+        const int64_t m0 = (tile % tiles_m) * kTileM;
+        const int32_t o0 = static_cast<int32_t>(tile / tiles_m) * kTileN;
+        if (is_wide) {
+            if (split == 0) tile_wide(x32, w32, w8, bias, y, g, m0, o0);
+            continue;
+        }
+        /* This split's K tiles: [kt0, kt1). */
+        const int32_t kt0 = static_cast<int32_t>(static_cast<int64_t>(k_tiles) * split / splits);
+        const int32_t kt1 =
+            static_cast<int32_t>(static_cast<int64_t>(k_tiles) * (split + 1) / splits);
+        const row_origin origin = origin_of(g, m0 + row);
+        const int32_t* wrow = w8 + static_cast<int64_t>(o0 + row) * g.k_pad;
+        int32_t acc[2][4][4] = {};
+        /* A pipeline of kStages: tiles kt + 1 .. kt + kStages - 1 load while kt computes.
+         * Every thread commits one group per step, empty ones too, so that the wait
+         * below always means "tile kt has landed". */
+        for (int s = 0; s < kStages - 1; ++s) {
+            if (kt0 + s < kt1)
+                load_tile<kChunk>(sm.k.a[s], sm.k.b[s], x8, wrow, g, origin, (kt0 + s) * kTileK,
+                                  row, col0);
+            cp_async_commit();
+        }
+        for (int32_t kt = kt0; kt < kt1; ++kt) {
+            cp_async_wait<kStages - 2>();
+            __syncthreads(); /* tile kt is visible; the stage kt - 1 used is free */
+            const int32_t next = kt + kStages - 1;
+            if (next < kt1) {
+                const int sb = (next - kt0) % kStages;
+                load_tile<kChunk>(sm.k.a[sb], sm.k.b[sb], x8, wrow, g, origin, next * kTileK, row,
+                                  col0);
+            }
+            cp_async_commit();
+            const int sc = (kt - kt0) % kStages;
+            mma_tile(acc, sm.k.a[sc], sm.k.b[sc], warp_m, warp_n, lane);
+        }
+        cp_async_wait<0>();
+        __syncthreads(); /* every warp is done with the stages: reuse them for the output */
+        store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n, splits > 1, split == 0);
+        __syncthreads(); /* the output staged is read before the next tile's loads */
+    }
+}
+
+/* Blocks a launch should have to fill a large GPU (an H100 has 132 SMs): layers with
+ * fewer tiles (small batches, deep layers) split K so that more blocks share the work. */
+constexpr int64_t kTargetBlocks = 128;
+/* Each split keeps at least this many K tiles, so that its pipeline fills. */
+constexpr int32_t kMinSplitTiles = 4;
+
+/* How many parts K is split into for `tiles` output tiles. */
+inline int32_t split_count(const geom& g, int64_t tiles) {
+    const int32_t k_tiles = (g.k_words + kTileK - 1) / kTileK;
+    int64_t splits = tiles >= kTargetBlocks ? 1 : kTargetBlocks / tiles;
+    if (splits > k_tiles / kMinSplitTiles) splits = k_tiles / kMinSplitTiles;
+    return splits < 1 ? 1 : static_cast<int32_t>(splits);
+}
+
+/* Enqueues the GEMM: one block per tile (and K split), bounded like every other launch.
+ * With split K, y is zeroed first (stream order) and the splits add into it; a dense
+ * whose operands turn out wide computes each tile whole in split 0 instead. */
+inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
+                  const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
+                  cudaStream_t stream) {
+    const int64_t tiles = tile_count(g);
+    if (tiles == 0 || g.m == 0) return CVML_OK;
+    const int32_t splits = split_count(g, tiles);
+    if (splits > 1) {
+        const int rc = cuda_check(
+            cudaMemsetAsync(y, 0, static_cast<size_t>(g.m) * g.n_out * sizeof(int32_t), stream),
+            "cudaMemsetAsync (split-K output)");
+        if (rc) return rc;
+    }
+    const int64_t jobs = tiles * splits;
     const unsigned blocks = static_cast<unsigned>(
-        tiles > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : tiles);
-    CUDA_LAUNCH(igemm_s8, blocks, kThreads, stream, x8, w8, bias, y, g, wide, x32, w32);
+        jobs > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : jobs);
+    if (g.c4 % 4 == 0 && g.k_pad % 4 == 0)
+        CUDA_LAUNCH(igemm_s8<16>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
+                    w32);
+    else
+        CUDA_LAUNCH(igemm_s8<4>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
+                    w32);
+    return CVML_OK;
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
-/* One warp's int8 tensor-core step: D (16x8 int32) = A (16x32 int8) x B (32x8 int8) + C,
+/* The int8 tensor-core primitives: mma.sync, ldmatrix and cp.async.
+ *
+ * One warp's int8 tensor-core step: D (16x8 int32) = A (16x32 int8) x B (32x8 int8) + C,
  * as PTX's mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32. Fragments are in the PTX
  * ISA's layout, with groupID g = lane / 4 and t = lane % 4:
  *   a[0] = A[g][4t..4t+3]      a[1] = A[g+8][4t..4t+3]
@@ -45,5 +47,66 @@ __device__ __forceinline__ void mma_s8_m16n8k32(int32_t d[4], const uint32_t a[4
 #endif
 #else
     cuda_emu::mma_m16n8k32_s8(d, a, b, c);
+#endif
+}
+
+/* ldmatrix.sync.aligned.m8n8.x4.shared.b16 (Turing and newer): lane 8j + i gives the
+ * shared-memory address of row i (16 bytes, 16-byte aligned) of 8x8 matrix j; each lane
+ * gets in r[j] the 4 bytes of matrix j at row lane / 4, bytes 4 * (lane % 4): for int8
+ * rows of 16 values that is exactly an mma fragment register. */
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void* row) {
+#if defined(__CUDACC__)
+    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(row));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+#else
+    cuda_emu::ldmatrix_x4(r, row);
+#endif
+}
+
+/* Copies kBytes (4 or 16, both ends aligned to it) from global to shared memory, or
+ * zeros when !valid (then `src` is not read, but must still be a device address):
+ * cp.async on Ampere and newer (retired by cp_async_wait), a plain copy on Turing. */
+template <int kBytes>
+__device__ __forceinline__ void cp_async_zfill(void* dst, const void* src, bool valid) {
+    static_assert(kBytes == 4 || kBytes == 16, "cp.async size");
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    const int n = valid ? kBytes : 0;
+    if constexpr (kBytes == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(src), "r"(n)
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(src), "r"(n)
+                     : "memory");
+#elif defined(__CUDACC__)
+    if constexpr (kBytes == 16)
+        *static_cast<int4*>(dst) = valid ? *static_cast<const int4*>(src) : make_int4(0, 0, 0, 0);
+    else
+        *static_cast<int32_t*>(dst) = valid ? *static_cast<const int32_t*>(src) : 0;
+#else
+    cuda_emu::cp_async(dst, src, kBytes, valid ? kBytes : 0);
+#endif
+}
+
+/* Closes the calling thread's group of cp.async copies issued since the last commit. */
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#elif !defined(__CUDACC__)
+    cuda_emu::cp_async_commit();
+#endif
+}
+
+/* Waits until at most kPending of the calling thread's committed groups are in flight
+ * (the others' bytes are in shared memory; a __syncthreads then shows them to all). */
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#elif !defined(__CUDACC__)
+    cuda_emu::cp_async_wait(kPending);
 #endif
 }

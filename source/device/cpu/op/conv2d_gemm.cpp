@@ -314,12 +314,13 @@ void strip_slot(void* arg, int64_t begin, int64_t end) {
 }
 
 /* The c4 image of taps mode. Items are (group of 4 channels, input row); the first and
- * last row of a group also fill the padding rows (0x80: the value 0 after + 128). */
+ * last row of a group also fill the padding rows (the value 0: gemm_taps_zero). */
 void image4_rows(void* arg, int64_t begin, int64_t end) {
     const image_args* a = static_cast<const image_args*>(arg);
     const conv_gemm* f = a->f;
     const conv_geom& g = f->g;
     const size_t row_bytes = static_cast<size_t>(f->wq) * 4;
+    const uint8_t zero = gemm_taps_zero(f->level);
     int64_t grp = begin / g.h, h = begin % g.h;  // stepped, as in image_rows
     for (int64_t item = begin; item < end; ++item, ++h) {
         if (h == g.h) {
@@ -328,9 +329,9 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
         }
         uint8_t* plane =
             reinterpret_cast<uint8_t*>(a->img) + static_cast<size_t>(grp * f->hq) * row_bytes;
-        if (h == 0) memset(plane, 0x80, row_bytes * static_cast<size_t>(g.ph));
+        if (h == 0) memset(plane, zero, row_bytes * static_cast<size_t>(g.ph));
         if (h == g.h - 1)
-            memset(plane + static_cast<size_t>(g.ph + g.h) * row_bytes, 0x80,
+            memset(plane + static_cast<size_t>(g.ph + g.h) * row_bytes, zero,
                    row_bytes * static_cast<size_t>(f->hq - g.ph - g.h));
         uint8_t* row = plane + static_cast<size_t>(g.ph + h) * row_bytes;
         if (a->x->storage == STORAGE_INT8) {
@@ -351,7 +352,7 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
                 const int32_t v = c < g.c && x >= 0 && x < g.w
                                       ? cpu_load(a->x, a->base + (c * g.h + h) * g.w + x)
                                       : 0;
-                row[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+                row[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ zero);
             }
     }
 }
@@ -406,12 +407,20 @@ int rows_read_table(conv_gemm* f) {
     return CVML_OK;
 }
 
-/* Taps mode needs the avx512 kernels with whole row blocks, stride 1 and a kernel
- * larger than 1x1 (a 1x1 conv packs each image byte once anyway), and a weight copy of
- * at most 256 KiB (the small-M layers, where packing is shared by fewest rows). */
+/* Whether the level has taps-mode kernels for these weights: avx512 with whole row
+ * blocks, or an aarch64 level (neon, dotprod). */
+bool taps4_level(const conv_gemm* f) {
+    if (f->level == CPU_SIMD_AVX512) return gemm_narrow_ok(&f->w) != 0;
+    return f->level == CPU_SIMD_NEON || f->level == CPU_SIMD_DOTPROD;
+}
+
+/* Taps mode needs kernels for it (taps4_level), stride 1 and a kernel larger than 1x1 (a
+ * 1x1 conv packs each image byte once anyway), and a weight copy of at most 256 KiB (the
+ * small-M layers, where packing is shared by fewest rows). On aarch64 it saves packing
+ * B, which cost about half as much as the multiply-adds on cifar_resnet20's layers. */
 bool taps4_fits(const conv_gemm* f) {
     const conv_geom& g = f->g;
-    if (f->level != CPU_SIMD_AVX512 || !gemm_narrow_ok(&f->w) || f->direct) return false;
+    if (!taps4_level(f) || f->direct) return false;
     if (g.sh != 1 || g.sw != 1 || g.kh * g.kw == 1) return false;
     const int64_t kc = (g.c + 3) / 4 * 4 * g.kh * g.kw;
     return kc <= INT32_MAX / 2 && g.o * kc <= 256 * 1024;

@@ -378,11 +378,21 @@ void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int3
 #endif
 }
 
+uint8_t gemm_taps_zero(int level) {
+    return arm_level(level) ? 0x00 : 0x80;
+}
+
 void gemm_interleave4(int level, const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
                       uint8_t* dst) {
 #if CVML_SIMD_X86
     if (level == CPU_SIMD_AVX512) {
         interleave4_avx512(rows, lo, w, wq, dst);
+        return;
+    }
+#endif
+#if CVML_SIMD_AARCH64
+    if (arm_level(level)) {
+        interleave4_arm(rows, lo, w, wq, reinterpret_cast<int8_t*>(dst));
         return;
     }
 #endif
@@ -397,6 +407,25 @@ void gemm_interleave4(int level, const int8_t* const rows[4], int64_t lo, int64_
 
 void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t N,
                          int64_t t0, int64_t t1, gemm_tile_fn fn, void* arg) {
+#if CVML_SIMD_AARCH64
+    if (arm_level(a->level)) {
+        alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
+        const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
+        const int8_t* simg = reinterpret_cast<const int8_t*>(img);
+        for (int64_t t = t0; t < t1; ++t) {
+            const int32_t m0 = static_cast<int32_t>(t % mblocks) * GEMM_MR;
+            const int32_t n0 = static_cast<int32_t>(t / mblocks) * GEMM_NT;
+            const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
+            const int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
+            if (a->level == CPU_SIMD_DOTPROD)
+                tile_taps_dotprod(a, simg, boff, m0, n0, cols, tile);
+            else
+                tile_taps_neon(a, simg, boff, m0, n0, cols, tile);
+            fn(arg, m0, rows, n0, cols, tile);
+        }
+        return;
+    }
+#endif
 #if CVML_SIMD_X86
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
     const int64_t mblocks = a->M / GEMM_MR;

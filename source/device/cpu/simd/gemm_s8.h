@@ -93,12 +93,18 @@ void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int3
                      int64_t mb1, gemm_tile_fn fn, void* arg);
 
 /* Taps mode (conv2d on a channel-interleaved image): B is never packed. Step k4 of GEMM
- * column n is the 4 bytes at img + boff[k4] + 4 * n (u8, x + 128), so 16 consecutive
- * columns are one 64-byte load. Weights as for gemm_run_narrow (gemm_narrow_ok). Tiles
- * [t0, t1) in gemm_run_tiles' order, of N columns from img on. */
+ * column n is the 4 bytes at img + boff[k4] + 4 * n (u8, x + 128 at avx512; the signed
+ * x itself at the aarch64 levels), so 16 (avx512) or 12 (aarch64) consecutive columns
+ * are one load. Weights: at avx512 as for gemm_run_narrow (gemm_narrow_ok); at the
+ * aarch64 levels any packed ones, a partial last row block included. Tiles [t0, t1) in
+ * gemm_run_tiles' order, of N columns from img on; the image is read up to 15 columns
+ * past the last. */
 void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t N,
                          int64_t t0, int64_t t1, gemm_tile_fn fn, void* arg);
-/* One row of such an image: pixel j (0 <= j < wq) holds rows[i][j - lo] ^ 0x80 for i =
- * 0..3 where 0 <= j - lo < w, else 0x80 (the value 0); a NULL row reads as zeros. */
+/* The byte a taps-mode image holds for x is x ^ gemm_taps_zero(level): 0x80 at avx512
+ * (x + 128 as u8), 0 at the aarch64 levels (x as it is). */
+uint8_t gemm_taps_zero(int level);
+/* One row of such an image: pixel j (0 <= j < wq) holds rows[i][j - lo] ^ zero for i =
+ * 0..3 where 0 <= j - lo < w, else zero (the value 0); a NULL row reads as zeros. */
 void gemm_interleave4(int level, const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
                       uint8_t* dst);

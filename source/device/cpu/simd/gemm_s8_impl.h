@@ -56,15 +56,35 @@ inline bool arm_level(int level) {
     return level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD;
 }
 
+/* Where the micro-kernels read step k4 of a 12-column panel of B: packed panels (48
+ * bytes a step), or taps mode's channel-interleaved image (gemm_run_tiles_taps: the
+ * panel's first column plus the step's offset). */
+struct arm_packed_b {
+    const int8_t* b;
+    const int8_t* at(int32_t k4) const { return b + static_cast<size_t>(k4) * ARM_PANEL_BYTES; }
+};
+struct arm_taps_b {
+    const int8_t* img;
+    const int64_t* boff;
+    const int8_t* at(int32_t k4) const { return img + boff[k4]; }
+};
+
 #if CVML_SIMD_AARCH64
 /* ---- aarch64 neon (arm/aarch64/neon/gemm_s8.cpp), B's packer for both levels */
 void pack_group_arm(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp, int32_t k4,
                     int8_t* packed);
 void tile_neon(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile);
+/* Taps mode: B read from the image (arm_taps_b); and the image's rows (gemm_interleave4
+ * with signed values: the value 0 is the byte 0). */
+void tile_taps_neon(const gemm_weights* a, const int8_t* img, const int64_t* boff, int32_t m0,
+                    int32_t n0, int32_t cols, int32_t* tile);
+void interleave4_arm(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq, int8_t* dst);
 /* ---- aarch64 dotprod (arm/aarch64/dotprod/gemm_s8.cpp) */
 void tile_dotprod(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
                   int32_t* tile);
+void tile_taps_dotprod(const gemm_weights* a, const int8_t* img, const int64_t* boff, int32_t m0,
+                       int32_t n0, int32_t cols, int32_t* tile);
 #endif
 
 }  // namespace gemm_impl

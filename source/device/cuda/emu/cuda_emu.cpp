@@ -801,10 +801,20 @@ fiber_pool g_pool;
 
 enum thread_state : uint8_t { T_NEW, T_READY, T_RUNNING, T_WAIT_BLOCK, T_WAIT_WARP, T_DONE };
 
+/* A cp.async in flight: done at the cp.async.wait_group that retires its group. */
+struct async_copy {
+    void* dst;
+    const void* src;
+    unsigned bytes, src_bytes; /* src_bytes read, the rest of bytes zero-filled */
+};
+
 struct sim_thread {
     fiber* f = nullptr;
     uint8_t state = T_NEW;
-    unsigned gen = 0; /* the warp barrier generation it arrived at */
+    unsigned gen = 0;               /* the warp barrier generation it arrived at */
+    std::vector<async_copy> copies; /* issued, not yet done, oldest first */
+    std::vector<size_t> groups;     /* copies in each committed group, oldest first */
+    size_t uncommitted = 0;         /* the newest copies, in no group yet */
 };
 
 /* The most bytes one lane hands to a warp collective (mma.sync's fragments: 40). */
@@ -908,6 +918,20 @@ void prepare(fiber* f) {
 
 /* ---- blocks ------------------------------------------------------------------------- */
 
+/* The running thread returned from the kernel. Copies it never waited for would land
+ * at some unknown time on a GPU: a fault (a missing cp.async.wait_group). */
+void finish_thread(grid_run& r) {
+    sim_thread& me = r.th[r.current];
+    me.state = T_DONE;
+    if (me.copies.empty()) return;
+    fault(cudaErrorLaunchFailure,
+          "%s:%d: %s, block (%u,%u,%u) thread (%u,%u,%u): exits with %zu cp.async copies never "
+          "waited for",
+          r.site.file, r.site.line, r.site.kernel, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+          threadIdx.y, threadIdx.z, me.copies.size());
+    r.failed = true;
+}
+
 /* Plain mode, on the runner fiber: blocks in turn, threads one after the other, until
  * a thread reaches a barrier (then it goes on as a fiber of a cooperative block). */
 void run_plain(grid_run& r) {
@@ -917,7 +941,7 @@ void run_plain(grid_run& r) {
             enter_thread(r, static_cast<unsigned>(nth(r, r.thread_pos, r.threads)));
             r.body(r.arg);
             if (r.coop) {
-                r.th[r.current].state = T_DONE;
+                finish_thread(r);
                 return;
             }
         }
@@ -934,7 +958,7 @@ void fiber_main() {
     } else {
         self = r.th[r.current].f;
         r.body(r.arg);
-        r.th[r.current].state = T_DONE;
+        finish_thread(r);
     }
     yield_to_main(r, self, true);
     abort();  // never resumed
@@ -1250,6 +1274,65 @@ void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], con
             acc += static_cast<uint32_t>(a_at(all, row, k) * b_at(all, k, col));
         d[i] = static_cast<int32_t>(acc);
     }
+}
+
+void ldmatrix_x4(uint32_t out[4], const void* row) {
+    grid_run& r = running("ldmatrix");
+    if (!r.coop) make_cooperative(r);
+    char buf[256];
+    if (reinterpret_cast<uintptr_t>(row) % 16) {
+        fault(cudaErrorLaunchFailure, "%s: ldmatrix row address %p is not 16-byte aligned",
+              where(r, buf, sizeof buf), row);
+        abandon(r);
+    }
+    const unsigned char* all = warp_exchange(r, ~0u, &row, sizeof row, "ldmatrix.x4");
+    const unsigned lane = r.current % 32;
+    for (unsigned j = 0; j < 4; ++j) {
+        const unsigned char* src;
+        memcpy(&src, all + (8 * j + lane / 4) * kLaneBytes, sizeof src);
+        memcpy(&out[j], src + 4 * (lane % 4), sizeof out[j]);
+    }
+}
+
+void cp_async(void* dst, const void* src, unsigned bytes, unsigned src_bytes) {
+    grid_run& r = running("cp.async");
+    if (!r.coop) make_cooperative(r);
+    char buf[256];
+    const bool size_ok = (bytes == 4 || bytes == 8 || bytes == 16) && src_bytes <= bytes;
+    const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
+    if (!size_ok || d % bytes || s % bytes || (src_bytes && !is_device(src, src_bytes))) {
+        fault(cudaErrorLaunchFailure,
+              "%s: cp.async of %u bytes (%u read) from %p to %p: misaligned or not device memory",
+              where(r, buf, sizeof buf), bytes, src_bytes, src, dst);
+        abandon(r);
+    }
+    sim_thread& me = r.th[r.current];
+    me.copies.push_back({dst, src, bytes, src_bytes});
+    ++me.uncommitted;
+}
+
+void cp_async_commit() {
+    grid_run& r = running("cp.async.commit_group");
+    if (!r.coop) make_cooperative(r);
+    sim_thread& me = r.th[r.current];
+    me.groups.push_back(me.uncommitted);
+    me.uncommitted = 0;
+}
+
+void cp_async_wait(unsigned pending) {
+    grid_run& r = running("cp.async.wait_group");
+    if (!r.coop) make_cooperative(r);
+    sim_thread& me = r.th[r.current];
+    size_t done = 0;
+    while (me.groups.size() > pending) {
+        for (size_t i = 0; i < me.groups.front(); ++i, ++done) {
+            const async_copy& c = me.copies[done];
+            memcpy(c.dst, c.src, c.src_bytes);
+            memset(static_cast<char*>(c.dst) + c.src_bytes, 0, c.bytes - c.src_bytes);
+        }
+        me.groups.erase(me.groups.begin());
+    }
+    me.copies.erase(me.copies.begin(), me.copies.begin() + static_cast<ptrdiff_t>(done));
 }
 
 }  // namespace cuda_emu

@@ -46,6 +46,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
+#define __align__(n) __attribute__((aligned(n)))
 /* Blocks run one at a time on the launching thread (launches are serialised), so a
  * static per host thread is the running block's shared memory. */
 #define __shared__ static thread_local
@@ -205,6 +206,14 @@ inline int __clz(int x) {
 
 void __syncthreads(void);
 
+/* Blocks and threads run one at a time on one host thread, so an atomic is a plain
+ * read-modify-write; the old value is returned, and the sum wraps as the hardware's. */
+inline int atomicAdd(int* address, int value) {
+    const int old = *address;
+    *address = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(value));
+    return old;
+}
+
 namespace cuda_emu {
 /* The value of lane + delta in the calling thread's warp segment (own value past it);
  * waits until every lane of `mask` has arrived. */
@@ -229,6 +238,19 @@ namespace cuda_emu {
  * bytes (k 4t..4t+3, n g), (k 16+4t.., n g); c and d hold (g, 2t), (g, 2t+1),
  * (g+8, 2t), (g+8, 2t+1). Sums wrap mod 2^32. */
 void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], const int32_t c[4]);
+/* ldmatrix.sync.aligned.m8n8.x4.shared.b16: a warp collective. Lane 8j + i passes the
+ * address of row i of matrix j (16 bytes, 16-byte aligned); each lane gets, of each
+ * matrix j, the 4 bytes at row lane / 4, bytes 4 * (lane % 4) .. +3, in out[j]. */
+void ldmatrix_x4(uint32_t out[4], const void* row);
+/* cp.async: copies src_bytes of `bytes` (4, 8 or 16, both ends aligned to it) from
+ * device memory and zero-fills the rest, when a cp.async.wait_group retires the
+ * commit group that holds it: until then the destination keeps its old bytes, so a
+ * kernel that reads before waiting reads stale data here too. A thread that exits with
+ * copies not waited for is a fault. */
+void cp_async(void* dst, const void* src, unsigned bytes, unsigned src_bytes);
+void cp_async_commit();
+/* Waits until at most `pending` committed groups of the calling thread are in flight. */
+void cp_async_wait(unsigned pending);
 }  // namespace cuda_emu
 
 /* ---- launches --------------------------------------------------------------------- */

@@ -25,8 +25,10 @@ namespace {
         vst1q_s32(out + (r)*GEMM_NT + 8, c##r##2); \
     } while (0)
 
-/* 8 rows x one 12-column panel of B: 24 accumulators, 2 + 3 operand registers. */
-CVML_TARGET_DOTPROD void ukr_dotprod(const int8_t* a, const int8_t* b, int32_t k4n, int32_t* out) {
+/* 8 rows x one 12-column panel of B (step k4's 48 bytes at b.at(k4)): 24 accumulators,
+ * 2 + 3 operand registers. */
+template <typename BSource>
+CVML_TARGET_DOTPROD inline void ukr_dotprod(const int8_t* a, BSource b, int32_t k4n, int32_t* out) {
     const int32x4_t z = vdupq_n_s32(0);
     int32x4_t c00 = z, c01 = z, c02 = z, c10 = z, c11 = z, c12 = z;
     int32x4_t c20 = z, c21 = z, c22 = z, c30 = z, c31 = z, c32 = z;
@@ -35,7 +37,7 @@ CVML_TARGET_DOTPROD void ukr_dotprod(const int8_t* a, const int8_t* b, int32_t k
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const int8_t* ak = a + static_cast<size_t>(k4) * 32;
         const int8x16_t lo = vld1q_s8(ak), hi = vld1q_s8(ak + 16);
-        const int8_t* bk = b + static_cast<size_t>(k4) * ARM_PANEL_BYTES;
+        const int8_t* bk = b.at(k4);
         const int8x16_t b0 = vld1q_s8(bk), b1 = vld1q_s8(bk + 16), b2 = vld1q_s8(bk + 32);
         DOT_ROW(0, lo, 0);
         DOT_ROW(1, lo, 1);
@@ -58,14 +60,24 @@ CVML_TARGET_DOTPROD void ukr_dotprod(const int8_t* a, const int8_t* b, int32_t k
 
 }  // namespace
 
-void tile_dotprod(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
-                  int32_t* tile) {
+CVML_TARGET_DOTPROD void tile_dotprod(const gemm_weights* a, const int8_t* b, int32_t m0,
+                                      int32_t n0, int32_t cols, int32_t* tile) {
     const int32_t k4n = a->Kp / 4;
     const int8_t* block = static_cast<const int8_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
     const size_t panel_bytes = static_cast<size_t>(k4n) * ARM_PANEL_BYTES;
     for (int32_t c = 0; c < cols; c += ARM_PANEL)
-        ukr_dotprod(block, b + static_cast<size_t>((n0 + c) / ARM_PANEL) * panel_bytes, k4n,
+        ukr_dotprod(block,
+                    arm_packed_b{b + static_cast<size_t>((n0 + c) / ARM_PANEL) * panel_bytes}, k4n,
                     tile + c);
+}
+
+CVML_TARGET_DOTPROD void tile_taps_dotprod(const gemm_weights* a, const int8_t* img,
+                                           const int64_t* boff, int32_t m0, int32_t n0,
+                                           int32_t cols, int32_t* tile) {
+    const int32_t k4n = a->Kp / 4;
+    const int8_t* block = static_cast<const int8_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
+    for (int32_t c = 0; c < cols; c += ARM_PANEL)
+        ukr_dotprod(block, arm_taps_b{img + 4 * static_cast<int64_t>(n0 + c), boff}, k4n, tile + c);
 }
 
 }  // namespace gemm_impl

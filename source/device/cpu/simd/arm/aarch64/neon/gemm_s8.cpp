@@ -14,6 +14,7 @@
 
 #if CVML_SIMD_AARCH64
 #include <arm_neon.h>
+#include <string.h>
 
 namespace gemm_impl {
 
@@ -72,8 +73,10 @@ namespace {
         vst1q_s32(out + (r)*GEMM_NT + 8, vpaddq_s32(c##r##4, c##r##5)); \
     } while (0)
 
-/* 4 rows (a: their k4 steps 32 bytes apart) x one 12-column panel of B. */
-void ukr_neon(const int8_t* a, const int8_t* b, int32_t k4n, int32_t* out) {
+/* 4 rows (a: their k4 steps 32 bytes apart) x one 12-column panel of B (step k4's 48
+ * bytes at b.at(k4)). */
+template <typename BSource>
+inline void ukr_neon(const int8_t* a, BSource b, int32_t k4n, int32_t* out) {
     const int32x4_t z = vdupq_n_s32(0);
     int32x4_t c00 = z, c01 = z, c02 = z, c03 = z, c04 = z, c05 = z;
     int32x4_t c10 = z, c11 = z, c12 = z, c13 = z, c14 = z, c15 = z;
@@ -81,7 +84,7 @@ void ukr_neon(const int8_t* a, const int8_t* b, int32_t k4n, int32_t* out) {
     int32x4_t c30 = z, c31 = z, c32 = z, c33 = z, c34 = z, c35 = z;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const int32x4_t av = vreinterpretq_s32_s8(vld1q_s8(a + static_cast<size_t>(k4) * 32));
-        const int8_t* bk = b + static_cast<size_t>(k4) * ARM_PANEL_BYTES;
+        const int8_t* bk = b.at(k4);
         const int8x16_t b0 = vld1q_s8(bk), b1 = vld1q_s8(bk + 16), b2 = vld1q_s8(bk + 32);
         NEON_ROW(0);
         NEON_ROW(1);
@@ -102,10 +105,51 @@ void tile_neon(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, i
     const int8_t* block = static_cast<const int8_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
     const size_t panel_bytes = static_cast<size_t>(k4n) * ARM_PANEL_BYTES;
     for (int32_t c = 0; c < cols; c += ARM_PANEL) {
-        const int8_t* panel = b + static_cast<size_t>((n0 + c) / ARM_PANEL) * panel_bytes;
+        const arm_packed_b panel{b + static_cast<size_t>((n0 + c) / ARM_PANEL) * panel_bytes};
         ukr_neon(block, panel, k4n, tile + c);
         ukr_neon(block + 16, panel, k4n, tile + 4 * GEMM_NT + c);
     }
+}
+
+void tile_taps_neon(const gemm_weights* a, const int8_t* img, const int64_t* boff, int32_t m0,
+                    int32_t n0, int32_t cols, int32_t* tile) {
+    const int32_t k4n = a->Kp / 4;
+    const int8_t* block = static_cast<const int8_t*>(a->data) + static_cast<size_t>(m0) * a->Kp;
+    for (int32_t c = 0; c < cols; c += ARM_PANEL) {
+        const arm_taps_b panel{img + 4 * static_cast<int64_t>(n0 + c), boff};
+        ukr_neon(block, panel, k4n, tile + c);
+        ukr_neon(block + 16, panel, k4n, tile + 4 * GEMM_NT + c);
+    }
+}
+
+void interleave4_arm(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq, int8_t* dst) {
+    // Pixel j is rows[i][j - lo]: zeros left of lo and from lo + w on.
+    const int64_t end = lo + w < wq ? lo + w : wq;
+    int64_t j = 0;
+    for (; j < lo && j < wq; ++j) memset(dst + 4 * j, 0, 4);
+    const int8x16_t zero = vdupq_n_s8(0);
+    for (; j + 16 <= end; j += 16) {
+        const int64_t x = j - lo;
+        const int8x16_t r0 = rows[0] ? vld1q_s8(rows[0] + x) : zero;
+        const int8x16_t r1 = rows[1] ? vld1q_s8(rows[1] + x) : zero;
+        const int8x16_t r2 = rows[2] ? vld1q_s8(rows[2] + x) : zero;
+        const int8x16_t r3 = rows[3] ? vld1q_s8(rows[3] + x) : zero;
+        const int8x16x2_t z01 = vzipq_s8(r0, r1), z23 = vzipq_s8(r2, r3);
+        const int16x8x2_t a =
+            vzipq_s16(vreinterpretq_s16_s8(z01.val[0]), vreinterpretq_s16_s8(z23.val[0]));
+        const int16x8x2_t b =
+            vzipq_s16(vreinterpretq_s16_s8(z01.val[1]), vreinterpretq_s16_s8(z23.val[1]));
+        int8_t* d = dst + 4 * j;
+        vst1q_s8(d, vreinterpretq_s8_s16(a.val[0]));
+        vst1q_s8(d + 16, vreinterpretq_s8_s16(a.val[1]));
+        vst1q_s8(d + 32, vreinterpretq_s8_s16(b.val[0]));
+        vst1q_s8(d + 48, vreinterpretq_s8_s16(b.val[1]));
+    }
+    for (; j < wq; ++j)
+        for (int i = 0; i < 4; ++i) {
+            const int64_t x = j - lo;
+            dst[4 * j + i] = rows[i] && x >= 0 && x < w ? rows[i][x] : 0;
+        }
 }
 
 }  // namespace gemm_impl
