@@ -100,6 +100,34 @@ TEST_F(EmuStreams, ACapturedGraphReplaysItsWorkInOrderAtEachLaunch) {
     cudaStreamDestroy(s);
 }
 
+/* A memset on a captured stream runs at each replay, not at the capture. */
+TEST_F(EmuStreams, ACapturedMemsetRunsAtEachReplay) {
+    const int n = 32;
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    void* d = nullptr;
+    ASSERT_EQ(cudaMalloc(&d, n * 4), cudaSuccess);
+    ASSERT_EQ(cudaMemset(d, 0, n * 4), cudaSuccess);
+    ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    EXPECT_EQ(cudaMemsetAsync(d, 0, n * 4, s), cudaSuccess);
+    CUDA_LAUNCH(add_one, 1, n, s, static_cast<int32_t*>(d), n);
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    std::vector<int32_t> h(n, -1);
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_EQ(cudaMemset(d, 0x7f, n * 4), cudaSuccess);
+        ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(h.data(), d, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(h, std::vector<int32_t>(n, 1)) << "round " << round;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaFree(d);
+    cudaStreamDestroy(s);
+}
+
 /* A call that may wait for the device is refused while the thread captures, and the
  * capture then ends in an error, as on a GPU; other threads may allocate while one
  * captures in thread-local mode, not in global mode. */

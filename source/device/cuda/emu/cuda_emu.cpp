@@ -158,7 +158,7 @@ bool valid_stream(cudaStream_t s) {
 
 /* One step of a graph: a kernel launch, a copy or an event record. */
 struct graph_node {
-    enum kind_t { KERNEL, COPY, EVENT } kind;
+    enum kind_t { KERNEL, COPY, MEMSET, EVENT } kind;
     launch_site site;
     dim3 grid, block;
     recorded_launch launch;
@@ -166,6 +166,7 @@ struct graph_node {
     const void* src;
     size_t bytes;
     cudaMemcpyKind copy_kind;
+    int value; /* of a memset */
     cudaEvent_t event;
 };
 typedef std::vector<graph_node> node_list;
@@ -531,9 +532,9 @@ cudaError_t cudaFreeHost(void* ptr) {
 }
 
 /* Device memory only, inside one live allocation; synchronous like the copies. */
-cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
-    EMU_LOCK;
-    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+namespace {
+
+cudaError_t memset_now(void* dst, int value, size_t bytes) {
     if (bytes == 0) return cudaSuccess;
     if (!dst || !is_device(dst, bytes)) {
         fprintf(stderr, "cuda-emu: memset of %zu bytes at %p: not device memory\n", bytes, dst);
@@ -543,8 +544,33 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t str
     return cudaSuccess;
 }
 
+}  // namespace
+
+/* On a stream being captured it is recorded, and runs at each replay. */
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
+    EMU_LOCK;
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+    if (!stream && thread_captures_strictly()) return fail(cudaErrorStreamCaptureImplicit);
+    if (capture_state* c = capturing(stream)) {
+        if (bytes && (!dst || !is_device(dst, bytes))) {
+            c->invalidated = true;
+            return memset_now(dst, value, bytes);  // the error, nothing written
+        }
+        graph_node n = {};
+        n.kind = graph_node::MEMSET;
+        n.dst = dst;
+        n.bytes = bytes;
+        n.value = value;
+        c->nodes.push_back(n);
+        return cudaSuccess;
+    }
+    return memset_now(dst, value, bytes);
+}
+
 cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
-    return cudaMemsetAsync(dst, value, bytes, nullptr);
+    EMU_LOCK;
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    return memset_now(dst, value, bytes);
 }
 
 /* ---- streams ----------------------------------------------------------------------- */
@@ -661,6 +687,12 @@ void replay(const graph_node& n) {
     if (n.kind == graph_node::EVENT) {
         // The event may have been destroyed since the capture: then nothing is timed.
         if (g_events.count(n.event)) *n.event = {true, now_ns()};
+        return;
+    }
+    if (n.kind == graph_node::MEMSET) {
+        if (memset_now(n.dst, n.value, n.bytes) != cudaSuccess)
+            fault(cudaErrorIllegalAddress, "graph memset of %zu bytes at %p: not live memory",
+                  n.bytes, n.dst);
         return;
     }
     // The memory may have been freed since the capture: a fault, as on a GPU.
