@@ -467,7 +467,7 @@ static int add_variable(cvml_graph* g, const char* name, int ndim, const int32_t
     }
     int32_t ni = ir_graph_add_node(ir, name);
     if (ni < 0) return CVML_ERR_RUNTIME;
-    int32_t ti = ir_graph_add_tensor(ir, name);
+    int32_t ti = ir_graph_add_tensor_sharing_name(ir, ir->nodes[ni]->name);
     if (ti < 0) return CVML_ERR_RUNTIME;
     ir_tensor* t = ir->tensors[ti];
     t->ndim = ndim;
@@ -550,10 +550,10 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
     int32_t ni = ir_graph_add_node(ir, name);
     if (ni < 0) return CVML_ERR_RUNTIME;
     ir_node* node = ir->nodes[ni];
-    node->op_name = ir_strdup(op);
+    node->op_name = ir_graph_strdup(ir, op);
     if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int i = 0; i < attr_count && !rc; ++i)
-        rc = ir_node_add_attr(node, attr_keys[i], attr_values[i]);
+        rc = ir_node_add_attr(ir, node, attr_keys[i], attr_values[i]);
     int32_t in_idx[64];
     int32_t* in = input_count <= 64 ? in_idx
                                     : static_cast<int32_t*>(cvml_mem_alloc(
@@ -581,24 +581,24 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
     }
     if (rc) {
         // Leave the graph as it was: drop the half-made node (it is the last one) and
-        // the tensors it created.
+        // the tensors it created, and give back their strings newest first.
         while (ir->tensor_count > 0 && ir->tensors[ir->tensor_count - 1]->producer == ni) {
             ir_tensor* t = ir->tensors[--ir->tensor_count];
-            cvml_mem_free(t->name);
+            ir_graph_unstrdup(ir, t->name);
             cvml_mem_free(t);
         }
         if (node->op && node->op->release_param && node->param)
             node->op->release_param(node->param);
         cvml_mem_free(node->param);
-        for (int32_t i = 0; i < node->attr_count; ++i) {
-            cvml_mem_free(node->attrs[i].key);
-            cvml_mem_free(node->attrs[i].value);
+        for (int32_t i = node->attr_count - 1; i >= 0; --i) {
+            ir_graph_unstrdup(ir, node->attrs[i].value);
+            ir_graph_unstrdup(ir, node->attrs[i].key);
         }
         cvml_mem_free(node->attrs);
         cvml_mem_free(node->inputs);
         cvml_mem_free(node->outputs);
-        cvml_mem_free(node->op_name);
-        cvml_mem_free(node->name);
+        ir_graph_unstrdup(ir, node->op_name);
+        ir_graph_unstrdup(ir, node->name);
         cvml_mem_free(node);
         --ir->node_count;
     }

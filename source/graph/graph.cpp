@@ -15,6 +15,57 @@ char* ir_strdup(const char* s) {
     return p;
 }
 
+/* A chunk of the graph's strings; its bytes follow the header. */
+struct ir_string_chunk {
+    ir_string_chunk* prev;
+    size_t used;
+    size_t capacity;
+};
+
+namespace {
+
+constexpr size_t kStringChunkBytes = 1000;
+
+char* chunk_data(ir_string_chunk* c) {
+    return reinterpret_cast<char*>(c + 1);
+}
+
+}  // namespace
+
+char* ir_graph_strdup(ir_graph* g, const char* s) {
+    size_t len = strlen(s) + 1;
+    ir_string_chunk* c = g->strings;
+    if (!c || c->capacity - c->used < len) {
+        // A new chunk; the rest of the old one stays unused (less than the string).
+        size_t capacity = len > kStringChunkBytes ? len : kStringChunkBytes;
+        if (capacity > SIZE_MAX - sizeof(ir_string_chunk)) return nullptr;
+        c = static_cast<ir_string_chunk*>(cvml_mem_alloc(sizeof(ir_string_chunk) + capacity));
+        if (!c) return nullptr;
+        c->prev = g->strings;
+        c->used = 0;
+        c->capacity = capacity;
+        g->strings = c;
+    }
+    char* copy = chunk_data(c) + c->used;
+    memcpy(copy, s, len);
+    c->used += len;
+    return copy;
+}
+
+void ir_graph_unstrdup(ir_graph* g, char* s) {
+    ir_string_chunk* c = g->strings;
+    if (!c || !s) return;
+    uintptr_t top = reinterpret_cast<uintptr_t>(chunk_data(c) + c->used);
+    uintptr_t at = reinterpret_cast<uintptr_t>(s);
+    size_t len = strlen(s) + 1;
+    if (at < reinterpret_cast<uintptr_t>(chunk_data(c)) || at + len != top) return;
+    c->used -= len;
+    if (c->used == 0) {
+        g->strings = c->prev;
+        cvml_mem_free(c);
+    }
+}
+
 ir_graph* ir_graph_create(void) {
     ir_graph* g = static_cast<ir_graph*>(cvml_mem_calloc(1, sizeof(ir_graph)));
     if (!g) return nullptr;
@@ -29,13 +80,7 @@ ir_graph* ir_graph_create(void) {
 static void release_node(ir_node* n) {
     if (n->op && n->op->release_param && n->param) n->op->release_param(n->param);
     cvml_mem_free(n->param);
-    for (int32_t i = 0; i < n->attr_count; ++i) {
-        cvml_mem_free(n->attrs[i].key);
-        cvml_mem_free(n->attrs[i].value);
-    }
     cvml_mem_free(n->attrs);
-    cvml_mem_free(n->name);
-    cvml_mem_free(n->op_name);
     cvml_mem_free(n->inputs);
     cvml_mem_free(n->outputs);
     cvml_mem_free(n);
@@ -43,7 +88,6 @@ static void release_node(ir_node* n) {
 
 static void release_tensor(ir_tensor* t) {
     if (t->kind == TENSOR_INPUT) cvml_mem_free(t->data);
-    cvml_mem_free(t->name);
     cvml_mem_free(t->consumers);
     if (!t->const_borrowed) cvml_mem_free(t->const_data);
     cvml_mem_free(t);
@@ -73,6 +117,11 @@ void ir_graph_release(ir_graph* g) {
     cvml_mem_free(g->postprocess);
     cvml_mem_free(g->param_order);
     cvml_mem_free(g->node_time_ns);
+    while (g->strings) {
+        ir_string_chunk* prev = g->strings->prev;
+        cvml_mem_free(g->strings);
+        g->strings = prev;
+    }
     cvml_mem_free(g);
 }
 
@@ -91,19 +140,27 @@ static bool grow(void*** items, int32_t* capacity, int32_t needed) {
 }
 
 int32_t ir_graph_add_tensor(ir_graph* g, const char* name) {
+    char* copy = ir_graph_strdup(g, name);
+    if (!copy) {
+        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
+        return -1;
+    }
+    int32_t index = ir_graph_add_tensor_sharing_name(g, copy);
+    if (index < 0) ir_graph_unstrdup(g, copy);
+    return index;
+}
+
+int32_t ir_graph_add_tensor_sharing_name(ir_graph* g, char* name) {
     if (!grow(reinterpret_cast<void***>(&g->tensors), &g->tensor_capacity, g->tensor_count + 1)) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
         return -1;
     }
     ir_tensor* t = static_cast<ir_tensor*>(cvml_mem_calloc(1, sizeof(ir_tensor)));
-    char* copy = ir_strdup(name);
-    if (!t || !copy) {
-        cvml_mem_free(t);
-        cvml_mem_free(copy);
+    if (!t) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
         return -1;
     }
-    t->name = copy;
+    t->name = name;
     t->index = g->tensor_count;
     t->precision = -1;
     t->storage = STORAGE_INT32;
@@ -119,10 +176,9 @@ int32_t ir_graph_add_node(ir_graph* g, const char* name) {
         return -1;
     }
     ir_node* n = static_cast<ir_node*>(cvml_mem_calloc(1, sizeof(ir_node)));
-    char* copy = ir_strdup(name);
+    char* copy = n ? ir_graph_strdup(g, name) : nullptr;
     if (!n || !copy) {
         cvml_mem_free(n);
-        cvml_mem_free(copy);
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
         return -1;
     }
@@ -159,16 +215,15 @@ int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor) {
     return CVML_OK;
 }
 
-int ir_node_add_attr(ir_node* n, const char* key, const char* value) {
+int ir_node_add_attr(ir_graph* g, ir_node* n, const char* key, const char* value) {
     ir_attr* p = static_cast<ir_attr*>(
         cvml_mem_realloc(n->attrs, sizeof(ir_attr) * static_cast<size_t>(n->attr_count + 1)));
     if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     n->attrs = p;
-    char* k = ir_strdup(key);
-    char* v = ir_strdup(value);
+    char* k = ir_graph_strdup(g, key);
+    char* v = k ? ir_graph_strdup(g, value) : nullptr;
     if (!k || !v) {
-        cvml_mem_free(k);
-        cvml_mem_free(v);
+        ir_graph_unstrdup(g, k);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     n->attrs[n->attr_count].key = k;

@@ -39,7 +39,7 @@ static inline void ir_storage_store(void* p, int storage, int64_t i, int32_t v) 
 }
 
 typedef struct ir_tensor {
-    char* name;
+    char* name; /* a string of the graph (ir_graph_strdup) */
     int32_t index;
     int32_t ndim;
     int64_t dims[CVML_MAX_DIMS];
@@ -64,12 +64,12 @@ typedef struct ir_tensor {
 } ir_tensor;
 
 typedef struct ir_attr {
-    char* key;
+    char* key; /* strings of the graph (ir_graph_strdup) */
     char* value;
 } ir_attr;
 
 typedef struct ir_node {
-    char* name;
+    char* name; /* a string of the graph (ir_graph_strdup), as are op_name and attrs */
     int32_t index;
     const struct op_def* op; /* NULL for a variable node */
     char* op_name;           /* the operator name as written in the file (func_name) */
@@ -107,7 +107,13 @@ typedef struct ir_subgraph {
     void** output_host;
 } ir_subgraph;
 
+struct ir_string_chunk;
+
 typedef struct ir_graph {
+    /* The names of nodes and tensors, operator names and attributes: bump-allocated in
+     * chunks freed with the graph (ir_graph_strdup), so that a name costs its bytes and
+     * not a heap block each (8 to 16 bytes of a microcontroller's allocator). */
+    struct ir_string_chunk* strings;
     ir_node** nodes;
     int32_t node_count;
     int32_t node_capacity;
@@ -149,11 +155,19 @@ void ir_graph_release(ir_graph* g);
 
 /* Adds a tensor / node; returns its index or -1 with the error set (out of memory). */
 int32_t ir_graph_add_tensor(ir_graph* g, const char* name);
+/* The same, named by a string of the graph (a node's name), shared and not copied. */
+int32_t ir_graph_add_tensor_sharing_name(ir_graph* g, char* graph_string);
 int32_t ir_graph_add_node(ir_graph* g, const char* name);
+
+/* A copy of s among the graph's strings (freed with it); NULL when out of memory. */
+char* ir_graph_strdup(ir_graph* g, const char* s);
+/* Gives back s when it is the latest of the graph's strings (a builder undoing a node
+ * pops its strings newest first); any other string stays until the graph goes. */
+void ir_graph_unstrdup(ir_graph* g, char* s);
 
 int ir_node_set_inputs(ir_node* n, const int32_t* tensors, int32_t count);
 int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor);
-int ir_node_add_attr(ir_node* n, const char* key, const char* value);
+int ir_node_add_attr(ir_graph* g, ir_node* n, const char* key, const char* value);
 const char* ir_node_attr(const ir_node* n, const char* key);
 
 /* Fills producer/consumer links from the nodes' inputs and outputs. */

@@ -2,6 +2,8 @@
 // offsets in messages, and the bounds on document and tree size.
 #include <gtest/gtest.h>
 
+#include <string.h>
+
 #include <string>
 
 #include "cvml.h"
@@ -120,4 +122,57 @@ TEST(Json, DocumentSizeIsCapped) {
     parsed p(big);
     EXPECT_EQ(p.rc, CVML_ERR_RUNTIME);
     EXPECT_NE(std::string(cvml_last_error()).find("D7"), std::string::npos);
+}
+
+// Reading a document in pieces (the graph reader's way): the syntax of the whole is
+// checked once, then members and elements are walked as byte ranges and each parsed
+// into a tree of its own, with offsets counted from the document's start.
+TEST(JsonPieces, RangesAndOffsetsMatchTheWholeTree) {
+    const std::string text =
+        R"( {"a" : [1, "x]\"}", {"k": [2, 3]}, -4e2, true] , "b\n":{}, "c":"]"} )";
+    ASSERT_EQ(json_check(text.data(), text.size()), CVML_OK);
+    parsed whole(text);
+    ASSERT_EQ(whole.rc, CVML_OK);
+    json_iter it;
+    json_iter_start(&it, text.data(), text.size(), 0);
+    int32_t member = 0;
+    while (json_iter_next(&it)) {
+        ASSERT_LT(member, json_count(whole.doc.root));
+        json_doc key, value;
+        ASSERT_EQ(json_parse_range(text.data(), it.key_begin, it.key_end, &key), CVML_OK);
+        EXPECT_STREQ(json_str(key.root), json_key_at(whole.doc.root, member));
+        ASSERT_EQ(json_parse_range(text.data(), it.begin, it.end, &value), CVML_OK);
+        const json_value* same = json_at(whole.doc.root, member);
+        EXPECT_EQ(json_type(value.root), json_type(same));
+        EXPECT_EQ(json_offset(value.root), json_offset(same));
+        EXPECT_EQ(json_count(value.root), json_count(same));
+        EXPECT_EQ(json_type_at(text.data(), text.size(), it.begin), json_type(same));
+        json_free(&key);
+        json_free(&value);
+        ++member;
+    }
+    EXPECT_EQ(member, 3);
+    // The elements of "a", the string with brackets and an escaped quote included.
+    json_iter_start(&it, text.data(), text.size(), text.find('['));
+    const json_value* a = json_at(whole.doc.root, 0);
+    int32_t element = 0;
+    while (json_iter_next(&it)) {
+        ASSERT_LT(element, json_count(a));
+        EXPECT_EQ(it.begin, json_offset(json_at(a, element)));
+        ++element;
+    }
+    EXPECT_EQ(element, 5);
+    json_iter_start(&it, text.data(), text.size(), text.find("{}"));
+    EXPECT_EQ(json_iter_next(&it), 0);  // an empty object
+}
+
+TEST(JsonPieces, CheckFailsAsParseDoes) {
+    const char* bad[] = {"", "[1,]", "{\"a\" 1}", "[\"\\u0041\"]", "[1] x", "{\"a\": tru}"};
+    for (const char* text : bad) {
+        parsed whole(text);
+        ASSERT_NE(whole.rc, CVML_OK) << text;
+        const std::string message = cvml_last_error();
+        EXPECT_EQ(json_check(text, strlen(text)), whole.rc) << text;
+        EXPECT_EQ(cvml_last_error(), message) << text;
+    }
 }

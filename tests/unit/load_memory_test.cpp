@@ -319,6 +319,44 @@ TEST(Allocator, EveryAllocationGoesThroughTheCallersAndIsReturned) {
     ASSERT_EQ(cvml_set_allocator(nullptr), CVML_OK);
 }
 
+// A node the builder refuses gives back everything it took, its names and attribute
+// strings too (they live in the graph's string chunks): refusing it again and again
+// holds no more memory than refusing it once.
+TEST(Allocator, RefusedBuilderNodesHoldNothing) {
+    counting c;
+    const cvml_allocator a = {sizeof a, counted_alloc, counted_resize, counted_release, &c};
+    ASSERT_EQ(cvml_set_allocator(&a), CVML_OK) << cvml_last_error();
+    ASSERT_EQ(cvml_init(), CVML_OK);
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), CVML_OK);
+    cvml_graph* g = nullptr;
+    const int32_t dims[2] = {4, 16};
+    cvml_tensor *x = nullptr, *y = nullptr;
+    ASSERT_EQ(cvml_graph_create(ctx, &g), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_input(g, "data", 2, dims, 8, &x), CVML_OK);
+    ASSERT_EQ(cvml_graph_add_node(g, "relu", "r", nullptr, nullptr, 0, &x, 1, &y, 1), CVML_OK);
+    const std::string long_name(3000, 'n');  // a string chunk of its own
+    const char* keys[2] = {"a_key", "another"};
+    const char* values[2] = {"1", "(2, 3)"};
+    int64_t live_after_first = 0;
+    for (int i = 0; i < 50; ++i) {
+        cvml_tensor* out = nullptr;
+        // relu takes no attributes: refused once the node is made.
+        EXPECT_NE(cvml_graph_add_node(g, "relu", i % 2 ? "bad" : long_name.c_str(), keys, values, 2,
+                                      &y, 1, &out, 1),
+                  CVML_OK);
+        if (i == 1) live_after_first = c.live;
+        if (i > 1) {
+            EXPECT_EQ(c.live, live_after_first) << "try " << i;
+        }
+    }
+    cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+    EXPECT_EQ(c.live, 0);
+    ASSERT_EQ(cvml_set_allocator(nullptr), CVML_OK);
+}
+
 TEST(Allocator, IncompleteAllocatorsAreRefused) {
     counting c;
     cvml_allocator a = {sizeof a, counted_alloc, nullptr, counted_release, &c};

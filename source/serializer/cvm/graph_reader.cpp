@@ -591,14 +591,50 @@ int mark_last_of_each_key(const json_value* o, uint8_t** last) {
     return CVML_OK;
 }
 
+#if CVML_BARE_METAL
+/* A bare-metal library has no writer (cvm.cpp), the only reader of a node's attribute
+ * strings once graph_prepare_node() has parsed them into its param: there they point
+ * into the op_attrs tree while the node is prepared and are dropped after it. */
+constexpr bool kKeepAttrStrings = false;
+#else
+constexpr bool kKeepAttrStrings = true;
+#endif
+
+/* Sets the node's attributes to the members of `o` flagged in `last`: copies among the
+ * graph's strings, or (kKeepAttrStrings false) pointers into the tree. */
+int set_attrs(const json_value* o, const uint8_t* last, ir_graph* g, ir_node* node) {
+    int rc = CVML_OK;
+    if (kKeepAttrStrings) {
+        for (int32_t i = 0; !rc && i < json_count(o); ++i)
+            if (last[i]) rc = ir_node_add_attr(g, node, json_key_at(o, i), json_str(json_at(o, i)));
+        return rc;
+    }
+    node->attrs = static_cast<ir_attr*>(
+        cvml_mem_alloc(sizeof(ir_attr) * (static_cast<size_t>(json_count(o)) + 1)));
+    if (!node->attrs) return out_of_memory();
+    for (int32_t i = 0; i < json_count(o); ++i)
+        if (last[i])
+            node->attrs[node->attr_count++] = {const_cast<char*>(json_key_at(o, i)),
+                                               const_cast<char*>(json_str(json_at(o, i)))};
+    return CVML_OK;
+}
+
+/* Drops attributes that point into a tree about to be freed. */
+void drop_borrowed_attrs(ir_node* node) {
+    if (kKeepAttrStrings) return;
+    cvml_mem_free(node->attrs);
+    node->attrs = nullptr;
+    node->attr_count = 0;
+}
+
 /* Parses an op_attrs string: a JSON object of string values (upstream reads it into
- * a map<string, string>, a later duplicate key replacing an earlier one). */
-int parse_op_attrs(const char* text, ir_node* node) {
-    json_doc doc;
+ * a map<string, string>, a later duplicate key replacing an earlier one). `doc` holds
+ * its tree, to be freed by the caller once the node is prepared. */
+int parse_op_attrs(const char* text, ir_graph* g, ir_node* node, json_doc* doc_out) {
+    json_doc& doc = *doc_out;
     int rc = json_parse(text, strlen(text), &doc);
     if (rc) {
         cvml_fail_context(rc, "op_attrs of node %" PRId32 " '%s': ", node->index, node->name);
-        json_free(&doc);
         return rc;
     }
     const json_value* o = doc.root;
@@ -620,10 +656,8 @@ int parse_op_attrs(const char* text, ir_node* node) {
     // many repeated keys costs O(n log n), not a search per key.
     uint8_t* last = nullptr;
     if (!rc) rc = mark_last_of_each_key(o, &last);
-    for (int32_t i = 0; !rc && i < json_count(o); ++i)
-        if (last[i]) rc = ir_node_add_attr(node, json_key_at(o, i), json_str(json_at(o, i)));
+    if (!rc) rc = set_attrs(o, last, g, node);
     cvml_mem_free(last);
-    json_free(&doc);
     return rc;
 }
 
@@ -804,7 +838,7 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
     ir_node* node = g->nodes[ni];
     if (f->nodes[n].is_var) return CVML_OK;
     const char* func_name = node_func_name(f, n);
-    node->op_name = ir_strdup(func_name ? func_name : "");
+    node->op_name = ir_graph_strdup(g, func_name ? func_name : "");
     if (!node->op_name) return out_of_memory();
     // The input count is checked by graph_prepare_node; the tensors come later.
     int32_t zeros[4] = {0, 0, 0, 0};
@@ -821,8 +855,11 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
     op_strip_suffix(node->op_name, stripped, sizeof stripped);
     if (!op_registry_find(stripped))
         return graph_node_error(node, registry_operator_missing(stripped));
-    rc = parse_op_attrs(op_attrs, node);
+    json_doc attrs_doc;
+    rc = parse_op_attrs(op_attrs, g, node, &attrs_doc);
     if (!rc) rc = graph_prepare_node(g, node);
+    drop_borrowed_attrs(node);
+    json_free(&attrs_doc);
     return rc;
 }
 
@@ -896,12 +933,19 @@ int build(const file_graph* f, ir_graph* g) {
         ir_node* node = g->nodes[n];
         int32_t outs = row_ptr[n + 1] - row_ptr[n];
         for (int32_t o = 0; !rc && o < outs; ++o) {
+            // The first output is named as its node: the name is shared (a name of
+            // 256 bytes or more is cut to 255, as the others are).
             char name[256];
-            if (o == 0)
-                snprintf(name, sizeof name, "%s", node->name);
-            else
-                snprintf(name, sizeof name, "%s:%" PRId32, node->name, o);
-            int32_t ti = ir_graph_add_tensor(g, name);
+            int32_t ti;
+            if (o == 0 && strlen(node->name) < sizeof name) {
+                ti = ir_graph_add_tensor_sharing_name(g, node->name);
+            } else {
+                if (o == 0)
+                    cvml_strlcpy(name, node->name, sizeof name);
+                else
+                    snprintf(name, sizeof name, "%s:%" PRId32, node->name, o);
+                ti = ir_graph_add_tensor(g, name);
+            }
             if (ti < 0) {
                 rc = CVML_ERR_RUNTIME;
                 break;
