@@ -182,10 +182,13 @@ __device__ __forceinline__ void mma_tile(int32_t (&acc)[2][4][4], const int32_t*
 }
 
 /* The block's tile (+ bias) to NCHW y through shared memory: each warp's fragments go
- * to out[o][m], then threads store m-fastest (consecutive pixels of one channel). */
+ * to out[o][m], then threads store m-fastest (consecutive pixels of one channel). With
+ * split K, each split adds its partial sums to y (zeroed before) and split 0 the bias:
+ * int32 additions wrap, so any order of the atomics gives the same bytes. */
 __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_t* out,
                                            const int32_t* bias, int32_t* y, const geom& g,
-                                           int64_t m0, int32_t o0, int warp_m, int warp_n) {
+                                           int64_t m0, int32_t o0, int warp_m, int warp_n,
+                                           bool split_k, bool add_bias) {
     const int lane = threadIdx.x % 32, gid = lane / 4, t = lane % 4;
     for (int mi = 0; mi < 2; ++mi)
         for (int ni = 0; ni < 4; ++ni)
@@ -201,9 +204,13 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
         const int32_t o = o0 + ol;
         if (m >= g.m || o >= g.n_out) continue;
         const int64_t n = m / g.pix, p = m - n * g.pix;
-        const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
-        y[(n * g.n_out + o) * g.pix + p] =
+        const uint32_t b = bias && add_bias ? static_cast<uint32_t>(bias[o]) : 0u;
+        const int32_t v =
             static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
+        if (split_k)
+            atomicAdd(y + (n * g.n_out + o) * g.pix + p, v);
+        else
+            y[(n * g.n_out + o) * g.pix + p] = v;
     }
 }
 
@@ -213,7 +220,8 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
  * (a 16-byte piece of A then lies in one pixel), else 4. */
 template <int kChunk>
 __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
-                         geom g, const int32_t* wide, const int32_t* x32, const int32_t* w32) {
+                         geom g, int32_t splits, const int32_t* wide, const int32_t* x32,
+                         const int32_t* w32) {
     __shared__ smem_tiles sm;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_m = (warp % 2) * 32, warp_n = (warp / 2) * 32;
@@ -223,13 +231,19 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
     const int64_t tiles = tile_count(g);
     const bool is_wide = wide && *wide;
     const int32_t k_tiles = (g.k_words + kTileK - 1) / kTileK;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int64_t job = blockIdx.x; job < tiles * splits; job += gridDim.x) {
+        const int64_t tile = job % tiles;
+        const int32_t split = static_cast<int32_t>(job / tiles);
         const int64_t m0 = (tile % tiles_m) * kTileM;
         const int32_t o0 = static_cast<int32_t>(tile / tiles_m) * kTileN;
         if (is_wide) {
-            tile_wide(x32, w32, w8, bias, y, g, m0, o0);
+            if (split == 0) tile_wide(x32, w32, w8, bias, y, g, m0, o0);
             continue;
         }
+        /* This split's K tiles: [kt0, kt1). */
+        const int32_t kt0 = static_cast<int32_t>(static_cast<int64_t>(k_tiles) * split / splits);
+        const int32_t kt1 =
+            static_cast<int32_t>(static_cast<int64_t>(k_tiles) * (split + 1) / splits);
         const row_origin origin = origin_of(g, m0 + row);
         const int32_t* wrow = w8 + static_cast<int64_t>(o0 + row) * g.k_pad;
         int32_t acc[2][4][4] = {};
@@ -237,41 +251,70 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
          * Every thread commits one group per step, empty ones too, so that the wait
          * below always means "tile kt has landed". */
         for (int s = 0; s < kStages - 1; ++s) {
-            if (s < k_tiles)
-                load_tile<kChunk>(sm.k.a[s], sm.k.b[s], x8, wrow, g, origin, s * kTileK, row, col0);
+            if (kt0 + s < kt1)
+                load_tile<kChunk>(sm.k.a[s], sm.k.b[s], x8, wrow, g, origin, (kt0 + s) * kTileK,
+                                  row, col0);
             cp_async_commit();
         }
-        for (int32_t kt = 0; kt < k_tiles; ++kt) {
+        for (int32_t kt = kt0; kt < kt1; ++kt) {
             cp_async_wait<kStages - 2>();
             __syncthreads(); /* tile kt is visible; the stage kt - 1 used is free */
             const int32_t next = kt + kStages - 1;
-            if (next < k_tiles) {
-                const int sb = next % kStages;
+            if (next < kt1) {
+                const int sb = (next - kt0) % kStages;
                 load_tile<kChunk>(sm.k.a[sb], sm.k.b[sb], x8, wrow, g, origin, next * kTileK, row,
                                   col0);
             }
             cp_async_commit();
-            mma_tile(acc, sm.k.a[kt % kStages], sm.k.b[kt % kStages], warp_m, warp_n, lane);
+            const int sc = (kt - kt0) % kStages;
+            mma_tile(acc, sm.k.a[sc], sm.k.b[sc], warp_m, warp_n, lane);
         }
         cp_async_wait<0>();
         __syncthreads(); /* every warp is done with the stages: reuse them for the output */
-        store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n);
+        store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n, splits > 1, split == 0);
         __syncthreads(); /* the output staged is read before the next tile's loads */
     }
 }
 
-/* Enqueues the GEMM: one block per tile, bounded like every other launch. */
-inline void launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
-                   const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
-                   cudaStream_t stream) {
+/* Blocks a launch should have to fill a large GPU (an H100 has 132 SMs): layers with
+ * fewer tiles (small batches, deep layers) split K so that more blocks share the work. */
+constexpr int64_t kTargetBlocks = 128;
+/* Each split keeps at least this many K tiles, so that its pipeline fills. */
+constexpr int32_t kMinSplitTiles = 4;
+
+/* How many parts K is split into for `tiles` output tiles. */
+inline int32_t split_count(const geom& g, int64_t tiles) {
+    const int32_t k_tiles = (g.k_words + kTileK - 1) / kTileK;
+    int64_t splits = tiles >= kTargetBlocks ? 1 : kTargetBlocks / tiles;
+    if (splits > k_tiles / kMinSplitTiles) splits = k_tiles / kMinSplitTiles;
+    return splits < 1 ? 1 : static_cast<int32_t>(splits);
+}
+
+/* Enqueues the GEMM: one block per tile (and K split), bounded like every other launch.
+ * With split K, y is zeroed first (stream order) and the splits add into it; a dense
+ * whose operands turn out wide computes each tile whole in split 0 instead. */
+inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
+                  const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
+                  cudaStream_t stream) {
     const int64_t tiles = tile_count(g);
-    if (tiles == 0 || g.m == 0) return;
+    if (tiles == 0 || g.m == 0) return CVML_OK;
+    const int32_t splits = split_count(g, tiles);
+    if (splits > 1) {
+        const int rc = cuda_check(
+            cudaMemsetAsync(y, 0, static_cast<size_t>(g.m) * g.n_out * sizeof(int32_t), stream),
+            "cudaMemsetAsync (split-K output)");
+        if (rc) return rc;
+    }
+    const int64_t jobs = tiles * splits;
     const unsigned blocks = static_cast<unsigned>(
-        tiles > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : tiles);
+        jobs > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : jobs);
     if (g.c4 % 4 == 0 && g.k_pad % 4 == 0)
-        CUDA_LAUNCH(igemm_s8<16>, blocks, kThreads, stream, x8, w8, bias, y, g, wide, x32, w32);
+        CUDA_LAUNCH(igemm_s8<16>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
+                    w32);
     else
-        CUDA_LAUNCH(igemm_s8<4>, blocks, kThreads, stream, x8, w8, bias, y, g, wide, x32, w32);
+        CUDA_LAUNCH(igemm_s8<4>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
+                    w32);
+    return CVML_OK;
 }
 
 }  // namespace

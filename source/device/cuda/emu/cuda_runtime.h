@@ -148,6 +148,14 @@ inline int __clz(int x) {
 
 void __syncthreads(void);
 
+/* Blocks and threads run one at a time on one host thread, so an atomic is a plain
+ * read-modify-write; the old value is returned, and the sum wraps as the hardware's. */
+inline int atomicAdd(int* address, int value) {
+    const int old = *address;
+    *address = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(value));
+    return old;
+}
+
 namespace cuda_emu {
 /* The value of lane + delta in the calling thread's warp segment (own value past it);
  * waits until every lane of `mask` has arrived. */

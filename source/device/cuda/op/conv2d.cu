@@ -207,8 +207,8 @@ int conv2d_run(cuda_node_ctx* ctx) {
         CUDA_LAUNCH(pack_input, cuda_blocks(ww), 256, ctx->stream, ctx->in[1], st->w8, as_image,
                     ww);
     }
-    igemm::launch(st->x8, st->w8, bias, ctx->out[0], e, nullptr, nullptr, nullptr, ctx->stream);
-    return CVML_OK;
+    return igemm::launch(st->x8, st->w8, bias, ctx->out[0], e, nullptr, nullptr, nullptr,
+                         ctx->stream);
 }
 
 void conv2d_postrun(cuda_node_ctx* ctx) {

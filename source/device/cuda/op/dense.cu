@@ -143,9 +143,8 @@ int dense_run(cuda_node_ctx* ctx) {
             CUDA_LAUNCH(dense_pack_input, cuda_blocks(words), 256, ctx->stream, ctx->in[0], st->x8,
                         st->wide, g, words);
     }
-    igemm::launch(st->x8, st->w8, bias, ctx->out[0], g, st->wide, ctx->in[0],
-                  st->int8_weight ? nullptr : ctx->in[1], ctx->stream);
-    return CVML_OK;
+    return igemm::launch(st->x8, st->w8, bias, ctx->out[0], g, st->wide, ctx->in[0],
+                         st->int8_weight ? nullptr : ctx->in[1], ctx->stream);
 }
 
 void dense_postrun(cuda_node_ctx* ctx) {
