@@ -585,7 +585,7 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
         while (ir->tensor_count > 0 && ir->tensors[ir->tensor_count - 1]->producer == ni) {
             ir_tensor* t = ir->tensors[--ir->tensor_count];
             ir_graph_unstrdup(ir, t->name);
-            cvml_mem_free(t);
+            ir_graph_free_tensor_struct(ir, t);
         }
         if (node->op && node->op->release_param && node->param)
             node->op->release_param(node->param);
@@ -596,10 +596,10 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
         }
         cvml_mem_free(node->attrs);
         cvml_mem_free(node->inputs);
-        cvml_mem_free(node->outputs);
+        ir_node_free_outputs(node);
         ir_graph_unstrdup(ir, node->op_name);
         ir_graph_unstrdup(ir, node->name);
-        cvml_mem_free(node);
+        ir_graph_free_node_struct(ir, node);
         --ir->node_count;
     }
     return rc;

@@ -77,20 +77,46 @@ ir_graph* ir_graph_create(void) {
     return g;
 }
 
-static void release_node(ir_node* n) {
+/* Whether p lies in the block of `count` items of `size` bytes at `slab`. */
+static bool in_slab(const void* p, const void* slab, int32_t count, size_t size) {
+    uintptr_t at = reinterpret_cast<uintptr_t>(p), begin = reinterpret_cast<uintptr_t>(slab);
+    return slab && at >= begin && at < begin + static_cast<size_t>(count) * size;
+}
+
+void ir_graph_free_node_struct(ir_graph* g, ir_node* n) {
+    if (!in_slab(n, g->node_slab, g->node_slab_count, sizeof(ir_node))) {
+        cvml_mem_free(n);
+    } else if (n == g->node_slab + g->node_slab_used - 1) {
+        --g->node_slab_used;
+    }
+}
+
+void ir_graph_free_tensor_struct(ir_graph* g, ir_tensor* t) {
+    if (!in_slab(t, g->tensor_slab, g->tensor_slab_count, sizeof(ir_tensor))) {
+        cvml_mem_free(t);
+    } else if (t == g->tensor_slab + g->tensor_slab_used - 1) {
+        --g->tensor_slab_used;
+    }
+}
+
+void ir_node_free_outputs(ir_node* n) {
+    if (n->outputs != &n->first_output) cvml_mem_free(n->outputs);
+    n->outputs = nullptr;
+}
+
+static void release_node(ir_graph* g, ir_node* n) {
     if (n->op && n->op->release_param && n->param) n->op->release_param(n->param);
     cvml_mem_free(n->param);
     cvml_mem_free(n->attrs);
     cvml_mem_free(n->inputs);
-    cvml_mem_free(n->outputs);
-    cvml_mem_free(n);
+    ir_node_free_outputs(n);
+    ir_graph_free_node_struct(g, n);
 }
 
-static void release_tensor(ir_tensor* t) {
+static void release_tensor(ir_graph* g, ir_tensor* t) {
     if (t->kind == TENSOR_INPUT) cvml_mem_free(t->data);
-    cvml_mem_free(t->consumers);
     if (!t->const_borrowed) cvml_mem_free(t->const_data);
-    cvml_mem_free(t);
+    ir_graph_free_tensor_struct(g, t);
 }
 
 static void release_subgraph(ir_subgraph* s) {
@@ -105,8 +131,11 @@ static void release_subgraph(ir_subgraph* s) {
 
 void ir_graph_release(ir_graph* g) {
     if (!g) return;
-    for (int32_t i = 0; i < g->node_count; ++i) release_node(g->nodes[i]);
-    for (int32_t i = 0; i < g->tensor_count; ++i) release_tensor(g->tensors[i]);
+    for (int32_t i = 0; i < g->node_count; ++i) release_node(g, g->nodes[i]);
+    for (int32_t i = 0; i < g->tensor_count; ++i) release_tensor(g, g->tensors[i]);
+    cvml_mem_free(g->node_slab);
+    cvml_mem_free(g->tensor_slab);
+    cvml_mem_free(g->consumer_block);
     for (int32_t i = 0; i < g->subgraph_count; ++i) release_subgraph(g->subgraphs[i]);
     cvml_mem_free(g->nodes);
     cvml_mem_free(g->tensors);
@@ -126,17 +155,62 @@ void ir_graph_release(ir_graph* g) {
 }
 
 /* Grows an array of pointers geometrically; false when out of memory or past 2^30. */
-static bool grow(void*** items, int32_t* capacity, int32_t needed) {
+static bool grow(void*** items, int32_t* capacity, int32_t needed, bool exact = false) {
     if (needed <= *capacity) return true;
     if (needed > (1 << 30)) return false;
     int32_t cap = *capacity ? *capacity : 16;
     while (cap < needed) cap *= 2;
+    if (exact) cap = needed;
     void** p =
         static_cast<void**>(cvml_mem_realloc(*items, sizeof(void*) * static_cast<size_t>(cap)));
     if (!p) return false;
     *items = p;
     *capacity = cap;
     return true;
+}
+
+int ir_graph_reserve(ir_graph* g, int32_t nodes, int32_t tensors) {
+    if (nodes < 0 || tensors < 0 || nodes > (1 << 30) - g->node_count ||
+        tensors > (1 << 30) - g->tensor_count)
+        return cvml_fail(CVML_ERR_RUNTIME, "graph: %" PRId32 " nodes and %" PRId32 " tensors",
+                         nodes, tensors);
+    // Each slab is made once; later nodes and tensors are blocks of their own.
+    if (nodes > 0 && !g->node_slab) {
+        if (!grow(reinterpret_cast<void***>(&g->nodes), &g->node_capacity, g->node_count + nodes,
+                  true))
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        g->node_slab =
+            static_cast<ir_node*>(cvml_mem_alloc(sizeof(ir_node) * static_cast<size_t>(nodes)));
+        if (!g->node_slab) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        g->node_slab_count = nodes;
+    }
+    if (tensors > 0 && !g->tensor_slab) {
+        if (!grow(reinterpret_cast<void***>(&g->tensors), &g->tensor_capacity,
+                  g->tensor_count + tensors, true))
+            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        g->tensor_slab = static_cast<ir_tensor*>(
+            cvml_mem_alloc(sizeof(ir_tensor) * static_cast<size_t>(tensors)));
+        if (!g->tensor_slab) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        g->tensor_slab_count = tensors;
+    }
+    return CVML_OK;
+}
+
+/* A zeroed node or tensor: from its slab while there is room, else a block of its own. */
+static ir_node* new_node_struct(ir_graph* g) {
+    if (g->node_slab_used == g->node_slab_count)
+        return static_cast<ir_node*>(cvml_mem_calloc(1, sizeof(ir_node)));
+    ir_node* n = g->node_slab + g->node_slab_used++;
+    memset(n, 0, sizeof *n);
+    return n;
+}
+
+static ir_tensor* new_tensor_struct(ir_graph* g) {
+    if (g->tensor_slab_used == g->tensor_slab_count)
+        return static_cast<ir_tensor*>(cvml_mem_calloc(1, sizeof(ir_tensor)));
+    ir_tensor* t = g->tensor_slab + g->tensor_slab_used++;
+    memset(t, 0, sizeof *t);
+    return t;
 }
 
 int32_t ir_graph_add_tensor(ir_graph* g, const char* name) {
@@ -155,7 +229,7 @@ int32_t ir_graph_add_tensor_sharing_name(ir_graph* g, char* name) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
         return -1;
     }
-    ir_tensor* t = static_cast<ir_tensor*>(cvml_mem_calloc(1, sizeof(ir_tensor)));
+    ir_tensor* t = new_tensor_struct(g);
     if (!t) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
         return -1;
@@ -171,18 +245,27 @@ int32_t ir_graph_add_tensor_sharing_name(ir_graph* g, char* name) {
 }
 
 int32_t ir_graph_add_node(ir_graph* g, const char* name) {
+    char* copy = ir_graph_strdup(g, name);
+    if (!copy) {
+        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
+        return -1;
+    }
+    int32_t index = ir_graph_add_node_sharing_name(g, copy);
+    if (index < 0) ir_graph_unstrdup(g, copy);
+    return index;
+}
+
+int32_t ir_graph_add_node_sharing_name(ir_graph* g, char* name) {
     if (!grow(reinterpret_cast<void***>(&g->nodes), &g->node_capacity, g->node_count + 1)) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
         return -1;
     }
-    ir_node* n = static_cast<ir_node*>(cvml_mem_calloc(1, sizeof(ir_node)));
-    char* copy = n ? ir_graph_strdup(g, name) : nullptr;
-    if (!n || !copy) {
-        cvml_mem_free(n);
+    ir_node* n = new_node_struct(g);
+    if (!n) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
         return -1;
     }
-    n->name = copy;
+    n->name = name;
     n->index = g->node_count;
     n->subgraph = -1;
     n->fused_into = IR_RUNS_ITSELF;
@@ -204,10 +287,19 @@ int ir_node_set_inputs(ir_node* n, const int32_t* tensors, int32_t count) {
 }
 
 int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor) {
-    int32_t* p = static_cast<int32_t*>(
-        cvml_mem_realloc(n->outputs, sizeof(int32_t) * static_cast<size_t>(n->output_count + 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    n->outputs = p;
+    // Nearly every node has one output: it is held in the node.
+    if (n->output_count == 0) {
+        ir_node_free_outputs(n);
+        n->outputs = &n->first_output;
+    } else {
+        size_t bytes = sizeof(int32_t) * static_cast<size_t>(n->output_count + 1);
+        int32_t* p = static_cast<int32_t*>(n->outputs == &n->first_output
+                                               ? cvml_mem_alloc(bytes)
+                                               : cvml_mem_realloc(n->outputs, bytes));
+        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (n->outputs == &n->first_output) p[0] = n->first_output;
+        n->outputs = p;
+    }
     n->outputs[n->output_count] = tensor;
     g->tensors[tensor]->producer = n->index;
     g->tensors[tensor]->producer_output = n->output_count;
@@ -238,12 +330,15 @@ const char* ir_node_attr(const ir_node* n, const char* key) {
     return nullptr;
 }
 
+/* Every tensor's consumers go to one block: counted first, then placed. */
 int ir_graph_link(ir_graph* g) {
     for (int32_t i = 0; i < g->tensor_count; ++i) {
-        cvml_mem_free(g->tensors[i]->consumers);
         g->tensors[i]->consumers = nullptr;
         g->tensors[i]->consumer_count = 0;
     }
+    cvml_mem_free(g->consumer_block);
+    g->consumer_block = nullptr;
+    size_t total = 0;
     for (int32_t n = 0; n < g->node_count; ++n) {
         const ir_node* node = g->nodes[n];
         for (int32_t k = 0; k < node->input_count; ++k) {
@@ -252,11 +347,23 @@ int ir_graph_link(ir_graph* g) {
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "node %" PRId32 " '%s': input %" PRId32 " names no tensor", n,
                                  node->name, k);
-            ir_tensor* t = g->tensors[ti];
-            int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(
-                t->consumers, sizeof(int32_t) * static_cast<size_t>(t->consumer_count + 1)));
-            if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-            t->consumers = p;
+            ++g->tensors[ti]->consumer_count;
+            ++total;
+        }
+    }
+    g->consumer_block = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (total + 1)));
+    if (!g->consumer_block) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int32_t* next = g->consumer_block;
+    for (int32_t i = 0; i < g->tensor_count; ++i) {
+        ir_tensor* t = g->tensors[i];
+        t->consumers = t->consumer_count ? next : nullptr;
+        next += t->consumer_count;
+        t->consumer_count = 0;
+    }
+    for (int32_t n = 0; n < g->node_count; ++n) {
+        const ir_node* node = g->nodes[n];
+        for (int32_t k = 0; k < node->input_count; ++k) {
+            ir_tensor* t = g->tensors[node->inputs[k]];
             t->consumers[t->consumer_count++] = n;
         }
     }

@@ -49,7 +49,7 @@ typedef struct ir_tensor {
     uint8_t file_bits; /* TENSOR_CONST: element width in the params blob (8 or 32) */
     int32_t producer;  /* node index */
     int32_t producer_output;
-    int32_t* consumers; /* node indices, in node order */
+    int32_t* consumers; /* node indices, in node order (in graph->consumer_block) */
     int32_t consumer_count;
     int32_t storage_id; /* the file's storage plan slot, -1 when none */
     /* TENSOR_CONST: prod(dims) values, `storage` wide: int8 when the precision is at
@@ -78,8 +78,9 @@ typedef struct ir_node {
     void* param;     /* attributes parsed by op->parse, owned by the node */
     int32_t* inputs; /* tensor indices */
     int32_t input_count;
-    int32_t* outputs; /* tensor indices */
+    int32_t* outputs; /* tensor indices: &first_output while there is one */
     int32_t output_count;
+    int32_t first_output;
     int32_t subgraph; /* index into graph->subgraphs after partitioning, else -1 */
     /* Set by its device at prerun (cvml_graph_node_fused_into): IR_RUNS_ITSELF, the
      * index of the node whose kernel computes this one, or IR_RUNS_AS_VIEW. */
@@ -114,6 +115,13 @@ typedef struct ir_graph {
      * chunks freed with the graph (ir_graph_strdup), so that a name costs its bytes and
      * not a heap block each (8 to 16 bytes of a microcontroller's allocator). */
     struct ir_string_chunk* strings;
+    /* Nodes and tensors made in one block each where their number was known first
+     * (ir_graph_reserve); the others are heap blocks of their own. */
+    ir_node* node_slab;
+    int32_t node_slab_used, node_slab_count;
+    ir_tensor* tensor_slab;
+    int32_t tensor_slab_used, tensor_slab_count;
+    int32_t* consumer_block; /* every tensor's consumers (ir_graph_link) */
     ir_node** nodes;
     int32_t node_count;
     int32_t node_capacity;
@@ -153,11 +161,22 @@ typedef struct ir_graph {
 ir_graph* ir_graph_create(void);
 void ir_graph_release(ir_graph* g);
 
+/* Room for `nodes` more nodes and `tensors` more tensors, made in one block each (a
+ * reader that knows the counts: a heap block per node costs a microcontroller 8 bytes
+ * or more, and fragments its heap). Returns CVML_OK or a runtime error. */
+int ir_graph_reserve(ir_graph* g, int32_t nodes, int32_t tensors);
+/* Frees the last node or tensor made (a builder undoing a refused node). */
+void ir_graph_free_node_struct(ir_graph* g, ir_node* n);
+void ir_graph_free_tensor_struct(ir_graph* g, ir_tensor* t);
+void ir_node_free_outputs(ir_node* n);
+
 /* Adds a tensor / node; returns its index or -1 with the error set (out of memory). */
 int32_t ir_graph_add_tensor(ir_graph* g, const char* name);
 /* The same, named by a string of the graph (a node's name), shared and not copied. */
 int32_t ir_graph_add_tensor_sharing_name(ir_graph* g, char* graph_string);
 int32_t ir_graph_add_node(ir_graph* g, const char* name);
+/* The same, named by a string of the graph, shared and not copied. */
+int32_t ir_graph_add_node_sharing_name(ir_graph* g, char* graph_string);
 
 /* A copy of s among the graph's strings (freed with it); NULL when out of memory. */
 char* ir_graph_strdup(ir_graph* g, const char* s);

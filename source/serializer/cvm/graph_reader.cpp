@@ -864,9 +864,9 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
 }
 
 int add_nodes(const file_graph* f, ir_graph* g) {
+    int rc = ir_graph_reserve(g, f->node_count, 0);
     string_reader op_attrs;
     string_reader_start(&op_attrs, f, &f->op_attrs);
-    int rc = CVML_OK;
     for (int32_t n = 0; n < f->node_count && !rc; ++n) {
         const char* text = string_reader_next(&op_attrs, &rc);
         if (!rc) rc = add_node(f, n, text, g);
@@ -929,6 +929,7 @@ int build(const file_graph* f, ir_graph* g) {
     }
 
     // Tensors, one per entry: tensor index == entry id.
+    if (!rc) rc = ir_graph_reserve(g, 0, static_cast<int32_t>(entries));
     for (int32_t n = 0; !rc && n < f->node_count; ++n) {
         ir_node* node = g->nodes[n];
         int32_t outs = row_ptr[n + 1] - row_ptr[n];
