@@ -11,7 +11,12 @@
 #      for the host): a `cvml bench` of R + 1 runs minus one of 1 run, divided by R, so
 #      loading and planning cancel out. cifar_resnet20 at every level; the built-in
 #      ResNet-18 at the vector levels (at scalar it would take minutes).
-# Needs gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu and qemu-user
+#   4. the conformance cases at the Cortex-M levels: mve on a Cortex-M55 (mps3-an547) and
+#      dsp on a Cortex-M7 (mps2-an500), under qemu-system-arm, one image per core that
+#      reads every case from the host by semihosting (tests/arm/mcu): one line per core,
+#      `mcu-conformance BOARD LEVEL: passed P failed F of N`. CVML_ARM_MCU=0 skips it.
+# Needs gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu and qemu-user, and for step 4
+# gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +28,8 @@ fail() { echo "test_arm: FAIL: $*" >&2; exit 1; }
 
 # level:emulated core, lowest level first. Each core has its level and none above it.
 levels=(scalar:cortex-a72 neon:cortex-a72 dotprod:neoverse-n1 i8mm:max)
+# board:toolchain of the Cortex-M levels (mve, dsp).
+mcu_boards=(mps3-an547:cortex-m55 mps2-an500:cortex-m7)
 sysroot=/usr/aarch64-linux-gnu
 qemu() { qemu-aarch64 -L "$sysroot" "$@"; }
 
@@ -82,3 +89,25 @@ fi
 for entry in "${levels[@]:1}"; do
   report "${entry%%:*}" "${entry#*:}" 1 resnet18 --model resnet18
 done
+
+if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
+  step "conformance cases at the Cortex-M levels (qemu-system-arm, semihosting)"
+  manifest=build/mcu-conformance.txt
+  echo "$(python3 tests/arm/mcu/manifest.py tests/conformance/cases "$manifest") cases"
+  launcher=()
+  command -v ccache >/dev/null 2>&1 &&
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  for entry in "${mcu_boards[@]}"; do
+    board=${entry%%:*} core=${entry#*:} dir=build/mcu-conformance-${entry%%:*}
+    cmake -S tests/arm/mcu -B "$dir" -DMCU_BOARD="$board" -DCMAKE_BUILD_TYPE=MinSizeRel \
+      -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" -DMCU_MANIFEST="$manifest" \
+      "${launcher[@]}" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; fail "configure $board"; }
+    cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; fail "build $board"; }
+    rc=0
+    out=$(timeout 600 qemu-system-arm -M "$board" -nographic -monitor none -serial none \
+      -semihosting-config enable=on,target=native -kernel "$dir/mcu_conformance.elf" 2>&1) || rc=$?
+    echo "$out"
+    [[ $rc -eq 0 ]] && grep -q "^mcu-conformance $board .* failed 0 of" <<<"$out" ||
+      fail "conformance cases on $board (exit $rc)"
+  done
+fi
