@@ -681,8 +681,7 @@ TEST_F(CudaEmu, ElementWiseTailsFuseIntoTheConvolution) {
     }
 }
 
-/* No fusion where it would be wrong: the convolution's output read twice, and a
- * convolution whose K is split over blocks (partial sums added by atomics). */
+/* No fusion where it would be wrong: the convolution's output read twice. */
 TEST_F(CudaEmu, TailsStayApartWhereTheyCannotFuse) {
     Rng rng(50);
     Graph g;
@@ -690,18 +689,36 @@ TEST_F(CudaEmu, TailsStayApartWhereTheyCannotFuse) {
     g.nodes = {{"conv2d", conv_attrs(16, 1, 3), {0, 1, 2}},
                {"relu", {}, {out(0)}},
                {"elemwise_add", {}, {out(1), out(0)}}};
-    auto before = kernel_launches();
+    const auto before = kernel_launches();
     EXPECT_EQ(check(g, rng, 2), Verdict::kSame);
     EXPECT_EQ(launched_between(before, kernel_launches()).size(), 4u)
         << "pack_input, igemm_s8, relu's and elemwise_add's kernels";
+}
 
-    Graph split;  // 96 channels x 3 x 3 = 216 words: 14 K tiles over one output tile
-    split.operands = {{{1, 96, 4, 4}, 8, false}, {{8, 96, 3, 3}, 8, true}, {{8}, 12, true}};
-    split.nodes = {{"conv2d", conv_attrs(8, 1, 3), {0, 1, 2}}, {"relu", {}, {out(0)}}};
-    before = kernel_launches();
-    EXPECT_EQ(check(split, rng, 2), Verdict::kSame);
-    EXPECT_EQ(launched_between(before, kernel_launches()).size(), 3u)
-        << "pack_input, igemm_s8 (split K) and relu's kernel";
+/* K split over blocks (96 channels x 3 x 3 = 216 words: 14 K tiles for one output
+ * tile): the splits add partial sums by atomics and the last one of each tile applies
+ * the tail to the whole sums; forward and reverse block order pick different last
+ * ones. */
+TEST_F(CudaEmu, TailsFuseIntoASplitKConvolution) {
+    for (const char* order : {"forward", "reverse"}) {
+        setenv("CVML_CUDA_EMU_ORDER", order, 1);
+        Rng rng(51);
+        Graph g;
+        g.operands = {{{1, 96, 4, 4}, 8, false},
+                      {{8, 96, 3, 3}, 8, true},
+                      {{8}, 12, true},
+                      {{1, 8, 4, 4}, 8, false}};
+        g.nodes = {{"conv2d", conv_attrs(8, 1, 3), {0, 1, 2}},
+                   {"cvm_right_shift", {{"precision", "8"}, {"shift_bit", "6"}}, {out(0)}},
+                   {"elemwise_add", {}, {out(1), 3}},
+                   {"relu", {}, {out(2)}}};
+        const auto before = kernel_launches();
+        EXPECT_EQ(check(g, rng, 3), Verdict::kSame) << order;
+        EXPECT_EQ(launched_between(before, kernel_launches()),
+                  (std::set<std::string>{"pack_input", "igemm_s8"}))
+            << order;
+    }
+    unsetenv("CVML_CUDA_EMU_ORDER");
 }
 
 /* ---- chains: intermediates in the plugin's arena ------------------------------------------ */

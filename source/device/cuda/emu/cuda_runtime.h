@@ -148,6 +148,14 @@ inline int __clz(int x) {
 
 void __syncthreads(void);
 
+/* Blocks run one at a time, each to its end: every store is seen by later blocks. */
+inline void __threadfence(void) {}
+/* A load through L2 only; here every load sees the last store. */
+template <typename T>
+T __ldcg(const T* p) {
+    return *p;
+}
+
 /* Blocks and threads run one at a time on one host thread, so an atomic is a plain
  * read-modify-write; the old value is returned, and the sum wraps as the hardware's. */
 inline int atomicAdd(int* address, int value) {
