@@ -228,6 +228,7 @@ __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const
     if (threadIdx.x == 0) *last = atomicAdd(counter, 1) == splits - 1;
     __syncthreads();
     if (!*last) return;
+    if (threadIdx.x == 0) CUDA_PATH("igemm: split K, the last split applies the tail");
     __threadfence();
     for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
         const int64_t m = m0 + e % kTileM;
@@ -264,8 +265,17 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
         const int64_t m0 = (tile % tiles_m) * kTileM;
         const int32_t o0 = static_cast<int32_t>(tile / tiles_m) * kTileN;
         if (is_wide) {
+            if (threadIdx.x == 0) CUDA_PATH("igemm: dense operands past int8, int32 tile");
             if (split == 0) tile_wide(x32, w32, w8, bias, y, g, m0, o0, tail);
             continue;
+        }
+        if (threadIdx.x == 0) {
+            if constexpr (kChunk == 16)
+                CUDA_PATH("igemm: 16-byte cp.async");
+            else
+                CUDA_PATH("igemm: 4-byte cp.async");
+            if (splits > 1) CUDA_PATH("igemm: split K");
+            if (tail.count > 0) CUDA_PATH("igemm: fused tail");
         }
         /* This split's K tiles: [kt0, kt1). */
         const int32_t kt0 = static_cast<int32_t>(static_cast<int64_t>(k_tiles) * split / splits);

@@ -181,6 +181,8 @@ T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = war
 }
 
 namespace cuda_emu {
+/* Counts one pass through a marked code path (CUDA_PATH in cuda_kernel.h), by name. */
+void count_path(const char* name);
 /* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 for the calling lane: a warp
  * collective (all 32 lanes, full mask). Each lane passes its fragments in the PTX ISA's
  * layout (groupID = lane / 4, t = lane % 4): a[0..3] hold A (16x32, row-major) bytes

@@ -214,6 +214,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
         CUDA_LAUNCH(pack_input, cuda_blocks(xw), 256, ctx->stream, ctx->in[0], st->x8, e, xw);
     const int64_t ww = static_cast<int64_t>(e.n_out) * e.k_words;
     if (!st->w_const && ww > 0) {
+        CUDA_PATH("conv2d: a computed weight packed at each run");
         igemm::geom as_image = e;
         as_image.h = e.kh;
         as_image.w = e.kw;
