@@ -297,8 +297,8 @@ CVML_API int cvml_graph_cpu_arena_bytes(const cvml_graph* g, size_t* bytes);
  * (CVML_SIMD=scalar and 1 thread give a microcontroller's figure on a host). */
 CVML_API int cvml_graph_arena_bytes(cvml_graph* g, size_t* bytes);
 /** The instruction set the CPU kernels use for graphs prepared now: "scalar", "avx2"
- * or "avx512" on x86-64, "scalar", "neon" or "dotprod" on aarch64 Linux (the CPU's
- * best, lowered by the CVML_SIMD environment variable). */
+ * or "avx512" on x86-64, "scalar", "neon", "dotprod" or "i8mm" on aarch64 Linux (the
+ * CPU's best, lowered by the CVML_SIMD environment variable). */
 CVML_API const char* cvml_cpu_simd_level(void);
 
 /* ---- tensors ---------------------------------------------------------------------- */

@@ -22,7 +22,7 @@ step() { printf '\n==== arm: %s\n' "$*"; }
 fail() { echo "test_arm: FAIL: $*" >&2; exit 1; }
 
 # level:emulated core, lowest level first. Each core has its level and none above it.
-levels=(scalar:cortex-a72 neon:cortex-a72 dotprod:neoverse-n1)
+levels=(scalar:cortex-a72 neon:cortex-a72 dotprod:neoverse-n1 i8mm:max)
 sysroot=/usr/aarch64-linux-gnu
 qemu() { qemu-aarch64 -L "$sysroot" "$@"; }
 

@@ -10,12 +10,13 @@ add_executable(cvml_simd_probe ${CMAKE_CURRENT_SOURCE_DIR}/simd/probe.c)
 target_link_libraries(cvml_simd_probe PRIVATE cvml_static)
 
 # level -> the emulated core whose best level it is (qemu 7.2: the Cortex-A72 has NEON
-# and no dot product, the Neoverse N1 the dot product and no I8MM). The scalar level
-# runs on the A72 with CVML_SIMD lowering it.
-set(cvml_arm_levels scalar neon dotprod)
+# and no dot product, the Neoverse N1 the dot product and no I8MM, qemu's "max" core
+# I8MM). The scalar level runs on the A72 with CVML_SIMD lowering it.
+set(cvml_arm_levels scalar neon dotprod i8mm)
 set(cvml_arm_cpu_scalar cortex-a72)
 set(cvml_arm_cpu_neon cortex-a72)
 set(cvml_arm_cpu_dotprod neoverse-n1)
+set(cvml_arm_cpu_i8mm max)
 # Wall-clock bounds mean nothing under an emulator many times slower than the host:
 # those tests run in the native builds only.
 set(cvml_arm_gtest_filter --gtest_filter=-MemoryPlan.HostileShapesPlanFast)

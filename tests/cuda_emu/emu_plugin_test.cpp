@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -619,6 +620,88 @@ TEST_F(CudaEmu, DenseInputPastInt8TakesTheExactInt32Path) {
         else
             EXPECT_GT(mma_launches(), before);
     }
+}
+
+/* Launches per kernel the emulated plugin has run so far. */
+std::map<std::string, uint64_t> kernel_launches() {
+    std::map<std::string, uint64_t> out;
+    void* h = dlopen((kPluginDir + "/libcvml_cuda.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return out;
+    using stat_fn = int (*)(int, const char**, uint64_t*, uint64_t*, uint64_t*);
+    auto stat = reinterpret_cast<stat_fn>(dlsym(h, "cvml_cuda_emu_kernel_stat"));
+    uint64_t launches, threads, coop;
+    const char* name;
+    for (int i = 0; stat && stat(i, &name, &launches, &threads, &coop); ++i) out[name] = launches;
+    dlclose(h);
+    return out;
+}
+
+/* The kernels that launched between two kernel_launches() snapshots. */
+std::set<std::string> launched_between(const std::map<std::string, uint64_t>& before,
+                                       const std::map<std::string, uint64_t>& after) {
+    std::set<std::string> names;
+    for (const auto& k : after)
+        if (k.second > (before.count(k.first) ? before.at(k.first) : 0)) names.insert(k.first);
+    return names;
+}
+
+std::vector<std::pair<std::string, std::string>> conv_attrs(int32_t channels, int32_t groups,
+                                                            int32_t k) {
+    return {{"channels", std::to_string(channels)},
+            {"kernel_size", tuple({k, k})},
+            {"padding", tuple({k / 2, k / 2})},
+            {"groups", std::to_string(groups)},
+            {"use_bias", "True"}};
+}
+
+/* conv2d -> cvm_right_shift -> relu -> elemwise_add -> cvm_clip, the chain a quantized
+ * residual block ends with: the element-wise nodes run inside the convolution's stores
+ * (no kernel of theirs launches), with the CPU's bytes; with groups == 1 (tensor cores)
+ * and groups == channels (the grouped kernel). */
+TEST_F(CudaEmu, ElementWiseTailsFuseIntoTheConvolution) {
+    for (int32_t groups : {1, 8}) {
+        Rng rng(40 + groups);
+        Graph g;
+        g.operands = {{{1, 8, 6, 6}, 8, false},
+                      {{16, 8 / groups, 3, 3}, 8, true},
+                      {{16}, 12, true},
+                      {{1, 16, 6, 6}, 8, false}};
+        g.nodes = {{"conv2d", conv_attrs(16, groups, 3), {0, 1, 2}},
+                   {"cvm_right_shift", {{"precision", "8"}, {"shift_bit", "5"}}, {out(0)}},
+                   {"relu", {}, {out(1)}},
+                   {"elemwise_add", {}, {3, out(2)}},
+                   {"cvm_clip", {{"precision", "8"}}, {out(3)}}};
+        const auto before = kernel_launches();
+        EXPECT_EQ(check(g, rng, 2), Verdict::kSame);
+        const std::set<std::string> ran = launched_between(before, kernel_launches());
+        const std::set<std::string> want = groups == 1
+                                               ? std::set<std::string>{"pack_input", "igemm_s8"}
+                                               : std::set<std::string>{"conv_grouped"};
+        EXPECT_EQ(ran, want) << "groups " << groups;
+    }
+}
+
+/* No fusion where it would be wrong: the convolution's output read twice, and a
+ * convolution whose K is split over blocks (partial sums added by atomics). */
+TEST_F(CudaEmu, TailsStayApartWhereTheyCannotFuse) {
+    Rng rng(50);
+    Graph g;
+    g.operands = {{{1, 8, 6, 6}, 8, false}, {{16, 8, 3, 3}, 8, true}, {{16}, 12, true}};
+    g.nodes = {{"conv2d", conv_attrs(16, 1, 3), {0, 1, 2}},
+               {"relu", {}, {out(0)}},
+               {"elemwise_add", {}, {out(1), out(0)}}};
+    auto before = kernel_launches();
+    EXPECT_EQ(check(g, rng, 2), Verdict::kSame);
+    EXPECT_EQ(launched_between(before, kernel_launches()).size(), 4u)
+        << "pack_input, igemm_s8, relu's and elemwise_add's kernels";
+
+    Graph split;  // 96 channels x 3 x 3 = 216 words: 14 K tiles over one output tile
+    split.operands = {{{1, 96, 4, 4}, 8, false}, {{8, 96, 3, 3}, 8, true}, {{8}, 12, true}};
+    split.nodes = {{"conv2d", conv_attrs(8, 1, 3), {0, 1, 2}}, {"relu", {}, {out(0)}}};
+    before = kernel_launches();
+    EXPECT_EQ(check(split, rng, 2), Verdict::kSame);
+    EXPECT_EQ(launched_between(before, kernel_launches()).size(), 3u)
+        << "pack_input, igemm_s8 (split K) and relu's kernel";
 }
 
 /* ---- chains: intermediates in the plugin's arena ------------------------------------------ */

@@ -5,6 +5,7 @@
  * and dense node, each launch on tensor cores. MobileNet checks the grouped path too. */
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <map>
@@ -129,6 +130,14 @@ TEST_F(TensorCores, ResNet18RunsEveryConvAndTheDenseOnTensorCores) {
         EXPECT_EQ(a.mma_launches - b.mma_launches, static_cast<uint64_t>(convs + dense))
             << "run " << r << ": a GEMM launch did not use the tensor cores";
         EXPECT_GT(a.mma_ops, b.mma_ops);
+        uint64_t launches = 0;
+        for (const auto& k : after)
+            launches +=
+                k.second.launches - (before.count(k.first) ? before.at(k.first).launches : 0);
+        int nodes = 0;
+        cvml_graph_node_count(gpu.graph, &nodes);
+        printf("resnet18 run %d: %llu kernel launches for %d nodes\n", r,
+               static_cast<unsigned long long>(launches), nodes);
         for (const auto& k : after)
             if (k.first != "igemm_s8") {
                 EXPECT_EQ(k.second.mma_launches, 0u) << k.first;

@@ -148,7 +148,7 @@ TEST_F(Lib, ThreadsLookupAndArena) {
     ASSERT_NE(level, nullptr);
     const std::string name = level;
     EXPECT_TRUE(name == "scalar" || name == "avx2" || name == "avx512" || name == "neon" ||
-                name == "dotprod")
+                name == "dotprod" || name == "i8mm")
         << level;
     cvml_graph_release(g);
 }

@@ -640,7 +640,7 @@ TEST(Conv2d, TapsModeOnInt8Input) {
     }
     // avx512 and the aarch64 levels have taps-mode kernels.
     const int level = cpu_simd_level();
-    if (level == CPU_SIMD_AVX512 || level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD) {
+    if (level == CPU_SIMD_AVX512 || cpu_simd_aarch64(level)) {
         int64_t dense1, narrow1, taps1, dwv1;
         path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(taps1 - taps0, 3 * iters / 2) << "taps mode was not used " << taps1 - taps0;

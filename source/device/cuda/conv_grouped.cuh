@@ -27,7 +27,7 @@ inline int64_t strip_count(const geom& g) {
 }
 
 __global__ void conv_grouped(const int32_t* x, const int32_t* w, const int32_t* bias, int32_t* y,
-                             geom g, int64_t total) {
+                             geom g, int64_t total, cuda_tail tail) {
     const int64_t strips = (g.ow + kStrip - 1) / kStrip;
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -55,9 +55,10 @@ __global__ void conv_grouped(const int32_t* x, const int32_t* w, const int32_t* 
                 }
             }
         }
-        int32_t* yr = y + row * g.ow;
-        for (int j = 0; j < kStrip; ++j)
-            if (ox0 + j < g.ow) yr[ox0 + j] = static_cast<int32_t>(acc[j]);
+        for (int j = 0; j < kStrip; ++j) {
+            const int64_t i = row * g.ow + ox0 + j;
+            if (ox0 + j < g.ow) y[i] = cuda_tail_apply(tail, static_cast<int32_t>(acc[j]), i);
+        }
     }
 }
 

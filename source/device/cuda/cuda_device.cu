@@ -73,9 +73,12 @@ void stream_release(const cvml_ir_graph* g) {
 struct node_exec {
     const cuda_kernel* kernel;
     cuda_node_ctx ctx;
-    cuda_tensor* tensors;            /* inputs then outputs, read through the accessors */
-    const cuda_tensor** tensor_ptrs; /* pointers to them, same order */
-    int32_t** ptrs;                  /* their device data, same order */
+    cuda_tensor* tensors;                /* inputs then outputs, read through the accessors */
+    const cuda_tensor** tensor_ptrs;     /* pointers to them, same order */
+    int32_t** ptrs;                      /* their device data, same order */
+    int fused;                           /* runs as a step of an earlier node's tail */
+    int32_t out_tensor;                  /* a tail's head: what its out[0] writes (graph index) */
+    int32_t tail_operand[CUDA_MAX_TAIL]; /* its steps' ADD operands (graph index, or -1) */
 };
 
 struct sg_state {
@@ -189,11 +192,15 @@ size_t place(slot* s, int32_t n) {
     return total;
 }
 
+/* write_step's mark for a tensor inside a fused tail (no memory, never written). */
+constexpr int32_t kNeverWritten = -2;
+
 /* Device addresses of every tensor the subgraph touches: boundary tensors in the
  * scheduler's buffers, the others in the arena, placed by their lifetime in the
  * subgraph (from the step that writes them to the last step that reads them; tensors
  * read elsewhere are boundary outputs). */
-int plan_memory(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st) {
+int plan_memory(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st,
+                const int32_t* write_step) {
     for (int32_t i = 0; i < cuda_ir->subgraph_input_count(sg); ++i)
         st->tensor_ptr[cuda_ir->tensor_index(cuda_ir->subgraph_input(g, sg, i))] =
             static_cast<int32_t*>(cuda_ir->subgraph_input_buffer(sg, i));
@@ -225,10 +232,13 @@ int plan_memory(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st
             const cvml_ir_tensor* t = cuda_ir->node_output(g, node, k);
             const int32_t index = cuda_ir->tensor_index(t);
             if (st->tensor_ptr[index]) continue;
-            const int32_t last = last_read[index] > i ? last_read[index] : i;
+            // A fused tail's output is written by its head's step; its intermediates never.
+            const int32_t first = write_step[index];
+            if (first == kNeverWritten) continue;
+            const int32_t last = last_read[index] > first ? last_read[index] : first;
             const size_t bytes =
                 static_cast<size_t>(cuda_ir->tensor_element_count(t)) * sizeof(int32_t);
-            s[n++] = {bytes, i, last, 0, index};
+            s[n++] = {bytes, first, last, 0, index};
         }
     }
     free(last_read);
@@ -245,6 +255,8 @@ int plan_memory(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st
     return rc;
 }
 
+/* Each node's tensors and context, then its kernel's prerun (which needs shapes and
+ * parameters only: device addresses are bound later, by bind_nodes). */
 int prepare_nodes(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st) {
     for (int32_t i = 0; i < st->node_count; ++i) {
         const cvml_ir_node* node = cuda_ir->subgraph_node(g, sg, i);
@@ -255,15 +267,118 @@ int prepare_nodes(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* 
             return cuda_fail(CVML_ERR_RUNTIME, "no CUDA kernel for operator %s", op ? op : "null");
         int rc = read_node(g, node, ne);
         if (rc) return rc;
-        const int32_t ins = ne->ctx.input_count, outs = ne->ctx.output_count;
-        for (int32_t k = 0; k < ins + outs; ++k) ne->ptrs[k] = st->tensor_ptr[ne->tensors[k].index];
         ne->ctx.stream = st->stream;
+        ne->out_tensor = ne->ctx.output_count > 0 ? ne->tensors[ne->ctx.input_count].index : -1;
         if (ne->kernel->prerun) {
             rc = ne->kernel->prerun(&ne->ctx);
             if (rc) return rc;
         }
     }
     return CVML_OK;
+}
+
+/* The tensor facts fusion needs, indexed by graph tensor. */
+struct tensor_facts {
+    int32_t* readers;    /* nodes of the whole graph reading it (an input slot each) */
+    int32_t* read_at;    /* a step here that reads it */
+    int32_t* write_step; /* the step here whose kernel writes it, -1 none, kNeverWritten */
+    uint8_t* leaves;     /* read outside this subgraph (a boundary output) */
+};
+
+/* Extends head h's tail by the node reading `cur`, when that is an element-wise step of
+ * `cur` alone (its only reader, here, later), whose other operand (an ADD) is already
+ * written when h runs. Returns the step's output tensor, or -1. */
+int32_t extend_tail(const cvml_ir_graph* g, sg_state* st, const tensor_facts& f, int32_t h,
+                    int32_t cur) {
+    node_exec* head = &st->nodes[h];
+    if (f.leaves[cur] || f.readers[cur] != 1 || f.read_at[cur] <= h) return -1;
+    node_exec* tn = &st->nodes[f.read_at[cur]];
+    if (tn->fused || tn->ctx.output_count != 1) return -1;
+    int32_t input = -1;
+    for (int32_t k = 0; k < tn->ctx.input_count; ++k)
+        if (tn->tensors[k].index == cur) input = k;
+    cvml_step step;
+    if (input < 0 || !cuda_ir->node_step(g, tn->ctx.node, input, &step)) return -1;
+    const cuda_tensor* out = &tn->tensors[tn->ctx.input_count];
+    if (cuda_count(out) != cuda_count(&tn->tensors[input])) return -1;
+    int32_t operand = -1;
+    if (step.kind == CVML_STEP_ADD) {
+        if (step.operand < 0 || step.operand >= tn->ctx.input_count) return -1;
+        operand = tn->tensors[step.operand].index;
+        if (f.write_step[operand] >= h || cuda_count(&tn->tensors[step.operand]) != cuda_count(out))
+            return -1;
+    }
+    const int32_t c = head->ctx.tail.count++;
+    head->ctx.tail.step[c] = step;
+    head->tail_operand[c] = operand;
+    tn->fused = 1;
+    return out->index;
+}
+
+/* Fusion: each node whose kernel takes a tail absorbs the chain of element-wise nodes
+ * that only consume its output, as the CPU device fuses (docs/architecture.md); the
+ * chain's intermediates get no memory and its last output is written at the head's
+ * step. Fills write_step for plan_memory. */
+int plan_fusion(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st,
+                int32_t* write_step) {
+    const int32_t tensors = cuda_ir->graph_tensor_count(g);
+    tensor_facts f = {};
+    f.readers = static_cast<int32_t*>(calloc(static_cast<size_t>(tensors) + 1, sizeof(int32_t)));
+    f.read_at = static_cast<int32_t*>(calloc(static_cast<size_t>(tensors) + 1, sizeof(int32_t)));
+    f.leaves = static_cast<uint8_t*>(calloc(static_cast<size_t>(tensors) + 1, 1));
+    f.write_step = write_step;
+    if (!f.readers || !f.read_at || !f.leaves) {
+        free(f.readers);
+        free(f.read_at);
+        free(f.leaves);
+        return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    for (int32_t t = 0; t < tensors; ++t) f.read_at[t] = write_step[t] = -1;
+    for (int32_t n = 0; n < cuda_ir->graph_node_count(g); ++n) {
+        const cvml_ir_node* node = cuda_ir->graph_node(g, n);
+        for (int32_t k = 0; k < cuda_ir->node_input_count(node); ++k)
+            ++f.readers[cuda_ir->tensor_index(cuda_ir->node_input(g, node, k))];
+    }
+    for (int32_t i = 0; i < cuda_ir->subgraph_output_count(sg); ++i)
+        f.leaves[cuda_ir->tensor_index(cuda_ir->subgraph_output(g, sg, i))] = 1;
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        const node_exec* ne = &st->nodes[i];
+        for (int32_t k = 0; k < ne->ctx.input_count; ++k) f.read_at[ne->tensors[k].index] = i;
+        for (int32_t k = 0; k < ne->ctx.output_count; ++k)
+            write_step[ne->tensors[ne->ctx.input_count + k].index] = i;
+    }
+    for (int32_t h = 0; h < st->node_count; ++h) {
+        node_exec* head = &st->nodes[h];
+        if (head->fused || head->ctx.output_count != 1) continue;
+        const int32_t cap =
+            head->ctx.tail_capacity < CUDA_MAX_TAIL ? head->ctx.tail_capacity : CUDA_MAX_TAIL;
+        int32_t cur = head->out_tensor;
+        while (head->ctx.tail.count < cap) {
+            const int32_t next = extend_tail(g, st, f, h, cur);
+            if (next < 0) break;
+            write_step[cur] = kNeverWritten;
+            write_step[next] = h;
+            cur = next;
+        }
+        head->out_tensor = cur;
+    }
+    free(f.readers);
+    free(f.read_at);
+    free(f.leaves);
+    return CVML_OK;
+}
+
+/* Device addresses into every node's context: a tail's head writes its last output. */
+void bind_nodes(sg_state* st) {
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        node_exec* ne = &st->nodes[i];
+        const int32_t ins = ne->ctx.input_count, outs = ne->ctx.output_count;
+        for (int32_t k = 0; k < ins + outs; ++k) ne->ptrs[k] = st->tensor_ptr[ne->tensors[k].index];
+        if (outs == 1) ne->ptrs[ins] = st->tensor_ptr[ne->out_tensor];
+        for (int32_t c = 0; c < ne->ctx.tail.count; ++c)
+            ne->ctx.tail.operand[c] =
+                ne->tail_operand[c] >= 0 ? st->tensor_ptr[ne->tail_operand[c]] : nullptr;
+    }
 }
 
 /* ---- the device ---------------------------------------------------------------------- */
@@ -292,12 +407,18 @@ int cu_prerun(cvml_device*, cvml_ir_graph* g, cvml_ir_subgraph* sg, const cvml_d
     if (!rc) st->node_count = steps;
     if (!rc) rc = stream_acquire(g, &st->stream);
     if (!rc) st->has_stream = 1;
-    if (!rc) rc = plan_memory(g, sg, st);
+    int32_t* write_step = static_cast<int32_t*>(
+        calloc(static_cast<size_t>(cuda_ir->graph_tensor_count(g)) + 1, sizeof(int32_t)));
+    if (!rc && !write_step) rc = cuda_fail(CVML_ERR_RUNTIME, "out of memory");
     if (!rc) rc = prepare_nodes(g, sg, st);
+    if (!rc) rc = plan_fusion(g, sg, st, write_step);
+    if (!rc) rc = plan_memory(g, sg, st, write_step);
+    free(write_step);
     if (rc) {
         free_state(st);
         return rc;
     }
+    bind_nodes(st);
     cuda_ir->subgraph_set_state(sg, st);
     return CVML_OK;
 }
@@ -307,6 +428,7 @@ int cu_run(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "a CUDA subgraph was not prepared");
     for (int32_t i = 0; i < st->node_count; ++i) {
         node_exec* ne = &st->nodes[i];
+        if (ne->fused) continue;  // done by its head's kernel
         int rc = ne->kernel->run(&ne->ctx);
         if (rc) return rc;
     }

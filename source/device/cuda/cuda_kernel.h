@@ -30,6 +30,18 @@ extern const cvml_ir_api* cuda_ir;
     CUDA_EMU_LAUNCH(kernel, grid, block, stream, __VA_ARGS__)
 #endif
 
+/* At most this many element-wise steps fuse into one kernel's stores. */
+#define CUDA_MAX_TAIL 8
+
+/* A fused tail as a kernel receives it (by value): the element-wise nodes that
+ * followed it (relu, clip, cvm_clip, cvm_right_shift, elemwise_add, ...), as steps
+ * applied in order to each output value before it is stored (cuda_tail_apply). */
+struct cuda_tail {
+    int32_t count;
+    cvml_step step[CUDA_MAX_TAIL];
+    const int32_t* operand[CUDA_MAX_TAIL]; /* CVML_STEP_ADD: the other input, same shape */
+};
+
 /* What a kernel reads of a tensor: its shape and precision. */
 typedef struct cuda_tensor {
     int32_t index; /* in the graph */
@@ -50,6 +62,11 @@ typedef struct cuda_node_ctx {
     int32_t* const* out;
     cudaStream_t stream;
     void* state; /* the kernel's own, set in prerun, freed in postrun */
+    /* Fusion. A kernel that applies a tail to its single output sets tail_capacity (at
+     * most CUDA_MAX_TAIL) in its prerun; the device may then fuse the element-wise nodes
+     * after it: tail holds their steps at run, and out[0] is the last one's output. */
+    int32_t tail_capacity;
+    cuda_tail tail;
 } cuda_node_ctx;
 
 typedef struct cuda_kernel {
@@ -133,6 +150,14 @@ __device__ __forceinline__ int32_t dwrap_sub(int32_t a, int32_t b) {
 }
 __device__ __forceinline__ int32_t dwrap_mul(int32_t a, int32_t b) {
     return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+
+/* Output value v at flat index i after the tail's steps (cvml_ops.h, bit-exact with
+ * the operators they stand for). */
+__device__ __forceinline__ int32_t cuda_tail_apply(const cuda_tail& t, int32_t v, int64_t i) {
+    for (int32_t k = 0; k < t.count; ++k)
+        v = cvml_step_value(&t.step[k], v, t.step[k].kind == CVML_STEP_ADD ? t.operand[k][i] : 0);
+    return v;
 }
 
 /* An output that is a byte copy of input 0 (reshape-like operators). */

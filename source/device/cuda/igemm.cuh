@@ -100,7 +100,8 @@ __device__ __forceinline__ int32_t a_word(const int32_t* x8, const geom& g, cons
  * them as int32, see dense.cu): x32[m][c] times w32[o][c], or w8's bytes when w32 is
  * null (an int8 constant), each thread some outputs (pix is 1: y is [m][o]). */
 __device__ void tile_wide(const int32_t* x32, const int32_t* w32, const int32_t* w8,
-                          const int32_t* bias, int32_t* y, const geom& g, int64_t m0, int32_t o0) {
+                          const int32_t* bias, int32_t* y, const geom& g, int64_t m0, int32_t o0,
+                          const cuda_tail& tail) {
     for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
         const int64_t m = m0 + e % kTileM;
         const int32_t o = o0 + e / kTileM;
@@ -117,7 +118,7 @@ __device__ void tile_wide(const int32_t* x32, const int32_t* w32, const int32_t*
                 acc += static_cast<uint32_t>(xr[i]) *
                        static_cast<uint32_t>(word_byte(wr[i / 4], i % 4));
         }
-        y[m * g.n_out + o] = static_cast<int32_t>(acc);
+        y[m * g.n_out + o] = cuda_tail_apply(tail, static_cast<int32_t>(acc), m * g.n_out + o);
     }
 }
 
@@ -188,7 +189,7 @@ __device__ __forceinline__ void mma_tile(int32_t (&acc)[2][4][4], const int32_t*
 __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_t* out,
                                            const int32_t* bias, int32_t* y, const geom& g,
                                            int64_t m0, int32_t o0, int warp_m, int warp_n,
-                                           bool split_k, bool add_bias) {
+                                           bool split_k, bool add_bias, const cuda_tail& tail) {
     const int lane = threadIdx.x % 32, gid = lane / 4, t = lane % 4;
     for (int mi = 0; mi < 2; ++mi)
         for (int ni = 0; ni < 4; ++ni)
@@ -207,10 +208,11 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
         const uint32_t b = bias && add_bias ? static_cast<uint32_t>(bias[o]) : 0u;
         const int32_t v =
             static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
+        const int64_t i = (n * g.n_out + o) * g.pix + p;
         if (split_k)
-            atomicAdd(y + (n * g.n_out + o) * g.pix + p, v);
+            atomicAdd(y + i, v); /* no tail here: launch() refuses a tail with split K */
         else
-            y[(n * g.n_out + o) * g.pix + p] = v;
+            y[i] = cuda_tail_apply(tail, v, i);
     }
 }
 
@@ -221,7 +223,7 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
 template <int kChunk>
 __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                          geom g, int32_t splits, const int32_t* wide, const int32_t* x32,
-                         const int32_t* w32) {
+                         const int32_t* w32, cuda_tail tail) {
     __shared__ smem_tiles sm;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_m = (warp % 2) * 32, warp_n = (warp / 2) * 32;
@@ -237,7 +239,7 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
         const int64_t m0 = (tile % tiles_m) * kTileM;
         const int32_t o0 = static_cast<int32_t>(tile / tiles_m) * kTileN;
         if (is_wide) {
-            if (split == 0) tile_wide(x32, w32, w8, bias, y, g, m0, o0);
+            if (split == 0) tile_wide(x32, w32, w8, bias, y, g, m0, o0, tail);
             continue;
         }
         /* This split's K tiles: [kt0, kt1). */
@@ -271,7 +273,7 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
         }
         cp_async_wait<0>();
         __syncthreads(); /* every warp is done with the stages: reuse them for the output */
-        store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n, splits > 1, split == 0);
+        store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n, splits > 1, split == 0, tail);
         __syncthreads(); /* the output staged is read before the next tile's loads */
     }
 }
@@ -290,15 +292,23 @@ inline int32_t split_count(const geom& g, int64_t tiles) {
     return splits < 1 ? 1 : static_cast<int32_t>(splits);
 }
 
+/* Steps the GEMM can fuse into its stores: all of them, but none once K is split (the
+ * partial sums are added in y by atomics, and a tail must see whole sums). */
+inline int32_t tail_capacity(const geom& g) {
+    return split_count(g, tile_count(g)) > 1 ? 0 : CUDA_MAX_TAIL;
+}
+
 /* Enqueues the GEMM: one block per tile (and K split), bounded like every other launch.
  * With split K, y is zeroed first (stream order) and the splits add into it; a dense
  * whose operands turn out wide computes each tile whole in split 0 instead. */
 inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                   const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
-                  cudaStream_t stream) {
+                  const cuda_tail& tail, cudaStream_t stream) {
     const int64_t tiles = tile_count(g);
     if (tiles == 0 || g.m == 0) return CVML_OK;
     const int32_t splits = split_count(g, tiles);
+    if (splits > 1 && tail.count > 0)
+        return cuda_fail(CVML_ERR_RUNTIME, "igemm: a fused tail with split K");
     if (splits > 1) {
         const int rc = cuda_check(
             cudaMemsetAsync(y, 0, static_cast<size_t>(g.m) * g.n_out * sizeof(int32_t), stream),
@@ -310,10 +320,10 @@ inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int
         jobs > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : jobs);
     if (g.c4 % 4 == 0 && g.k_pad % 4 == 0)
         CUDA_LAUNCH(igemm_s8<16>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32);
+                    w32, tail);
     else
         CUDA_LAUNCH(igemm_s8<4>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32);
+                    w32, tail);
     return CVML_OK;
 }
 

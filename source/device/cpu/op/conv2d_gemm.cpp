@@ -408,10 +408,10 @@ int rows_read_table(conv_gemm* f) {
 }
 
 /* Whether the level has taps-mode kernels for these weights: avx512 with whole row
- * blocks, or an aarch64 level (neon, dotprod). */
+ * blocks, or an aarch64 level (neon, dotprod, i8mm). */
 bool taps4_level(const conv_gemm* f) {
     if (f->level == CPU_SIMD_AVX512) return gemm_narrow_ok(&f->w) != 0;
-    return f->level == CPU_SIMD_NEON || f->level == CPU_SIMD_DOTPROD;
+    return cpu_simd_aarch64(f->level);
 }
 
 /* Taps mode needs kernels for it (taps4_level), stride 1 and a kernel larger than 1x1 (a

@@ -147,7 +147,7 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     if (f->level == CPU_SIMD_AVX2) plane_fn = depthwise_plane_avx2;
 #endif
 #if CVML_SIMD_AARCH64
-    const bool neon = f->level == CPU_SIMD_NEON || f->level == CPU_SIMD_DOTPROD;
+    const bool neon = cpu_simd_aarch64(f->level);
     if (neon) plane_fn = depthwise_plane_neon;
     // A 1x1 kernel with stride 1 and no padding reads the input as it is.
     const bool flat = neon && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&

@@ -167,7 +167,7 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
         return;
     }
 #elif CVML_SIMD_AARCH64
-    if (vec && (level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD)) {
+    if (vec && cpu_simd_aarch64(level)) {
         apply_neon(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
         return;
     }
@@ -201,7 +201,7 @@ namespace {
 
 /* The aarch64 levels, whose epilogue is arm/aarch64/neon/epilogue.cpp. */
 inline bool neon_level(int level) {
-    return level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD;
+    return cpu_simd_aarch64(level);
 }
 
 #if CVML_SIMD_X86 || CVML_SIMD_AARCH64

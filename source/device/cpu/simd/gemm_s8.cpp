@@ -57,7 +57,8 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
     out->M = M;
     out->K = K;
     out->Mp = round_up(M, GEMM_MR);
-    out->Kp = round_up(K, GEMM_KG);
+    // i8mm multiplies 8 values of K at a time: its rows are zero-padded to that.
+    out->Kp = round_up(K, level == CPU_SIMD_I8MM ? 2 * GEMM_KG : GEMM_KG);
     size_t elems = static_cast<size_t>(out->Mp) * static_cast<size_t>(out->Kp);
     out->data = cvml_aligned_alloc(64, elems);
     out->start =
@@ -75,7 +76,11 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
             sum += static_cast<uint32_t>(static_cast<int32_t>(v));
             size_t mb = static_cast<size_t>(m / GEMM_MR), r = static_cast<size_t>(m % GEMM_MR);
             size_t blk = mb * GEMM_MR * static_cast<size_t>(out->Kp);
-            if (level == CPU_SIMD_AVX512 || arm_level(level))  // blocks interleaved by 4
+            if (level == CPU_SIMD_I8MM)  // 8-value steps of K, row pairs side by side
+                static_cast<int8_t*>(
+                    out->data)[blk + static_cast<size_t>(k / 8) * GEMM_MR * 8 + (r / 2) * 16 +
+                               (r % 2) * 8 + static_cast<size_t>(k % 8)] = v;
+            else if (level == CPU_SIMD_AVX512 || arm_level(level))  // blocks interleaved by 4
                 static_cast<int8_t*>(out->data)[blk + static_cast<size_t>(k / 4) * GEMM_MR * 4 +
                                                 r * 4 + static_cast<size_t>(k % 4)] = v;
             else  // scalar and avx2: zero-padded int8 rows
@@ -280,6 +285,10 @@ void compute_tile(const gemm_weights* a, const void* packed_b, int32_t N, int32_
     }
 #endif
 #if CVML_SIMD_AARCH64
+    if (a->level == CPU_SIMD_I8MM) {
+        tile_i8mm(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
+        return;
+    }
     if (a->level == CPU_SIMD_DOTPROD) {
         tile_dotprod(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
         return;
@@ -417,7 +426,9 @@ void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_
             const int32_t n0 = static_cast<int32_t>(t / mblocks) * GEMM_NT;
             const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
             const int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
-            if (a->level == CPU_SIMD_DOTPROD)
+            if (a->level == CPU_SIMD_I8MM)
+                tile_taps_i8mm(a, simg, boff, m0, n0, cols, tile);
+            else if (a->level == CPU_SIMD_DOTPROD)
                 tile_taps_dotprod(a, simg, boff, m0, n0, cols, tile);
             else
                 tile_taps_neon(a, simg, boff, m0, n0, cols, tile);

@@ -22,7 +22,7 @@
 typedef struct gemm_weights {
     int level;
     int32_t M, K;
-    int32_t Mp, Kp;      /* padded to GEMM_MR and GEMM_KG */
+    int32_t Mp, Kp;      /* padded to GEMM_MR and GEMM_KG (i8mm: 2 * GEMM_KG) */
     void* data;          /* level-specific layout */
     int32_t* start;      /* avx512: where each row's sums start, Mp entries: -128 * rowsum
                             (taking back B's +128), plus a bias (gemm_weights_fold_bias) */

@@ -48,12 +48,13 @@ void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, 
 void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* p0, size_t panel);
 #endif
 
-/* aarch64's levels (neon, dotprod) share their layouts: weights interleaved by 4 in
- * blocks of GEMM_MR rows as at avx512, but signed; B signed in panels of 12 columns. */
+/* aarch64's levels (neon, dotprod, i8mm) share B's layout, signed in panels of 12
+ * columns; the weights are signed, in blocks of GEMM_MR rows interleaved by 4 as at
+ * avx512 (neon, dotprod) or in 8-value steps of K by row pairs (i8mm). */
 #define ARM_PANEL 12
 #define ARM_PANEL_BYTES (ARM_PANEL * GEMM_KG) /* one k4 step of a panel */
 inline bool arm_level(int level) {
-    return level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD;
+    return cpu_simd_aarch64(level);
 }
 
 /* Where the micro-kernels read step k4 of a 12-column panel of B: packed panels (48
@@ -85,6 +86,11 @@ void tile_dotprod(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0
                   int32_t* tile);
 void tile_taps_dotprod(const gemm_weights* a, const int8_t* img, const int64_t* boff, int32_t m0,
                        int32_t n0, int32_t cols, int32_t* tile);
+/* ---- aarch64 i8mm (arm/aarch64/i8mm/gemm_s8.cpp): its weights in 8-value steps of K */
+void tile_i8mm(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
+               int32_t* tile);
+void tile_taps_i8mm(const gemm_weights* a, const int8_t* img, const int64_t* boff, int32_t m0,
+                    int32_t n0, int32_t cols, int32_t* tile);
 #endif
 
 }  // namespace gemm_impl

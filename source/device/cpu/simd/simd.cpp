@@ -46,7 +46,7 @@ const int kLadder[] = {
     CPU_SIMD_AVX2,   CPU_SIMD_AVX512,
 #endif
 #if CVML_SIMD_AARCH64
-    CPU_SIMD_NEON,   CPU_SIMD_DOTPROD,  // i8mm joins with its kernels
+    CPU_SIMD_NEON,   CPU_SIMD_DOTPROD, CPU_SIMD_I8MM,
 #endif
 };
 const int kRungs = static_cast<int>(sizeof(kLadder) / sizeof(kLadder[0]));

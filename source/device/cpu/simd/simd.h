@@ -45,6 +45,12 @@
 #endif
 #define CVML_SIMD_CORTEXM (CVML_SIMD_CORTEXM_MVE || CVML_SIMD_CORTEXM_DSP)
 
+/* Whether `level` is one of aarch64's (neon, dotprod, i8mm): those share the NEON
+ * epilogue, depthwise and taps-mode code; only the GEMM's multiply differs. */
+static inline bool cpu_simd_aarch64(int level) {
+    return level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD || level == CPU_SIMD_I8MM;
+}
+
 /* Bits [lo, hi) of a 64-bit mask (an AVX-512 byte mask), clamped to [0, 64). */
 static inline uint64_t simd_bits64(int64_t lo, int64_t hi) {
     lo = lo < 0 ? 0 : lo;

@@ -155,6 +155,7 @@ int conv2d_supports(const cuda_node_ctx* ctx) {
 int conv2d_prerun(cuda_node_ctx* ctx) {
     const conv_params cp = conv_params_of(ctx);
     const conv_params* p = &cp;
+    ctx->tail_capacity = CUDA_MAX_TAIL;  // the grouped kernel stores each value once
     if (p->groups != 1) return CVML_OK;
     const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
     conv_state* st = static_cast<conv_state*>(calloc(1, sizeof(conv_state)));
@@ -174,6 +175,7 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
     if (!rc) rc = cuda_check(cudaMalloc(&a, ww * sizeof(int32_t)), "cudaMalloc (conv2d weight)");
     st->w8 = static_cast<int32_t*>(a);
     if (!rc && st->w_const) rc = upload_packed_weight(ctx, e, st->w8);
+    ctx->tail_capacity = igemm::tail_capacity(e);
     // A computed weight is packed at each run into its first O rows; the rest stays 0.
     if (!rc && !st->w_const)
         rc = cuda_check(cudaMemset(st->w8, 0, ww * sizeof(int32_t)), "cudaMemset (conv2d weight)");
@@ -190,7 +192,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
         const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
         const int64_t strips = grouped::strip_count(g);
         CUDA_LAUNCH(conv_grouped, cuda_blocks(strips), 256, ctx->stream, ctx->in[0], ctx->in[1],
-                    bias, ctx->out[0], g, strips);
+                    bias, ctx->out[0], g, strips, ctx->tail);
         return CVML_OK;
     }
     conv_state* st = static_cast<conv_state*>(ctx->state);
@@ -207,7 +209,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
         CUDA_LAUNCH(pack_input, cuda_blocks(ww), 256, ctx->stream, ctx->in[1], st->w8, as_image,
                     ww);
     }
-    return igemm::launch(st->x8, st->w8, bias, ctx->out[0], e, nullptr, nullptr, nullptr,
+    return igemm::launch(st->x8, st->w8, bias, ctx->out[0], e, nullptr, nullptr, nullptr, ctx->tail,
                          ctx->stream);
 }
 

@@ -114,6 +114,7 @@ int dense_prerun(cuda_node_ctx* ctx) {
     st->gemm = dense_geom(ctx);
     st->int8_weight = dense_int8_weight(ctx);
     const igemm::geom& g = st->gemm;
+    ctx->tail_capacity = igemm::tail_capacity(g);
     int rc = dense_alloc(1, &st->wide, "cudaMalloc (dense flag)");
     if (!st->int8_weight) {
         if (!rc) rc = cuda_check(cudaMemset(st->wide, 1, sizeof(int32_t)), "cudaMemset (dense)");
@@ -144,7 +145,7 @@ int dense_run(cuda_node_ctx* ctx) {
                         st->wide, g, words);
     }
     return igemm::launch(st->x8, st->w8, bias, ctx->out[0], g, st->wide, ctx->in[0],
-                         st->int8_weight ? nullptr : ctx->in[1], ctx->stream);
+                         st->int8_weight ? nullptr : ctx->in[1], ctx->tail, ctx->stream);
 }
 
 void dense_postrun(cuda_node_ctx* ctx) {
