@@ -40,7 +40,7 @@ target_link_libraries(cvml_cuda_emu_plugin_tests PRIVATE cvml_static GTest::gtes
   ${CMAKE_DL_LIBS})
 target_compile_options(cvml_cuda_emu_plugin_tests PRIVATE ${CVML_WARNINGS})
 target_compile_definitions(cvml_cuda_emu_plugin_tests PRIVATE
-  CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
+  CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}" CVML_CUDA_SRC="${cvml_cuda_src}")
 add_dependencies(cvml_cuda_emu_plugin_tests cvml_cuda_emu cvml_cuda_emu_smallgrid)
 gtest_discover_tests(cvml_cuda_emu_plugin_tests TEST_PREFIX cuda_emu.plugin. DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 600)

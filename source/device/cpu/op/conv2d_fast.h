@@ -221,9 +221,9 @@ void depthwise_plane_avx2(const conv_grouped* f, const int8_t* img, const int64_
 #endif
 
 #if CVML_SIMD_AARCH64
-/* groups > 1 on aarch64, the neon and dotprod levels
+/* groups > 1 on aarch64, the neon, dotprod and i8mm levels
  * (simd/arm/aarch64/neon/conv2d_grouped.cpp): a depthwise plane from its phase image,
- * 16 outputs at a time, tap by tap (SMLAL where the weights fit int16, else MLA). */
+ * 16 outputs at a time, tap by tap (SMLAL by element). */
 void depthwise_plane_neon(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                           const int32_t* w, int32_t* acc);
 /* A 1x1 depthwise plane (stride 1, no padding) straight from the input: acc[i] = w *

@@ -79,6 +79,7 @@ struct kernel_stats {
     uint64_t mma_launches = 0, mma_ops = 0; /* launches that ran mma.sync; warp mma.syncs */
 };
 std::map<std::string, kernel_stats> g_kernels; /* by name, template arguments dropped */
+std::map<std::string, uint64_t> g_paths;       /* CUDA_PATH marks passed, by name */
 
 cudaError_t fail(cudaError_t e) {
     t_last = e;
@@ -952,6 +953,27 @@ extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char**
     *launches = it->second.launches;
     *threads = it->second.threads;
     *cooperative = it->second.cooperative;
+    return 1;
+}
+
+/* From a kernel (whose launch holds the mutex) or from host code (which does not). */
+void cuda_emu::count_path(const char* name) {
+    if (t_run) {
+        ++g_paths[name];
+        return;
+    }
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++g_paths[name];
+}
+
+extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_path_stat(int index, const char** name,
+                                                       uint64_t* passes) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (index < 0 || static_cast<size_t>(index) >= g_paths.size()) return 0;
+    auto it = g_paths.begin();
+    std::advance(it, index);
+    *name = it->first.c_str();
+    *passes = it->second;
     return 1;
 }
 

@@ -148,6 +148,14 @@ inline int __clz(int x) {
 
 void __syncthreads(void);
 
+/* Blocks run one at a time, each to its end: every store is seen by later blocks. */
+inline void __threadfence(void) {}
+/* A load through L2 only; here every load sees the last store. */
+template <typename T>
+T __ldcg(const T* p) {
+    return *p;
+}
+
 /* Blocks and threads run one at a time on one host thread, so an atomic is a plain
  * read-modify-write; the old value is returned, and the sum wraps as the hardware's. */
 inline int atomicAdd(int* address, int value) {
@@ -173,6 +181,8 @@ T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = war
 }
 
 namespace cuda_emu {
+/* Counts one pass through a marked code path (CUDA_PATH in cuda_kernel.h), by name. */
+void count_path(const char* name);
 /* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 for the calling lane: a warp
  * collective (all 32 lanes, full mask). Each lane passes its fragments in the PTX ISA's
  * layout (groupID = lane / 4, t = lane % 4): a[0..3] hold A (16x32, row-major) bytes
