@@ -245,8 +245,22 @@ struct params_source {
     FILE* file;
 };
 
+/* Whether [a, a + an) and [b, b + bn) share a byte. */
+bool overlap(const void* a, size_t an, const void* b, size_t bn) {
+    uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+    return a && b && x < y + bn && y < x + an;
+}
+
+/* The caller's arena, idle until the graph is prepared in it, is the load's scratch
+ * (utility/memory.h) unless it shares bytes with what the load reads. */
+struct load_scratch {
+    void* region;
+    size_t size;
+};
+
 int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const void* graph_data,
-               size_t graph_size, const params_source& params, uint32_t flags, cvml_graph** out) {
+               size_t graph_size, const params_source& params, uint32_t flags, cvml_graph** out,
+               load_scratch scratch = {nullptr, 0}) {
     int rc = require_init(fn);
     if (rc) return rc;
     const cvml_serializer* s = serializer_registry_find(serializer);
@@ -255,8 +269,14 @@ int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const 
     if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     ir->params_in_place = (flags & CVML_LOAD_PARAMS_IN_PLACE) && params.data && !params.file;
     const cvml_params_file_loader from_file = serializer_params_file_loader(s);
+    if (overlap(scratch.region, scratch.size, graph_data, graph_size) ||
+        overlap(scratch.region, scratch.size, params.data, params.size))
+        scratch = {nullptr, 0};
+    cvml_scratch_begin(scratch.region, scratch.size);
     rc = params.file && from_file ? from_file(graph_data, graph_size, params.file, params.size, ir)
                                   : s->load(graph_data, graph_size, params.data, params.size, ir);
+    if (!cvml_scratch_end() && !rc)
+        rc = cvml_fail(CVML_ERR_LOGIC, "%s: the load kept scratch memory (a bug)", fn);
     if (!rc) rc = new_handle(ctx, ir, out);
     if (rc) ir_graph_release(ir);
     return rc;
@@ -360,7 +380,8 @@ int cvml_graph_load_memory_ex(cvml_context* ctx, const char* serializer, const v
                                                                   sizeof options->arena_size;
     void* arena = has_arena ? options->arena : nullptr;
     int rc = load_graph("cvml_graph_load_memory", ctx, serializer, graph_data, graph_size,
-                        params_source{params_data, params_size, nullptr}, flags, out);
+                        params_source{params_data, params_size, nullptr}, flags, out,
+                        load_scratch{arena, arena ? options->arena_size : 0});
     if (!rc && arena) rc = prepare_in_arena(*out, arena, options->arena_size);
     if (rc && *out) {
         cvml_graph_release(*out);

@@ -14,7 +14,12 @@
 #   4. the conformance cases at the Cortex-M levels: mve on a Cortex-M55 (mps3-an547) and
 #      dsp on a Cortex-M7 (mps2-an500), under qemu-system-arm, one image per core that
 #      reads every case from the host by semihosting (tests/arm/mcu): one line per core,
-#      `mcu-conformance BOARD LEVEL: passed P failed F of N`. CVML_ARM_MCU=0 skips it.
+#      `mcu-conformance BOARD LEVEL: passed P failed F of N`. CVML_ARM_MCU=0 skips it;
+#   5. with it, issue 16's four layers as single-conv models (tests/arm/mcu/layer_models.cpp,
+#      written by the aarch64 build under qemu; output and gas checked on the core), each
+#      counted under -icount less the same model without the conv: one line per board and
+#      layer, `mcu-layer BOARD LEVEL LAYER: instructions N per_mac X cmsis_nn Y`, Y being
+#      CMSIS-NN's figure from the issue (arm_convolve_wrapper_s8, -Ofast).
 # Needs gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu and qemu-user, and for step 4
 # gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh installs them).
@@ -37,7 +42,7 @@ step "cross build (gcc-aarch64-linux-gnu)"
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain/aarch64-linux-gnu.cmake \
   -DCMAKE_BUILD_TYPE=Release -DCVML_WITH_CUDA=OFF >/dev/null
 cmake --build "$build" -j"$jobs" --target cvml_unit_tests cvml_conformance_tests \
-  cvml_simd_probe cvml_tool
+  cvml_simd_probe cvml_tool cvml_layer_models
 plugin="$build/libinsn_count.so"
 cc -std=c99 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$plugin" tests/arm/insn_count.c
 
@@ -90,10 +95,28 @@ for entry in "${levels[@]:1}"; do
   report "${entry%%:*}" "${entry#*:}" 1 resnet18 --model resnet18
 done
 
+# CMSIS-NN's instructions per MAC for issue 16's layers, "M55/M7".
+declare -A cmsis_nn=([conv3x3_16_32x32]=0.388/2.333 [conv3x3_32_16x16]=0.253/1.927
+  [conv3x3_64_8x8]=0.206/1.762 [conv1x1_64_8x8]=0.394/2.076)
+# mcu_layer_count DIR BOARD LAYER: the instructions of the layer image's run and its level
+# (the image checks the output bytes and the gas, and fails otherwise).
+mcu_layer_count() {
+  local out rc=0
+  out=$(timeout 600 qemu-system-arm -M "$2" -icount shift=0 -nographic -monitor none \
+    -serial none -semihosting-config enable=on,target=native \
+    -kernel "$1/mcu_layer_$3.elf" 2>&1) || rc=$?
+  [[ $rc -eq 0 ]] || { echo "$out" >&2; fail "layer $3 on $2 (exit $rc)"; }
+  echo "$(sed -nE 's/.* instructions ([0-9]+).*/\1/p' <<<"$out") $(sed -nE 's/.* simd ([a-z]+).*/\1/p' <<<"$out")"
+}
+
 if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
   step "conformance cases at the Cortex-M levels (qemu-system-arm, semihosting)"
   manifest=build/mcu-conformance.txt
   echo "$(python3 tests/arm/mcu/manifest.py tests/conformance/cases "$manifest") cases"
+  layers=$PWD/build/mcu-layers
+  rm -rf "$layers"
+  QEMU_CPU=cortex-a72 qemu "$build/tests/cvml_layer_models" "$layers" >/dev/null ||
+    fail "writing the single-layer models"
   launcher=()
   command -v ccache >/dev/null 2>&1 &&
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -101,6 +124,7 @@ if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
     board=${entry%%:*} core=${entry#*:} dir=build/mcu-conformance-${entry%%:*}
     cmake -S tests/arm/mcu -B "$dir" -DMCU_BOARD="$board" -DCMAKE_BUILD_TYPE=MinSizeRel \
       -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain/$core.cmake" -DMCU_MANIFEST="$manifest" \
+      -DMCU_LAYERS_DIR="$layers" \
       "${launcher[@]}" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; fail "configure $board"; }
     cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; fail "build $board"; }
     rc=0
@@ -109,5 +133,16 @@ if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
     echo "$out"
     [[ $rc -eq 0 ]] && grep -q "^mcu-conformance $board .* failed 0 of" <<<"$out" ||
       fail "conformance cases on $board (exit $rc)"
+    for layer in conv3x3_16_32x32 conv3x3_32_16x16 conv3x3_64_8x8 conv1x1_64_8x8; do
+      counted=$(mcu_layer_count "$dir" "$board" "$layer")
+      read -r n level <<<"$counted"
+      counted=$(mcu_layer_count "$dir" "$board" "${layer}_base")
+      read -r base _ <<<"$counted"
+      macs=$(sed -n 's/.*"macs": \([0-9]*\).*/\1/p' "$layers/$layer/meta.json")
+      cmsis=${cmsis_nn[$layer]}
+      [[ $core == cortex-m7 ]] && cmsis=${cmsis#*/} || cmsis=${cmsis%/*}
+      echo "mcu-layer $board $level $layer: instructions $((n - base)) per_mac" \
+        "$(awk -v a=$((n - base)) -v m="$macs" 'BEGIN { printf "%.3f", a / m }') cmsis_nn $cmsis"
+    done
   done
 fi

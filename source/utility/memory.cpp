@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "utility/error.h"
+#include "utility/platform.h"
 
 namespace {
 
@@ -57,4 +58,120 @@ int cvml_mem_set_allocator(const cvml_allocator* a) {
                          "cvml_set_allocator: alloc, resize and release are all needed");
     g_allocator = *a;
     return CVML_OK;
+}
+
+/* ---- scratch ----------------------------------------------------------------------- */
+
+namespace {
+
+/* Each block of the region starts with a header: where the previous block's header is
+ * (offset + 1, 0 for none) and the block's rounded size, its low bit set once freed. */
+struct scratch_header {
+    size_t prev;
+    size_t size;
+};
+
+constexpr size_t kScratchAlign = sizeof(scratch_header);
+
+struct scratch_region {
+    uint8_t* base; /* NULL: nothing lent */
+    size_t size;
+    size_t top;  /* bytes in use */
+    size_t last; /* the newest header's offset + 1, 0 for none */
+};
+
+CVML_THREAD_LOCAL scratch_region t_scratch;
+
+bool in_scratch(const void* p) {
+    const scratch_region& r = t_scratch;
+    uintptr_t at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(r.base);
+    return r.base && at >= base && at < base + r.size;
+}
+
+scratch_header* header_of(void* p) {
+    return reinterpret_cast<scratch_header*>(static_cast<uint8_t*>(p) - sizeof(scratch_header));
+}
+
+size_t round_up(size_t n) {
+    return (n + kScratchAlign - 1) & ~(kScratchAlign - 1);
+}
+
+/* Pops the freed blocks at the top of the region. */
+void pop_freed() {
+    scratch_region& r = t_scratch;
+    while (r.last) {
+        scratch_header* h = reinterpret_cast<scratch_header*>(r.base + r.last - 1);
+        if (!(h->size & 1)) break;
+        r.top = r.last - 1;
+        r.last = h->prev;
+    }
+}
+
+}  // namespace
+
+void cvml_scratch_begin(void* region, size_t size) {
+    memset(&t_scratch, 0, sizeof t_scratch);
+    uintptr_t at = reinterpret_cast<uintptr_t>(region);
+    size_t skip = (kScratchAlign - at % kScratchAlign) % kScratchAlign;
+    if (!region || size < skip + 4 * kScratchAlign) return;
+    t_scratch.base = static_cast<uint8_t*>(region) + skip;
+    t_scratch.size = (size - skip) & ~(kScratchAlign - 1);
+}
+
+int cvml_scratch_end(void) {
+    int empty = t_scratch.top == 0;
+    memset(&t_scratch, 0, sizeof t_scratch);
+    return empty;
+}
+
+void* cvml_scratch_alloc(size_t size) {
+    scratch_region& r = t_scratch;
+    if (!r.base || size > r.size) return cvml_mem_alloc(size);
+    size_t need = round_up(size ? size : 1);
+    size_t avail = r.size - r.top;
+    if (need > avail || avail - need < sizeof(scratch_header)) return cvml_mem_alloc(size);
+    scratch_header* h = reinterpret_cast<scratch_header*>(r.base + r.top);
+    h->prev = r.last;
+    h->size = need;
+    r.last = r.top + 1;
+    r.top += sizeof(scratch_header) + need;
+    return h + 1;
+}
+
+void* cvml_scratch_calloc(size_t count, size_t size) {
+    if (size && count > static_cast<size_t>(-1) / size) return nullptr;
+    void* p = cvml_scratch_alloc(count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+void cvml_scratch_free(void* p) {
+    if (!p) return;
+    if (!in_scratch(p)) {
+        cvml_mem_free(p);
+        return;
+    }
+    header_of(p)->size |= 1;
+    pop_freed();
+}
+
+void* cvml_scratch_realloc(void* p, size_t size) {
+    if (!p) return cvml_scratch_alloc(size);
+    if (!in_scratch(p)) return cvml_mem_realloc(p, size);
+    scratch_region& r = t_scratch;
+    scratch_header* h = header_of(p);
+    size_t old = h->size & ~static_cast<size_t>(1);
+    size_t offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(h) - r.base);
+    size_t room = r.size - offset - sizeof(scratch_header);  // for the newest block
+    size_t need = size <= room ? round_up(size ? size : 1) : room + 1;
+    if (r.last == offset + 1 && need <= room) {
+        h->size = need;  // the newest block grows or shrinks where it is
+        r.top = offset + sizeof(scratch_header) + need;
+        return p;
+    }
+    void* q = cvml_scratch_alloc(size);
+    if (!q) return nullptr;
+    memcpy(q, p, old < size ? old : size);
+    cvml_scratch_free(p);
+    return q;
 }

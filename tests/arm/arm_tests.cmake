@@ -40,3 +40,10 @@ foreach(level IN LISTS cvml_arm_levels)
     set_tests_properties(arm.${suite}.${level} PROPERTIES TIMEOUT 600 LABELS arm)
   endforeach()
 endforeach()
+
+# Writes the single-layer models of the Cortex-M per-layer counts (scripts/test_arm.sh
+# runs it under qemu-aarch64; tests/arm/mcu/layer_models.cpp).
+add_executable(cvml_layer_models ${CMAKE_CURRENT_SOURCE_DIR}/arm/mcu/layer_models.cpp)
+target_include_directories(cvml_layer_models PRIVATE ${PROJECT_SOURCE_DIR}/api)
+target_link_libraries(cvml_layer_models PRIVATE cvml_static)
+target_compile_options(cvml_layer_models PRIVATE ${CVML_WARNINGS})

@@ -4,6 +4,7 @@
  * plugin's fallbacks. Every graph runs on the CPU alone and with the CUDA device first;
  * the bytes must agree and every node must have run on "cuda". The conformance cases
  * and the real model are checked by gpu_check (tests/cuda_emu.cmake). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdio.h>
@@ -11,7 +12,9 @@
 #include <string.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -683,8 +686,7 @@ TEST_F(CudaEmu, ElementWiseTailsFuseIntoTheConvolution) {
     }
 }
 
-/* No fusion where it would be wrong: the convolution's output read twice, and a
- * convolution whose K is split over blocks (partial sums added by atomics). */
+/* No fusion where it would be wrong: the convolution's output read twice. */
 TEST_F(CudaEmu, TailsStayApartWhereTheyCannotFuse) {
     Rng rng(50);
     Graph g;
@@ -692,18 +694,122 @@ TEST_F(CudaEmu, TailsStayApartWhereTheyCannotFuse) {
     g.nodes = {{"conv2d", conv_attrs(16, 1, 3), {0, 1, 2}},
                {"relu", {}, {out(0)}},
                {"elemwise_add", {}, {out(1), out(0)}}};
-    auto before = kernel_launches();
+    const auto before = kernel_launches();
     EXPECT_EQ(check(g, rng, 2), Verdict::kSame);
     EXPECT_EQ(launched_between(before, kernel_launches()).size(), 4u)
         << "pack_input, igemm_s8, relu's and elemwise_add's kernels";
+}
 
-    Graph split;  // 96 channels x 3 x 3 = 216 words: 14 K tiles over one output tile
-    split.operands = {{{1, 96, 4, 4}, 8, false}, {{8, 96, 3, 3}, 8, true}, {{8}, 12, true}};
-    split.nodes = {{"conv2d", conv_attrs(8, 1, 3), {0, 1, 2}}, {"relu", {}, {out(0)}}};
-    before = kernel_launches();
-    EXPECT_EQ(check(split, rng, 2), Verdict::kSame);
-    EXPECT_EQ(launched_between(before, kernel_launches()).size(), 3u)
-        << "pack_input, igemm_s8 (split K) and relu's kernel";
+/* K split over blocks (96 channels x 3 x 3 = 216 words: 14 K tiles for one output
+ * tile): the splits add partial sums by atomics and the last one of each tile applies
+ * the tail to the whole sums; forward and reverse block order pick different last
+ * ones. */
+TEST_F(CudaEmu, TailsFuseIntoASplitKConvolution) {
+    for (const char* order : {"forward", "reverse"}) {
+        setenv("CVML_CUDA_EMU_ORDER", order, 1);
+        Rng rng(51);
+        Graph g;
+        g.operands = {{{1, 96, 4, 4}, 8, false},
+                      {{8, 96, 3, 3}, 8, true},
+                      {{8}, 12, true},
+                      {{1, 8, 4, 4}, 8, false}};
+        g.nodes = {{"conv2d", conv_attrs(8, 1, 3), {0, 1, 2}},
+                   {"cvm_right_shift", {{"precision", "8"}, {"shift_bit", "6"}}, {out(0)}},
+                   {"elemwise_add", {}, {out(1), 3}},
+                   {"relu", {}, {out(2)}}};
+        const auto before = kernel_launches();
+        EXPECT_EQ(check(g, rng, 3), Verdict::kSame) << order;
+        EXPECT_EQ(launched_between(before, kernel_launches()),
+                  (std::set<std::string>{"pack_input", "igemm_s8"}))
+            << order;
+    }
+    unsetenv("CVML_CUDA_EMU_ORDER");
+}
+
+/* The names of every CUDA_PATH mark in the plugin's sources (cuda_kernel.h). */
+std::set<std::string> marked_paths() {
+    std::set<std::string> names;
+    const std::string src = CVML_CUDA_SRC;
+    for (const std::string& dir : {src, src + "/op"}) {
+        DIR* d = opendir(dir.c_str());
+        if (!d) continue;
+        while (const dirent* e = readdir(d)) {
+            const std::string file = e->d_name;
+            auto ends = [&file](const std::string& suffix) {
+                return file.size() >= suffix.size() &&
+                       file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
+            };
+            if (!ends(".cu") && !ends(".cuh") && !ends(".h")) continue;
+            std::ifstream in(dir + "/" + file);
+            const std::string text((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+            const std::string key = "CUDA_PATH(\"";
+            for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+                const size_t end = text.find('"', at + key.size());
+                if (end != std::string::npos)
+                    names.insert(text.substr(at + key.size(), end - at - key.size()));
+            }
+        }
+        closedir(d);
+    }
+    return names;
+}
+
+/* The marked paths the emulated plugin has passed so far. */
+std::set<std::string> passed_paths() {
+    std::set<std::string> names;
+    void* h = dlopen((kPluginDir + "/libcvml_cuda.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return names;
+    auto stat = reinterpret_cast<int (*)(int, const char**, uint64_t*)>(
+        dlsym(h, "cvml_cuda_emu_path_stat"));
+    const char* name = nullptr;
+    uint64_t passes = 0;
+    for (int i = 0; stat && stat(i, &name, &passes); ++i)
+        if (passes) names.insert(name);
+    dlclose(h);
+    return names;
+}
+
+/* Every code path the kernels mark (CUDA_PATH) runs, with the CPU's bytes: the GEMM's
+ * 4- and 16-byte copies, split K, fused tails (whole and after split K), dense operands
+ * past int8, the grouped kernel's tail, and a convolution weight computed by the graph
+ * (packed at each run; the CPU device cannot take such a weight, so the reference is
+ * the same graph with the weight constant). */
+TEST_F(CudaEmu, EveryMarkedPathRuns) {
+    Rng rng(60);
+    Graph wide;
+    wide.operands = {{{3, 70}, 32, false}, {{20, 70}, 8, true}};
+    wide.nodes = {{"cvm_right_shift", {{"precision", "8"}, {"shift_bit", "24"}}, {0}},
+                  {"dense", {{"units", "20"}, {"use_bias", "False"}}, {out(0), 1}}};
+    EXPECT_EQ(check(wide, rng, 1), Verdict::kSame);
+    for (int32_t c : {3, 16, 96})
+        for (int32_t groups : {1, 8}) {
+            if (groups > 1 && c % groups) continue;
+            Graph g;
+            g.operands = {
+                {{1, c, 5, 5}, 8, false}, {{8, c / groups, 3, 3}, 8, true}, {{8}, 12, true}};
+            g.nodes = {{"conv2d", conv_attrs(8, groups, 3), {0, 1, 2}},
+                       {"cvm_right_shift", {{"precision", "8"}, {"shift_bit", "6"}}, {out(0)}},
+                       {"relu", {}, {out(1)}}};
+            EXPECT_EQ(check(g, rng, 1), Verdict::kSame) << "c " << c << " groups " << groups;
+        }
+    Graph computed;  // the weight as an input: CUDA only
+    computed.operands = {{{1, 6, 5, 5}, 8, false}, {{4, 6, 3, 3}, 8, false}};
+    computed.nodes = {
+        {"conv2d", {{"channels", "4"}, {"kernel_size", "(3, 3)"}, {"use_bias", "False"}}, {0, 1}}};
+    Graph constant = computed;
+    constant.operands[1].is_const = true;
+    const std::vector<int32_t> x = values_for(computed.operands[0], rng);
+    const std::vector<int32_t> w = values_for(computed.operands[1], rng);
+    const Outcome want = run(constant, {"cpu"}, {{x}}, {{}, w});
+    const Outcome got = run(computed, {"cuda"}, {{x, w}}, {{}, {}});
+    ASSERT_EQ(want.rc, CVML_OK) << want.error;
+    ASSERT_EQ(got.rc, CVML_OK) << got.error;
+    EXPECT_TRUE(got.outputs == want.outputs) << "a computed conv2d weight";
+
+    const std::set<std::string> marked = marked_paths(), passed = passed_paths();
+    EXPECT_GE(marked.size(), 8u) << "the sources' marks were not found in " << CVML_CUDA_SRC;
+    for (const std::string& name : marked) EXPECT_TRUE(passed.count(name)) << "never ran: " << name;
 }
 
 /* ---- chains: intermediates in the plugin's arena ------------------------------------------ */

@@ -117,6 +117,17 @@ TEST_F(TensorCores, ResNet18RunsEveryConvAndTheDenseOnTensorCores) {
     build(spec, true, &gpu);
     if (HasFatalFailure()) return;
     const std::vector<int32_t> want = run(spec, &cpu);
+    {
+        void* h = dlopen((kPluginDir + "/libcvml_cuda.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+        auto memory = reinterpret_cast<void (*)(uint64_t*, uint64_t*, uint64_t*, uint64_t*)>(
+            h ? dlsym(h, "cvml_cuda_emu_memory") : nullptr);
+        uint64_t allocations = 0, bytes = 0, peak = 0, streams = 0;
+        if (memory) memory(&allocations, &bytes, &peak, &streams);
+        printf("resnet18 prepared: %llu device allocations, %llu bytes live, %llu peak\n",
+               static_cast<unsigned long long>(allocations),
+               static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(peak));
+        if (h) dlclose(h);
+    }
     const int convs = nodes_on_cuda(gpu.graph, "conv2d"), dense = nodes_on_cuda(gpu.graph, "dense");
     EXPECT_EQ(convs, 20) << "ResNet-18 has 20 convolutions (17 3x3 or 7x7, 3 1x1 shortcuts)";
     EXPECT_EQ(dense, 1);

@@ -118,6 +118,7 @@ struct Emulator {
     int (*kernel_stat)(int, const char**, uint64_t*, uint64_t*, uint64_t*) = nullptr;
     void (*memory)(uint64_t*, uint64_t*, uint64_t*, uint64_t*) = nullptr;
     const char* (*fault)() = nullptr;
+    int (*path_stat)(int, const char**, uint64_t*) = nullptr; /* optional: marked paths */
 };
 
 Emulator find_emulator(const std::string& plugin_path) {
@@ -128,6 +129,7 @@ Emulator find_emulator(const std::string& plugin_path) {
         reinterpret_cast<decltype(e.kernel_stat)>(dlsym(h, "cvml_cuda_emu_kernel_stat"));
     e.memory = reinterpret_cast<decltype(e.memory)>(dlsym(h, "cvml_cuda_emu_memory"));
     e.fault = reinterpret_cast<decltype(e.fault)>(dlsym(h, "cvml_cuda_emu_fault"));
+    e.path_stat = reinterpret_cast<decltype(e.path_stat)>(dlsym(h, "cvml_cuda_emu_path_stat"));
     dlclose(h);  // the library's own handle keeps it loaded
     if (!e.kernel_stat || !e.memory || !e.fault) e = Emulator();
     return e;
@@ -278,6 +280,10 @@ void report_kernels() {
                cooperative ? " (cooperative)" : "");
         if (launches) launched.insert(name);
     }
+    // Marked paths inside kernels (CUDA_PATH): reported; the plugin tests require them.
+    uint64_t passes = 0;
+    for (int i = 0; g_opt.emu.path_stat && g_opt.emu.path_stat(i, &name, &passes); ++i)
+        printf("path   %-50s %10llu passes\n", name, static_cast<unsigned long long>(passes));
     if (g_opt.emu.fault()[0]) {
         printf("FAIL  emulated device fault: %s\n", g_opt.emu.fault());
         ++g_fail;

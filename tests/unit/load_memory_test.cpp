@@ -11,6 +11,7 @@
 #include "cvml.h"
 #include "graph/graph.h"
 #include "module/graph_handle.h"
+#include "utility/memory.h"
 
 namespace {
 
@@ -220,6 +221,73 @@ TEST_F(LoadMemory, CallersArenaHoldsEveryIntermediate) {
     EXPECT_EQ(run(g), want);
     EXPECT_EQ(run(g), want);  // a second run reuses the arena
     cvml_graph_release(g);
+}
+
+// The arena is the load's scratch before the graph is prepared in it (the JSON's
+// pieces live there, not in the heap; scripts/test_mcu.sh measures the heap saved):
+// the result is the same, and an arena that shares bytes with the graph JSON (a caller
+// reusing the buffer it read the JSON into) is not written before the JSON is read.
+TEST_F(LoadMemory, ArenaIsTheLoadsScratchUnlessItHoldsTheInput) {
+    const std::vector<int32_t> want = reference();
+    Placed p = place(0, 64);
+    cvml_graph* g = nullptr;
+    ASSERT_EQ(load(p, nullptr, &g), CVML_OK);
+    size_t need = 0;
+    ASSERT_EQ(cvml_graph_arena_bytes(g, &need), CVML_OK);
+    cvml_graph_release(g);
+
+    std::vector<uint8_t> arena(need + graph.size() + 64, 0xA5);
+    cvml_load_options o = {sizeof o, CVML_LOAD_PARAMS_IN_PLACE, arena.data(), arena.size()};
+    ASSERT_EQ(load(p, &o, &g), CVML_OK) << cvml_last_error();
+    EXPECT_EQ(run(g), want);
+    cvml_graph_release(g);
+
+    // The JSON at the start of the arena buffer: read intact, then the arena is used.
+    memcpy(arena.data(), graph.data(), graph.size());
+    o.arena = arena.data();
+    ASSERT_EQ(
+        cvml_graph_load_memory_ex(ctx, "cvm", arena.data(), graph.size(), p.data(), p.size, &o, &g),
+        CVML_OK)
+        << cvml_last_error();
+    EXPECT_EQ(run(g), want);
+    cvml_graph_release(g);
+}
+
+TEST(Scratch, BlocksComeFromTheRegionNewestFirst) {
+    alignas(16) static uint8_t region[1024];
+    const auto in_region = [](const void* p) {
+        return static_cast<const uint8_t*>(p) >= region &&
+               static_cast<const uint8_t*>(p) < region + sizeof region;
+    };
+    cvml_scratch_begin(region, sizeof region);
+    void* a = cvml_scratch_alloc(100);
+    void* b = cvml_scratch_alloc(200);
+    void* big = cvml_scratch_alloc(5000);  // does not fit: from the heap
+    EXPECT_TRUE(in_region(a));
+    EXPECT_TRUE(in_region(b));
+    EXPECT_FALSE(in_region(big));
+    memset(b, 7, 200);
+    void* grown = cvml_scratch_realloc(b, 400);  // the newest grows where it is
+    EXPECT_EQ(grown, b);
+    EXPECT_EQ(static_cast<uint8_t*>(grown)[199], 7);
+    void* moved = cvml_scratch_realloc(a, 150);  // not the newest: moves up
+    EXPECT_TRUE(in_region(moved));
+    EXPECT_NE(moved, a);
+    cvml_scratch_free(big);
+    cvml_scratch_free(grown);
+    void* again = cvml_scratch_alloc(8);  // a's space is still held below `moved`
+    EXPECT_TRUE(in_region(again));
+    cvml_scratch_free(again);
+    cvml_scratch_free(moved);  // everything popped
+    EXPECT_EQ(cvml_scratch_alloc(64), a);
+    EXPECT_EQ(cvml_scratch_end(), 0);  // that block was not given back
+    cvml_scratch_begin(region, sizeof region);
+    cvml_scratch_free(cvml_scratch_alloc(10));
+    EXPECT_EQ(cvml_scratch_end(), 1);
+    // Without a region every block is the heap's.
+    void* h = cvml_scratch_alloc(16);
+    EXPECT_FALSE(in_region(h));
+    cvml_scratch_free(h);
 }
 
 TEST_F(LoadMemory, ArenaTooSmallNamesTheBytesNeeded) {

@@ -29,6 +29,8 @@ inline int64_t strip_count(const geom& g) {
 __global__ void conv_grouped(const int32_t* x, const int32_t* w, const int32_t* bias, int32_t* y,
                              geom g, int64_t total, cuda_tail tail) {
     const int64_t strips = (g.ow + kStrip - 1) / kStrip;
+    if (blockIdx.x == 0 && threadIdx.x == 0 && tail.count > 0)
+        CUDA_PATH("conv_grouped: fused tail");
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const int64_t ox0 = (i % strips) * kStrip;

@@ -42,6 +42,16 @@ struct cuda_tail {
     const int32_t* operand[CUDA_MAX_TAIL]; /* CVML_STEP_ADD: the other input, same shape */
 };
 
+/* Marks a code path inside a kernel (or its host side) that the emulated tests must
+ * reach: the host emulation counts it by name (cvml_cuda_emu_path_stat), and the test
+ * CudaEmu.EveryMarkedPathRuns requires every mark in the sources passed.
+ * No code at all on a GPU. Mark once per tile or launch, not per element. */
+#ifdef __CUDACC__
+#define CUDA_PATH(name) ((void)0)
+#else
+#define CUDA_PATH(name) ::cuda_emu::count_path(name)
+#endif
+
 /* What a kernel reads of a tensor: its shape and precision. */
 typedef struct cuda_tensor {
     int32_t index; /* in the graph */

@@ -210,10 +210,35 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
             static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
         const int64_t i = (n * g.n_out + o) * g.pix + p;
         if (split_k)
-            atomicAdd(y + i, v); /* no tail here: launch() refuses a tail with split K */
+            atomicAdd(y + i, v); /* the tail waits for the whole sum: finish_split */
         else
             y[i] = cuda_tail_apply(tail, v, i);
     }
+}
+
+/* Split K with a fused tail: the split that finishes a tile last applies the tail to
+ * its whole sums. Each split fences its atomics before counting itself in on the
+ * tile's counter (the CUDA guide's threadfence reduction); the last one reads y from
+ * L2 (__ldcg: its L1 may not have seen the other blocks' atomics) and resets the
+ * counter for the next run. `last` is a shared int. */
+__device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const geom& g,
+                             int64_t m0, int32_t o0, const cuda_tail& tail, int* last) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) *last = atomicAdd(counter, 1) == splits - 1;
+    __syncthreads();
+    if (!*last) return;
+    if (threadIdx.x == 0) CUDA_PATH("igemm: split K, the last split applies the tail");
+    __threadfence();
+    for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
+        const int64_t m = m0 + e % kTileM;
+        const int32_t o = o0 + e / kTileM;
+        if (m >= g.m || o >= g.n_out) continue;
+        const int64_t n = m / g.pix, p = m - n * g.pix;
+        const int64_t i = (n * g.n_out + o) * g.pix + p;
+        y[i] = cuda_tail_apply(tail, __ldcg(y + i), i);
+    }
+    if (threadIdx.x == 0) *counter = 0;
 }
 
 /* `wide`, when not null, is a device flag (dense only): nonzero when an operand holds a
@@ -223,8 +248,9 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
 template <int kChunk>
 __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                          geom g, int32_t splits, const int32_t* wide, const int32_t* x32,
-                         const int32_t* w32, cuda_tail tail) {
+                         const int32_t* w32, cuda_tail tail, int32_t* counters) {
     __shared__ smem_tiles sm;
+    __shared__ int last_split;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_m = (warp % 2) * 32, warp_n = (warp / 2) * 32;
     /* Each thread loads half a row of A and of B per K tile. */
@@ -239,8 +265,17 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
         const int64_t m0 = (tile % tiles_m) * kTileM;
         const int32_t o0 = static_cast<int32_t>(tile / tiles_m) * kTileN;
         if (is_wide) {
+            if (threadIdx.x == 0) CUDA_PATH("igemm: dense operands past int8, int32 tile");
             if (split == 0) tile_wide(x32, w32, w8, bias, y, g, m0, o0, tail);
             continue;
+        }
+        if (threadIdx.x == 0) {
+            if constexpr (kChunk == 16)
+                CUDA_PATH("igemm: 16-byte cp.async");
+            else
+                CUDA_PATH("igemm: 4-byte cp.async");
+            if (splits > 1) CUDA_PATH("igemm: split K");
+            if (tail.count > 0) CUDA_PATH("igemm: fused tail");
         }
         /* This split's K tiles: [kt0, kt1). */
         const int32_t kt0 = static_cast<int32_t>(static_cast<int64_t>(k_tiles) * split / splits);
@@ -274,6 +309,8 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
         cp_async_wait<0>();
         __syncthreads(); /* every warp is done with the stages: reuse them for the output */
         store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n, splits > 1, split == 0, tail);
+        if (splits > 1 && tail.count > 0)
+            finish_split(counters + tile, splits, y, g, m0, o0, tail, &last_split);
         __syncthreads(); /* the output staged is read before the next tile's loads */
     }
 }
@@ -292,23 +329,25 @@ inline int32_t split_count(const geom& g, int64_t tiles) {
     return splits < 1 ? 1 : static_cast<int32_t>(splits);
 }
 
-/* Steps the GEMM can fuse into its stores: all of them, but none once K is split (the
- * partial sums are added in y by atomics, and a tail must see whole sums). */
-inline int32_t tail_capacity(const geom& g) {
-    return split_count(g, tile_count(g)) > 1 ? 0 : CUDA_MAX_TAIL;
+/* Tile counters a split-K GEMM with a tail needs (finish_split), zeroed once at
+ * prerun: 0 when K is not split. */
+inline int64_t counter_count(const geom& g) {
+    const int64_t tiles = tile_count(g);
+    return tiles > 0 && split_count(g, tiles) > 1 ? tiles : 0;
 }
 
 /* Enqueues the GEMM: one block per tile (and K split), bounded like every other launch.
- * With split K, y is zeroed first (stream order) and the splits add into it; a dense
+ * With split K, y is zeroed first (stream order) and the splits add into it (the last
+ * of a tile applies the tail, with `counters`, counter_count(g) zeroed ints); a dense
  * whose operands turn out wide computes each tile whole in split 0 instead. */
 inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                   const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
-                  const cuda_tail& tail, cudaStream_t stream) {
+                  const cuda_tail& tail, int32_t* counters, cudaStream_t stream) {
     const int64_t tiles = tile_count(g);
     if (tiles == 0 || g.m == 0) return CVML_OK;
     const int32_t splits = split_count(g, tiles);
-    if (splits > 1 && tail.count > 0)
-        return cuda_fail(CVML_ERR_RUNTIME, "igemm: a fused tail with split K");
+    if (splits > 1 && tail.count > 0 && !counters)
+        return cuda_fail(CVML_ERR_RUNTIME, "igemm: split K with a tail and no tile counters");
     if (splits > 1) {
         const int rc = cuda_check(
             cudaMemsetAsync(y, 0, static_cast<size_t>(g.m) * g.n_out * sizeof(int32_t), stream),
@@ -320,10 +359,10 @@ inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int
         jobs > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : jobs);
     if (g.c4 % 4 == 0 && g.k_pad % 4 == 0)
         CUDA_LAUNCH(igemm_s8<16>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32, tail);
+                    w32, tail, counters);
     else
         CUDA_LAUNCH(igemm_s8<4>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32, tail);
+                    w32, tail, counters);
     return CVML_OK;
 }
 

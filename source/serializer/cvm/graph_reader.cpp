@@ -92,17 +92,17 @@ struct node_members {
 };
 
 void free_file_graph(file_graph* f) {
-    cvml_mem_free(f->nodes);
-    cvml_mem_free(f->strings);
-    cvml_mem_free(f->inputs);
-    cvml_mem_free(f->arg_nodes.values);
-    cvml_mem_free(f->node_row_ptr.values);
-    cvml_mem_free(f->storage_id.values);
-    cvml_mem_free(f->precision.values);
-    cvml_mem_free(f->device_index.values);
-    cvml_mem_free(f->heads.values);
-    cvml_mem_free(f->shape.values);
-    cvml_mem_free(f->shape.offsets);
+    cvml_scratch_free(f->nodes);
+    cvml_scratch_free(f->strings);
+    cvml_scratch_free(f->inputs);
+    cvml_scratch_free(f->arg_nodes.values);
+    cvml_scratch_free(f->node_row_ptr.values);
+    cvml_scratch_free(f->storage_id.values);
+    cvml_scratch_free(f->precision.values);
+    cvml_scratch_free(f->device_index.values);
+    cvml_scratch_free(f->heads.values);
+    cvml_scratch_free(f->shape.values);
+    cvml_scratch_free(f->shape.offsets);
     cvml_mem_free(f->version);
     cvml_mem_free(f->postprocess);
 }
@@ -116,7 +116,7 @@ int reserve(void** array, size_t* capacity, size_t need, size_t size) {
     if (need <= *capacity) return CVML_OK;
     size_t grown = *capacity ? *capacity : 256;
     while (grown < need) grown *= 2;
-    void* p = cvml_mem_realloc(*array, grown * size);
+    void* p = cvml_scratch_realloc(*array, grown * size);
     if (!p) return out_of_memory();
     *array = p;
     *capacity = grown;
@@ -343,22 +343,22 @@ int decode_graph_attr(const json_value* m, const char* key, const char* tag,
 }
 
 int to_int_list(const json_value* v, int_list* out) {
-    cvml_mem_free(out->values);
+    cvml_scratch_free(out->values);
     out->count = json_count(v);
     out->present = true;
     out->values = static_cast<int64_t*>(
-        cvml_mem_alloc(sizeof(int64_t) * (static_cast<size_t>(out->count) + 1)));
+        cvml_scratch_alloc(sizeof(int64_t) * (static_cast<size_t>(out->count) + 1)));
     if (!out->values) return out_of_memory();
     for (int32_t i = 0; i < out->count; ++i) out->values[i] = json_int(json_at(v, i));
     return CVML_OK;
 }
 
 int to_entry_list(const json_value* v, entry_list* out) {
-    cvml_mem_free(out->values);
+    cvml_scratch_free(out->values);
     out->count = json_count(v);
     out->present = true;
-    out->values =
-        static_cast<entry*>(cvml_mem_alloc(sizeof(entry) * (static_cast<size_t>(out->count) + 1)));
+    out->values = static_cast<entry*>(
+        cvml_scratch_alloc(sizeof(entry) * (static_cast<size_t>(out->count) + 1)));
     if (!out->values) return out_of_memory();
     for (int32_t i = 0; i < out->count; ++i)
         out->values[i] = {json_int(json_at(json_at(v, i), 0)), json_int(json_at(json_at(v, i), 1))};
@@ -366,16 +366,16 @@ int to_entry_list(const json_value* v, entry_list* out) {
 }
 
 int to_shape_list(const json_value* v, shape_list* out) {
-    cvml_mem_free(out->values);
-    cvml_mem_free(out->offsets);
+    cvml_scratch_free(out->values);
+    cvml_scratch_free(out->offsets);
     out->count = json_count(v);
     out->present = true;
     size_t total = 0;
     for (int32_t i = 0; i < out->count; ++i)
         total += static_cast<size_t>(json_count(json_at(v, i)));
-    out->values = static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * (total + 1)));
+    out->values = static_cast<int64_t*>(cvml_scratch_alloc(sizeof(int64_t) * (total + 1)));
     out->offsets = static_cast<int32_t*>(
-        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
     if (!out->values || !out->offsets) return out_of_memory();
     int32_t next = 0;
     for (int32_t i = 0; i < out->count; ++i) {
@@ -466,10 +466,10 @@ int decode_nodes(file_graph* f, size_t begin) {
     int32_t count = 0;
     while (json_iter_next(&it)) ++count;
     // A later "nodes" replaces an earlier one (upstream's reader).
-    cvml_mem_free(f->nodes);
+    cvml_scratch_free(f->nodes);
     f->strings_used = f->inputs_used = 0;
-    f->nodes =
-        static_cast<file_node*>(cvml_mem_calloc(static_cast<size_t>(count) + 1, sizeof(file_node)));
+    f->nodes = static_cast<file_node*>(
+        cvml_scratch_calloc(static_cast<size_t>(count) + 1, sizeof(file_node)));
     if (!f->nodes) return out_of_memory();
     f->node_count = count;
     json_iter_start(&it, f->text, f->size, begin);
@@ -568,11 +568,11 @@ const char* string_reader_next(string_reader* r, int* rc) {
 /* last[i] = 1 where member i of the object is the last of its key. */
 int mark_last_of_each_key(const json_value* o, uint8_t** last) {
     int32_t count = json_count(o);
-    *last = static_cast<uint8_t*>(cvml_mem_calloc(static_cast<size_t>(count) + 1, 1));
+    *last = static_cast<uint8_t*>(cvml_scratch_calloc(static_cast<size_t>(count) + 1, 1));
     name_entry* entries = static_cast<name_entry*>(
-        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(count) + 1)));
+        cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(count) + 1)));
     if (!*last || !entries) {
-        cvml_mem_free(entries);
+        cvml_scratch_free(entries);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     for (int32_t i = 0; i < count; ++i) {
@@ -610,7 +610,7 @@ int set_attrs(const json_value* o, const uint8_t* last, ir_graph* g, ir_node* no
         return rc;
     }
     node->attrs = static_cast<ir_attr*>(
-        cvml_mem_alloc(sizeof(ir_attr) * (static_cast<size_t>(json_count(o)) + 1)));
+        cvml_scratch_alloc(sizeof(ir_attr) * (static_cast<size_t>(json_count(o)) + 1)));
     if (!node->attrs) return out_of_memory();
     for (int32_t i = 0; i < json_count(o); ++i)
         if (last[i])
@@ -622,7 +622,7 @@ int set_attrs(const json_value* o, const uint8_t* last, ir_graph* g, ir_node* no
 /* Drops attributes that point into a tree about to be freed. */
 void drop_borrowed_attrs(ir_node* node) {
     if (kKeepAttrStrings) return;
-    cvml_mem_free(node->attrs);
+    cvml_scratch_free(node->attrs);
     node->attrs = nullptr;
     node->attr_count = 0;
 }
@@ -657,7 +657,7 @@ int parse_op_attrs(const char* text, ir_graph* g, ir_node* node, json_doc* doc_o
     uint8_t* last = nullptr;
     if (!rc) rc = mark_last_of_each_key(o, &last);
     if (!rc) rc = set_attrs(o, last, g, node);
-    cvml_mem_free(last);
+    cvml_scratch_free(last);
     return rc;
 }
 
@@ -810,7 +810,7 @@ int check_arg_names(const file_graph* f) {
         if (a < 0 || a >= f->node_count) valid = i;
     }
     name_entry* entries = static_cast<name_entry*>(
-        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(valid) + 1)));
+        cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(valid) + 1)));
     if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < valid; ++i) {
         const char* name = node_name(f, static_cast<int32_t>(f->arg_nodes.values[i]));
@@ -843,11 +843,12 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
     // The input count is checked by graph_prepare_node; the tensors come later.
     int32_t zeros[4] = {0, 0, 0, 0};
     int32_t count = f->nodes[n].input_count;
-    int32_t* tmp =
-        count <= 4 ? zeros : static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(count), 4));
+    int32_t* tmp = count <= 4
+                       ? zeros
+                       : static_cast<int32_t*>(cvml_scratch_calloc(static_cast<size_t>(count), 4));
     if (!tmp) return out_of_memory();
     int rc = ir_node_set_inputs(node, tmp, count);
-    if (tmp != zeros) cvml_mem_free(tmp);
+    if (tmp != zeros) cvml_scratch_free(tmp);
     if (rc) return rc;
     // Op::Get comes before the attribute string is read (an unknown operator with
     // broken attributes is "not registered").
@@ -876,7 +877,7 @@ int add_nodes(const file_graph* f, ir_graph* g) {
 }
 
 /* PrepareGraphWithVersion, then the IR. */
-int build(const file_graph* f, ir_graph* g) {
+int build(file_graph* f, ir_graph* g) {
     int rc = check_arg_names(f);
     if (rc) return rc;
     if (f->op_attrs.count != f->node_count)
@@ -885,10 +886,15 @@ int build(const file_graph* f, ir_graph* g) {
                          f->op_attrs.count, f->node_count);
     rc = add_nodes(f, g);
     if (rc) return rc;
+    // The nodes have their names: the file's copies go before the tensors come (the
+    // loader's peak is here).
+    cvml_scratch_free(f->strings);
+    f->strings = nullptr;
+    f->strings_used = f->strings_capacity = 0;
 
     // Entries (3.4): row pointers recomputed from the registry's output counts.
     int32_t* row_ptr = static_cast<int32_t*>(
-        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(f->node_count) + 1)));
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(f->node_count) + 1)));
     if (!row_ptr) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int64_t entries = 0;
     for (int32_t n = 0; n < f->node_count; ++n) {
@@ -986,7 +992,7 @@ int build(const file_graph* f, ir_graph* g) {
                 g->outputs[g->output_count++] = static_cast<int32_t>(eid);
         }
     }
-    cvml_mem_free(row_ptr);
+    cvml_scratch_free(row_ptr);
     return rc;
 }
 
@@ -1009,7 +1015,7 @@ int set_model_facts(const file_graph* f, ir_graph* g) {
  * (params) or its input (data), so the model is refused. */
 int check_variable_names(const ir_graph* g) {
     name_entry* entries = static_cast<name_entry*>(
-        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
+        cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
     if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int32_t count = 0;
     for (int32_t i = 0; i < g->node_count; ++i)

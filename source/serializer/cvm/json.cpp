@@ -252,7 +252,7 @@ int note_container(parser* p, size_t* index) {
     if (t->containers == t->counts_capacity) {
         size_t capacity = t->counts_capacity ? 2 * t->counts_capacity : 64;
         uint32_t* grown =
-            static_cast<uint32_t*>(cvml_mem_realloc(t->counts, capacity * sizeof(uint32_t)));
+            static_cast<uint32_t*>(cvml_scratch_realloc(t->counts, capacity * sizeof(uint32_t)));
         if (!grown) return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory");
         t->counts = grown;
         t->counts_capacity = capacity;
@@ -430,7 +430,7 @@ int parse_range(const char* text, size_t begin, size_t end, int standard, json_d
     size_t bytes = tree_bytes(&counted);
     char* block = nullptr;
     if (!rc) {
-        block = static_cast<char*>(cvml_mem_alloc(bytes));
+        block = static_cast<char*>(cvml_scratch_alloc(bytes));
         if (!block)
             rc = cvml_fail(CVML_ERR_RUNTIME, "graph JSON: out of memory (%" CVML_PRIuSIZE " bytes)",
                            bytes);
@@ -445,9 +445,9 @@ int parse_range(const char* text, size_t begin, size_t end, int standard, json_d
         parser second = {text, end, begin, standard, &counted, &out};
         rc = parse_document(&second, out.slots);
     }
-    cvml_mem_free(counted.counts);
+    cvml_scratch_free(counted.counts);
     if (rc) {
-        cvml_mem_free(block);
+        cvml_scratch_free(block);
         return rc;
     }
     doc->block = block;
@@ -469,7 +469,7 @@ int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc) {
 int json_check(const char* text, size_t size) {
     tree_size counted;
     int rc = count_tree(text, 0, size, 0, &counted);
-    cvml_mem_free(counted.counts);
+    cvml_scratch_free(counted.counts);
     return rc;
 }
 
@@ -522,7 +522,7 @@ int json_iter_next(json_iter* it) {
 }
 
 void json_free(json_doc* doc) {
-    cvml_mem_free(doc->block);
+    cvml_scratch_free(doc->block);
     doc->block = nullptr;
     doc->root = nullptr;
     doc->tree_bytes = 0;

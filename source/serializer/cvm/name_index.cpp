@@ -32,7 +32,7 @@ void name_index_init(name_index* x, name_entry* entries, int32_t count) {
 }
 
 void name_index_free(name_index* x) {
-    cvml_mem_free(x->entries);
+    cvml_scratch_free(x->entries);
     x->entries = nullptr;
     x->count = 0;
 }

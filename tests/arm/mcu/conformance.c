@@ -116,8 +116,8 @@ static const char* check_case(const expectation* e, const case_files* f) {
     if (grc != e->graph_gas_rc) return "CVMAPIGetGasFromGraphFile's status";
     if (grc == 0 && graph_gas != e->graph_gas) return "the graph's gas";
     void* net = NULL;
-    const int lrc = CVMAPILoadModel(f->graph, (int)f->graph_size, f->params, (int)f->params_size,
-                                    &net, 0, 0);
+    const int lrc =
+        CVMAPILoadModel(f->graph, (int)f->graph_size, f->params, (int)f->params_size, &net, 0, 0);
     if (strcmp(e->outcome, "load_error") == 0) {
         if (net) CVMAPIFreeModel(net);
         return lrc == e->error_class && !net ? NULL : "the load's status";
@@ -134,8 +134,8 @@ static const char* check_case(const expectation* e, const case_files* f) {
     if (CVMAPIGetInputLength(net, &in_len) || CVMAPIGetOutputLength(net, &out_len) ||
         CVMAPIGetInputTypeSize(net, &in_type) || CVMAPIGetOutputTypeSize(net, &out_type))
         failure = "an I/O query";
-    else if (e->has_io && (in_len != e->in_len || out_len != e->out_len ||
-                           in_type != e->in_type || out_type != e->out_type))
+    else if (e->has_io && (in_len != e->in_len || out_len != e->out_len || in_type != e->in_type ||
+                           out_type != e->out_type))
         failure = "the I/O lengths or type sizes";
     char* out = failure ? NULL : calloc(out_len ? out_len : 1, 1);
     if (!failure && !out) failure = "out of memory";
@@ -160,8 +160,7 @@ static const char* check_case(const expectation* e, const case_files* f) {
 
 static int parse_line(const char* line, expectation* e) {
     memset(e, 0, sizeof *e);
-    return sscanf(line,
-                  "%199s %23s %d %d %llu %d %llu %d %llu %llu %llu %llu %63s", e->dir,
+    return sscanf(line, "%199s %23s %d %d %llu %d %llu %d %llu %llu %llu %llu %63s", e->dir,
                   e->outcome, &e->error_class, &e->graph_gas_rc, &e->graph_gas, &e->has_gas,
                   &e->gas, &e->has_io, &e->in_len, &e->out_len, &e->in_type, &e->out_type,
                   e->output) == 13;

@@ -97,6 +97,7 @@ struct kernel_stats {
     uint64_t mma_launches = 0, mma_ops = 0; /* launches that ran mma.sync; warp mma.syncs */
 };
 std::map<std::string, kernel_stats> g_kernels; /* by name, template arguments dropped */
+std::map<std::string, uint64_t> g_paths;       /* CUDA_PATH marks passed, by name */
 
 cudaError_t fail(cudaError_t e) {
     t_last = e;
@@ -1308,6 +1309,28 @@ void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], con
     }
 }
 
+void mma_m8n8k16_s8(int32_t d[2], uint32_t a, uint32_t b, const int32_t c[2]) {
+    grid_run& r = running("mma.sync");
+    if (!r.coop) make_cooperative(r);
+    struct fragments {
+        uint32_t a, b;
+        int32_t c[2];
+    } mine = {a, b, {c[0], c[1]}};
+    const unsigned char* all = warp_exchange(r, ~0u, &mine, sizeof mine, "mma.sync.m8n8k16");
+    ++r.mma_lanes;
+    const unsigned lane = r.current % 32, g = lane / 4, t = lane % 4;
+    for (unsigned i = 0; i < 2; ++i) {
+        const unsigned col = 2 * t + i;
+        uint32_t acc = static_cast<uint32_t>(mine.c[i]);
+        for (unsigned k = 0; k < 16; ++k) {
+            const int32_t x = static_cast<int8_t>(all[(4 * g + k / 4) * kLaneBytes + k % 4]);
+            const int32_t y = static_cast<int8_t>(all[(4 * col + k / 4) * kLaneBytes + 4 + k % 4]);
+            acc += static_cast<uint32_t>(x * y);
+        }
+        d[i] = static_cast<int32_t>(acc);
+    }
+}
+
 void ldmatrix_x4(uint32_t out[4], const void* row) {
     grid_run& r = running("ldmatrix");
     if (!r.coop) make_cooperative(r);
@@ -1417,6 +1440,27 @@ extern "C" CUDA_EMU_EXPORT uint64_t cvml_cuda_emu_device_bytes(int device) {
 extern "C" CUDA_EMU_EXPORT void cvml_cuda_emu_reset_peak(void) {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_peak_bytes = g_live_bytes;
+}
+
+/* From a kernel (whose launch holds the mutex) or from host code (which does not). */
+void cuda_emu::count_path(const char* name) {
+    if (t_run) {
+        ++g_paths[name];
+        return;
+    }
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++g_paths[name];
+}
+
+extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_path_stat(int index, const char** name,
+                                                       uint64_t* passes) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (index < 0 || static_cast<size_t>(index) >= g_paths.size()) return 0;
+    auto it = g_paths.begin();
+    std::advance(it, index);
+    *name = it->first.c_str();
+    *passes = it->second;
+    return 1;
 }
 
 extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_mma(int index, uint64_t* mma_launches,

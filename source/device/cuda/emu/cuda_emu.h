@@ -19,6 +19,9 @@ CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char** name, uint
  * mma.sync (the tensor-core path), and its warp-wide mma.sync operations; 0 past the
  * last kernel. */
 CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_mma(int index, uint64_t* mma_launches, uint64_t* mma_ops);
+/* Marked code path `index` in name order (CUDA_PATH, cuda_kernel.h): 1 and how many
+ * times it was passed; 0 past the last one passed. */
+CUDA_EMU_EXPORT int cvml_cuda_emu_path_stat(int index, const char** name, uint64_t* passes);
 /* Device memory and streams live now, and the most device memory ever live. */
 CUDA_EMU_EXPORT void cvml_cuda_emu_memory(uint64_t* allocations, uint64_t* bytes,
                                           uint64_t* peak_bytes, uint64_t* streams);

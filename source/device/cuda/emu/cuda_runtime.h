@@ -206,6 +206,14 @@ inline int __clz(int x) {
 
 void __syncthreads(void);
 
+/* Blocks run one at a time, each to its end: every store is seen by later blocks. */
+inline void __threadfence(void) {}
+/* A load through L2 only; here every load sees the last store. */
+template <typename T>
+T __ldcg(const T* p) {
+    return *p;
+}
+
 /* Blocks and threads run one at a time on one host thread, so an atomic is a plain
  * read-modify-write; the old value is returned, and the sum wraps as the hardware's. */
 inline int atomicAdd(int* address, int value) {
@@ -231,6 +239,8 @@ T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = war
 }
 
 namespace cuda_emu {
+/* Counts one pass through a marked code path (CUDA_PATH in cuda_kernel.h), by name. */
+void count_path(const char* name);
 /* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 for the calling lane: a warp
  * collective (all 32 lanes, full mask). Each lane passes its fragments in the PTX ISA's
  * layout (groupID = lane / 4, t = lane % 4): a[0..3] hold A (16x32, row-major) bytes
@@ -238,6 +248,10 @@ namespace cuda_emu {
  * bytes (k 4t..4t+3, n g), (k 16+4t.., n g); c and d hold (g, 2t), (g, 2t+1),
  * (g+8, 2t), (g+8, 2t+1). Sums wrap mod 2^32. */
 void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], const int32_t c[4]);
+/* mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 (Turing's int8 shape), a warp
+ * collective: a holds A (8x16) bytes (row g, k 4t..4t+3), b holds B (16x8) bytes
+ * (k 4t..4t+3, n g), c and d hold (g, 2t), (g, 2t+1). */
+void mma_m8n8k16_s8(int32_t d[2], uint32_t a, uint32_t b, const int32_t c[2]);
 /* ldmatrix.sync.aligned.m8n8.x4.shared.b16: a warp collective. Lane 8j + i passes the
  * address of row i of matrix j (16 bytes, 16-byte aligned); each lane gets, of each
  * matrix j, the 4 bytes at row lane / 4, bytes 4 * (lane % 4) .. +3, in out[j]. */

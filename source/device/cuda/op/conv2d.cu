@@ -20,9 +20,10 @@ using conv_geom = grouped::geom;
 
 struct conv_state {
     igemm::geom gemm;
-    int32_t* x8; /* the input packed: [n][h][w][c4] words of 4 int8 channels */
-    int32_t* w8; /* the weight packed: [o (padded)][(r, s, c4) padded] words */
-    int w_const; /* packed at prerun; else by pack_weight at each run */
+    int32_t* x8;       /* the input packed: [n][h][w][c4] words of 4 int8 channels */
+    int32_t* w8;       /* the weight packed: [o (padded)][(r, s, c4) padded] words */
+    int w_const;       /* packed at prerun; else by pack_input at each run */
+    int32_t* counters; /* split K with a tail: per output tile (igemm::counter_count) */
 };
 
 /* The node's parameters, read once through the accessors. */
@@ -155,7 +156,7 @@ int conv2d_supports(const cuda_node_ctx* ctx) {
 int conv2d_prerun(cuda_node_ctx* ctx) {
     const conv_params cp = conv_params_of(ctx);
     const conv_params* p = &cp;
-    ctx->tail_capacity = CUDA_MAX_TAIL;  // the grouped kernel stores each value once
+    ctx->tail_capacity = CUDA_MAX_TAIL;  // both paths apply a tail as they store
     if (p->groups != 1) return CVML_OK;
     const conv_geom g = make_geom(p, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0]);
     conv_state* st = static_cast<conv_state*>(calloc(1, sizeof(conv_state)));
@@ -175,7 +176,17 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
     if (!rc) rc = cuda_check(cudaMalloc(&a, ww * sizeof(int32_t)), "cudaMalloc (conv2d weight)");
     st->w8 = static_cast<int32_t*>(a);
     if (!rc && st->w_const) rc = upload_packed_weight(ctx, e, st->w8);
-    ctx->tail_capacity = igemm::tail_capacity(e);
+    const int64_t counters = igemm::counter_count(e);
+    if (!rc && counters > 0) {
+        a = nullptr;
+        rc = cuda_check(cudaMalloc(&a, static_cast<size_t>(counters) * sizeof(int32_t)),
+                        "cudaMalloc (conv2d tile counters)");
+        st->counters = static_cast<int32_t*>(a);
+        if (!rc)
+            rc = cuda_check(
+                cudaMemset(st->counters, 0, static_cast<size_t>(counters) * sizeof(int32_t)),
+                "cudaMemset (conv2d tile counters)");
+    }
     // A computed weight is packed at each run into its first O rows; the rest stays 0.
     if (!rc && !st->w_const)
         rc = cuda_check(cudaMemset(st->w8, 0, ww * sizeof(int32_t)), "cudaMemset (conv2d weight)");
@@ -203,6 +214,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
         CUDA_LAUNCH(pack_input, cuda_blocks(xw), 256, ctx->stream, ctx->in[0], st->x8, e, xw);
     const int64_t ww = static_cast<int64_t>(e.n_out) * e.k_words;
     if (!st->w_const && ww > 0) {
+        CUDA_PATH("conv2d: a computed weight packed at each run");
         igemm::geom as_image = e;
         as_image.h = e.kh;
         as_image.w = e.kw;
@@ -210,7 +222,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
                     ww);
     }
     return igemm::launch(st->x8, st->w8, bias, ctx->out[0], e, nullptr, nullptr, nullptr, ctx->tail,
-                         ctx->stream);
+                         st->counters, ctx->stream);
 }
 
 void conv2d_postrun(cuda_node_ctx* ctx) {
@@ -218,6 +230,7 @@ void conv2d_postrun(cuda_node_ctx* ctx) {
     if (!st) return;
     if (st->x8) cudaFree(st->x8);
     if (st->w8) cudaFree(st->w8);
+    if (st->counters) cudaFree(st->counters);
     free(st);
     ctx->state = nullptr;
 }

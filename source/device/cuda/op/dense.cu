@@ -41,10 +41,11 @@ __global__ void dense_pack_input(const int32_t* x, int32_t* x8, int32_t* wide, i
 
 struct dense_state {
     igemm::geom gemm;
-    bool int8_weight; /* packed at prerun: the tensor-core path when the input fits */
-    int32_t* x8;      /* the input as int8 words, [batch][k4] */
-    int32_t* w8;      /* the weight packed, [units (padded)][k4 (padded)] */
-    int32_t* wide;    /* device flag: an operand does not fit int8 (this run's input) */
+    bool int8_weight;  /* packed at prerun: the tensor-core path when the input fits */
+    int32_t* x8;       /* the input as int8 words, [batch][k4] */
+    int32_t* w8;       /* the weight packed, [units (padded)][k4 (padded)] */
+    int32_t* wide;     /* device flag: an operand does not fit int8 (this run's input) */
+    int32_t* counters; /* split K with a tail: per output tile (igemm::counter_count) */
 };
 
 bool dense_uses_bias(const cuda_node_ctx* ctx) {
@@ -114,8 +115,17 @@ int dense_prerun(cuda_node_ctx* ctx) {
     st->gemm = dense_geom(ctx);
     st->int8_weight = dense_int8_weight(ctx);
     const igemm::geom& g = st->gemm;
-    ctx->tail_capacity = igemm::tail_capacity(g);
+    ctx->tail_capacity = CUDA_MAX_TAIL;
     int rc = dense_alloc(1, &st->wide, "cudaMalloc (dense flag)");
+    const int64_t counters = igemm::counter_count(g);
+    if (!rc && counters > 0) {
+        rc = dense_alloc(static_cast<size_t>(counters), &st->counters,
+                         "cudaMalloc (dense tile counters)");
+        if (!rc)
+            rc = cuda_check(
+                cudaMemset(st->counters, 0, static_cast<size_t>(counters) * sizeof(int32_t)),
+                "cudaMemset (dense tile counters)");
+    }
     if (!st->int8_weight) {
         if (!rc) rc = cuda_check(cudaMemset(st->wide, 1, sizeof(int32_t)), "cudaMemset (dense)");
         return rc;
@@ -145,7 +155,8 @@ int dense_run(cuda_node_ctx* ctx) {
                         st->wide, g, words);
     }
     return igemm::launch(st->x8, st->w8, bias, ctx->out[0], g, st->wide, ctx->in[0],
-                         st->int8_weight ? nullptr : ctx->in[1], ctx->tail, ctx->stream);
+                         st->int8_weight ? nullptr : ctx->in[1], ctx->tail, st->counters,
+                         ctx->stream);
 }
 
 void dense_postrun(cuda_node_ctx* ctx) {
@@ -154,6 +165,7 @@ void dense_postrun(cuda_node_ctx* ctx) {
     if (st->x8) cudaFree(st->x8);
     if (st->w8) cudaFree(st->w8);
     if (st->wide) cudaFree(st->wide);
+    if (st->counters) cudaFree(st->counters);
     free(st);
     ctx->state = nullptr;
 }

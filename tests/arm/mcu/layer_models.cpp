@@ -1,0 +1,157 @@
+/* Writes issue 16's four CIFAR ResNet-20 layers as single-conv CVM models, for the
+ * per-layer instruction counts on the Cortex-M cores beside CMSIS-NN's
+ * (scripts/test_arm.sh, step 5):
+ *   layer_models OUTDIR
+ * Each OUTDIR/NAME/ gets model.json, model.params, input.bin, output.bin (the host
+ * library's output, which the image checks) and meta.json (expect.gas, the output's
+ * element size, the MACs), the files tests/mcu/main.c's images embed. A layer is
+ * conv2d (int8 input, int8 weights, a bias) then cvm_right_shift to 8 bits, the
+ * requantization CVM models end their convolutions with, then a strided_slice of 64
+ * of its values as the model's output; before the conv, a cvm_clip to 8 bits stores the
+ * input as int8. NAME_base is the same without the conv and the shift: the layer's
+ * figure is NAME's instructions minus NAME_base's. Built for the host against the
+ * host's library. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "cvml.h"
+
+namespace {
+
+struct layer {
+    const char* name;
+    int32_t c, o, hw, k, pad;
+};
+
+const layer kLayers[] = {
+    {"conv3x3_16_32x32", 16, 16, 32, 3, 1},
+    {"conv3x3_32_16x16", 32, 32, 16, 3, 1},
+    {"conv3x3_64_8x8", 64, 64, 8, 3, 1},
+    {"conv1x1_64_8x8", 64, 64, 8, 1, 0},
+};
+
+/* Deterministic values in [-bound, bound]. */
+std::vector<int32_t> values(size_t n, int32_t bound, uint32_t seed) {
+    std::vector<int32_t> v(n);
+    for (auto& x : v) {
+        seed = seed * 1664525u + 1013904223u;
+        x = static_cast<int32_t>((seed >> 8) % static_cast<uint32_t>(2 * bound + 1)) - bound;
+    }
+    return v;
+}
+
+bool write_file(const std::string& path, const void* data, size_t size) {
+    FILE* f = fopen(path.c_str(), "wb");
+    if (!f) return false;
+    const bool ok = fwrite(data, 1, size, f) == size;
+    return fclose(f) == 0 && ok;
+}
+
+#define CHECK(call)                                                             \
+    do {                                                                        \
+        if ((call) != 0) {                                                      \
+            fprintf(stderr, "layer_models: %s: %s failed: %s\n", l.name, #call, \
+                    cvml_last_error());                                         \
+            return false;                                                       \
+        }                                                                       \
+    } while (0)
+
+/* The layer (with_conv) or its base: the same model without the conv2d and its
+ * requantization, whose instructions the per-layer figure leaves out. */
+bool write_layer(cvml_context* ctx, const layer& l, const std::string& dir, bool with_conv) {
+    cvml_graph* g = nullptr;
+    CHECK(cvml_graph_create(ctx, &g));
+    const int32_t xdims[4] = {1, l.c, l.hw, l.hw}, wdims[4] = {l.o, l.c, l.k, l.k};
+    const int32_t bdims[1] = {l.o};
+    const auto w = values(static_cast<size_t>(l.o) * l.c * l.k * l.k, 127, 7);
+    const auto b = values(static_cast<size_t>(l.o), 50000, 11);
+    cvml_tensor *x = nullptr, *wt = nullptr, *bt = nullptr, *conv = nullptr, *y = nullptr;
+    CHECK(cvml_graph_add_input(g, "data", 4, xdims, 8, &x));
+    // A graph input is stored as int32; the clip's output as int8, like the output of
+    // the layer before inside a network, which is what the Cortex-M conv kernels take.
+    const char* pk[] = {"precision"};
+    const char* pv[] = {"8"};
+    cvml_tensor* x8 = nullptr;
+    CHECK(cvml_graph_add_node(g, "cvm_clip", "int8", pk, pv, 1, &x, 1, &x8, 1));
+    CHECK(cvml_graph_add_const(g, "w", 4, wdims, 8, w.data(), &wt));
+    CHECK(cvml_graph_add_const(g, "b", 1, bdims, 18, b.data(), &bt));
+    const std::string k = "(" + std::to_string(l.k) + ", " + std::to_string(l.k) + ")";
+    const std::string p = "(" + std::to_string(l.pad) + ", " + std::to_string(l.pad) + ")";
+    const std::string ch = std::to_string(l.o);
+    const char* ck[] = {"channels", "kernel_size", "strides", "padding",
+                        "dilation", "groups",      "use_bias"};
+    const char* cv[] = {ch.c_str(), k.c_str(), "(1, 1)", p.c_str(), "(1, 1)", "1", "True"};
+    cvml_tensor* conv_in[3] = {x8, wt, bt};
+    const char* sk[] = {"precision", "shift_bit"};
+    const char* sv[] = {"8", "10"};
+    cvml_tensor* requant = x8;
+    if (with_conv) {
+        CHECK(cvml_graph_add_node(g, "conv2d", "conv", ck, cv, 7, conv_in, 3, &conv, 1));
+        CHECK(
+            cvml_graph_add_node(g, "cvm_right_shift", "requant", sk, sv, 2, &conv, 1, &requant, 1));
+    }
+    // The harness prints every output value on one line of 1 KiB: the model's output is
+    // the first 8 values of each of the first 8 channels (a slice copies only those).
+    const char* tk[] = {"begin", "end"};
+    const char* tv[] = {"(0, 0, 0, 0)", "(1, 8, 1, 8)"};
+    CHECK(cvml_graph_add_node(g, "strided_slice", "out", tk, tv, 2, &requant, 1, &y, 1));
+    CHECK(cvml_graph_set_outputs(g, &y, 1));
+    CHECK(cvml_graph_verify(g));
+    size_t in_len = 0, out_len = 0;
+    int in_type = 0, out_type = 0;
+    CHECK(cvml_graph_input_bytes(g, &in_len, &in_type));
+    CHECK(cvml_graph_output_bytes(g, &out_len, &out_type));
+    std::vector<int8_t> input(in_len);
+    const auto xv = values(in_len, 127, 3);
+    for (size_t i = 0; i < in_len; ++i) input[i] = static_cast<int8_t>(xv[i]);
+    std::vector<uint8_t> output(out_len);
+    CHECK(cvml_graph_run_bytes(g, input.data(), in_len, output.data(), out_len));
+    uint64_t gas = 0;
+    CHECK(cvml_graph_gas(g, &gas));
+    mkdir(dir.c_str(), 0755);
+    CHECK(cvml_graph_save_file(g, "cvm", (dir + "/model.json").c_str(),
+                               (dir + "/model.params").c_str()));
+    const long long macs = with_conv ? 1LL * l.o * l.hw * l.hw * l.c * l.k * l.k : 0;
+    char meta[512];
+    snprintf(meta, sizeof meta,
+             "{\"description\": \"%s: conv2d %dx%d, %d -> %d channels, %dx%d, pad %d, then "
+             "cvm_right_shift, a 64-value slice\", \"macs\": %lld, \"expect\": {\"gas\": %llu, "
+             "\"outcome\": "
+             "\"ok\", \"output\": \"output.bin\"}, \"upstream\": {\"output_type_size\": %d}}\n",
+             l.name, l.k, l.k, l.c, l.o, l.hw, l.hw, l.pad, macs,
+             static_cast<unsigned long long>(gas), out_type);
+    const bool ok = write_file(dir + "/input.bin", input.data(), in_len) &&
+                    write_file(dir + "/output.bin", output.data(), out_len) &&
+                    write_file(dir + "/meta.json", meta, strlen(meta));
+    cvml_graph_release(g);
+    if (!ok) fprintf(stderr, "layer_models: cannot write %s\n", dir.c_str());
+    return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: layer_models OUTDIR\n");
+        return 2;
+    }
+    mkdir(argv[1], 0755);
+    if (cvml_init() != 0) return 1;
+    cvml_context* ctx = nullptr;
+    if (cvml_context_create(&ctx) != 0) return 1;
+    int failures = 0;
+    for (const layer& l : kLayers) {
+        failures += !write_layer(ctx, l, std::string(argv[1]) + "/" + l.name, true);
+        failures += !write_layer(ctx, l, std::string(argv[1]) + "/" + l.name + "_base", false);
+    }
+    cvml_context_release(ctx);
+    cvml_release();
+    for (const layer& l : kLayers) printf("%s\n", l.name);
+    return failures ? 1 : 0;
+}
