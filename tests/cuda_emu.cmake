@@ -11,6 +11,8 @@
 #   cuda_emu.*.smallgrid    the conformance cases, the real model and the random graphs
 #                           on a build whose launches use at most 3 blocks, so every
 #                           grid-stride loop goes round many times
+#   cuda_emu.conformance.turing    the same (and the real model) on the Turing code
+#                           path of the tensor-core kernels (mma m8n8k16, no cp.async)
 #   cuda_emu.tensor_cores.* the benchmark's ResNet-18 (every conv2d and the dense on the
 #                           int8 tensor-core path, counted) and MobileNet, bytes as the CPU's
 #   cuda_emu.model          the real model (../shared), all of it on cuda; skipped when absent
@@ -66,7 +68,7 @@ endif()
 add_executable(cvml_gpu_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu_check.cpp)
 target_link_libraries(cvml_gpu_check PRIVATE cvml ${CMAKE_DL_LIBS})
 target_compile_options(cvml_gpu_check PRIVATE ${CVML_WARNINGS})
-add_dependencies(cvml_gpu_check cvml_cuda_emu cvml_cuda_emu_smallgrid)
+add_dependencies(cvml_gpu_check cvml_cuda_emu cvml_cuda_emu_smallgrid cvml_cuda_emu_turing)
 
 set(cvml_emu_env CVML_PLUGIN_PATH=${cvml_emu_plugin_dir} CVML_CUDA_ISLAND_WORK=0)
 set(cvml_model_case ${PROJECT_SOURCE_DIR}/../shared/models/cifar_resnet20_2019/case)
@@ -78,6 +80,10 @@ add_test(NAME cuda_emu.conformance.smallgrid COMMAND cvml_gpu_check --require-cu
          --kernel-coverage ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases ${cvml_model_case})
 set_tests_properties(cuda_emu.conformance.smallgrid PROPERTIES ENVIRONMENT
   "CVML_PLUGIN_PATH=${CMAKE_BINARY_DIR}/plugins/emu-smallgrid;CVML_CUDA_ISLAND_WORK=0")
+add_test(NAME cuda_emu.conformance.turing COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
+         ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases ${cvml_model_case})
+set_tests_properties(cuda_emu.conformance.turing PROPERTIES ENVIRONMENT
+  "CVML_PLUGIN_PATH=${CMAKE_BINARY_DIR}/plugins/emu-turing;CVML_CUDA_ISLAND_WORK=0")
 add_test(NAME cuda_emu.plugin.smallgrid COMMAND cvml_cuda_emu_plugin_tests
          --gtest_filter=-*PastTheGridLimit*)
 set_tests_properties(cuda_emu.plugin.smallgrid PROPERTIES TIMEOUT 600 ENVIRONMENT

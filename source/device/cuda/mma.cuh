@@ -12,39 +12,52 @@
  *
  * Ampere and newer have the m16n8k32 shape; Turing (sm_75) only m8n8k16, whose
  * fragments are exactly the halves above (A rows g, k 4t.., B k 4t.., n g, C row g,
- * columns 2t, 2t+1), so there it is four of those. The host emulation runs the warp
- * collective in emu/cuda_emu.cpp. */
+ * columns 2t, 2t+1), so there it is four of those, and cp.async (Ampere) is a plain
+ * copy. The host emulation runs the warp collectives in emu/cuda_emu.cpp, either path. */
 #pragma once
 
 #include "cuda_kernel.h"
 
-#if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-/* D (8x8) = A (8x16) x B (16x8) + C on Turing. */
+/* The Turing code path: sm_75 on a GPU, or the host emulation built with
+ * CVML_CUDA_EMU_TURING (the emu-turing plugin), so that the path runs in the tests. */
+#if (defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800) || \
+    (!defined(__CUDACC__) && defined(CVML_CUDA_EMU_TURING))
+#define CVML_CUDA_TURING_PATH 1
+#endif
+
+#ifdef CVML_CUDA_TURING_PATH
+/* D (8x8) = A (8x16) x B (16x8) + C: mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32. */
 __device__ __forceinline__ void mma_s8_m8n8k16(int32_t& d0, int32_t& d1, uint32_t a, uint32_t b,
                                                int32_t c0, int32_t c1) {
+#ifdef __CUDACC__
     asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%0,%1}, {%2}, {%3}, {%4,%5};\n"
                  : "=r"(d0), "=r"(d1)
                  : "r"(a), "r"(b), "r"(c0), "r"(c1));
+#else
+    const int32_t c[2] = {c0, c1};
+    int32_t d[2];
+    cuda_emu::mma_m8n8k16_s8(d, a, b, c);
+    d0 = d[0];
+    d1 = d[1];
+#endif
 }
 #endif
 
 __device__ __forceinline__ void mma_s8_m16n8k32(int32_t d[4], const uint32_t a[4],
                                                 const uint32_t b[2], const int32_t c[4]) {
-#if defined(__CUDACC__)
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#if defined(CVML_CUDA_TURING_PATH)
     int32_t t0, t1, t2, t3;
     mma_s8_m8n8k16(t0, t1, a[0], b[0], c[0], c[1]);
     mma_s8_m8n8k16(d[0], d[1], a[2], b[1], t0, t1);
     mma_s8_m8n8k16(t2, t3, a[1], b[0], c[2], c[3]);
     mma_s8_m8n8k16(d[2], d[3], a[3], b[1], t2, t3);
-#else
+#elif defined(__CUDACC__)
     asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%10,%11,%12,%13};\n"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]),
           "r"(c[2]), "r"(c[3]));
-#endif
 #else
     cuda_emu::mma_m16n8k32_s8(d, a, b, c);
 #endif
@@ -72,7 +85,12 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void* row) {
 template <int kBytes>
 __device__ __forceinline__ void cp_async_zfill(void* dst, const void* src, bool valid) {
     static_assert(kBytes == 4 || kBytes == 16, "cp.async size");
-#if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(CVML_CUDA_TURING_PATH) && !defined(__CUDACC__)
+    if (valid)
+        memcpy(dst, src, kBytes);
+    else
+        memset(dst, 0, kBytes);
+#elif defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     const int n = valid ? kBytes : 0;
     if constexpr (kBytes == 16)
@@ -95,7 +113,7 @@ __device__ __forceinline__ void cp_async_zfill(void* dst, const void* src, bool 
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n" ::: "memory");
-#elif !defined(__CUDACC__)
+#elif !defined(__CUDACC__) && !defined(CVML_CUDA_TURING_PATH)
     cuda_emu::cp_async_commit();
 #endif
 }
@@ -106,7 +124,7 @@ template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
 #if defined(__CUDACC__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-#elif !defined(__CUDACC__)
+#elif !defined(__CUDACC__) && !defined(CVML_CUDA_TURING_PATH)
     cuda_emu::cp_async_wait(kPending);
 #endif
 }

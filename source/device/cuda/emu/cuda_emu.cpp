@@ -867,6 +867,28 @@ void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], con
     }
 }
 
+void mma_m8n8k16_s8(int32_t d[2], uint32_t a, uint32_t b, const int32_t c[2]) {
+    grid_run& r = running("mma.sync");
+    if (!r.coop) make_cooperative(r);
+    struct fragments {
+        uint32_t a, b;
+        int32_t c[2];
+    } mine = {a, b, {c[0], c[1]}};
+    const unsigned char* all = warp_exchange(r, ~0u, &mine, sizeof mine, "mma.sync.m8n8k16");
+    ++r.mma_lanes;
+    const unsigned lane = r.current % 32, g = lane / 4, t = lane % 4;
+    for (unsigned i = 0; i < 2; ++i) {
+        const unsigned col = 2 * t + i;
+        uint32_t acc = static_cast<uint32_t>(mine.c[i]);
+        for (unsigned k = 0; k < 16; ++k) {
+            const int32_t x = static_cast<int8_t>(all[(4 * g + k / 4) * kLaneBytes + k % 4]);
+            const int32_t y = static_cast<int8_t>(all[(4 * col + k / 4) * kLaneBytes + 4 + k % 4]);
+            acc += static_cast<uint32_t>(x * y);
+        }
+        d[i] = static_cast<int32_t>(acc);
+    }
+}
+
 void ldmatrix_x4(uint32_t out[4], const void* row) {
     grid_run& r = running("ldmatrix");
     if (!r.coop) make_cooperative(r);

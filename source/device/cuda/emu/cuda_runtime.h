@@ -190,6 +190,10 @@ void count_path(const char* name);
  * bytes (k 4t..4t+3, n g), (k 16+4t.., n g); c and d hold (g, 2t), (g, 2t+1),
  * (g+8, 2t), (g+8, 2t+1). Sums wrap mod 2^32. */
 void mma_m16n8k32_s8(int32_t d[4], const uint32_t a[4], const uint32_t b[2], const int32_t c[4]);
+/* mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 (Turing's int8 shape), a warp
+ * collective: a holds A (8x16) bytes (row g, k 4t..4t+3), b holds B (16x8) bytes
+ * (k 4t..4t+3, n g), c and d hold (g, 2t), (g, 2t+1). */
+void mma_m8n8k16_s8(int32_t d[2], uint32_t a, uint32_t b, const int32_t c[2]);
 /* ldmatrix.sync.aligned.m8n8.x4.shared.b16: a warp collective. Lane 8j + i passes the
  * address of row i of matrix j (16 bytes, 16-byte aligned); each lane gets, of each
  * matrix j, the 4 bytes at row lane / 4, bytes 4 * (lane % 4) .. +3, in out[j]. */

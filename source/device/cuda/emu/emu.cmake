@@ -46,3 +46,6 @@ cvml_cuda_emu_plugin(cvml_cuda_emu emu)
 # times even on the conformance cases' small tensors (on a GPU only tensors of more
 # than 65535 blocks' worth do).
 cvml_cuda_emu_plugin(cvml_cuda_emu_smallgrid emu-smallgrid CVML_CUDA_MAX_BLOCKS=3)
+# The Turing (sm_75) code path of the tensor-core kernels: mma.sync m8n8k16 four times
+# for each m16n8k32, plain copies for cp.async (mma.cuh).
+cvml_cuda_emu_plugin(cvml_cuda_emu_turing emu-turing CVML_CUDA_EMU_TURING=1)

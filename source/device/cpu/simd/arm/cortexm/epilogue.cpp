@@ -177,8 +177,27 @@ inline int32_t wrap_add(int32_t a, int32_t b) {
     return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
 }
 
+/* A shift then a clip, in one pass: ((x >> down) + add) >> post is EP_ROUND's rounding
+ * shift by down + 1 (add 1, post 1, the + 1 wrapping) or EP_SRA's (add 0, post 0). */
+void shift_clip(int32_t* v, int32_t n, int32_t down, int32_t add, int32_t post, int32_t lo,
+                int32_t hi) {
+    for (int32_t i = 0; i < n; ++i) {
+        int32_t x = wrap_add(v[i] >> down, add) >> post;
+        x = x > hi ? hi : x;
+        v[i] = x < lo ? lo : x;
+    }
+}
+
+/* Step s (and s + 1 when fused) over v[0 .. n); returns how many steps it took. A
+ * rounding or plain shift followed by a clip (cvm_right_shift) runs as one pass. */
 int32_t run_step(const epilogue* ep, int32_t s, int32_t* v, int32_t n, int64_t at) {
     const ep_step& st = ep->steps[s];
+    if ((st.kind == EP_ROUND || st.kind == EP_SRA) && s + 1 < ep->step_count &&
+        ep->steps[s + 1].kind == EP_CLIP) {
+        const int32_t round = st.kind == EP_ROUND ? 1 : 0;
+        shift_clip(v, n, st.shift - round, round, round, ep->steps[s + 1].lo, ep->steps[s + 1].hi);
+        return 2;
+    }
     switch (st.kind) {
         case EP_CLIP:
             for (int32_t i = 0; i < n; ++i) {

@@ -105,6 +105,7 @@ void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_
     const int8_t* img = cv->x + static_cast<size_t>(n) * static_cast<size_t>(cv->c) *
                                     static_cast<size_t>(cv->h) * static_cast<size_t>(cv->w_in);
     const int32_t ow = cv->ow, groups = cv->K / 4;
+    const bool tail = (cv->K & 3) != 0;  // values past the last whole word
     cortexm::fill_band(cv, img, oy, band);
     // Pixels four at a time; past the row's end the last pixel repeats (its sums are
     // written again, the same).
@@ -121,8 +122,10 @@ void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_
             int32_t acc[kPixels] = {b, b, b, b};
             if (groups > 0) dot1x4(w, wide, groups, acc);
             for (int32_t p = 0; p < kPixels; ++p)
-                sums[o * ow + px[p]] = static_cast<int32_t>(
-                    static_cast<uint32_t>(acc[p]) + tail_dot(w, cols + p * col_bytes, cv->K));
+                sums[o * ow + px[p]] =
+                    tail ? static_cast<int32_t>(static_cast<uint32_t>(acc[p]) +
+                                                tail_dot(w, cols + p * col_bytes, cv->K))
+                         : acc[p];
         }
     }
 }
