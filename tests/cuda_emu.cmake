@@ -61,8 +61,11 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
   target_compile_definitions(cvml_cuda_emu_tensor_core_tests PRIVATE
     CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
   add_dependencies(cvml_cuda_emu_tensor_core_tests cvml_cuda_emu)
+  # Whole networks on the emulated device: about a minute in the release build, over ten
+  # under ASan on a loaded machine, so the sanitizer step leaves them out (label
+  # emu_network); the kernels they run are covered there by the smaller cuda_emu tests.
   gtest_discover_tests(cvml_cuda_emu_tensor_core_tests TEST_PREFIX cuda_emu.tensor_cores.
-    DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+    DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS emu_network)
 endif()
 
 # gpu_check as tools/gpu_check.sh builds it for a GPU: only the C API.
