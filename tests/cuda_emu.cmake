@@ -127,5 +127,6 @@ target_compile_options(cvml_cuda_emu_device_tests PRIVATE ${CVML_WARNINGS})
 target_compile_definitions(cvml_cuda_emu_device_tests PRIVATE
   CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
 add_dependencies(cvml_cuda_emu_device_tests cvml_cuda_emu)
+# Whole networks too: label emu_network, left out of the sanitizer step as above.
 gtest_discover_tests(cvml_cuda_emu_device_tests TEST_PREFIX cuda_emu.device. DISCOVERY_TIMEOUT 60
-  PROPERTIES TIMEOUT 600)
+  PROPERTIES TIMEOUT 600 LABELS emu_network)
