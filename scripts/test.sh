@@ -39,8 +39,9 @@ else
   step "fuzzing skipped: clang++ not found"
 fi
 
-step "tests under ASan + UBSan (valgrind runs and the per-SIMD-level repeats are left to the release build)"
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "valgrind|simd"
+step "tests under ASan + UBSan (valgrind runs, the per-SIMD-level repeats and whole networks on the emulated GPU are left to the release build)"
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j"$jobs" \
+  -LE "valgrind|simd|emu_network"
 
 step "ThreadSanitizer: one cifar_resnet20 net shared by 8 threads, CVML_NUM_THREADS 1 and 2"
 # Only the library and the shared-handle stress test (tests/hostile/shared_handle.cpp).

@@ -29,6 +29,7 @@ set(cvml_cuda_src ${PROJECT_SOURCE_DIR}/source/device/cuda)
 
 # The runtime tests link the emulation directly and build their kernels with it.
 add_executable(cvml_cuda_emu_runtime_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_runtime_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_graph_test.cpp
   ${cvml_cuda_src}/emu/cuda_emu.cpp)
 target_include_directories(cvml_cuda_emu_runtime_tests BEFORE PRIVATE ${cvml_cuda_src}/emu)
 target_include_directories(cvml_cuda_emu_runtime_tests PRIVATE ${cvml_cuda_src}
@@ -60,8 +61,11 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
   target_compile_definitions(cvml_cuda_emu_tensor_core_tests PRIVATE
     CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
   add_dependencies(cvml_cuda_emu_tensor_core_tests cvml_cuda_emu)
+  # Whole networks on the emulated device: about a minute in the release build, over ten
+  # under ASan on a loaded machine, so the sanitizer step leaves them out (label
+  # emu_network); the kernels they run are covered there by the smaller cuda_emu tests.
   gtest_discover_tests(cvml_cuda_emu_tensor_core_tests TEST_PREFIX cuda_emu.tensor_cores.
-    DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+    DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS emu_network)
 endif()
 
 # gpu_check as tools/gpu_check.sh builds it for a GPU: only the C API.
@@ -110,3 +114,19 @@ if(VALGRIND)
   set_tests_properties(cuda_emu.runtime.valgrind cuda_emu.conformance.valgrind PROPERTIES
     LABELS valgrind TIMEOUT 900)
 endif()
+
+# The CUDA device's run-time behaviour (graphs, staging, host waits, devices, profile,
+# memory) on the benchmark's ResNet-18 built in memory (tools/bench/models.cpp).
+add_executable(cvml_cuda_emu_device_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_device_test.cpp
+  ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
+target_include_directories(cvml_cuda_emu_device_tests PRIVATE ${cvml_cuda_src}/emu
+  ${PROJECT_SOURCE_DIR}/tools/bench)
+target_link_libraries(cvml_cuda_emu_device_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main
+  ${CMAKE_DL_LIBS})
+target_compile_options(cvml_cuda_emu_device_tests PRIVATE ${CVML_WARNINGS})
+target_compile_definitions(cvml_cuda_emu_device_tests PRIVATE
+  CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
+add_dependencies(cvml_cuda_emu_device_tests cvml_cuda_emu)
+# Whole networks too: label emu_network, left out of the sanitizer step as above.
+gtest_discover_tests(cvml_cuda_emu_device_tests TEST_PREFIX cuda_emu.device. DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 600 LABELS emu_network)

@@ -232,7 +232,9 @@ Outcome run(const Graph& g, const std::vector<const char*>& devices,
 
 enum class Verdict { kSame, kRefused };
 
-/* Runs `g` on the CPU alone and with CUDA first, `runs` times with fresh inputs:
+/* Runs `g` on the CPU alone and with CUDA first, `runs` times with fresh inputs (the
+ * CUDA device runs the first directly and captures the second into a CUDA graph that
+ * it launches; cuda_emu.device tests the replays after):
  * kRefused when the CPU refuses the graph (and CUDA refuses it alike), else the bytes
  * must match and every node must be on cuda (but those named in `cpu_nodes`). */
 Verdict check(const Graph& g, Rng& rng, int runs = 2,

@@ -1,9 +1,16 @@
-/* The CUDA device plugin: one GPU, one stream per graph, intermediate tensors in one
- * device arena per subgraph placed by lifetime, weights uploaded once at prerun (the
- * scheduler's constant upload), kernels enqueued without any per-operator sync. The
- * only host waits are the scheduler's copies back to the host (copy_to_host) and
- * postrun. Without a driver or a GPU the entry point says why and registers nothing,
- * and graphs run on the CPU. */
+/* The CUDA device plugin: one stream per graph, intermediate tensors in one device
+ * arena per subgraph placed by lifetime, weights uploaded once at prerun (the
+ * scheduler's constant upload), kernels enqueued without any per-operator sync.
+ *
+ * A run of a subgraph is one CUDA graph launch: the subgraph's inputs are staged in
+ * pinned host buffers as the scheduler hands them over (copy_to_device), and the graph
+ * copies them in, runs every kernel and copies every output to pinned buffers; the first
+ * copy back to the host (copy_to_host) waits for it, once, and the others only read the
+ * pinned buffers. An input that is the output of another subgraph on the same GPU is
+ * copied device to device instead. The first run of a subgraph enqueues its work
+ * directly (kernels may prepare things once, at their first run); the second captures
+ * the same work into a graph that every later run replays. Without a driver or a GPU
+ * the entry point says why and registers nothing, and graphs run on the CPU. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +29,6 @@ const cvml_ir_api* cuda_ir;
 namespace {
 
 const cvml_host_api* g_host;
-char g_version[320];
 
 constexpr size_t kAlign = 256;
 
@@ -30,6 +36,7 @@ constexpr size_t kAlign = 256;
 
 struct graph_stream {
     const cvml_ir_graph* graph;
+    int device;
     cudaStream_t stream;
     int32_t refs;
 };
@@ -40,11 +47,12 @@ graph_stream g_streams[kMaxGraphs];
 // under the graph still using it).
 std::mutex g_streams_lock;
 
-int stream_acquire(const cvml_ir_graph* g, cudaStream_t* out) {
+/* The graph's stream on `device` (the current device). */
+int stream_acquire(const cvml_ir_graph* g, int device, cudaStream_t* out) {
     std::lock_guard<std::mutex> lock(g_streams_lock);
     int32_t free_slot = -1;
     for (int32_t i = 0; i < kMaxGraphs; ++i) {
-        if (g_streams[i].refs > 0 && g_streams[i].graph == g) {
+        if (g_streams[i].refs > 0 && g_streams[i].graph == g && g_streams[i].device == device) {
             ++g_streams[i].refs;
             *out = g_streams[i].stream;
             return CVML_OK;
@@ -56,19 +64,31 @@ int stream_acquire(const cvml_ir_graph* g, cudaStream_t* out) {
     cudaStream_t s;
     int rc = cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     if (rc) return rc;
-    g_streams[free_slot] = {g, s, 1};
+    g_streams[free_slot] = {g, device, s, 1};
     *out = s;
     return CVML_OK;
 }
 
-void stream_release(const cvml_ir_graph* g) {
+void stream_release(const cvml_ir_graph* g, int device) {
     std::lock_guard<std::mutex> lock(g_streams_lock);
     for (int32_t i = 0; i < kMaxGraphs; ++i)
-        if (g_streams[i].refs > 0 && g_streams[i].graph == g && --g_streams[i].refs == 0)
+        if (g_streams[i].refs > 0 && g_streams[i].graph == g && g_streams[i].device == device &&
+            --g_streams[i].refs == 0)
             cudaStreamDestroy(g_streams[i].stream);
 }
 
 /* ---- subgraph state ------------------------------------------------------------------ */
+
+/* A boundary tensor of a subgraph: its device buffer (the scheduler's) and the pinned
+ * host buffer it is staged in (none for constants, uploaded once). */
+struct staged {
+    void* dev;
+    void* host;
+    size_t bytes;
+    /* An input that another subgraph on this GPU produced: that subgraph's device buffer,
+     * copied device to device (null: staged from the host). */
+    const void* link;
+};
 
 struct node_exec {
     const cuda_kernel* kernel;
@@ -83,12 +103,22 @@ struct node_exec {
 
 struct sg_state {
     const cvml_ir_graph* graph;
+    int device; /* the GPU, made current on the calling thread at every entry */
     cudaStream_t stream;
     int has_stream;
     uint8_t* arena;
     int32_t** tensor_ptr; /* per tensor of the graph */
     node_exec* nodes;
     int32_t node_count;
+    staged* in; /* per subgraph input, in the scheduler's order */
+    int32_t in_count;
+    staged* out; /* per subgraph output */
+    int32_t out_count;
+    cudaGraphExec_t exec;    /* the captured run, replayed */
+    const void** exec_links; /* the inputs' links when it was captured */
+    int64_t runs;
+    int direct_only; /* capture failed once: runs enqueue their work directly */
+    int pending;     /* a run was enqueued and nobody has waited for it yet */
 };
 
 const cuda_kernel* find_kernel(const char* op) {
@@ -104,14 +134,28 @@ void free_node(node_exec* ne) {
     free(ne->ptrs);
 }
 
+void free_staging(staged* b, int32_t count) {
+    for (int32_t i = 0; b && i < count; ++i)
+        if (b[i].host) cudaFreeHost(b[i].host);
+    free(b);
+}
+
+void forget_mirrors_of(const sg_state* st);
+
 void free_state(sg_state* st) {
     if (!st) return;
+    cudaSetDevice(st->device);
     if (st->has_stream) cudaStreamSynchronize(st->stream);
+    forget_mirrors_of(st);
+    if (st->exec) cudaGraphExecDestroy(st->exec);
+    free(st->exec_links);
     for (int32_t i = 0; i < st->node_count; ++i) free_node(&st->nodes[i]);
     free(st->nodes);
     if (st->arena) cudaFree(st->arena);
     free(st->tensor_ptr);
-    if (st->has_stream) stream_release(st->graph);
+    free_staging(st->in, st->in_count);
+    free_staging(st->out, st->out_count);
+    if (st->has_stream) stream_release(st->graph, st->device);
     free(st);
 }
 
@@ -277,6 +321,159 @@ int prepare_nodes(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* 
     return CVML_OK;
 }
 
+/* ---- boundary staging ------------------------------------------------------------------ */
+
+/* Pinned host buffers for the subgraph's inputs (constants excepted) and outputs. */
+int prepare_staging(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st) {
+    st->in_count = cuda_ir->subgraph_input_count(sg);
+    st->out_count = cuda_ir->subgraph_output_count(sg);
+    st->in = static_cast<staged*>(calloc(static_cast<size_t>(st->in_count) + 1, sizeof(staged)));
+    st->out = static_cast<staged*>(calloc(static_cast<size_t>(st->out_count) + 1, sizeof(staged)));
+    st->exec_links =
+        static_cast<const void**>(calloc(static_cast<size_t>(st->in_count) + 1, sizeof(void*)));
+    if (!st->in || !st->out || !st->exec_links) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t i = 0; i < st->in_count + st->out_count; ++i) {
+        const bool is_in = i < st->in_count;
+        const int32_t k = is_in ? i : i - st->in_count;
+        const cvml_ir_tensor* t =
+            is_in ? cuda_ir->subgraph_input(g, sg, k) : cuda_ir->subgraph_output(g, sg, k);
+        staged* b = is_in ? &st->in[k] : &st->out[k];
+        b->dev =
+            is_in ? cuda_ir->subgraph_input_buffer(sg, k) : cuda_ir->subgraph_output_buffer(sg, k);
+        b->bytes = static_cast<size_t>(cuda_ir->tensor_element_count(t)) * sizeof(int32_t);
+        if (is_in && cuda_ir->tensor_is_const(t)) continue;
+        int rc = cuda_check(cudaHostAlloc(&b->host, b->bytes ? b->bytes : 1, cudaHostAllocDefault),
+                            "cudaHostAlloc (staging)");
+        if (rc) return rc;
+    }
+    return CVML_OK;
+}
+
+/* The staged boundary buffer whose device buffer is `dev`, or null. */
+staged* find_staged(staged* b, int32_t count, const void* dev) {
+    for (int32_t i = 0; i < count; ++i)
+        if (b[i].dev == dev && b[i].host) return &b[i];
+    return nullptr;
+}
+
+/* ---- host mirrors of device outputs ---------------------------------------------------
+ * An output copied back to the host lands in a host buffer of the scheduler that a later
+ * subgraph on the same GPU may take as its input: that copy in can then be made device
+ * to device, from the buffer the host copy came from. Entries live from the copy back to
+ * the producer's postrun. */
+struct mirror {
+    const void* host;
+    const void* dev;
+    size_t bytes;
+    int device;
+    const sg_state* owner;
+};
+constexpr int32_t kMaxMirrors = 1024;
+mirror g_mirrors[kMaxMirrors];
+std::mutex g_mirrors_lock;
+
+void remember_mirror(const sg_state* owner, const void* host, const void* dev, size_t bytes) {
+    std::lock_guard<std::mutex> lock(g_mirrors_lock);
+    int32_t free_slot = -1;
+    for (int32_t i = 0; i < kMaxMirrors; ++i) {
+        if (g_mirrors[i].host == host) {
+            g_mirrors[i] = {host, dev, bytes, owner->device, owner};
+            return;
+        }
+        if (!g_mirrors[i].host && free_slot < 0) free_slot = i;
+    }
+    // Without a slot the input is staged from the host as usual: only slower.
+    if (free_slot >= 0) g_mirrors[free_slot] = {host, dev, bytes, owner->device, owner};
+}
+
+/* The device buffer on `device` that `host` mirrors with `bytes` bytes, or null. */
+const void* mirrored(const void* host, size_t bytes, int device) {
+    std::lock_guard<std::mutex> lock(g_mirrors_lock);
+    for (int32_t i = 0; i < kMaxMirrors; ++i)
+        if (g_mirrors[i].host == host)
+            return g_mirrors[i].bytes == bytes && g_mirrors[i].device == device ? g_mirrors[i].dev
+                                                                                : nullptr;
+    return nullptr;
+}
+
+void forget_mirrors_of(const sg_state* st) {
+    std::lock_guard<std::mutex> lock(g_mirrors_lock);
+    for (int32_t i = 0; i < kMaxMirrors; ++i)
+        if (g_mirrors[i].owner == st) g_mirrors[i] = {};
+}
+
+/* ---- runs -------------------------------------------------------------------------------- */
+
+/* Everything one run does on the stream: inputs in, every kernel, outputs out. */
+int enqueue_run(sg_state* st) {
+    for (int32_t i = 0; i < st->in_count; ++i) {
+        const staged* b = &st->in[i];
+        if (!b->host || !b->bytes) continue;
+        int rc = b->link ? cuda_check(cudaMemcpyAsync(b->dev, b->link, b->bytes,
+                                                      cudaMemcpyDeviceToDevice, st->stream),
+                                      "cudaMemcpyAsync (input from the GPU)")
+                         : cuda_check(cudaMemcpyAsync(b->dev, b->host, b->bytes,
+                                                      cudaMemcpyHostToDevice, st->stream),
+                                      "cudaMemcpyAsync (input)");
+        if (rc) return rc;
+    }
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        node_exec* ne = &st->nodes[i];
+        if (ne->fused) continue;  // done by its head's kernel
+        int rc = ne->kernel->run(&ne->ctx);
+        if (rc) return rc;
+    }
+    for (int32_t i = 0; i < st->out_count; ++i) {
+        const staged* b = &st->out[i];
+        if (!b->bytes) continue;
+        int rc = cuda_check(
+            cudaMemcpyAsync(b->host, b->dev, b->bytes, cudaMemcpyDeviceToHost, st->stream),
+            "cudaMemcpyAsync (output)");
+        if (rc) return rc;
+    }
+    return CVML_OK;
+}
+
+/* Records enqueue_run into a graph and instantiates it. A launch error inside is the
+ * run's error; any other failure leaves the subgraph to direct runs (*fallback). */
+int capture_run(sg_state* st, int* fallback) {
+    *fallback = 0;
+    if (cudaStreamBeginCapture(st->stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        cudaGetLastError();
+        *fallback = 1;
+        return CVML_OK;
+    }
+    int rc = enqueue_run(st);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(st->stream, &graph);
+    if (!rc) rc = cuda_check(cudaGetLastError(), "kernel launch");
+    if (!rc && ended == cudaSuccess)
+        rc = cuda_check(cudaGraphInstantiate(&st->exec, graph, 0), "cudaGraphInstantiate");
+    else if (!rc)
+        *fallback = 1;
+    if (graph) cudaGraphDestroy(graph);
+    for (int32_t i = 0; i < st->in_count; ++i) st->exec_links[i] = st->in[i].link;
+    return rc;
+}
+
+/* The captured graph no longer matches the inputs' sources: capture again. */
+void drop_graph_if_stale(sg_state* st) {
+    if (!st->exec) return;
+    for (int32_t i = 0; i < st->in_count; ++i)
+        if (st->exec_links[i] != st->in[i].link) {
+            cudaGraphExecDestroy(st->exec);
+            st->exec = nullptr;
+            return;
+        }
+}
+
+/* Waits for the enqueued run, once. */
+int wait_run(sg_state* st) {
+    if (!st->pending) return CVML_OK;
+    st->pending = 0;
+    return cuda_check(cudaStreamSynchronize(st->stream), "cudaStreamSynchronize");
+}
+
 /* The tensor facts fusion needs, indexed by graph tensor. */
 struct tensor_facts {
     int32_t* readers;    /* nodes of the whole graph reading it (an input slot each) */
@@ -383,6 +580,14 @@ void bind_nodes(sg_state* st) {
 
 /* ---- the device ---------------------------------------------------------------------- */
 
+int device_of(const cvml_device* dev) {
+    return static_cast<int>(reinterpret_cast<intptr_t>(dev->priv));
+}
+
+sg_state* state_of(const cvml_ir_subgraph* sg) {
+    return sg ? static_cast<sg_state*>(cuda_ir->subgraph_state(sg)) : nullptr;
+}
+
 int cu_supports(cvml_device*, const cvml_ir_graph* g, const cvml_ir_node* node) {
     const cuda_kernel* k = find_kernel(cuda_ir->node_op(node));
     if (!k) return 0;
@@ -395,17 +600,20 @@ int cu_supports(cvml_device*, const cvml_ir_graph* g, const cvml_ir_node* node) 
     return ok;
 }
 
-int cu_prerun(cvml_device*, cvml_ir_graph* g, cvml_ir_subgraph* sg, const cvml_device_options*) {
+int cu_prerun(cvml_device* dev, cvml_ir_graph* g, cvml_ir_subgraph* sg,
+              const cvml_device_options*) {
     sg_state* st = static_cast<sg_state*>(calloc(1, sizeof(sg_state)));
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
     const int32_t steps = cuda_ir->subgraph_node_count(sg);
     st->graph = g;
+    st->device = device_of(dev);
     st->tensor_ptr = static_cast<int32_t**>(
         calloc(static_cast<size_t>(cuda_ir->graph_tensor_count(g)) + 1, sizeof(int32_t*)));
     st->nodes = static_cast<node_exec*>(calloc(static_cast<size_t>(steps) + 1, sizeof(node_exec)));
     int rc = !st->tensor_ptr || !st->nodes ? cuda_fail(CVML_ERR_RUNTIME, "out of memory") : 0;
     if (!rc) st->node_count = steps;
-    if (!rc) rc = stream_acquire(g, &st->stream);
+    if (!rc) rc = cuda_check(cudaSetDevice(st->device), "cudaSetDevice");
+    if (!rc) rc = stream_acquire(g, st->device, &st->stream);
     if (!rc) st->has_stream = 1;
     int32_t* write_step = static_cast<int32_t*>(
         calloc(static_cast<size_t>(cuda_ir->graph_tensor_count(g)) + 1, sizeof(int32_t)));
@@ -414,6 +622,7 @@ int cu_prerun(cvml_device*, cvml_ir_graph* g, cvml_ir_subgraph* sg, const cvml_d
     if (!rc) rc = plan_fusion(g, sg, st, write_step);
     if (!rc) rc = plan_memory(g, sg, st, write_step);
     free(write_step);
+    if (!rc) rc = prepare_staging(g, sg, st);
     if (rc) {
         free_state(st);
         return rc;
@@ -424,53 +633,80 @@ int cu_prerun(cvml_device*, cvml_ir_graph* g, cvml_ir_subgraph* sg, const cvml_d
 }
 
 int cu_run(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
-    sg_state* st = static_cast<sg_state*>(cuda_ir->subgraph_state(sg));
+    sg_state* st = state_of(sg);
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "a CUDA subgraph was not prepared");
-    for (int32_t i = 0; i < st->node_count; ++i) {
-        node_exec* ne = &st->nodes[i];
-        if (ne->fused) continue;  // done by its head's kernel
-        int rc = ne->kernel->run(&ne->ctx);
-        if (rc) return rc;
-    }
-    // Launch errors only; faults during execution surface at the next copy back.
+    int rc = cuda_check(cudaSetDevice(st->device), "cudaSetDevice");
+    if (!rc) rc = wait_run(st);  // a run nobody copied out of still reads its staging
+    if (rc) return rc;
+    drop_graph_if_stale(st);
+    int fallback = st->runs == 0 || st->direct_only;
+    if (!fallback && !st->exec) rc = capture_run(st, &fallback);
+    if (!rc && fallback && st->runs > 0) st->direct_only = 1;
+    if (!rc)
+        rc = fallback ? enqueue_run(st)
+                      : cuda_check(cudaGraphLaunch(st->exec, st->stream), "cudaGraphLaunch");
+    if (rc) return rc;
+    ++st->runs;
+    st->pending = 1;
+    // Launch errors only; faults during execution surface at the copy back.
     return cuda_check(cudaGetLastError(), "kernel launch");
 }
 
 void cu_postrun(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
-    free_state(static_cast<sg_state*>(cuda_ir->subgraph_state(sg)));
+    free_state(state_of(sg));
     cuda_ir->subgraph_set_state(sg, nullptr);
 }
 
-int cu_alloc(cvml_device*, size_t bytes, void** out) {
+int cu_alloc(cvml_device* dev, size_t bytes, void** out) {
     *out = nullptr;
-    return cuda_check(cudaMalloc(out, bytes ? bytes : 1), "cudaMalloc");
+    int rc = cuda_check(cudaSetDevice(device_of(dev)), "cudaSetDevice");
+    return rc ? rc : cuda_check(cudaMalloc(out, bytes ? bytes : 1), "cudaMalloc");
 }
 
-void cu_free(cvml_device*, void* p) {
+void cu_free(cvml_device* dev, void* p) {
+    cudaSetDevice(device_of(dev));
     cudaFree(p);
 }
 
-cudaStream_t stream_of(const cvml_ir_subgraph* sg) {
-    const sg_state* st = sg ? static_cast<const sg_state*>(cuda_ir->subgraph_state(sg)) : nullptr;
-    return st ? st->stream : nullptr;
-}
-
-int cu_to_device(cvml_device*, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
-    cudaStream_t s = stream_of(sg);
-    // From pageable memory the call returns once `src` has been staged, so the caller
-    // may reuse it; the copy is ordered before the subgraph's kernels on its stream.
-    int rc = cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s),
+int cu_to_device(cvml_device* dev, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+    sg_state* st = state_of(sg);
+    int rc = cuda_check(cudaSetDevice(st ? st->device : device_of(dev)), "cudaSetDevice");
+    if (rc) return rc;
+    staged* b = st ? find_staged(st->in, st->in_count, dst) : nullptr;
+    if (!b || b->bytes != bytes) {
+        // A constant, uploaded once: from pageable memory the call returns once `src`
+        // has been staged, so the caller may reuse it; the copy is ordered before the
+        // subgraph's kernels on its stream.
+        cudaStream_t s = st ? st->stream : nullptr;
+        rc = cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s),
                         "cudaMemcpyAsync to device");
-    if (!rc && !s) rc = cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    return rc;
+        if (!rc && !s) rc = cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        return rc;
+    }
+    rc = wait_run(st);  // the last run may still be reading the staging buffer
+    if (rc) return rc;
+    b->link = mirrored(src, bytes, st->device);
+    if (!b->link) memcpy(b->host, src, bytes);
+    return CVML_OK;
 }
 
-int cu_to_host(cvml_device*, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
-    cudaStream_t s = stream_of(sg);
-    int rc = cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s),
+int cu_to_host(cvml_device* dev, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+    sg_state* st = state_of(sg);
+    int rc = cuda_check(cudaSetDevice(st ? st->device : device_of(dev)), "cudaSetDevice");
+    if (rc) return rc;
+    staged* b = st ? find_staged(st->out, st->out_count, src) : nullptr;
+    if (!b || b->bytes != bytes) {
+        cudaStream_t s = st ? st->stream : nullptr;
+        rc = cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s),
                         "cudaMemcpyAsync to host");
-    if (!rc) rc = cuda_check(s ? cudaStreamSynchronize(s) : cudaDeviceSynchronize(), "sync");
-    return rc;
+        if (!rc) rc = cuda_check(s ? cudaStreamSynchronize(s) : cudaDeviceSynchronize(), "sync");
+        return rc;
+    }
+    rc = wait_run(st);
+    if (rc) return rc;
+    memcpy(dst, b->host, bytes);
+    remember_mirror(st, dst, src, bytes);
+    return CVML_OK;
 }
 
 void cu_release(cvml_device*) {}
@@ -479,23 +715,52 @@ void cu_release(cvml_device*) {}
 // operations; an island must do more work than that to be worth the trip.
 constexpr uint32_t kIslandWork = 32;
 
-cvml_device g_device = {
-    sizeof(cvml_device),
-    CVML_PLUGIN_ABI_VERSION,
-    "cuda",
-    g_version,
-    cu_supports,
-    cu_prerun,
-    cu_run,
-    cu_postrun,
-    cu_alloc,
-    cu_free,
-    cu_to_device,
-    cu_to_host,
-    cu_release,
-    nullptr,
-    kIslandWork,
+/* The devices this plugin registers: "cuda", the GPU that CVML_CUDA_DEVICE names (0 by
+ * default), and with several GPUs also "cuda:K" for each, so that a context naming
+ * "cuda:1" places its graphs on GPU 1. */
+constexpr int kMaxGpus = 8;
+struct gpu_device {
+    cvml_device dev;
+    char name[16];
+    char version[320];
 };
+gpu_device g_gpus[kMaxGpus + 1];
+
+/* Fills `slot` as the device `name` on GPU `gpu`. */
+int make_device(gpu_device* slot, const char* name, int gpu, uint32_t island_work) {
+    cudaDeviceProp prop;
+    int rc = cuda_check(cudaGetDeviceProperties(&prop, gpu), "cudaGetDeviceProperties");
+    if (rc) return rc;
+    snprintf(slot->name, sizeof slot->name, "%s", name);
+    snprintf(slot->version, sizeof slot->version, "%s (%s, sm_%d%d, GPU %d)",
+             CVML_CUDA_PLUGIN_VERSION, prop.name, prop.major, prop.minor, gpu);
+    slot->dev = {
+        sizeof(cvml_device),
+        CVML_PLUGIN_ABI_VERSION,
+        slot->name,
+        slot->version,
+        cu_supports,
+        cu_prerun,
+        cu_run,
+        cu_postrun,
+        cu_alloc,
+        cu_free,
+        cu_to_device,
+        cu_to_host,
+        cu_release,
+        reinterpret_cast<void*>(static_cast<intptr_t>(gpu)), /* device_of */
+        island_work,
+    };
+    return CVML_OK;
+}
+
+/* A whole decimal number in [0, max], or -1. */
+long parse_count(const char* text, unsigned long max) {
+    char* end = nullptr;
+    const unsigned long v = strtoul(text, &end, 10);
+    if (!text[0] || *end || text[0] == '-' || v > max) return -1;
+    return static_cast<long>(v);
+}
 
 }  // namespace
 
@@ -542,29 +807,34 @@ extern "C" CVML_PLUGIN_EXPORT int cvml_plugin_entry(const cvml_host_api* host) {
                          cudaGetErrorName(e), cudaGetErrorString(e));
     if (count < 1) return cuda_fail(CVML_ERR_RUNTIME, "no CUDA device present");
     int index = 0;
-    const char* env = getenv("CVML_CUDA_DEVICE");
-    if (env) index = atoi(env);
-    if (index < 0 || index >= count)
-        return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_DEVICE=%s outside 0..%d", env, count - 1);
-    cudaDeviceProp prop;
-    int rc = cuda_check(cudaSetDevice(index), "cudaSetDevice");
-    if (!rc) rc = cuda_check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
-    if (!rc) rc = cuda_check(cudaFree(nullptr), "creating the CUDA context");
-    if (rc) return rc;
-    snprintf(g_version, sizeof g_version, "%s (%s, sm_%d%d)", CVML_CUDA_PLUGIN_VERSION, prop.name,
-             prop.major, prop.minor);
-    // CVML_CUDA_ISLAND_WORK=N sets the island policy's threshold; 0 keeps every island
-    // here, so the checks run every node this device supports on it. Set at every
-    // entry: the library may stay loaded from one cvml_init to the next.
-    g_device.island_work_per_element = kIslandWork;
-    if (const char* w = getenv("CVML_CUDA_ISLAND_WORK")) {
-        char* end = nullptr;
-        const unsigned long v = strtoul(w, &end, 10);
-        if (!w[0] || *end || v > UINT32_MAX)
-            return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_ISLAND_WORK=%s is not a count", w);
-        g_device.island_work_per_element = static_cast<uint32_t>(v);
+    if (const char* env = getenv("CVML_CUDA_DEVICE")) {
+        index = static_cast<int>(parse_count(env, static_cast<unsigned long>(count - 1)));
+        if (index < 0)
+            return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_DEVICE=%s is not a GPU in 0..%d", env,
+                             count - 1);
     }
-    return host->register_device(&g_device);
+    // CVML_CUDA_ISLAND_WORK=N sets the island policy's threshold; 0 keeps every island
+    // here, so the checks run every node this device supports on it. Read at every
+    // entry: the library may stay loaded from one cvml_init to the next.
+    uint32_t island_work = kIslandWork;
+    if (const char* w = getenv("CVML_CUDA_ISLAND_WORK")) {
+        const long v = parse_count(w, UINT32_MAX);
+        if (v < 0) return cuda_fail(CVML_ERR_RUNTIME, "CVML_CUDA_ISLAND_WORK=%s is not a count", w);
+        island_work = static_cast<uint32_t>(v);
+    }
+    // The default GPU's context now, so that a missing driver or a broken GPU is found at
+    // load; the other GPUs' contexts are made when a graph is first placed on them.
+    int rc = cuda_check(cudaSetDevice(index), "cudaSetDevice");
+    if (!rc) rc = cuda_check(cudaFree(nullptr), "creating the CUDA context");
+    if (!rc) rc = make_device(&g_gpus[0], "cuda", index, island_work);
+    if (!rc) rc = host->register_device(&g_gpus[0].dev);
+    for (int k = 0; count > 1 && k < count && k < kMaxGpus && !rc; ++k) {
+        char name[16];
+        snprintf(name, sizeof name, "cuda:%d", k);
+        rc = make_device(&g_gpus[1 + k], name, k, island_work);
+        if (!rc) rc = host->register_device(&g_gpus[1 + k].dev);
+    }
+    return rc;
 }
 
 __global__ void gather_kernel(const int32_t* x, int32_t* y, gather_map m, int64_t n) {

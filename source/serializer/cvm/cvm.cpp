@@ -13,6 +13,7 @@ int cvm_load(const void* graph_data, size_t graph_size, const void* params_data,
     return rc;
 }
 
+#if !CVML_BARE_METAL
 int cvm_load_params_file(const void* graph_data, size_t graph_size, FILE* params,
                          size_t params_size, ir_graph* out) {
     int rc = cvm_read_graph(static_cast<const char*>(graph_data), graph_size, out);
@@ -20,6 +21,7 @@ int cvm_load_params_file(const void* graph_data, size_t graph_size, FILE* params
     if (!rc) rc = cvm_read_params_file(params, params_size, out);
     return rc;
 }
+#endif
 
 #if CVML_BARE_METAL
 /* A bare-metal image loads and runs models; the writer (about 2.5 KB of code) is left
@@ -42,7 +44,11 @@ const cvml_serializer kCvm = {"cvm", cvm_load, cvm_save};
 
 int register_serializer_cvm(void) {
     int rc = serializer_registry_add(&kCvm);
+#if !CVML_BARE_METAL
+    // Bare metal reads a params file whole (cvml_graph_load_file's other way): a model
+    // there is loaded from memory, and the streaming reader's code is not linked.
     if (!rc) rc = serializer_set_params_file_loader(&kCvm, cvm_load_params_file);
+#endif
     return rc;
 }
 

@@ -1,7 +1,10 @@
-/* The host emulation of the CUDA runtime (cuda_runtime.h): errors, device memory,
- * streams, and the launch engine with its fibers. One emulated device: every call and
- * every launch holds one mutex, so launches from several host threads run one at a
- * time, as kernels of one stream would. */
+/* The host emulation of the CUDA runtime (cuda_runtime.h): errors, devices and their
+ * memory, pinned host memory, streams, stream capture and graphs, events, and the launch
+ * engine with its fibers. CVML_CUDA_EMU_DEVICES devices (1 by default), the current one
+ * per host thread as in CUDA: memory and streams belong to the device current when they
+ * were made, and a kernel may only run on its stream's device and touch that device's
+ * memory. Every call and every launch holds one mutex, so launches from several host
+ * threads run one at a time, as kernels of one stream would. */
 #include "cuda_runtime.h"
 
 #include <limits.h>
@@ -10,13 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_emu.h"
@@ -70,9 +76,21 @@ config settings() {
     return k;
 }
 
-std::map<uintptr_t, size_t> g_allocs; /* base -> bytes */
-size_t g_live_bytes, g_peak_bytes;
+struct allocation {
+    size_t bytes;
+    int device;
+};
+std::map<uintptr_t, allocation> g_allocs;  /* by base address */
+size_t g_live_bytes, g_peak_bytes;         /* all devices */
+std::map<int, size_t> g_device_bytes;      /* live, by device */
+std::map<uintptr_t, size_t> g_host_allocs; /* pinned host memory: base -> bytes */
 std::set<const CUstream_st*> g_streams;
+std::set<const CUgraph_st*> g_graphs;
+std::set<const CUgraphExec_st*> g_execs;
+std::set<const CUevent_st*> g_events;
+thread_local int t_device = 0; /* cudaSetDevice's */
+thread_local bool t_replaying; /* a graph launch runs its kernels */
+cvml_cuda_emu_counts g_counts;
 
 struct kernel_stats {
     uint64_t launches = 0, threads = 0, cooperative = 0;
@@ -114,14 +132,19 @@ bool launch_error(cudaError_t e, const launch_site& s, const char* fmt, ...) {
     return false;
 }
 
-/* The live allocation holding [p, p + bytes) (its end included when bytes is 0). */
-bool is_device(const void* p, size_t bytes) {
+/* The live allocation holding [p, p + bytes) (its end included when bytes is 0), or
+ * null. */
+const allocation* find_device(const void* p, size_t bytes) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     auto it = g_allocs.upper_bound(a);
-    if (it == g_allocs.begin()) return false;
+    if (it == g_allocs.begin()) return nullptr;
     --it;
     const uintptr_t off = a - it->first;
-    return off <= it->second && bytes <= it->second - off;
+    return off <= it->second.bytes && bytes <= it->second.bytes - off ? &it->second : nullptr;
+}
+
+bool is_device(const void* p, size_t bytes) {
+    return find_device(p, bytes) != nullptr;
 }
 
 bool valid_stream(cudaStream_t s) {
@@ -131,6 +154,99 @@ bool valid_stream(cudaStream_t s) {
 #define EMU_LOCK                               \
     std::lock_guard<std::mutex> lock(g_mutex); \
     if (g_sticky != cudaSuccess) return g_sticky
+
+/* ---- capture ------------------------------------------------------------------------- */
+
+/* One step of a graph: a kernel launch, a copy or an event record. */
+struct graph_node {
+    enum kind_t { KERNEL, COPY, MEMSET, EVENT } kind;
+    launch_site site;
+    dim3 grid, block;
+    recorded_launch launch;
+    void* dst;
+    const void* src;
+    size_t bytes;
+    cudaMemcpyKind copy_kind;
+    int value; /* of a memset */
+    cudaEvent_t event;
+};
+typedef std::vector<graph_node> node_list;
+
+struct capture_state {
+    cudaStreamCaptureMode mode;
+    std::thread::id thread;
+    bool invalidated;
+    node_list nodes;
+};
+
+}  // namespace
+}  // namespace cuda_emu
+
+struct CUstream_st {
+    unsigned int flags;
+    int device;
+    std::unique_ptr<cuda_emu::capture_state> capture; /* while being captured */
+};
+
+struct CUgraph_st {
+    cuda_emu::node_list nodes;
+    int device;
+};
+
+struct CUgraphExec_st {
+    std::shared_ptr<const cuda_emu::node_list> nodes; /* shared with launches running it */
+    int device;
+};
+
+struct CUevent_st {
+    bool recorded;
+    uint64_t ns; /* the host clock when it executed */
+};
+
+namespace cuda_emu {
+namespace {
+
+uint64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+/* A call that could synchronise with the device is refused while this thread captures
+ * (except in relaxed mode) or any thread captures in global mode; the refusal
+ * invalidates this thread's captures. Returns true (and sets the error) when refused. */
+bool capture_forbids() {
+    const std::thread::id me = std::this_thread::get_id();
+    bool forbid = false;
+    for (const CUstream_st* s : g_streams) {
+        const capture_state* c = s->capture.get();
+        if (!c) continue;
+        if (c->thread == me ? c->mode != cudaStreamCaptureModeRelaxed
+                            : c->mode == cudaStreamCaptureModeGlobal)
+            forbid = true;
+    }
+    if (!forbid) return false;
+    for (const CUstream_st* s : g_streams)
+        if (s->capture && s->capture->thread == me) s->capture->invalidated = true;
+    fprintf(stderr, "cuda-emu: a call that may synchronise during a stream capture\n");
+    fail(cudaErrorStreamCaptureUnsupported);
+    return true;
+}
+
+capture_state* capturing(cudaStream_t s) {
+    return s && g_streams.count(s) ? s->capture.get() : nullptr;
+}
+
+/* This thread captures some stream in a mode other than relaxed: work on the legacy
+ * default stream would join the capture implicitly, which CUDA refuses. */
+bool thread_captures_strictly() {
+    const std::thread::id me = std::this_thread::get_id();
+    for (const CUstream_st* s : g_streams)
+        if (s->capture && s->capture->thread == me &&
+            s->capture->mode != cudaStreamCaptureModeRelaxed)
+            return true;
+    return false;
+}
 
 }  // namespace
 }  // namespace cuda_emu
@@ -163,6 +279,18 @@ const char* cudaGetErrorName(cudaError_t e) {
             return "cudaErrorIllegalAddress";
         case cudaErrorLaunchFailure:
             return "cudaErrorLaunchFailure";
+        case cudaErrorIllegalState:
+            return "cudaErrorIllegalState";
+        case cudaErrorNotReady:
+            return "cudaErrorNotReady";
+        case cudaErrorStreamCaptureUnsupported:
+            return "cudaErrorStreamCaptureUnsupported";
+        case cudaErrorStreamCaptureInvalidated:
+            return "cudaErrorStreamCaptureInvalidated";
+        case cudaErrorStreamCaptureImplicit:
+            return "cudaErrorStreamCaptureImplicit";
+        case cudaErrorStreamCaptureWrongThread:
+            return "cudaErrorStreamCaptureWrongThread";
     }
     return "cudaErrorUnknown";
 }
@@ -191,6 +319,18 @@ const char* cudaGetErrorString(cudaError_t e) {
             return "an illegal memory access was encountered";
         case cudaErrorLaunchFailure:
             return "unspecified launch failure";
+        case cudaErrorIllegalState:
+            return "the operation cannot be performed in the present state";
+        case cudaErrorNotReady:
+            return "device not ready";
+        case cudaErrorStreamCaptureUnsupported:
+            return "operation not permitted when stream is capturing";
+        case cudaErrorStreamCaptureInvalidated:
+            return "operation failed due to a previous error during capture";
+        case cudaErrorStreamCaptureImplicit:
+            return "operation would make the legacy stream depend on a capturing blocking stream";
+        case cudaErrorStreamCaptureWrongThread:
+            return "attempt to terminate a thread-local capture sequence from another thread";
     }
     return "unknown error";
 }
@@ -218,7 +358,16 @@ cudaError_t cudaGetDeviceCount(int* count) {
 
 cudaError_t cudaSetDevice(int device) {
     EMU_LOCK;
-    return device >= 0 && device < settings().devices ? cudaSuccess : fail(cudaErrorInvalidDevice);
+    if (device < 0 || device >= settings().devices) return fail(cudaErrorInvalidDevice);
+    t_device = device;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int* device) {
+    EMU_LOCK;
+    if (!device) return fail(cudaErrorInvalidValue);
+    *device = t_device;
+    return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
@@ -244,6 +393,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
 /* Work runs at the call, so there is never anything to wait for. */
 cudaError_t cudaDeviceSynchronize(void) {
     EMU_LOCK;
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    ++g_counts.syncs;
     return cudaSuccess;
 }
 
@@ -253,17 +404,20 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
     EMU_LOCK;
     if (!ptr) return fail(cudaErrorInvalidValue);
     *ptr = nullptr;
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
     if (bytes == 0) return cudaSuccess;
-    const size_t cap = settings().memory;
-    if (g_live_bytes > cap || bytes > cap - g_live_bytes) return fail(cudaErrorMemoryAllocation);
+    const size_t cap = settings().memory;  // per device
+    const size_t used = g_device_bytes[t_device];
+    if (used > cap || bytes > cap - used) return fail(cudaErrorMemoryAllocation);
     void* p = nullptr;
     // Exactly `bytes`, so that the sanitizer sees a kernel reading past an allocation.
     if (posix_memalign(&p, 256, bytes) != 0) return fail(cudaErrorMemoryAllocation);
     // Fresh device memory holds whatever was there: a pattern, never zeros. Under
     // valgrind it stays undefined instead, so reading it before writing is reported.
     if (!RUNNING_ON_VALGRIND) memset(p, 0xa5, bytes);
-    g_allocs[reinterpret_cast<uintptr_t>(p)] = bytes;
+    g_allocs[reinterpret_cast<uintptr_t>(p)] = {bytes, t_device};
     g_live_bytes += bytes;
+    g_device_bytes[t_device] += bytes;
     if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
     *ptr = p;
     return cudaSuccess;
@@ -271,13 +425,15 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
 
 cudaError_t cudaFree(void* ptr) {
     EMU_LOCK;
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
     if (!ptr) return cudaSuccess;
     auto it = g_allocs.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == g_allocs.end()) {
         fprintf(stderr, "cuda-emu: cudaFree(%p): not a live allocation\n", ptr);
         return fail(cudaErrorInvalidValue);
     }
-    g_live_bytes -= it->second;
+    g_live_bytes -= it->second.bytes;
+    g_device_bytes[it->second.device] -= it->second.bytes;
     g_allocs.erase(it);
     free(ptr);
     return cudaSuccess;
@@ -286,10 +442,8 @@ cudaError_t cudaFree(void* ptr) {
 namespace {
 
 /* Both ends of a copy must be what its kind says, the device end inside one live
- * allocation. */
-cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
-                 cudaStream_t stream) {
-    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+ * allocation (of any device: copies between devices go through UVA). */
+cudaError_t check_copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind& kind) {
     if (bytes == 0) return cudaSuccess;
     if (!dst || !src) return fail(cudaErrorInvalidValue);
     const bool dst_dev = is_device(dst, bytes), src_dev = is_device(src, bytes);
@@ -305,29 +459,83 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                 static_cast<int>(kind), "an end is not the memory its kind says");
         return fail(cudaErrorInvalidValue);
     }
-    memmove(dst, src, bytes);
     return cudaSuccess;
+}
+
+cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+    const cudaError_t e = check_copy(dst, src, bytes, kind);
+    if (e == cudaSuccess && bytes) memmove(dst, src, bytes);
+    return e;
 }
 
 }  // namespace
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
     EMU_LOCK;
-    return copy(dst, src, bytes, kind, nullptr);
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    const cudaError_t e = copy(dst, src, bytes, kind);
+    g_counts.copies += e == cudaSuccess;
+    g_counts.syncs += e == cudaSuccess;
+    return e;
 }
 
 /* Synchronous: the copy is done when the call returns, which every caller of the async
- * form must already tolerate. */
+ * form must already tolerate. On a stream being captured it is recorded instead. */
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) {
     EMU_LOCK;
-    return copy(dst, src, bytes, kind, stream);
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+    if (!stream && thread_captures_strictly()) return fail(cudaErrorStreamCaptureImplicit);
+    if (capture_state* c = capturing(stream)) {
+        const cudaError_t e = check_copy(dst, src, bytes, kind);
+        if (e != cudaSuccess) {
+            c->invalidated = true;
+            return e;
+        }
+        graph_node n = {};
+        n.kind = graph_node::COPY;
+        n.dst = dst;
+        n.src = src;
+        n.bytes = bytes;
+        n.copy_kind = kind;
+        c->nodes.push_back(n);
+        return cudaSuccess;
+    }
+    const cudaError_t e = copy(dst, src, bytes, kind);
+    g_counts.copies += e == cudaSuccess;
+    return e;
+}
+
+/* ---- pinned host memory -------------------------------------------------------------- */
+
+cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int flags) {
+    EMU_LOCK;
+    if (!ptr || flags != cudaHostAllocDefault) return fail(cudaErrorInvalidValue);
+    *ptr = nullptr;
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    void* p = malloc(bytes ? bytes : 1);
+    if (!p) return fail(cudaErrorMemoryAllocation);
+    g_host_allocs[reinterpret_cast<uintptr_t>(p)] = bytes;
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void* ptr) {
+    EMU_LOCK;
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    if (!ptr) return cudaSuccess;
+    if (!g_host_allocs.erase(reinterpret_cast<uintptr_t>(ptr))) {
+        fprintf(stderr, "cuda-emu: cudaFreeHost(%p): not pinned host memory\n", ptr);
+        return fail(cudaErrorInvalidValue);
+    }
+    free(ptr);
+    return cudaSuccess;
 }
 
 /* Device memory only, inside one live allocation; synchronous like the copies. */
-cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
-    EMU_LOCK;
-    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+namespace {
+
+cudaError_t memset_now(void* dst, int value, size_t bytes) {
     if (bytes == 0) return cudaSuccess;
     if (!dst || !is_device(dst, bytes)) {
         fprintf(stderr, "cuda-emu: memset of %zu bytes at %p: not device memory\n", bytes, dst);
@@ -337,35 +545,241 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t str
     return cudaSuccess;
 }
 
+}  // namespace
+
+/* On a stream being captured it is recorded, and runs at each replay. */
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
+    EMU_LOCK;
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+    if (!stream && thread_captures_strictly()) return fail(cudaErrorStreamCaptureImplicit);
+    if (capture_state* c = capturing(stream)) {
+        if (bytes && (!dst || !is_device(dst, bytes))) {
+            c->invalidated = true;
+            return memset_now(dst, value, bytes);  // the error, nothing written
+        }
+        graph_node n = {};
+        n.kind = graph_node::MEMSET;
+        n.dst = dst;
+        n.bytes = bytes;
+        n.value = value;
+        c->nodes.push_back(n);
+        return cudaSuccess;
+    }
+    return memset_now(dst, value, bytes);
+}
+
 cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
-    return cudaMemsetAsync(dst, value, bytes, nullptr);
+    EMU_LOCK;
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    return memset_now(dst, value, bytes);
 }
 
 /* ---- streams ----------------------------------------------------------------------- */
-
-struct CUstream_st {
-    unsigned int flags;
-};
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
     EMU_LOCK;
     if (!stream || (flags != cudaStreamDefault && flags != cudaStreamNonBlocking))
         return fail(cudaErrorInvalidValue);
-    *stream = new CUstream_st{flags};
+    *stream = new CUstream_st{flags, t_device, nullptr};
     g_streams.insert(*stream);
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     EMU_LOCK;
-    if (!stream || !g_streams.erase(stream)) return fail(cudaErrorInvalidResourceHandle);
-    delete stream;
+    if (!stream || !g_streams.count(stream)) return fail(cudaErrorInvalidResourceHandle);
+    g_streams.erase(stream);
+    delete stream;  // a capture in progress is dropped with it
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     EMU_LOCK;
-    return valid_stream(stream) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+    if (capturing(stream)) {
+        stream->capture->invalidated = true;
+        return fail(cudaErrorStreamCaptureUnsupported);
+    }
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    ++g_counts.syncs;
+    return cudaSuccess;
+}
+
+/* ---- capture and graphs ------------------------------------------------------------- */
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+    EMU_LOCK;
+    // The legacy default stream cannot be captured.
+    if (!stream || !g_streams.count(stream)) return fail(cudaErrorInvalidResourceHandle);
+    if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed)
+        return fail(cudaErrorInvalidValue);
+    if (stream->capture) return fail(cudaErrorIllegalState);
+    stream->capture.reset(new capture_state{mode, std::this_thread::get_id(), false, node_list()});
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+    EMU_LOCK;
+    if (!graph) return fail(cudaErrorInvalidValue);
+    *graph = nullptr;
+    if (!stream || !g_streams.count(stream)) return fail(cudaErrorInvalidResourceHandle);
+    capture_state* c = stream->capture.get();
+    if (!c) return fail(cudaErrorIllegalState);
+    if (c->mode != cudaStreamCaptureModeRelaxed && c->thread != std::this_thread::get_id())
+        return fail(cudaErrorStreamCaptureWrongThread);
+    std::unique_ptr<capture_state> done(stream->capture.release());
+    if (done->invalidated) return fail(cudaErrorStreamCaptureInvalidated);
+    CUgraph_st* g = new CUgraph_st{std::move(done->nodes), stream->device};
+    g_graphs.insert(g);
+    ++g_counts.captures;
+    *graph = g;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+    EMU_LOCK;
+    if (!status) return fail(cudaErrorInvalidValue);
+    if (!valid_stream(stream)) return fail(cudaErrorInvalidResourceHandle);
+    const capture_state* c = capturing(stream);
+    *status = !c               ? cudaStreamCaptureStatusNone
+              : c->invalidated ? cudaStreamCaptureStatusInvalidated
+                               : cudaStreamCaptureStatusActive;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+    EMU_LOCK;
+    if (!exec) return fail(cudaErrorInvalidValue);
+    *exec = nullptr;
+    if (!graph || !g_graphs.count(graph)) return fail(cudaErrorInvalidResourceHandle);
+    CUgraphExec_st* e =
+        new CUgraphExec_st{std::make_shared<const node_list>(graph->nodes), graph->device};
+    g_execs.insert(e);
+    *exec = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    EMU_LOCK;
+    if (!graph || !g_graphs.erase(graph)) return fail(cudaErrorInvalidResourceHandle);
+    delete graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    EMU_LOCK;
+    if (!exec || !g_execs.erase(exec)) return fail(cudaErrorInvalidResourceHandle);
+    delete exec;
+    return cudaSuccess;
+}
+
+namespace {
+
+/* One step of a graph launch, the mutex not held (a kernel takes it as it runs). */
+void replay(const graph_node& n) {
+    if (n.kind == graph_node::KERNEL) {
+        t_replaying = true;
+        n.launch(n.site, n.grid, n.block);
+        t_replaying = false;
+        return;
+    }
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_sticky != cudaSuccess) return;
+    if (n.kind == graph_node::EVENT) {
+        // The event may have been destroyed since the capture: then nothing is timed.
+        if (g_events.count(n.event)) *n.event = {true, now_ns()};
+        return;
+    }
+    if (n.kind == graph_node::MEMSET) {
+        if (memset_now(n.dst, n.value, n.bytes) != cudaSuccess)
+            fault(cudaErrorIllegalAddress, "graph memset of %zu bytes at %p: not live memory",
+                  n.bytes, n.dst);
+        return;
+    }
+    // The memory may have been freed since the capture: a fault, as on a GPU.
+    if (copy(n.dst, n.src, n.bytes, n.copy_kind) != cudaSuccess)
+        fault(cudaErrorIllegalAddress, "graph copy of %zu bytes %p -> %p: not live memory", n.bytes,
+              n.src, n.dst);
+    ++g_counts.graph_copies;
+}
+
+}  // namespace
+
+/* Runs the graph's steps in order at the call, as everything here runs. */
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+    std::shared_ptr<const node_list> nodes;
+    {
+        EMU_LOCK;
+        if (!exec || !g_execs.count(exec) || !valid_stream(stream))
+            return fail(cudaErrorInvalidResourceHandle);
+        // Child graphs inside a capture are not emulated; the plugin does not nest them.
+        if (capturing(stream) || (!stream && thread_captures_strictly()))
+            return fail(cudaErrorStreamCaptureUnsupported);
+        if ((stream && stream->device != exec->device) || t_device != exec->device)
+            return fail(cudaErrorInvalidResourceHandle);
+        nodes = exec->nodes;
+        ++g_counts.graph_launches;
+    }
+    for (const graph_node& n : *nodes) {
+        {
+            std::lock_guard<std::mutex> lock(g_mutex);
+            if (g_sticky != cudaSuccess) return g_sticky;
+        }
+        replay(n);
+    }
+    return cudaSuccess;
+}
+
+/* ---- events --------------------------------------------------------------------------- */
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+    EMU_LOCK;
+    if (!event) return fail(cudaErrorInvalidValue);
+    *event = new CUevent_st{false, 0};
+    g_events.insert(*event);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    EMU_LOCK;
+    if (!event || !g_events.erase(event)) return fail(cudaErrorInvalidResourceHandle);
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+    EMU_LOCK;
+    if (!event || !g_events.count(event) || !valid_stream(stream))
+        return fail(cudaErrorInvalidResourceHandle);
+    if (!stream && thread_captures_strictly()) return fail(cudaErrorStreamCaptureImplicit);
+    if (capture_state* c = capturing(stream)) {
+        graph_node n = {};
+        n.kind = graph_node::EVENT;
+        n.event = event;
+        c->nodes.push_back(n);
+        return cudaSuccess;
+    }
+    *event = {true, now_ns()};
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+    EMU_LOCK;
+    if (!event || !g_events.count(event)) return fail(cudaErrorInvalidResourceHandle);
+    if (capture_forbids()) return cudaErrorStreamCaptureUnsupported;
+    ++g_counts.syncs;
+    return cudaSuccess;
+}
+
+/* Milliseconds from `start` to `end`, both recorded and executed. */
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    EMU_LOCK;
+    if (!ms) return fail(cudaErrorInvalidValue);
+    if (!start || !end || !g_events.count(start) || !g_events.count(end))
+        return fail(cudaErrorInvalidResourceHandle);
+    if (!start->recorded || !end->recorded) return fail(cudaErrorInvalidResourceHandle);
+    *ms = static_cast<float>(static_cast<double>(static_cast<int64_t>(end->ns - start->ns)) / 1e6);
+    return cudaSuccess;
 }
 
 /* ---- the launch engine -------------------------------------------------------------- */
@@ -701,14 +1115,41 @@ bool launch_check(const launch_site& site, dim3 grid, dim3 block, size_t shmem,
     if (!valid_stream(stream))
         return launch_error(cudaErrorInvalidResourceHandle, site, "stream %p is not live",
                             static_cast<const void*>(stream));
+    if (stream && stream->device != t_device)
+        return launch_error(cudaErrorInvalidResourceHandle, site,
+                            "stream of device %d while device %d is current", stream->device,
+                            t_device);
+    if (!stream && thread_captures_strictly())
+        return launch_error(cudaErrorStreamCaptureImplicit, site,
+                            "on the legacy stream while this thread captures a stream");
+    return true;
+}
+
+bool capture_launch(const launch_site& site, dim3 grid, dim3 block, cudaStream_t stream,
+                    const recorded_launch& launch) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    capture_state* c = capturing(stream);
+    if (!c) return false;
+    graph_node n = {};
+    n.kind = graph_node::KERNEL;
+    n.site = site;
+    n.grid = grid;
+    n.block = block;
+    n.launch = launch;
+    c->nodes.push_back(n);
     return true;
 }
 
 bool check_pointer_arg(const launch_site& site, int index, const void* p) {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (!p || is_device(p, 0)) return true;
-    fault(cudaErrorIllegalAddress, "%s:%d: %s: argument %d (%p) is not device memory", site.file,
-          site.line, site.kernel, index, p);
+    const allocation* a = p ? find_device(p, 0) : nullptr;
+    if (!p || (a && a->device == t_device)) return true;
+    if (a)
+        fault(cudaErrorIllegalAddress, "%s:%d: %s: argument %d (%p) is memory of device %d, not %d",
+              site.file, site.line, site.kernel, index, p, a->device, t_device);
+    else
+        fault(cudaErrorIllegalAddress, "%s:%d: %s: argument %d (%p) is not device memory",
+              site.file, site.line, site.kernel, index, p);
     return false;
 }
 
@@ -755,6 +1196,7 @@ void launch_run(const launch_site& site, dim3 grid, dim3 block, void (*body)(voi
     k.cooperative += r.coop;
     k.mma_launches += r.mma_lanes > 0;
     k.mma_ops += r.mma_lanes / 32;
+    ++(t_replaying ? g_counts.graph_kernels : g_counts.launches);
 }
 
 namespace {
@@ -976,6 +1418,28 @@ extern "C" CUDA_EMU_EXPORT int cvml_cuda_emu_kernel_stat(int index, const char**
     *threads = it->second.threads;
     *cooperative = it->second.cooperative;
     return 1;
+}
+
+extern "C" CUDA_EMU_EXPORT void cvml_cuda_emu_counts_get(cvml_cuda_emu_counts* out) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    *out = g_counts;
+    out->host_allocations = g_host_allocs.size();
+    out->host_bytes = 0;
+    for (const auto& h : g_host_allocs) out->host_bytes += h.second;
+    out->graphs = g_graphs.size();
+    out->graph_execs = g_execs.size();
+    out->events = g_events.size();
+}
+
+extern "C" CUDA_EMU_EXPORT uint64_t cvml_cuda_emu_device_bytes(int device) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_device_bytes.find(device);
+    return it == g_device_bytes.end() ? 0 : it->second;
+}
+
+extern "C" CUDA_EMU_EXPORT void cvml_cuda_emu_reset_peak(void) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_peak_bytes = g_live_bytes;
 }
 
 /* From a kernel (whose launch holds the mutex) or from host code (which does not). */

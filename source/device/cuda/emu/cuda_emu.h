@@ -28,6 +28,26 @@ CUDA_EMU_EXPORT void cvml_cuda_emu_memory(uint64_t* allocations, uint64_t* bytes
 /* The first fault's description ("" when none): faults are sticky. */
 CUDA_EMU_EXPORT const char* cvml_cuda_emu_fault(void);
 
+/* What the host asked of the runtime since the plugin was loaded: work sent directly and
+ * through graphs, host waits, and the handles and pinned memory live now. */
+typedef struct cvml_cuda_emu_counts {
+    uint64_t launches; /* kernels launched on a stream (not by a graph launch) */
+    uint64_t copies;   /* copies made at the call (not by a graph launch) */
+    uint64_t syncs;    /* host waits: stream, event or device synchronisations and
+                          synchronous copies */
+    uint64_t captures; /* stream captures ended into a graph */
+    uint64_t graph_launches;
+    uint64_t graph_kernels;                /* kernels run by graph launches */
+    uint64_t graph_copies;                 /* copies run by graph launches */
+    uint64_t host_allocations, host_bytes; /* pinned host memory live now */
+    uint64_t graphs, graph_execs, events;  /* handles live now */
+} cvml_cuda_emu_counts;
+CUDA_EMU_EXPORT void cvml_cuda_emu_counts_get(cvml_cuda_emu_counts* out);
+/* Device memory live now on one device (cudaSetDevice's numbering). */
+CUDA_EMU_EXPORT uint64_t cvml_cuda_emu_device_bytes(int device);
+/* Starts the peak of cvml_cuda_emu_memory again from what is live now. */
+CUDA_EMU_EXPORT void cvml_cuda_emu_reset_peak(void);
+
 #ifdef __cplusplus
 }
 

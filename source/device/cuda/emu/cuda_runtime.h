@@ -16,9 +16,17 @@
  *   that cannot complete (a thread exited, or waits at another barrier) is a fault.
  * - Faults are sticky, as in a CUDA context: every later call returns the error. The
  *   details go to stderr.
+ * - Streams capture into graphs (cudaStreamBeginCapture ... cudaStreamEndCapture): the
+ *   launches, copies and event records are kept, and each cudaGraphLaunch of the
+ *   instance runs them in order. Calls that could synchronise are refused during a
+ *   capture as CUDA refuses them. Pinned host memory (cudaHostAlloc) is tracked; events
+ *   read the host clock when they execute.
+ * - CVML_CUDA_EMU_DEVICES=N emulates N devices (0: none), the current one per host
+ *   thread (cudaSetDevice); memory and streams belong to the device current when made,
+ *   and a kernel runs only on its stream's device, touching only that device's memory.
  * - CVML_CUDA_EMU_ORDER=reverse runs blocks and threads in reverse order (a kernel
- *   whose result depends on thread order has a race); CVML_CUDA_EMU_DEVICES=0 reports
- *   no device; CVML_CUDA_EMU_MEMORY=BYTES caps device memory. */
+ *   whose result depends on thread order has a race); CVML_CUDA_EMU_MEMORY=BYTES caps
+ *   each device's memory. */
 #pragma once
 
 #ifdef __CUDACC__
@@ -29,6 +37,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <functional>
 #include <type_traits>
 
 /* ---- language --------------------------------------------------------------------- */
@@ -74,8 +83,14 @@ enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
+    cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchFailure = 719,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureImplicit = 906,
+    cudaErrorStreamCaptureWrongThread = 908,
 };
 typedef enum cudaError cudaError_t;
 
@@ -91,6 +106,33 @@ struct CUstream_st;
 typedef struct CUstream_st* cudaStream_t;
 constexpr unsigned int cudaStreamDefault = 0;
 constexpr unsigned int cudaStreamNonBlocking = 1;
+constexpr unsigned int cudaHostAllocDefault = 0;
+
+/* Stream capture (CUDA graphs): between cudaStreamBeginCapture and
+ * cudaStreamEndCapture, launches, copies and event records on the stream are recorded
+ * into a graph instead of running; cudaGraphLaunch of its instance runs them in order.
+ * While a thread captures in a mode other than relaxed (or any thread captures in
+ * global mode) the calls that could synchronise (allocation, free, synchronous copies,
+ * synchronisations) fail with cudaErrorStreamCaptureUnsupported and invalidate the
+ * capture, as on a GPU. */
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2,
+};
+enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2,
+};
+struct CUgraph_st;
+typedef struct CUgraph_st* cudaGraph_t;
+struct CUgraphExec_st;
+typedef struct CUgraphExec_st* cudaGraphExec_t;
+/* Events time the host clock when they execute (work runs at the call, or at a graph's
+ * replay), so the time between two of them is what the work between them took here. */
+struct CUevent_st;
+typedef struct CUevent_st* cudaEvent_t;
 
 struct cudaDeviceProp {
     char name[256];
@@ -111,6 +153,7 @@ cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int* device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaMalloc(void** ptr, size_t bytes);
@@ -123,6 +166,21 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t str
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int flags);
+cudaError_t cudaFreeHost(void* ptr);
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                 unsigned long long flags = 0);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaEventCreate(cudaEvent_t* event);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 
 /* ---- device intrinsics ------------------------------------------------------------ */
 
@@ -219,14 +277,22 @@ struct launch_site {
     int line;
 };
 
-/* Checks the configuration and the stream; false with the last error set. */
+/* Checks the configuration and the stream (live, of the current device, not an
+ * implicit join of a capture); false with the last error set. */
 bool launch_check(const launch_site& site, dim3 grid, dim3 block, size_t shmem,
                   cudaStream_t stream);
-/* A pointer argument must be null or inside a live device allocation (a GPU would fault
- * on a host pointer); false with a sticky fault otherwise. */
+/* A pointer argument must be null or inside a live device allocation of the current
+ * device (a GPU would fault on a host pointer); false with a sticky fault otherwise. */
 bool check_pointer_arg(const launch_site& site, int index, const void* p);
 /* Runs the grid: body(arg) once per thread, with the indices set. */
 void launch_run(const launch_site& site, dim3 grid, dim3 block, void (*body)(void*), void* arg);
+
+/* A launch as a graph keeps it: it checks its arguments and runs the grid when called. */
+typedef std::function<void(const launch_site&, dim3, dim3)> recorded_launch;
+/* When `stream` is being captured, records the launch into its graph and returns true;
+ * false when it is not (the launch runs now). */
+bool capture_launch(const launch_site& site, dim3 grid, dim3 block, cudaStream_t stream,
+                    const recorded_launch& launch);
 
 template <typename A>
 bool check_arg(const launch_site& site, int index, const A& a) {
@@ -238,12 +304,9 @@ bool check_arg(const launch_site& site, int index, const A& a) {
     return true;
 }
 
-/* The arguments are copied once, as a launch copies them to the device; each thread
- * then calls the kernel with its own copies. */
+/* Checks the arguments (pointers against the live allocations) and runs the grid. */
 template <typename K, typename... A>
-void launch(const launch_site& site, dim3 grid, dim3 block, cudaStream_t stream, K kernel,
-            A... args) {
-    if (!launch_check(site, grid, block, 0, stream)) return;
+void run_grid(const launch_site& site, dim3 grid, dim3 block, K kernel, A... args) {
     int index = 0;
     bool ok = true;
     ((ok = ok && check_arg(site, index++, args)), ...);
@@ -251,6 +314,20 @@ void launch(const launch_site& site, dim3 grid, dim3 block, cudaStream_t stream,
     auto body = [&]() { kernel(args...); };
     launch_run(
         site, grid, block, [](void* p) { (*static_cast<decltype(body)*>(p))(); }, &body);
+}
+
+/* The arguments are copied once, as a launch copies them to the device (a captured
+ * launch keeps its copies for every replay); each thread then calls the kernel with its
+ * own copies. */
+template <typename K, typename... A>
+void launch(const launch_site& site, dim3 grid, dim3 block, cudaStream_t stream, K kernel,
+            A... args) {
+    if (!launch_check(site, grid, block, 0, stream)) return;
+    const recorded_launch later = [kernel, args...](const launch_site& s, dim3 g, dim3 b) {
+        run_grid(s, g, b, kernel, args...);
+    };
+    if (capture_launch(site, grid, block, stream, later)) return;
+    run_grid(site, grid, block, kernel, args...);
 }
 
 }  // namespace cuda_emu
