@@ -124,8 +124,8 @@ TEST_F(TensorCores, ResNet18RunsEveryConvAndTheDenseOnTensorCores) {
         uint64_t allocations = 0, bytes = 0, peak = 0, streams = 0;
         if (memory) memory(&allocations, &bytes, &peak, &streams);
         printf("resnet18 prepared: %llu device allocations, %llu bytes live, %llu peak\n",
-               static_cast<unsigned long long>(allocations),
-               static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(peak));
+               static_cast<unsigned long long>(allocations), static_cast<unsigned long long>(bytes),
+               static_cast<unsigned long long>(peak));
         if (h) dlclose(h);
     }
     const int convs = nodes_on_cuda(gpu.graph, "conv2d"), dense = nodes_on_cuda(gpu.graph, "dense");

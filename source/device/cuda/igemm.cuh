@@ -225,7 +225,10 @@ __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const
                              int64_t m0, int32_t o0, const cuda_tail& tail, int* last) {
     __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0) *last = atomicAdd(counter, 1) == splits - 1;
+    if (threadIdx.x == 0) {
+        __threadfence(); /* the block's atomics, seen through the barrier, before the count */
+        *last = atomicAdd(counter, 1) == splits - 1;
+    }
     __syncthreads();
     if (!*last) return;
     if (threadIdx.x == 0) CUDA_PATH("igemm: split K, the last split applies the tail");
