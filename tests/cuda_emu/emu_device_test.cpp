@@ -29,6 +29,8 @@ struct Emu {
     void (*memory)(uint64_t*, uint64_t*, uint64_t*, uint64_t*) = nullptr;
     const char* (*fault)(void) = nullptr;
     uint64_t (*device_bytes)(int) = nullptr;
+    void (*reset_peak)(void) = nullptr;
+    uint64_t (*arena_bytes)(void) = nullptr;
 };
 
 Emu find_emu() {
@@ -42,8 +44,10 @@ Emu find_emu() {
         dlsym(h, "cvml_cuda_emu_memory"));
     e.fault = reinterpret_cast<const char* (*)(void)>(dlsym(h, "cvml_cuda_emu_fault"));
     e.device_bytes = reinterpret_cast<uint64_t (*)(int)>(dlsym(h, "cvml_cuda_emu_device_bytes"));
+    e.reset_peak = reinterpret_cast<void (*)(void)>(dlsym(h, "cvml_cuda_emu_reset_peak"));
+    e.arena_bytes = reinterpret_cast<uint64_t (*)(void)>(dlsym(h, "cvml_cuda_emu_arena_bytes"));
     dlclose(h);  // still loaded by the library
-    EXPECT_TRUE(e.counts && e.memory && e.fault && e.device_bytes);
+    EXPECT_TRUE(e.counts && e.memory && e.fault && e.device_bytes && e.reset_peak && e.arena_bytes);
     return e;
 }
 
@@ -242,6 +246,54 @@ TEST_F(CudaDevice, AProfiledRunGivesEachNodeItsGpuTime) {
     const cvml_cuda_emu_counts again = counts_now(emu);
     EXPECT_EQ(gpu.run(3), cpu.run(3));
     EXPECT_EQ(since(again, counts_now(emu)).graph_launches, 1u);
+}
+
+/* The bytes of the graph's parameters as the GPU needs them: int8 where their precision
+ * is at most 8 (weights, packed), int32 otherwise (biases). */
+uint64_t parameter_bytes(cvml_graph* g, uint64_t* as_int32) {
+    int count = 0;
+    uint64_t bytes = 0;
+    *as_int32 = 0;
+    cvml_graph_tensor_count(g, &count);
+    for (int i = 0; i < count; ++i) {
+        cvml_tensor* t = nullptr;
+        int is_const = 0, precision = 32;
+        size_t n = 0;
+        if (cvml_graph_get_tensor(g, i, &t) || cvml_tensor_is_const(t, &is_const) || !is_const)
+            continue;
+        cvml_tensor_element_count(t, &n);
+        cvml_tensor_precision(t, &precision);
+        bytes += n * (precision <= 8 ? 1 : 4);
+        *as_int32 += n * 4;
+    }
+    return bytes;
+}
+
+/* Issue 17, device memory: ResNet-18 holds at most 1.3 x (its int8 weights + the arena of
+ * its intermediate tensors) on the GPU, at its peak from prerun through captured runs:
+ * the int32 copies of the packed weights are never on the device. */
+TEST_F(CudaDevice, ResNet18HoldsLittleMoreThanItsInt8WeightsAndArena) {
+    uint64_t allocations = 0, live = 0, peak = 0, streams = 0;
+    emu.memory(&allocations, &live, &peak, &streams);
+    const uint64_t before = live;
+    emu.reset_peak();
+    Model cpu("resnet18", 32, {"cpu"});
+    Model gpu("resnet18", 32, {"cuda"});
+    ASSERT_TRUE(gpu.g);
+    for (uint32_t r = 1; r <= 3; ++r) EXPECT_EQ(gpu.run(r), cpu.run(r));
+    const uint64_t arena = emu.arena_bytes();
+    uint64_t int32_params = 0;
+    const uint64_t params = parameter_bytes(gpu.g, &int32_params);
+    emu.memory(&allocations, &live, &peak, &streams);
+    const double held = static_cast<double>(peak - before);
+    const double bound = 1.3 * static_cast<double>(params + arena);
+    printf(
+        "device memory: peak %.2f MB; int8 weights (+ int32 biases) %.2f MB, arena %.2f MB, "
+        "bound %.2f MB; the parameters as int32 would be %.2f MB\n",
+        held / 1e6, static_cast<double>(params) / 1e6, static_cast<double>(arena) / 1e6,
+        bound / 1e6, static_cast<double>(int32_params) / 1e6);
+    EXPECT_GT(arena, 0u);
+    EXPECT_LE(held, bound);
 }
 
 /* ---- several GPUs ------------------------------------------------------------------ */

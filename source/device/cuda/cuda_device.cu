@@ -22,6 +22,12 @@
 #include "cvml_plugin.h"
 #include "gather.cuh"
 
+#ifndef __CUDACC__
+#include <atomic>
+
+#include "cuda_emu.h"
+#endif
+
 CVML_PLUGIN_DEFINE("cuda", CVML_CUDA_PLUGIN_VERSION);
 
 const cvml_ir_api* cuda_ir;
@@ -29,6 +35,21 @@ const cvml_ir_api* cuda_ir;
 namespace {
 
 const cvml_host_api* g_host;
+
+#ifndef __CUDACC__
+/* The emulated build tells the tests how much device memory the arenas hold. */
+std::atomic<uint64_t> g_emu_arena_bytes{0};
+#endif
+void note_arena(size_t bytes, bool made) {
+#ifndef __CUDACC__
+    if (made)
+        g_emu_arena_bytes += bytes;
+    else
+        g_emu_arena_bytes -= bytes;
+#else
+    (void)bytes, (void)made;
+#endif
+}
 
 constexpr size_t kAlign = 256;
 
@@ -77,6 +98,29 @@ void stream_release(const cvml_ir_graph* g, int device) {
             cudaStreamDestroy(g_streams[i].stream);
 }
 
+/* ---- boundary buffers ------------------------------------------------------------------
+ * What mem_alloc hands the scheduler is a handle, not device memory: the memory is made
+ * at the prerun of the subgraph that uses the buffer, and never for a constant that no
+ * kernel reads (each reader packed it at prerun from the host's copy), so the int32
+ * copies of packed weights are never on the GPU (ResNet-18: 46.7 MB against 11.7 MB
+ * packed). Only this plugin's own entry points see the handles. */
+struct boundary_buffer {
+    void* dev; /* device memory; null: not made yet, or unused */
+    size_t bytes;
+    int gpu;
+    int unused; /* a constant no kernel reads: uploads to it are dropped */
+};
+
+boundary_buffer* as_buffer(const void* handle) {
+    return static_cast<boundary_buffer*>(const_cast<void*>(handle));
+}
+
+/* The buffer's device memory, made at its first use (its GPU current). */
+int materialize(boundary_buffer* b) {
+    if (b->dev || b->unused) return CVML_OK;
+    return cuda_check(cudaMalloc(&b->dev, b->bytes ? b->bytes : 1), "cudaMalloc (boundary)");
+}
+
 /* ---- subgraph state ------------------------------------------------------------------ */
 
 /* A boundary tensor of a subgraph: its device buffer (the scheduler's) and the pinned
@@ -108,6 +152,7 @@ struct sg_state {
     int has_stream;
     uint8_t* arena;
     int32_t** tensor_ptr; /* per tensor of the graph */
+    size_t arena_bytes;
     node_exec* nodes;
     int32_t node_count;
     staged* in; /* per subgraph input, in the scheduler's order */
@@ -155,6 +200,7 @@ void free_state(sg_state* st) {
     for (int32_t i = 0; i < st->node_count; ++i) free_node(&st->nodes[i]);
     free(st->nodes);
     if (st->arena) cudaFree(st->arena);
+    note_arena(st->arena_bytes, false);
     free(st->tensor_ptr);
     free_staging(st->in, st->in_count);
     free_staging(st->out, st->out_count);
@@ -248,12 +294,7 @@ constexpr int32_t kNeverWritten = -2;
  * read elsewhere are boundary outputs). */
 int plan_memory(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st,
                 const int32_t* write_step) {
-    for (int32_t i = 0; i < cuda_ir->subgraph_input_count(sg); ++i)
-        st->tensor_ptr[cuda_ir->tensor_index(cuda_ir->subgraph_input(g, sg, i))] =
-            static_cast<int32_t*>(cuda_ir->subgraph_input_buffer(sg, i));
-    for (int32_t i = 0; i < cuda_ir->subgraph_output_count(sg); ++i)
-        st->tensor_ptr[cuda_ir->tensor_index(cuda_ir->subgraph_output(g, sg, i))] =
-            static_cast<int32_t*>(cuda_ir->subgraph_output_buffer(sg, i));
+    // Boundary outputs are in the scheduler's buffers (bind_boundary): not placed here.
     const int32_t steps = cuda_ir->subgraph_node_count(sg);
     const int32_t tensors = cuda_ir->graph_tensor_count(g);
     int32_t* last_read = static_cast<int32_t*>(malloc(sizeof(int32_t) * (tensors + 1)));
@@ -295,6 +336,8 @@ int plan_memory(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st
         void* p = nullptr;
         rc = cuda_check(cudaMalloc(&p, total), "cudaMalloc (arena)");
         st->arena = static_cast<uint8_t*>(p);
+        if (!rc) st->arena_bytes = total;
+        if (!rc) note_arena(total, true);
     }
     for (int32_t i = 0; i < n && !rc; ++i)
         st->tensor_ptr[s[i].tensor] = reinterpret_cast<int32_t*>(st->arena + s[i].offset);
@@ -324,6 +367,42 @@ int prepare_nodes(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* 
     return CVML_OK;
 }
 
+/* ---- boundary buffers ---------------------------------------------------------------- */
+
+/* 1 when a node that runs reads graph tensor `t` from the device: a kernel node's input
+ * it did not mark unread, or an operand of a fused tail. */
+bool read_on_device(const sg_state* st, int32_t t) {
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        const node_exec* ne = &st->nodes[i];
+        for (int32_t k = 0; k < ne->ctx.input_count; ++k)
+            if (ne->tensors[k].index == t && (ne->fused || !((ne->ctx.unread_inputs >> k) & 1u)))
+                return true;
+        for (int32_t c = 0; c < ne->ctx.tail.count; ++c)
+            if (ne->tail_operand[c] == t) return true;
+    }
+    return false;
+}
+
+/* Device memory for the subgraph's boundary buffers, but for constants no kernel reads;
+ * their addresses into tensor_ptr. */
+int bind_boundary(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st) {
+    const int32_t ins = cuda_ir->subgraph_input_count(sg);
+    const int32_t outs = cuda_ir->subgraph_output_count(sg);
+    for (int32_t i = 0; i < ins + outs; ++i) {
+        const bool is_in = i < ins;
+        const cvml_ir_tensor* t =
+            is_in ? cuda_ir->subgraph_input(g, sg, i) : cuda_ir->subgraph_output(g, sg, i - ins);
+        boundary_buffer* b = as_buffer(is_in ? cuda_ir->subgraph_input_buffer(sg, i)
+                                             : cuda_ir->subgraph_output_buffer(sg, i - ins));
+        const int32_t index = cuda_ir->tensor_index(t);
+        if (is_in && cuda_ir->tensor_is_const(t) && !read_on_device(st, index)) b->unused = 1;
+        int rc = materialize(b);
+        if (rc) return rc;
+        st->tensor_ptr[index] = static_cast<int32_t*>(b->dev);
+    }
+    return CVML_OK;
+}
+
 /* ---- boundary staging ------------------------------------------------------------------ */
 
 /* Pinned host buffers for the subgraph's inputs (constants excepted) and outputs. */
@@ -341,8 +420,9 @@ int prepare_staging(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state
         const cvml_ir_tensor* t =
             is_in ? cuda_ir->subgraph_input(g, sg, k) : cuda_ir->subgraph_output(g, sg, k);
         staged* b = is_in ? &st->in[k] : &st->out[k];
-        b->dev =
-            is_in ? cuda_ir->subgraph_input_buffer(sg, k) : cuda_ir->subgraph_output_buffer(sg, k);
+        b->dev = as_buffer(is_in ? cuda_ir->subgraph_input_buffer(sg, k)
+                                 : cuda_ir->subgraph_output_buffer(sg, k))
+                     ->dev;
         b->bytes = static_cast<size_t>(cuda_ir->tensor_element_count(t)) * sizeof(int32_t);
         if (is_in && cuda_ir->tensor_is_const(t)) continue;
         int rc = cuda_check(cudaHostAlloc(&b->host, b->bytes ? b->bytes : 1, cudaHostAllocDefault),
@@ -677,6 +757,7 @@ int cu_prerun(cvml_device* dev, cvml_ir_graph* g, cvml_ir_subgraph* sg,
     if (!rc && !write_step) rc = cuda_fail(CVML_ERR_RUNTIME, "out of memory");
     if (!rc) rc = prepare_nodes(g, sg, st);
     if (!rc) rc = plan_fusion(g, sg, st, write_step);
+    if (!rc) rc = bind_boundary(g, sg, st);
     if (!rc) rc = plan_memory(g, sg, st, write_step);
     free(write_step);
     if (!rc) rc = prepare_staging(g, sg, st);
@@ -719,21 +800,34 @@ void cu_postrun(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
     cuda_ir->subgraph_set_state(sg, nullptr);
 }
 
+/* A handle (boundary_buffer); its device memory comes at the subgraph's prerun. */
 int cu_alloc(cvml_device* dev, size_t bytes, void** out) {
-    *out = nullptr;
-    int rc = cuda_check(cudaSetDevice(device_of(dev)), "cudaSetDevice");
-    return rc ? rc : cuda_check(cudaMalloc(out, bytes ? bytes : 1), "cudaMalloc");
+    boundary_buffer* b = static_cast<boundary_buffer*>(calloc(1, sizeof(boundary_buffer)));
+    *out = b;
+    if (!b) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+    b->bytes = bytes;
+    b->gpu = device_of(dev);
+    return CVML_OK;
 }
 
-void cu_free(cvml_device* dev, void* p) {
-    cudaSetDevice(device_of(dev));
-    cudaFree(p);
+void cu_free(cvml_device*, void* p) {
+    boundary_buffer* b = as_buffer(p);
+    if (!b) return;
+    if (b->dev) {
+        cudaSetDevice(b->gpu);
+        cudaFree(b->dev);
+    }
+    free(b);
 }
 
-int cu_to_device(cvml_device* dev, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+int cu_to_device(cvml_device*, cvml_ir_subgraph* sg, void* handle, const void* src, size_t bytes) {
     sg_state* st = state_of(sg);
-    int rc = cuda_check(cudaSetDevice(st ? st->device : device_of(dev)), "cudaSetDevice");
+    boundary_buffer* buffer = as_buffer(handle);
+    if (buffer->unused) return CVML_OK;  // a constant no kernel reads
+    int rc = cuda_check(cudaSetDevice(buffer->gpu), "cudaSetDevice");
+    if (!rc) rc = materialize(buffer);
     if (rc) return rc;
+    void* dst = buffer->dev;
     staged* b = st ? find_staged(st->in, st->in_count, dst) : nullptr;
     if (!b || b->bytes != bytes) {
         // A constant, uploaded once: from pageable memory the call returns once `src`
@@ -752,10 +846,13 @@ int cu_to_device(cvml_device* dev, cvml_ir_subgraph* sg, void* dst, const void* 
     return CVML_OK;
 }
 
-int cu_to_host(cvml_device* dev, cvml_ir_subgraph* sg, void* dst, const void* src, size_t bytes) {
+int cu_to_host(cvml_device*, cvml_ir_subgraph* sg, void* dst, const void* handle, size_t bytes) {
     sg_state* st = state_of(sg);
-    int rc = cuda_check(cudaSetDevice(st ? st->device : device_of(dev)), "cudaSetDevice");
+    boundary_buffer* buffer = as_buffer(handle);
+    int rc = cuda_check(cudaSetDevice(buffer->gpu), "cudaSetDevice");
+    if (!rc) rc = materialize(buffer);
     if (rc) return rc;
+    const void* src = buffer->dev;
     staged* b = st ? find_staged(st->out, st->out_count, src) : nullptr;
     if (!b || b->bytes != bytes) {
         cudaStream_t s = st ? st->stream : nullptr;
@@ -848,6 +945,12 @@ __global__ void copy_kernel(const int32_t* x, int32_t* y, int64_t n) {
         y[i] = x[i];
 }
 }  // namespace
+
+#ifndef __CUDACC__
+extern "C" CUDA_EMU_EXPORT uint64_t cvml_cuda_emu_arena_bytes(void) {
+    return g_emu_arena_bytes.load();
+}
+#endif
 
 int cuda_copy_input0(cuda_node_ctx* ctx) {
     int64_t n = cuda_count(ctx->outputs[0]);

@@ -77,6 +77,10 @@ typedef struct cuda_node_ctx {
      * after it: tail holds their steps at run, and out[0] is the last one's output. */
     int32_t tail_capacity;
     cuda_tail tail;
+    /* Set by prerun: bit k when run never reads in[k] (a constant the kernel packed at
+     * prerun from the host's copy). When no other node reads that constant, the device
+     * keeps no device copy of it and in[k] is null at run. */
+    uint32_t unread_inputs;
 } cuda_node_ctx;
 
 typedef struct cuda_kernel {

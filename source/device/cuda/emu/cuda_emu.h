@@ -47,6 +47,9 @@ CUDA_EMU_EXPORT void cvml_cuda_emu_counts_get(cvml_cuda_emu_counts* out);
 CUDA_EMU_EXPORT uint64_t cvml_cuda_emu_device_bytes(int device);
 /* Starts the peak of cvml_cuda_emu_memory again from what is live now. */
 CUDA_EMU_EXPORT void cvml_cuda_emu_reset_peak(void);
+/* Exported by the plugin's own code (cuda_device.cu) in its emulated build: the bytes of
+ * the device arenas (intermediate tensors) of the subgraphs prepared now. */
+CUDA_EMU_EXPORT uint64_t cvml_cuda_emu_arena_bytes(void);
 
 #ifdef __cplusplus
 }
