@@ -39,15 +39,13 @@ static inline void ir_storage_store(void* p, int storage, int64_t i, int32_t v) 
 }
 
 typedef struct ir_tensor {
+    /* Fields in an order with no padding on 32-bit targets (96 bytes a tensor). */
     char* name; /* a string of the graph (ir_graph_strdup) */
     int32_t index;
     int32_t ndim;
-    int64_t dims[CVML_MAX_DIMS];
     int32_t precision; /* bits, 1..32 once verified; -1 unknown */
-    uint8_t storage;   /* enum tensor_storage */
-    uint8_t kind;      /* enum tensor_kind */
-    uint8_t file_bits; /* TENSOR_CONST: element width in the params blob (8 or 32) */
-    int32_t producer;  /* node index */
+    int64_t dims[CVML_MAX_DIMS];
+    int32_t producer; /* node index */
     int32_t producer_output;
     int32_t* consumers; /* node indices, in node order (in graph->consumer_block) */
     int32_t consumer_count;
@@ -59,8 +57,11 @@ typedef struct ir_tensor {
      * the blob's width, which may be int32 for a precision of at most 8). Read them
      * with ir_const_value(). */
     void* const_data;
+    void* data;        /* host buffer while a graph runs (arena, const or input) */
+    uint8_t storage;   /* enum tensor_storage */
+    uint8_t kind;      /* enum tensor_kind */
+    uint8_t file_bits; /* TENSOR_CONST: element width in the params blob (8 or 32) */
     uint8_t const_borrowed;
-    void* data; /* host buffer while a graph runs (arena, const or input) */
 } ir_tensor;
 
 typedef struct ir_attr {
