@@ -48,7 +48,8 @@
  *  - A struct shorter than its minor 0 layout is refused (it was not written for this
  *    ABI).
  * History: 2.0 is the C ABI (1.x exposed the C++ IR). 2.1 appended
- * `cvml_device::island_work_per_element` and `cvml_ir_api::tensor_storage`.
+ * `cvml_device::island_work_per_element` and `cvml_ir_api::tensor_storage`. 2.2
+ * appended `cvml_ir_api::graph_profiling` and `cvml_ir_api::node_set_time`.
  */
 #ifndef CVML_PLUGIN_H
 #define CVML_PLUGIN_H
@@ -64,7 +65,7 @@ extern "C" {
 #endif
 
 #define CVML_PLUGIN_ABI_MAJOR 2u
-#define CVML_PLUGIN_ABI_MINOR 1u
+#define CVML_PLUGIN_ABI_MINOR 2u
 #define CVML_PLUGIN_ABI_MAKE(major, minor) (((uint32_t)(major) << 16) | (uint32_t)(minor))
 #define CVML_PLUGIN_ABI_VERSION CVML_PLUGIN_ABI_MAKE(CVML_PLUGIN_ABI_MAJOR, CVML_PLUGIN_ABI_MINOR)
 #define CVML_PLUGIN_ABI_MAJOR_OF(version) ((uint32_t)(version) >> 16)
@@ -236,6 +237,14 @@ typedef struct cvml_ir_api {
     /** Bytes per element of the tensor's host data: 4, or 1 / 2 for tensors the CPU
      * device keeps narrow (a plugin's boundary buffers are always 4). */
     int32_t (*tensor_storage)(const cvml_ir_tensor* t);
+
+    /* ---- 2.2 ---- */
+    /** 1 while the graph is profiled (cvml_graph_set_profiling): a device then times each
+     * node it runs and reports the time with node_set_time before its run returns (a
+     * device with memory: before copy_to_host returns). */
+    int (*graph_profiling)(const cvml_ir_graph* g);
+    /** Records how long `node` took in this run, in nanoseconds (cvml_graph_node_time). */
+    void (*node_set_time)(const cvml_ir_graph* g, const cvml_ir_node* node, uint64_t nanoseconds);
 } cvml_ir_api;
 
 /** What the library offers a plugin's entry point. Valid until the plugin is unloaded

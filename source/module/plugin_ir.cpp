@@ -176,6 +176,14 @@ int32_t tensor_storage(const ir_tensor* t) {
     return t->storage ? static_cast<int32_t>(t->storage) : static_cast<int32_t>(STORAGE_INT32);
 }
 
+int graph_profiling(const ir_graph* g) {
+    return g->profiling && g->node_time_ns ? 1 : 0;
+}
+void node_set_time(const ir_graph* g, const ir_node* node, uint64_t nanoseconds) {
+    if (g->profiling && g->node_time_ns && node->index >= 0 && node->index < g->node_count)
+        g->node_time_ns[node->index] = nanoseconds;
+}
+
 const cvml_ir_api kIrApi = {
     sizeof(cvml_ir_api),
     CVML_PLUGIN_ABI_VERSION,
@@ -214,6 +222,8 @@ const cvml_ir_api kIrApi = {
     tensor_set_data,
     tensor_const_value,
     tensor_storage,
+    graph_profiling,
+    node_set_time,
 };
 
 }  // namespace

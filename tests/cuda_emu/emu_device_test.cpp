@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -193,6 +194,54 @@ TEST_F(CudaDevice, ReleasingAGraphFreesItsStagingAndCudaGraph) {
     emu.memory(&allocations, &bytes, &peak, &streams);
     EXPECT_EQ(allocations, 0u);
     EXPECT_EQ(streams, 0u);
+}
+
+/* Issue 17, tooling: a profiled run reports each node's GPU time from CUDA events
+ * (cvml_graph_node_time; cvml run --profile and cvml bench --profile print it). Every
+ * convolution and the dense get a time; fused nodes none (theirs is their head's); the
+ * sum is within the run's wall time and most of it (the emulated kernels dominate);
+ * still one host wait, and the CPU's bytes. */
+TEST_F(CudaDevice, AProfiledRunGivesEachNodeItsGpuTime) {
+    Model cpu("resnet18", 32, {"cpu"});
+    Model gpu("resnet18", 32, {"cuda"});
+    ASSERT_TRUE(cpu.g && gpu.g);
+    gpu.run(1);
+    ASSERT_EQ(cvml_graph_set_profiling(gpu.g, 1), CVML_OK);
+    const cvml_cuda_emu_counts before = counts_now(emu);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<int32_t> got = gpu.run(2);
+    const double wall_ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    const cvml_cuda_emu_counts d = since(before, counts_now(emu));
+    EXPECT_EQ(got, cpu.run(2));
+    EXPECT_EQ(d.syncs, 1u);
+    EXPECT_EQ(d.graph_launches, 0u) << "a profiled run is enqueued directly, between events";
+    int count = 0, timed = 0, heavy = 0;
+    double sum = 0;
+    cvml_graph_node_count(gpu.g, &count);
+    for (int i = 0; i < count; ++i) {
+        const char *name = "", *op = "";
+        cvml_graph_node_info(gpu.g, i, &name, &op);
+        uint64_t ns = 0;
+        ASSERT_EQ(cvml_graph_node_time(gpu.g, i, &ns), CVML_OK);
+        sum += static_cast<double>(ns);
+        timed += ns > 0;
+        if (strcmp(op, "conv2d") == 0 || strcmp(op, "dense") == 0) {
+            ++heavy;
+            EXPECT_GT(ns, 0u) << name;
+        }
+    }
+    EXPECT_EQ(heavy, 21);
+    EXPECT_GE(timed, heavy);
+    EXPECT_LE(sum, wall_ns);
+    EXPECT_GE(sum, 0.5 * wall_ns) << "the kernels are most of an emulated run";
+    printf("profiled run: %d nodes timed, %.1f ms of %.1f ms wall\n", timed, sum / 1e6,
+           wall_ns / 1e6);
+    // Profiling off: the next runs replay the graph again.
+    ASSERT_EQ(cvml_graph_set_profiling(gpu.g, 0), CVML_OK);
+    const cvml_cuda_emu_counts again = counts_now(emu);
+    EXPECT_EQ(gpu.run(3), cpu.run(3));
+    EXPECT_EQ(since(again, counts_now(emu)).graph_launches, 1u);
 }
 
 /* ---- several GPUs ------------------------------------------------------------------ */

@@ -117,8 +117,9 @@ struct sg_state {
     cudaGraphExec_t exec;    /* the captured run, replayed */
     const void** exec_links; /* the inputs' links when it was captured */
     int64_t runs;
-    int direct_only; /* capture failed once: runs enqueue their work directly */
-    int pending;     /* a run was enqueued and nobody has waited for it yet */
+    int direct_only;     /* capture failed once: runs enqueue their work directly */
+    cudaEvent_t* events; /* profiled runs: one per node and one at the end */
+    int pending;         /* a run was enqueued and nobody has waited for it yet */
 };
 
 const cuda_kernel* find_kernel(const char* op) {
@@ -141,6 +142,7 @@ void free_staging(staged* b, int32_t count) {
 }
 
 void forget_mirrors_of(const sg_state* st);
+void free_events(sg_state* st);
 
 void free_state(sg_state* st) {
     if (!st) return;
@@ -148,6 +150,7 @@ void free_state(sg_state* st) {
     if (st->has_stream) cudaStreamSynchronize(st->stream);
     forget_mirrors_of(st);
     if (st->exec) cudaGraphExecDestroy(st->exec);
+    free_events(st);
     free(st->exec_links);
     for (int32_t i = 0; i < st->node_count; ++i) free_node(&st->nodes[i]);
     free(st->nodes);
@@ -404,8 +407,9 @@ void forget_mirrors_of(const sg_state* st) {
 
 /* ---- runs -------------------------------------------------------------------------------- */
 
-/* Everything one run does on the stream: inputs in, every kernel, outputs out. */
-int enqueue_run(sg_state* st) {
+/* Everything one run does on the stream: inputs in, every kernel, outputs out. With
+ * `events` (node_count + 1 of them), each kernel node's start and the end are recorded. */
+int enqueue_run(sg_state* st, cudaEvent_t* events = nullptr) {
     for (int32_t i = 0; i < st->in_count; ++i) {
         const staged* b = &st->in[i];
         if (!b->host || !b->bytes) continue;
@@ -420,7 +424,13 @@ int enqueue_run(sg_state* st) {
     for (int32_t i = 0; i < st->node_count; ++i) {
         node_exec* ne = &st->nodes[i];
         if (ne->fused) continue;  // done by its head's kernel
-        int rc = ne->kernel->run(&ne->ctx);
+        int rc = events ? cuda_check(cudaEventRecord(events[i], st->stream), "cudaEventRecord")
+                        : CVML_OK;
+        if (!rc) rc = ne->kernel->run(&ne->ctx);
+        if (rc) return rc;
+    }
+    if (events) {
+        int rc = cuda_check(cudaEventRecord(events[st->node_count], st->stream), "cudaEventRecord");
         if (rc) return rc;
     }
     for (int32_t i = 0; i < st->out_count; ++i) {
@@ -465,6 +475,53 @@ void drop_graph_if_stale(sg_state* st) {
             st->exec = nullptr;
             return;
         }
+}
+
+/* ---- profiling ------------------------------------------------------------------------ */
+
+bool profiling(const sg_state* st) {
+    return CVML_PLUGIN_HAS(cvml_ir_api, cuda_ir, node_set_time) &&
+           cuda_ir->graph_profiling(st->graph);
+}
+
+void free_events(sg_state* st) {
+    for (int32_t i = 0; st->events && i <= st->node_count; ++i)
+        if (st->events[i]) cudaEventDestroy(st->events[i]);
+    free(st->events);
+    st->events = nullptr;
+}
+
+/* A profiled run: the work enqueued directly with an event before each kernel node and
+ * one at the end, waited for here, and each node's GPU time (from its event to the
+ * next) reported to the library. A fused node's time is in its head's. */
+int run_profiled(sg_state* st) {
+    if (!st->events) {
+        st->events = static_cast<cudaEvent_t*>(
+            calloc(static_cast<size_t>(st->node_count) + 1, sizeof(cudaEvent_t)));
+        if (!st->events) return cuda_fail(CVML_ERR_RUNTIME, "out of memory");
+        for (int32_t i = 0; i <= st->node_count; ++i) {
+            int rc = cuda_check(cudaEventCreate(&st->events[i]), "cudaEventCreate");
+            if (rc) return rc;
+        }
+    }
+    int rc = enqueue_run(st, st->events);
+    if (!rc) rc = cuda_check(cudaGetLastError(), "kernel launch");
+    if (!rc)
+        rc = cuda_check(cudaEventSynchronize(st->events[st->node_count]), "cudaEventSynchronize");
+    if (rc) return rc;
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        const node_exec* ne = &st->nodes[i];
+        int32_t next = i + 1;
+        while (next < st->node_count && st->nodes[next].fused) ++next;
+        float ms = 0;
+        if (!ne->fused)
+            rc = cuda_check(cudaEventElapsedTime(&ms, st->events[i], st->events[next]),
+                            "cudaEventElapsedTime");
+        if (rc) return rc;
+        cuda_ir->node_set_time(st->graph, ne->ctx.node,
+                               ms > 0 ? static_cast<uint64_t>(static_cast<double>(ms) * 1e6) : 0);
+    }
+    return CVML_OK;
 }
 
 /* Waits for the enqueued run, once. */
@@ -638,6 +695,11 @@ int cu_run(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
     int rc = cuda_check(cudaSetDevice(st->device), "cudaSetDevice");
     if (!rc) rc = wait_run(st);  // a run nobody copied out of still reads its staging
     if (rc) return rc;
+    if (profiling(st)) {
+        rc = run_profiled(st);  // waited for: nothing pending
+        st->runs += rc == CVML_OK;
+        return rc;
+    }
     drop_graph_if_stale(st);
     int fallback = st->runs == 0 || st->direct_only;
     if (!fallback && !st->exec) rc = capture_run(st, &fallback);
