@@ -375,7 +375,8 @@ bool read_on_device(const sg_state* st, int32_t t) {
     for (int32_t i = 0; i < st->node_count; ++i) {
         const node_exec* ne = &st->nodes[i];
         for (int32_t k = 0; k < ne->ctx.input_count; ++k)
-            if (ne->tensors[k].index == t && (ne->fused || !((ne->ctx.unread_inputs >> k) & 1u)))
+            if (ne->tensors[k].index == t &&
+                (ne->fused || k >= 32 || !((ne->ctx.unread_inputs >> k) & 1u)))
                 return true;
         for (int32_t c = 0; c < ne->ctx.tail.count; ++c)
             if (ne->tail_operand[c] == t) return true;
@@ -702,13 +703,17 @@ int plan_fusion(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state* st
     return CVML_OK;
 }
 
-/* Device addresses into every node's context: a tail's head writes its last output. */
+/* Device addresses into every node's context: a tail's head writes its last output;
+ * inputs the kernel said it never reads (unread_inputs) get none. */
 void bind_nodes(sg_state* st) {
     for (int32_t i = 0; i < st->node_count; ++i) {
         node_exec* ne = &st->nodes[i];
         const int32_t ins = ne->ctx.input_count, outs = ne->ctx.output_count;
         for (int32_t k = 0; k < ins + outs; ++k) ne->ptrs[k] = st->tensor_ptr[ne->tensors[k].index];
         if (outs == 1) ne->ptrs[ins] = st->tensor_ptr[ne->out_tensor];
+        // An input its kernel never reads at run gets no address: a read would fault.
+        for (int32_t k = 0; k < ins && k < 32; ++k)
+            if ((ne->ctx.unread_inputs >> k) & 1u) ne->ptrs[k] = nullptr;
         for (int32_t c = 0; c < ne->ctx.tail.count; ++c)
             ne->ctx.tail.operand[c] =
                 ne->tail_operand[c] >= 0 ? st->tensor_ptr[ne->tail_operand[c]] : nullptr;

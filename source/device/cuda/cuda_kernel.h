@@ -77,9 +77,9 @@ typedef struct cuda_node_ctx {
      * after it: tail holds their steps at run, and out[0] is the last one's output. */
     int32_t tail_capacity;
     cuda_tail tail;
-    /* Set by prerun: bit k when run never reads in[k] (a constant the kernel packed at
-     * prerun from the host's copy). When no other node reads that constant, the device
-     * keeps no device copy of it and in[k] is null at run. */
+    /* Set by a prerun: bit k when input k is never read at run (a constant the kernel
+     * packed for itself, e.g. an int8 weight), so the device need not keep its int32
+     * copy on the GPU. in[k] may then be null. */
     uint32_t unread_inputs;
 } cuda_node_ctx;
 

@@ -176,7 +176,7 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
     if (!rc) rc = cuda_check(cudaMalloc(&a, ww * sizeof(int32_t)), "cudaMalloc (conv2d weight)");
     st->w8 = static_cast<int32_t*>(a);
     if (!rc && st->w_const) rc = upload_packed_weight(ctx, e, st->w8);
-    if (!rc && st->w_const) ctx->unread_inputs |= 1u << 1;  // the int32 weight: never read
+    if (!rc && st->w_const) ctx->unread_inputs |= 1u << 1;  // only w8 is read from now on
     const int64_t counters = igemm::counter_count(e);
     if (!rc && counters > 0) {
         a = nullptr;

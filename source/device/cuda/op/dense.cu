@@ -136,7 +136,7 @@ int dense_prerun(cuda_node_ctx* ctx) {
         rc = dense_alloc(static_cast<size_t>(igemm::weight_words(g)), &st->w8,
                          "cudaMalloc (dense weight)");
     if (!rc) rc = upload_packed_weight(ctx, g, st->w8);
-    if (!rc) ctx->unread_inputs |= 1u << 1;  // the int32 weight: never read
+    if (!rc) ctx->unread_inputs |= 1u << 1;  // only w8 is read from now on
     return rc;
 }
 
