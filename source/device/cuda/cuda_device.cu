@@ -132,6 +132,14 @@ struct staged {
     /* An input that another subgraph on this GPU produced: that subgraph's device buffer,
      * copied device to device (null: staged from the host). */
     const void* link;
+    /* An input whose precision is at most 16 bits travels narrow: staged as int8 or
+     * int16 (`width` bytes a value) into `narrow` on the device and widened there to
+     * the int32 buffer, a quarter (half) of the copy. A run whose values do not fit
+     * (nothing the library writes: inputs are clipped to their precision) is staged
+     * whole and runs outside the graph (`whole`). */
+    int width;
+    void* narrow;
+    int whole;
 };
 
 struct node_exec {
@@ -181,9 +189,37 @@ void free_node(node_exec* ne) {
 }
 
 void free_staging(staged* b, int32_t count) {
-    for (int32_t i = 0; b && i < count; ++i)
+    for (int32_t i = 0; b && i < count; ++i) {
         if (b[i].host) cudaFreeHost(b[i].host);
+        if (b[i].narrow) cudaFree(b[i].narrow);
+    }
     free(b);
+}
+
+/* The host's int32 values into `width`-byte staging; false when one does not fit. */
+bool stage_narrow(void* host, const int32_t* src, size_t n, int width) {
+    bool fits = true;
+    if (width == 1) {
+        int8_t* d = static_cast<int8_t*>(host);
+        for (size_t i = 0; i < n; ++i) {
+            d[i] = static_cast<int8_t>(src[i]);
+            fits &= d[i] == src[i];
+        }
+    } else {
+        int16_t* d = static_cast<int16_t*>(host);
+        for (size_t i = 0; i < n; ++i) {
+            d[i] = static_cast<int16_t>(src[i]);
+            fits &= d[i] == src[i];
+        }
+    }
+    return fits;
+}
+
+/* y = the sign-extended int8 (width 1) or int16 (width 2) values of x. */
+__global__ void widen_kernel(const void* x, int32_t* y, int64_t n, int width) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        y[i] = width == 1 ? static_cast<const int8_t*>(x)[i] : static_cast<const int16_t*>(x)[i];
 }
 
 void forget_mirrors_of(const sg_state* st);
@@ -429,6 +465,11 @@ int prepare_staging(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state
         int rc = cuda_check(cudaHostAlloc(&b->host, b->bytes ? b->bytes : 1, cudaHostAllocDefault),
                             "cudaHostAlloc (staging)");
         if (rc) return rc;
+        const int32_t precision = cuda_ir->tensor_precision(t);
+        b->width = !is_in || precision > 16 ? 4 : precision > 8 ? 2 : 1;
+        if (b->width < 4 && b->bytes)
+            rc = cuda_check(cudaMalloc(&b->narrow, b->bytes / 4 * b->width), "cudaMalloc (narrow)");
+        if (rc) return rc;
     }
     return CVML_OK;
 }
@@ -494,13 +535,24 @@ int enqueue_run(sg_state* st, cudaEvent_t* events = nullptr) {
     for (int32_t i = 0; i < st->in_count; ++i) {
         const staged* b = &st->in[i];
         if (!b->host || !b->bytes) continue;
-        int rc = b->link ? cuda_check(cudaMemcpyAsync(b->dev, b->link, b->bytes,
-                                                      cudaMemcpyDeviceToDevice, st->stream),
-                                      "cudaMemcpyAsync (input from the GPU)")
-                         : cuda_check(cudaMemcpyAsync(b->dev, b->host, b->bytes,
-                                                      cudaMemcpyHostToDevice, st->stream),
-                                      "cudaMemcpyAsync (input)");
+        const int64_t n = static_cast<int64_t>(b->bytes / 4);
+        int rc = CVML_OK;
+        if (b->link)
+            rc = cuda_check(
+                cudaMemcpyAsync(b->dev, b->link, b->bytes, cudaMemcpyDeviceToDevice, st->stream),
+                "cudaMemcpyAsync (input from the GPU)");
+        else if (b->width < 4 && !b->whole)
+            rc = cuda_check(cudaMemcpyAsync(b->narrow, b->host, b->bytes / 4 * b->width,
+                                            cudaMemcpyHostToDevice, st->stream),
+                            "cudaMemcpyAsync (narrow input)");
+        else
+            rc = cuda_check(
+                cudaMemcpyAsync(b->dev, b->host, b->bytes, cudaMemcpyHostToDevice, st->stream),
+                "cudaMemcpyAsync (input)");
         if (rc) return rc;
+        if (!b->link && b->width < 4 && !b->whole)
+            CUDA_LAUNCH(widen_kernel, cuda_blocks(n), 256, st->stream, b->narrow,
+                        static_cast<int32_t*>(b->dev), n, b->width);
     }
     for (int32_t i = 0; i < st->node_count; ++i) {
         node_exec* ne = &st->nodes[i];
@@ -787,12 +839,17 @@ int cu_run(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
         return rc;
     }
     drop_graph_if_stale(st);
-    int fallback = st->runs == 0 || st->direct_only;
-    if (!fallback && !st->exec) rc = capture_run(st, &fallback);
-    if (!rc && fallback && st->runs > 0) st->direct_only = 1;
+    bool direct = st->runs == 0 || st->direct_only;
+    for (int32_t i = 0; i < st->in_count; ++i) direct |= st->in[i].whole != 0;
+    if (!direct && !st->exec) {
+        int failed = 0;
+        rc = capture_run(st, &failed);
+        if (failed) st->direct_only = 1;
+        direct = failed != 0;
+    }
     if (!rc)
-        rc = fallback ? enqueue_run(st)
-                      : cuda_check(cudaGraphLaunch(st->exec, st->stream), "cudaGraphLaunch");
+        rc = direct ? enqueue_run(st)
+                    : cuda_check(cudaGraphLaunch(st->exec, st->stream), "cudaGraphLaunch");
     if (rc) return rc;
     ++st->runs;
     st->pending = 1;
@@ -847,7 +904,10 @@ int cu_to_device(cvml_device*, cvml_ir_subgraph* sg, void* handle, const void* s
     rc = wait_run(st);  // the last run may still be reading the staging buffer
     if (rc) return rc;
     b->link = mirrored(src, bytes, st->device);
-    if (!b->link) memcpy(b->host, src, bytes);
+    b->whole = 0;
+    if (!b->link && b->width < 4)
+        b->whole = !stage_narrow(b->host, static_cast<const int32_t*>(src), bytes / 4, b->width);
+    if (!b->link && (b->width == 4 || b->whole)) memcpy(b->host, src, bytes);
     return CVML_OK;
 }
 
