@@ -42,6 +42,7 @@ add_executable(cvml_cuda_emu_plugin_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/e
 target_link_libraries(cvml_cuda_emu_plugin_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main
   ${CMAKE_DL_LIBS})
 target_compile_options(cvml_cuda_emu_plugin_tests PRIVATE ${CVML_WARNINGS})
+target_include_directories(cvml_cuda_emu_plugin_tests PRIVATE ${cvml_cuda_src}/emu)
 target_compile_definitions(cvml_cuda_emu_plugin_tests PRIVATE
   CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}" CVML_CUDA_SRC="${cvml_cuda_src}")
 add_dependencies(cvml_cuda_emu_plugin_tests cvml_cuda_emu cvml_cuda_emu_smallgrid)

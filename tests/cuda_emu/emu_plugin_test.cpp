@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_emu.h"
 #include "cvml.h"
 
 namespace {
@@ -890,6 +891,29 @@ TEST_F(CudaEmu, IslandsAroundACpuOnlyOperatorMatchTheCpu) {
                {"abs", {}, {out(1, 1)}},
                {"negative", {}, {out(2)}}};
     EXPECT_EQ(check(g, rng, 3, {"get_valid_counts_1"}), Verdict::kSame);
+}
+
+/* Issue 17: an input that another CUDA island produced is copied device to device from
+ * that island's buffer, not from the host copy the CPU island in between reads. */
+TEST_F(CudaEmu, AnInputFromAnotherCudaIslandIsCopiedOnTheDevice) {
+    void* h = dlopen((kPluginDir + "/libcvml_cuda.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(h, nullptr);
+    auto counts =
+        reinterpret_cast<void (*)(cvml_cuda_emu_counts*)>(dlsym(h, "cvml_cuda_emu_counts_get"));
+    dlclose(h);
+    ASSERT_NE(counts, nullptr);
+    Rng rng(10);
+    Graph g;
+    g.operands = {{{1, 6, 6}, 8, false}};
+    g.nodes = {{"relu", {}, {0}},
+               {"get_valid_counts", {{"score_threshold", "0"}}, {out(0)}, 2},
+               {"elemwise_add", {}, {out(0), out(1, 1)}}};
+    cvml_cuda_emu_counts before = {}, after = {};
+    counts(&before);
+    EXPECT_EQ(check(g, rng, 3, {"get_valid_counts_1"}), Verdict::kSame);
+    counts(&after);
+    EXPECT_EQ(after.device_to_device - before.device_to_device, 3u)
+        << "relu's output into the add's island once a run";
 }
 
 /* Graphs built, run and released on several threads at once: each graph takes and

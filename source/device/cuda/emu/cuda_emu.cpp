@@ -465,6 +465,7 @@ cudaError_t check_copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind&
 cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
     const cudaError_t e = check_copy(dst, src, bytes, kind);
     if (e == cudaSuccess && bytes) memmove(dst, src, bytes);
+    g_counts.device_to_device += e == cudaSuccess && bytes && kind == cudaMemcpyDeviceToDevice;
     return e;
 }
 

@@ -41,6 +41,7 @@ typedef struct cvml_cuda_emu_counts {
     uint64_t graph_copies;                 /* copies run by graph launches */
     uint64_t host_allocations, host_bytes; /* pinned host memory live now */
     uint64_t graphs, graph_execs, events;  /* handles live now */
+    uint64_t device_to_device;             /* copies between device buffers, however made */
 } cvml_cuda_emu_counts;
 CUDA_EMU_EXPORT void cvml_cuda_emu_counts_get(cvml_cuda_emu_counts* out);
 /* Device memory live now on one device (cudaSetDevice's numbering). */
