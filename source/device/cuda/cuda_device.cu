@@ -9,8 +9,15 @@
  * pinned buffers. An input that is the output of another subgraph on the same GPU is
  * copied device to device instead. The first run of a subgraph enqueues its work
  * directly (kernels may prepare things once, at their first run); the second captures
- * the same work into a graph that every later run replays. Without a driver or a GPU
- * the entry point says why and registers nothing, and graphs run on the CPU. */
+ * the same work into a graph that every later run replays. Inputs of at most 8 (16) bits
+ * travel as int8 (int16) and are widened on the GPU. A profiled run is enqueued directly
+ * with an event between nodes and reports each node's time.
+ *
+ * Devices: "cuda" is the GPU CVML_CUDA_DEVICE names; with several GPUs each is also
+ * "cuda:K". Every entry point makes the subgraph's GPU current on the calling thread.
+ * Boundary buffers are handles whose device memory is made at prerun, never for a
+ * constant no kernel reads (weights the kernels packed at prerun). Without a driver or
+ * a GPU the entry point says why and registers nothing, and graphs run on the CPU. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,10 @@
  * `const cuda_kernel cuda_kernel_<file>`; the table is generated from the folder by
  * cmake/registry.cmake. A kernel's prerun checks and prepares once (it may allocate
  * device memory for its own state); its run only enqueues work on ctx->stream: no
- * allocation, no sync.
+ * allocation, no sync. run is called at a subgraph's first run, and again when the
+ * device captures the run into a CUDA graph (or runs it profiled), not at every run:
+ * later runs replay what it enqueued, so it must enqueue the same work each time and
+ * keep no per-run host state (cuda_device.cu).
  *
  * The plugin sees the model through the C plugin ABI only (cvml_plugin.h: opaque
  * handles and the host's accessor table, cuda_ir): the device copies each tensor's
