@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 jobs=${JOBS:-$(nproc)}
-build=${CVML_WINDOWS_BUILD:-build/windows}
+build=$(realpath -m "${CVML_WINDOWS_BUILD:-build/windows}")
 step() { printf '\n==== windows: %s\n' "$*"; }
 fail() { echo "test_windows: FAIL: $*" >&2; exit 1; }
 
@@ -45,7 +45,7 @@ else
   echo "skipped: no clang"
 fi
 
-export WINEPREFIX="$PWD/$build/wineprefix" WINEDEBUG=-all
+export WINEPREFIX="$build/wineprefix" WINEDEBUG=-all
 wine=$(command -v wine || echo /usr/lib/wine/wine64)
 
 step "tests under Wine"
@@ -78,7 +78,7 @@ fi
 
 step "the Go example (cgo, LoadLibrary of cvml.dll)"
 if command -v go >/dev/null 2>&1; then
-  work="$PWD/$build/go_example"
+  work="$build/go_example"
   mkdir -p "$work"
   (cd examples/go && GOCACHE="$work/gocache" GOPATH="$work/gopath" GOFLAGS=-mod=mod \
     CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc-posix \
