@@ -14,14 +14,13 @@
 #include <vector>
 
 #include "cuda_emu.h"
+#include "emu_setup.h"
 #include "cvml.h"
 #include "models.h"
 
 namespace {
 
-const std::string kPluginDir = getenv("CVML_CUDA_EMU_PLUGIN_DIR")
-                                   ? getenv("CVML_CUDA_EMU_PLUGIN_DIR")
-                                   : CVML_CUDA_EMU_PLUGIN_DIR;
+const std::string kPluginDir = emu_setup::plugin_dir();
 
 /* The emulated plugin's exports, found in the loaded plugin. */
 struct Emu {
@@ -72,12 +71,8 @@ cvml_cuda_emu_counts since(const cvml_cuda_emu_counts& a, const cvml_cuda_emu_co
 
 struct CudaDevice : ::testing::Test {
     void SetUp() override {
-        setenv("CVML_PLUGIN_PATH", kPluginDir.c_str(), 1);
-        setenv("CVML_CUDA_ISLAND_WORK", "0", 1);
-        ASSERT_EQ(cvml_init(), CVML_OK) << cvml_last_error();
-        const char *name = "", *version = "";
-        ASSERT_EQ(cvml_device_info(0, &name, &version), CVML_OK);
-        ASSERT_STREQ(name, "cuda") << "the emulated plugin did not load from " << kPluginDir;
+        emu_setup::init_with_emulated_plugin();
+        if (HasFatalFailure()) return;
         emu = find_emu();
     }
     void TearDown() override {

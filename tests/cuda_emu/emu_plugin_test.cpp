@@ -23,15 +23,12 @@
 #include <vector>
 
 #include "cuda_emu.h"
+#include "emu_setup.h"
 #include "cvml.h"
 
 namespace {
 
-/* The emulated plugin's directory; CVML_CUDA_EMU_PLUGIN_DIR picks another build of it
- * (the one with small grids). */
-const std::string kPluginDir = getenv("CVML_CUDA_EMU_PLUGIN_DIR")
-                                   ? getenv("CVML_CUDA_EMU_PLUGIN_DIR")
-                                   : CVML_CUDA_EMU_PLUGIN_DIR;
+const std::string kPluginDir = emu_setup::plugin_dir();
 
 /* Device memory and streams the emulated plugin holds now (its cuda_emu.h counters). */
 struct DeviceUse {
@@ -277,14 +274,7 @@ Graph one_node(const std::string& op, std::vector<Operand> operands,
 /* ---- the fixture: the emulated plugin, every island kept on it ------------------------ */
 
 struct CudaEmu : ::testing::Test {
-    void SetUp() override {
-        setenv("CVML_PLUGIN_PATH", kPluginDir.c_str(), 1);
-        setenv("CVML_CUDA_ISLAND_WORK", "0", 1);
-        ASSERT_EQ(cvml_init(), CVML_OK) << cvml_last_error();
-        const char *name = "", *version = "";
-        ASSERT_EQ(cvml_device_info(0, &name, &version), CVML_OK);
-        ASSERT_STREQ(name, "cuda") << "the emulated plugin did not load from " << kPluginDir;
-    }
+    void SetUp() override { emu_setup::init_with_emulated_plugin(); }
     void TearDown() override {
         EXPECT_EQ(cvml_release(), CVML_OK);
         unsetenv("CVML_PLUGIN_PATH");
