@@ -830,16 +830,8 @@ int check_arg_names(const file_graph* f) {
     return CVML_OK;
 }
 
-/* Node n of the file as an IR node with its operator and attributes (3.3); op_attrs
- * is its entry of the op_attrs list. */
-int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) {
-    int32_t ni = ir_graph_add_node(g, node_name(f, n));
-    if (ni < 0) return CVML_ERR_RUNTIME;
-    ir_node* node = g->nodes[ni];
-    if (f->nodes[n].is_var) return CVML_OK;
-    const char* func_name = node_func_name(f, n);
-    node->op_name = ir_graph_strdup(g, func_name ? func_name : "");
-    if (!node->op_name) return out_of_memory();
+/* add_node's part for an operator node: its inputs, operator and attributes. */
+int add_op_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g, ir_node* node) {
     // The input count is checked by graph_prepare_node; the tensors come later.
     int32_t zeros[4] = {0, 0, 0, 0};
     int32_t count = f->nodes[n].input_count;
@@ -861,6 +853,25 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
     if (!rc) rc = graph_prepare_node(g, node);
     drop_borrowed_attrs(node);
     json_free(&attrs_doc);
+    return rc;
+}
+
+/* Node n of the file as an IR node with its operator and attributes (3.3); op_attrs
+ * is its entry of the op_attrs list. */
+int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) {
+    int32_t ni = ir_graph_add_node(g, node_name(f, n));
+    if (ni < 0) return CVML_ERR_RUNTIME;
+    ir_node* node = g->nodes[ni];
+    if (f->nodes[n].is_var) return CVML_OK;
+    const char* func_name = node_func_name(f, n);
+    // Without attribute strings (bare metal) the node keeps no operator name as
+    // written either: the reader's copy serves until the node has its operator, and
+    // after that only the CVM writer (not built there) would read it.
+    node->op_name = kKeepAttrStrings ? ir_graph_strdup(g, func_name ? func_name : "")
+                                     : const_cast<char*>(func_name ? func_name : "");
+    if (!node->op_name) return out_of_memory();
+    int rc = add_op_node(f, n, op_attrs, g, node);
+    if (!kKeepAttrStrings) node->op_name = nullptr;
     return rc;
 }
 
