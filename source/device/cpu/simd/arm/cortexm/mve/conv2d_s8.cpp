@@ -18,6 +18,7 @@
 #pragma GCC optimize("O2", "no-tree-slp-vectorize")
 
 #include <arm_mve.h>
+#include <stddef.h>
 
 #include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
 
@@ -67,6 +68,80 @@ constexpr int32_t kQuadChunk = kPixels * kChunk;
             :                                                                                 \
             : "q0", "q1", "q2", "q3", "cc", "memory");                                        \
     } while (0)
+
+/* Channels two at a time over a whole quad (K a multiple of 16), all in assembly:
+ * what a pass needs beyond its eight sums and two weight pointers lives in this
+ * struct, read and written by the loop. */
+struct quad_pass {
+    const int32_t* bias; /* the next pair's two biases */
+    int32_t bias_step;   /* bytes: 8, or 0 for two zeros read again */
+    int32_t* out;        /* the next pair's first sum: sums[o * ow + ox] */
+    int32_t row_bytes;   /* ow * 4: from channel o's sums to o + 1's */
+    int32_t K;
+    const int8_t* col;
+    int32_t full; /* K / 16 */
+    int32_t pairs;
+};
+// The assembly's offsets.
+static_assert(offsetof(quad_pass, bias_step) == 4 && offsetof(quad_pass, out) == 8 &&
+                  offsetof(quad_pass, row_bytes) == 12 && offsetof(quad_pass, K) == 16 &&
+                  offsetof(quad_pass, col) == 20 && offsetof(quad_pass, full) == 24 &&
+                  offsetof(quad_pass, pairs) == 28,
+              "quad_pass layout");
+
+/* For each of st->pairs channel pairs from weight row w0 = w on (w1 = w0 + K): eight
+ * sums from the pair's biases over the quad column, stored at out[0 .. 3] (channel o)
+ * and out[ow .. ow + 3] (o + 1). After a pair, w0 has walked row o to row o + 1's
+ * start and w1 row o + 1 to o + 2's: the next pair starts at w1. */
+void pairs_quad(const int8_t* w, int32_t K, quad_pass* st) {
+    const int8_t *w0 = w, *w1 = w + K;
+    int32_t a0, a1, a2, a3, b0, b1, b2, b3;
+    const int8_t* c;
+    int32_t n;
+    __asm__ volatile(
+        "0:\n"
+        "ldr %[n], [%[st], #0]\n"  // the biases
+        "ldrd %[a0], %[b0], [%[n]]\n"
+        "ldr %[c], [%[st], #4]\n"
+        "add %[n], %[n], %[c]\n"
+        "str %[n], [%[st], #0]\n"
+        "mov %[a1], %[a0]\n"
+        "mov %[a2], %[a0]\n"
+        "mov %[a3], %[a0]\n"
+        "mov %[b1], %[b0]\n"
+        "mov %[b2], %[b0]\n"
+        "mov %[b3], %[b0]\n"
+        "ldr %[c], [%[st], #20]\n"  // the column and its chunks, two a pass
+        "ldr %[n], [%[st], #24]\n"
+        "lsrs %[n], %[n], #1\n"
+        "bcc 1f\n"
+        "adds %[n], %[n], #1\n"
+        "b 2f\n"
+        "1:\n" CVML_MVE_CHUNK2X4 "2:\n" CVML_MVE_CHUNK2X4
+        "subs %[n], %[n], #1\n"
+        "bne 1b\n"
+        "mov %[w0], %[w1]\n"  // the next pair's rows
+        "ldr %[c], [%[st], #16]\n"
+        "add %[w1], %[w1], %[c]\n"
+        "ldr %[c], [%[st], #8]\n"  // the sums
+        "ldr %[n], [%[st], #12]\n"
+        "strd %[a0], %[a1], [%[c]]\n"
+        "strd %[a2], %[a3], [%[c], #8]\n"
+        "add %[c], %[c], %[n]\n"
+        "strd %[b0], %[b1], [%[c]]\n"
+        "strd %[b2], %[b3], [%[c], #8]\n"
+        "add %[c], %[c], %[n]\n"
+        "str %[c], [%[st], #8]\n"
+        "ldr %[n], [%[st], #28]\n"
+        "subs %[n], %[n], #1\n"
+        "str %[n], [%[st], #28]\n"
+        "bne 0b\n"
+        : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0),
+          [b1] "=&Te"(b1), [b2] "=&Te"(b2), [b3] "=&Te"(b3), [w0] "+&r"(w0), [w1] "+&r"(w1),
+          [c] "=&r"(c), [n] "=&r"(n)
+        : [st] "r"(st)
+        : "q0", "q1", "q2", "q3", "cc", "memory");
+}
 
 /* acc[p] += dot(row w0, pixel p) and acc[4 + p] += dot(row w1, pixel p) over the last
  * rem (< 16) values: the column is zero past K, the weights must not be read there. */
@@ -193,6 +268,15 @@ void quad_channels(const cm_conv* cv, const int8_t* col, int32_t ox, int32_t cou
     const int8_t* w = cv->w;
     int32_t* out = sums + ox;
     int32_t o = 0;
+    if (count == kPixels && rem == 0 && full > 0 && cv->o >= 2) {
+        static const int32_t zeros[2] = {0, 0};
+        quad_pass st = {
+            bias ? bias : zeros, bias ? 8 : 0, out, ow * 4, cv->K, col, full, cv->o / 2};
+        pairs_quad(w, cv->K, &st);
+        o = cv->o & ~1;
+        w += static_cast<size_t>(o) * K;
+        out += static_cast<size_t>(o) * ow;
+    }
     for (; o + 2 <= cv->o; o += 2, w += 2 * K, out += 2 * ow) {
         const int32_t a = bias ? bias[o] : 0, b = bias ? bias[o + 1] : 0;
         int32_t a0 = a, a1 = a, a2 = a, a3 = a, b0 = b, b1 = b, b2 = b, b3 = b;
