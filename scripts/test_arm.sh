@@ -19,7 +19,8 @@
 #      written by the aarch64 build under qemu; output and gas checked on the core), each
 #      counted under -icount less the same model without the conv: one line per board and
 #      layer, `mcu-layer BOARD LEVEL LAYER: instructions N per_mac X cmsis_nn Y`, Y being
-#      CMSIS-NN's figure from the issue (arm_convolve_wrapper_s8, -Ofast).
+#      CMSIS-NN's figure from the issue (arm_convolve_wrapper_s8, -Ofast); fails where X > Y
+#      (the counts under -icount are deterministic).
 # Needs gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu and qemu-user, and for step 4
 # gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh installs them).
@@ -141,8 +142,10 @@ if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
       macs=$(sed -n 's/.*"macs": \([0-9]*\).*/\1/p' "$layers/$layer/meta.json")
       cmsis=${cmsis_nn[$layer]}
       [[ $core == cortex-m7 ]] && cmsis=${cmsis#*/} || cmsis=${cmsis%/*}
-      echo "mcu-layer $board $level $layer: instructions $((n - base)) per_mac" \
-        "$(awk -v a=$((n - base)) -v m="$macs" 'BEGIN { printf "%.3f", a / m }') cmsis_nn $cmsis"
+      per_mac=$(awk -v a=$((n - base)) -v m="$macs" 'BEGIN { printf "%.3f", a / m }')
+      echo "mcu-layer $board $level $layer: instructions $((n - base)) per_mac $per_mac cmsis_nn $cmsis"
+      awk -v a="$per_mac" -v b="$cmsis" 'BEGIN { exit !(a <= b) }' ||
+        fail "layer $layer on $board: $per_mac instructions per MAC, above CMSIS-NN's $cmsis"
     done
   done
 fi
