@@ -48,51 +48,34 @@ constexpr int32_t kQuadChunk = kPixels * kChunk;
     "vmladava.s8 %[a3], q0, q3\n" \
     "vmladava.s8 %[b3], q1, q3\n"
 
-/* a[p] += dot(row w0, pixel p), b[p] += dot(row w1, pixel p) over `full` (> 0) whole
- * chunks of the quad column col, wrapping; w0, w1 and col end past them. Two chunks
- * a pass; an odd count starts at the second. */
-#define CVML_MVE_LOOP2X4(w0, w1, col, full, a0, a1, a2, a3, b0, b1, b2, b3)                   \
-    do {                                                                                      \
-        int32_t n_ = (full);                                                                  \
-        __asm__ volatile(                                                                     \
-            "lsrs %[n], %[n], #1\n"                                                           \
-            "bcc 1f\n"                                                                        \
-            "adds %[n], %[n], #1\n"                                                           \
-            "b 2f\n"                                                                          \
-            "1:\n" CVML_MVE_CHUNK2X4 "2:\n" CVML_MVE_CHUNK2X4                                 \
-            "subs %[n], %[n], #1\n"                                                           \
-            "bne 1b\n"                                                                        \
-            : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [b0] "+Te"(b0), \
-              [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3), [w0] "+r"(w0), [w1] "+r"(w1),   \
-              [c] "+r"(col), [n] "+r"(n_)                                                     \
-            :                                                                                 \
-            : "q0", "q1", "q2", "q3", "cc", "memory");                                        \
-    } while (0)
-
-/* Channels two at a time over a whole quad (K a multiple of 16), all in assembly:
- * what a pass needs beyond its eight sums and two weight pointers lives in this
- * struct, read and written by the loop. */
+/* Channels two at a time over a quad, all in assembly: what a pass needs beyond its
+ * eight sums and two weight pointers lives in this struct, read and written by the
+ * loop. */
 struct quad_pass {
     const int32_t* bias; /* the next pair's two biases */
     int32_t bias_step;   /* bytes: 8, or 0 for two zeros read again */
-    int32_t* out;        /* the next pair's first sum: sums[o * ow + ox] */
-    int32_t row_bytes;   /* ow * 4: from channel o's sums to o + 1's */
+    int32_t* out;        /* the next pair's first sum */
+    int32_t row_bytes;   /* from channel o's sums to o + 1's */
     int32_t K;
     const int8_t* col;
-    int32_t full; /* K / 16 */
+    int32_t full; /* K / 16, > 0 */
     int32_t pairs;
+    int32_t rem; /* K % 16 */
 };
 // The assembly's offsets.
 static_assert(offsetof(quad_pass, bias_step) == 4 && offsetof(quad_pass, out) == 8 &&
                   offsetof(quad_pass, row_bytes) == 12 && offsetof(quad_pass, K) == 16 &&
                   offsetof(quad_pass, col) == 20 && offsetof(quad_pass, full) == 24 &&
-                  offsetof(quad_pass, pairs) == 28,
+                  offsetof(quad_pass, pairs) == 28 && offsetof(quad_pass, rem) == 32,
               "quad_pass layout");
 
 /* For each of st->pairs channel pairs from weight row w0 = w on (w1 = w0 + K): eight
  * sums from the pair's biases over the quad column, stored at out[0 .. 3] (channel o)
- * and out[ow .. ow + 3] (o + 1). After a pair, w0 has walked row o to row o + 1's
- * start and w1 row o + 1 to o + 2's: the next pair starts at w1. */
+ * and from out + row_bytes (o + 1). The chunks run two a pass (an odd count starts at
+ * the second), then the last rem values with the weights loaded predicated (lanes
+ * past K read as zero and are not accessed; the column is zero there). After a pair,
+ * w0 has walked row o to row o + 1's start and w1 row o + 1 to o + 2's: the next pair
+ * starts at w1. */
 void pairs_quad(const int8_t* w, int32_t K, quad_pass* st) {
     const int8_t *w0 = w, *w1 = w + K;
     int32_t a0, a1, a2, a3, b0, b1, b2, b3;
@@ -120,6 +103,28 @@ void pairs_quad(const int8_t* w, int32_t K, quad_pass* st) {
         "1:\n" CVML_MVE_CHUNK2X4 "2:\n" CVML_MVE_CHUNK2X4
         "subs %[n], %[n], #1\n"
         "bne 1b\n"
+        "ldr %[n], [%[st], #32]\n"  // the last K % 16 values
+        "cmp %[n], #0\n"
+        "beq 3f\n"
+        "vctp.8 %[n]\n"
+        "vpstt\n"
+        "vldrbt.8 q0, [%[w0]]\n"
+        "vldrbt.8 q1, [%[w1]]\n"
+        "add %[w0], %[w0], %[n]\n"
+        "add %[w1], %[w1], %[n]\n"
+        "vldrb.8 q2, [%[c]], #16\n"
+        "vmladava.s8 %[a0], q0, q2\n"
+        "vmladava.s8 %[b0], q1, q2\n"
+        "vldrb.8 q3, [%[c]], #16\n"
+        "vmladava.s8 %[a1], q0, q3\n"
+        "vmladava.s8 %[b1], q1, q3\n"
+        "vldrb.8 q2, [%[c]], #16\n"
+        "vmladava.s8 %[a2], q0, q2\n"
+        "vmladava.s8 %[b2], q1, q2\n"
+        "vldrb.8 q3, [%[c]]\n"
+        "vmladava.s8 %[a3], q0, q3\n"
+        "vmladava.s8 %[b3], q1, q3\n"
+        "3:\n"
         "mov %[w0], %[w1]\n"  // the next pair's rows
         "ldr %[c], [%[st], #16]\n"
         "add %[w1], %[w1], %[c]\n"
@@ -143,23 +148,11 @@ void pairs_quad(const int8_t* w, int32_t K, quad_pass* st) {
         : "q0", "q1", "q2", "q3", "cc", "memory");
 }
 
-/* acc[p] += dot(row w0, pixel p) and acc[4 + p] += dot(row w1, pixel p) over the last
- * rem (< 16) values: the column is zero past K, the weights must not be read there. */
-__attribute__((noinline)) void tail2x4(const int8_t* w0, const int8_t* w1, const int8_t* col,
-                                       int32_t rem, int32_t* acc) {
-    const mve_pred16_t p = vctp8q(static_cast<uint32_t>(rem));
-    const int8x16_t v0 = vldrbq_z_s8(w0, p), v1 = vldrbq_z_s8(w1, p);
-    for (int32_t i = 0; i < kPixels; ++i) {
-        const int8x16_t x = vldrbq_s8(col + i * kChunk);
-        acc[i] = vmladavaq_s8(acc[i], v0, x);
-        acc[kPixels + i] = vmladavaq_s8(acc[kPixels + i], v1, x);
-    }
-}
-
-/* s[p] += dot(row w with pixel p of the quad column) for the four pixels (the last
- * channel of an odd count). */
-void dot1x4(const int8_t* w, const int8_t* col, int32_t full, int32_t rem, int32_t* s) {
-    int32_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
+/* out[p] = bias + dot(row w, pixel p of the quad column) for the four pixels, one
+ * channel (an odd count's last, or all where K < 16). */
+void dot1x4(const int8_t* w, const int8_t* col, int32_t full, int32_t rem, int32_t bias,
+            int32_t* out) {
+    int32_t s0 = bias, s1 = bias, s2 = bias, s3 = bias;
     for (int32_t t = 0; t < full + (rem ? 1 : 0); ++t, w += kChunk, col += kQuadChunk) {
         const int8x16_t v = vldrbq_z_s8(w, vctp8q(static_cast<uint32_t>(t < full ? kChunk : rem)));
         s0 = vmladavaq_s8(s0, v, vldrbq_s8(col));
@@ -167,10 +160,10 @@ void dot1x4(const int8_t* w, const int8_t* col, int32_t full, int32_t rem, int32
         s2 = vmladavaq_s8(s2, v, vldrbq_s8(col + 2 * kChunk));
         s3 = vmladavaq_s8(s3, v, vldrbq_s8(col + 3 * kChunk));
     }
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-    s[3] = s3;
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
 }
 
 /* Whether every patch offset in the band fits the 16-bit offsets of a gather load. */
@@ -258,59 +251,34 @@ void fill_band_vector(const cm_conv* cv, const int8_t* img, int32_t oy, int8_t* 
     }
 }
 
-/* The sums of every channel for the quad column's pixels ox .. ox + count - 1 (count
- * <= 4; the column's other pixels repeat the last), from the bias, into
- * sums[o * ow + x]: channels two at a time. */
-void quad_channels(const cm_conv* cv, const int8_t* col, int32_t ox, int32_t count, int32_t* sums) {
+/* The sums of every channel for the quad column's four pixels, from the bias: channel
+ * o's at out + o * stride (four values). */
+void quad_channels(const cm_conv* cv, const int8_t* col, int32_t* out, int32_t stride) {
     const size_t K = static_cast<size_t>(cv->K);
-    const int32_t full = cv->K / kChunk, rem = cv->K % kChunk, ow = cv->ow;
+    const int32_t full = cv->K / kChunk, rem = cv->K % kChunk;
     const int32_t* bias = cv->bias;
-    const int8_t* w = cv->w;
-    int32_t* out = sums + ox;
     int32_t o = 0;
-    if (count == kPixels && rem == 0 && full > 0 && cv->o >= 2) {
+    if (full > 0 && cv->o >= 2) {
         static const int32_t zeros[2] = {0, 0};
-        quad_pass st = {
-            bias ? bias : zeros, bias ? 8 : 0, out, ow * 4, cv->K, col, full, cv->o / 2};
-        pairs_quad(w, cv->K, &st);
+        quad_pass st = {bias ? bias : zeros, bias ? 8 : 0, out, stride * 4, cv->K, col, full,
+                        cv->o / 2,           rem};
+        pairs_quad(cv->w, cv->K, &st);
         o = cv->o & ~1;
-        w += static_cast<size_t>(o) * K;
-        out += static_cast<size_t>(o) * ow;
     }
-    for (; o + 2 <= cv->o; o += 2, w += 2 * K, out += 2 * ow) {
-        const int32_t a = bias ? bias[o] : 0, b = bias ? bias[o + 1] : 0;
-        int32_t a0 = a, a1 = a, a2 = a, a3 = a, b0 = b, b1 = b, b2 = b, b3 = b;
-        const int8_t *w0 = w, *w1 = w + K, *c = col;
-        if (full > 0) CVML_MVE_LOOP2X4(w0, w1, c, full, a0, a1, a2, a3, b0, b1, b2, b3);
-        if (rem) {
-            int32_t acc[2 * kPixels] = {a0, a1, a2, a3, b0, b1, b2, b3};
-            tail2x4(w0, w1, c, rem, acc);
-            a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-            b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
-        }
-        int32_t* out1 = out + ow;
-        if (count == kPixels) {
-            out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3;
-            out1[0] = b0, out1[1] = b1, out1[2] = b2, out1[3] = b3;
-            continue;
-        }
-        const int32_t sa[kPixels] = {a0, a1, a2, a3}, sb[kPixels] = {b0, b1, b2, b3};
-        for (int32_t i = 0; i < count; ++i) out[i] = sa[i], out1[i] = sb[i];
-    }
-    if (o < cv->o) {  // an odd count's last channel
-        const int32_t a = bias ? bias[o] : 0;
-        int32_t s[kPixels] = {a, a, a, a};
-        dot1x4(w, col, full, rem, s);
-        for (int32_t i = 0; i < count; ++i) out[i] = s[i];
-    }
+    for (; o < cv->o; ++o)
+        dot1x4(cv->w + static_cast<size_t>(o) * K, col, full, rem, bias ? bias[o] : 0,
+               out + static_cast<size_t>(o) * stride);
 }
 
 }  // namespace
 
-/* Scratch: the band, the patch offsets, then a quad column. */
+/* Scratch: the band, the patch offsets, a quad column, and for rows narrower than a
+ * quad four sums per channel. */
 size_t cm_conv_scratch_bytes(const cm_conv* cv) {
     const size_t kp = round16(static_cast<size_t>(cv->K));
-    return round16(cortexm::band_bytes(cv)) + 2 * kp + kPixels * kp;
+    const size_t narrow =
+        cv->ow < kPixels ? sizeof(int32_t) * kPixels * static_cast<size_t>(cv->o) : 0;
+    return round16(cortexm::band_bytes(cv)) + 2 * kp + kPixels * kp + narrow;
 }
 
 void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_t* sums) {
@@ -324,22 +292,27 @@ void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_
                                     static_cast<size_t>(cv->h) * static_cast<size_t>(cv->w_in);
     fill_band_vector(cv, img, oy, band);
     const int32_t ow = cv->ow;
-    // Pixels four at a time; past the row's end the last pixel repeats.
-    for (int32_t ox = 0; ox < ow; ox += kPixels) {
-        const int32_t count = ow - ox < kPixels ? ow - ox : kPixels;
+    // Pixels four at a time, the last quad moved back to end at the row's end (its first
+    // sums written again, the same); a row narrower than a quad repeats its last pixel,
+    // and its sums go through the scratch.
+    int32_t* narrow = ow < kPixels ? reinterpret_cast<int32_t*>(col + kPixels * kp) : nullptr;
+    for (int32_t at = 0; at < ow; at += kPixels) {
+        const int32_t ox = narrow ? 0 : (at + kPixels <= ow ? at : ow - kPixels);
         const int8_t* src[kPixels];
         for (int32_t i = 0; i < kPixels; ++i)
-            src[i] = band + static_cast<size_t>(ox + (i < count ? i : count - 1)) *
-                                static_cast<size_t>(cv->sw);
+            src[i] = band +
+                     static_cast<size_t>(ox + (i < ow ? i : ow - 1)) * static_cast<size_t>(cv->sw);
         if (gather)
             gather_quad(src[0], src[1], src[2], src[3], offsets, cv->K, col);
         else
             copy_quad(cv, src, col);
-        quad_channels(cv, col, ox, count, sums);
+        quad_channels(cv, col, narrow ? narrow : sums + ox, narrow ? kPixels : ow);
     }
+    if (narrow)
+        for (int32_t o = 0; o < cv->o; ++o)
+            for (int32_t x = 0; x < ow; ++x) sums[o * ow + x] = narrow[o * kPixels + x];
 }
 
-#undef CVML_MVE_LOOP2X4
 #undef CVML_MVE_CHUNK2X4
 
 #endif
