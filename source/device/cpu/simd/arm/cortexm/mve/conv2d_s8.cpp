@@ -171,41 +171,71 @@ bool gather_fits(const cm_conv* cv) {
     return cortexm::band_bytes(cv) <= 65535;
 }
 
-/* offsets[k]: where value k of a patch is, from its pixel's start in the band; past K
- * (up to K rounded to 16) zero, a valid place whose loads are predicated off. */
-void patch_offsets(const cm_conv* cv, uint16_t* offsets) {
+/* A patch's offsets repeat: values k and k + 16 P (P = kw / gcd(kw, 16) chunks, 16 P
+ * a multiple of kw) are 16 P / kw segments apart in the band, so a table of the first
+ * 16 P offsets (fewer when K is shorter) serves every chunk, the pixels' band pointers
+ * moving on by `step` bytes after each period. */
+struct offset_period {
+    int32_t entries; /* the table's, a multiple of 16 */
+    int32_t chunks;  /* entries / 16 */
+    int32_t step;    /* bytes */
+};
+
+offset_period period_of(const cm_conv* cv) {
+    const int32_t kw = cv->kw, low_bit = kw & -kw;
+    const int32_t chunks = kw / (low_bit < kChunk ? low_bit : kChunk);
+    const int32_t kp = static_cast<int32_t>(round16(static_cast<size_t>(cv->K)));
+    const int32_t entries = chunks * kChunk < kp ? chunks * kChunk : kp;
+    return {entries, entries / kChunk, chunks * kChunk / kw * cortexm::band_width(cv)};
+}
+
+/* offsets[k] for k < entries: where value k of a patch is, from its pixel's start in
+ * the band; past K zero, a valid place whose loads are predicated off. */
+void patch_offsets(const cm_conv* cv, int32_t entries, uint16_t* offsets) {
     const int32_t wb = cortexm::band_width(cv), kw = cv->kw, dw = cv->dw;
-    const int32_t segments = cv->c * cv->kh;
-    uint16_t* at = offsets;
-    if (kw == 3 && dw == 1) {  // 3x3 kernels, one segment a pass
-        for (int32_t j = 0, start = 0; j < segments; ++j, start += wb, at += 3) {
-            at[0] = static_cast<uint16_t>(start);
-            at[1] = static_cast<uint16_t>(start + 1);
-            at[2] = static_cast<uint16_t>(start + 2);
-        }
-    } else {
-        for (int32_t j = 0, start = 0; j < segments; ++j, start += wb, at += kw)
-            for (int32_t s = 0; s < kw; ++s) at[s] = static_cast<uint16_t>(start + s * dw);
-    }
-    for (uint16_t* end = offsets + round16(static_cast<size_t>(cv->K)); at < end;) *at++ = 0;
+    const int32_t n = cv->K < entries ? cv->K : entries;
+    int32_t k = 0;
+    for (int32_t start = 0; k < n; start += wb)
+        for (int32_t s = 0; s < kw && k < n; ++s, ++k)
+            offsets[k] = static_cast<uint16_t>(start + s * dw);
+    for (; k < entries; ++k) offsets[k] = 0;
 }
 
 /* The patches of the four pixels whose band columns start at s0 .. s3 into a quad
  * column, 8 values per gather; zeros from K up to the next multiple of 16. */
 void gather_quad(const int8_t* s0, const int8_t* s1, const int8_t* s2, const int8_t* s3,
-                 const uint16_t* offsets, int32_t K, int8_t* col) {
-    for (int32_t left = K; left > 0; left -= kChunk, col += kQuadChunk, offsets += kChunk) {
-        const mve_pred16_t p = vctp16q(static_cast<uint32_t>(left));
-        const mve_pred16_t q = vctp16q(static_cast<uint32_t>(left > 8 ? left - 8 : 0));
-        const uint16x8_t lo = vldrhq_u16(offsets), hi = vldrhq_u16(offsets + 8);
-        vstrbq_s16(col, vldrbq_gather_offset_z_s16(s0, lo, p));
-        vstrbq_s16(col + 8, vldrbq_gather_offset_z_s16(s0, hi, q));
-        vstrbq_s16(col + 16, vldrbq_gather_offset_z_s16(s1, lo, p));
-        vstrbq_s16(col + 24, vldrbq_gather_offset_z_s16(s1, hi, q));
-        vstrbq_s16(col + 32, vldrbq_gather_offset_z_s16(s2, lo, p));
-        vstrbq_s16(col + 40, vldrbq_gather_offset_z_s16(s2, hi, q));
-        vstrbq_s16(col + 48, vldrbq_gather_offset_z_s16(s3, lo, p));
-        vstrbq_s16(col + 56, vldrbq_gather_offset_z_s16(s3, hi, q));
+                 const uint16_t* offsets, const offset_period& period, int32_t K, int8_t* col) {
+    for (int32_t left = K; left > 0;) {
+        const uint16_t* at = offsets;
+        for (int32_t t = 0; t < period.chunks && left > 0;
+             ++t, left -= kChunk, col += kQuadChunk, at += kChunk) {
+            const uint16x8_t lo = vldrhq_u16(at), hi = vldrhq_u16(at + 8);
+            if (left >= kChunk) {
+                vstrbq_s16(col, vldrbq_gather_offset_s16(s0, lo));
+                vstrbq_s16(col + 8, vldrbq_gather_offset_s16(s0, hi));
+                vstrbq_s16(col + 16, vldrbq_gather_offset_s16(s1, lo));
+                vstrbq_s16(col + 24, vldrbq_gather_offset_s16(s1, hi));
+                vstrbq_s16(col + 32, vldrbq_gather_offset_s16(s2, lo));
+                vstrbq_s16(col + 40, vldrbq_gather_offset_s16(s2, hi));
+                vstrbq_s16(col + 48, vldrbq_gather_offset_s16(s3, lo));
+                vstrbq_s16(col + 56, vldrbq_gather_offset_s16(s3, hi));
+                continue;
+            }
+            const mve_pred16_t p = vctp16q(static_cast<uint32_t>(left));
+            const mve_pred16_t q = vctp16q(static_cast<uint32_t>(left > 8 ? left - 8 : 0));
+            vstrbq_s16(col, vldrbq_gather_offset_z_s16(s0, lo, p));
+            vstrbq_s16(col + 8, vldrbq_gather_offset_z_s16(s0, hi, q));
+            vstrbq_s16(col + 16, vldrbq_gather_offset_z_s16(s1, lo, p));
+            vstrbq_s16(col + 24, vldrbq_gather_offset_z_s16(s1, hi, q));
+            vstrbq_s16(col + 32, vldrbq_gather_offset_z_s16(s2, lo, p));
+            vstrbq_s16(col + 40, vldrbq_gather_offset_z_s16(s2, hi, q));
+            vstrbq_s16(col + 48, vldrbq_gather_offset_z_s16(s3, lo, p));
+            vstrbq_s16(col + 56, vldrbq_gather_offset_z_s16(s3, hi, q));
+        }
+        s0 += period.step;
+        s1 += period.step;
+        s2 += period.step;
+        s3 += period.step;
     }
 }
 
@@ -272,22 +302,24 @@ void quad_channels(const cm_conv* cv, const int8_t* col, int32_t* out, int32_t s
 
 }  // namespace
 
-/* Scratch: the band, the patch offsets, a quad column, and for rows narrower than a
- * quad four sums per channel. */
+/* Scratch: the band, a quad column, a period of patch offsets, and for rows narrower
+ * than a quad four sums per channel. */
 size_t cm_conv_scratch_bytes(const cm_conv* cv) {
     const size_t kp = round16(static_cast<size_t>(cv->K));
+    const size_t offsets = 2 * static_cast<size_t>(period_of(cv).entries);
     const size_t narrow =
         cv->ow < kPixels ? sizeof(int32_t) * kPixels * static_cast<size_t>(cv->o) : 0;
-    return round16(cortexm::band_bytes(cv)) + 2 * kp + kPixels * kp + narrow;
+    return round16(cortexm::band_bytes(cv)) + kPixels * kp + round16(offsets) + narrow;
 }
 
 void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_t* sums) {
     const size_t kp = round16(static_cast<size_t>(cv->K));
+    const offset_period period = period_of(cv);
     int8_t* band = static_cast<int8_t*>(scratch);
-    uint16_t* offsets = reinterpret_cast<uint16_t*>(band + round16(cortexm::band_bytes(cv)));
-    int8_t* col = reinterpret_cast<int8_t*>(offsets + kp);
+    int8_t* col = band + round16(cortexm::band_bytes(cv));
+    uint16_t* offsets = reinterpret_cast<uint16_t*>(col + kPixels * kp);
     const bool gather = gather_fits(cv);
-    if (gather) patch_offsets(cv, offsets);
+    if (gather) patch_offsets(cv, period.entries, offsets);
     const int8_t* img = cv->x + static_cast<size_t>(n) * static_cast<size_t>(cv->c) *
                                     static_cast<size_t>(cv->h) * static_cast<size_t>(cv->w_in);
     fill_band_vector(cv, img, oy, band);
@@ -295,7 +327,10 @@ void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_
     // Pixels four at a time, the last quad moved back to end at the row's end (its first
     // sums written again, the same); a row narrower than a quad repeats its last pixel,
     // and its sums go through the scratch.
-    int32_t* narrow = ow < kPixels ? reinterpret_cast<int32_t*>(col + kPixels * kp) : nullptr;
+    int32_t* narrow = ow < kPixels
+                          ? reinterpret_cast<int32_t*>(
+                                offsets + round16(2 * static_cast<size_t>(period.entries)) / 2)
+                          : nullptr;
     for (int32_t at = 0; at < ow; at += kPixels) {
         const int32_t ox = narrow ? 0 : (at + kPixels <= ow ? at : ow - kPixels);
         const int8_t* src[kPixels];
@@ -303,7 +338,7 @@ void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_
             src[i] = band +
                      static_cast<size_t>(ox + (i < ow ? i : ow - 1)) * static_cast<size_t>(cv->sw);
         if (gather)
-            gather_quad(src[0], src[1], src[2], src[3], offsets, cv->K, col);
+            gather_quad(src[0], src[1], src[2], src[3], offsets, period, cv->K, col);
         else
             copy_quad(cv, src, col);
         quad_channels(cv, col, narrow ? narrow : sums + ox, narrow ? kPixels : ow);
