@@ -14,12 +14,17 @@
 #   4. the conformance cases at the Cortex-M levels: mve on a Cortex-M55 (mps3-an547) and
 #      dsp on a Cortex-M7 (mps2-an500), under qemu-system-arm, one image per core that
 #      reads every case from the host by semihosting (tests/arm/mcu): one line per core,
-#      `mcu-conformance BOARD LEVEL: passed P failed F of N`. CVML_ARM_MCU=0 skips it;
+#      `mcu-conformance BOARD LEVEL: passed P failed F of N`. With them, conv2d cases at
+#      the edges of the Cortex-M kernels' shapes (odd channel counts, output widths under
+#      4 and not a multiple of 4, K under 16 and not a multiple of 16, strides,
+#      dilations, no bias, int32 sums stored; written by tests/arm/mcu/layer_models.cpp
+#      under qemu-aarch64, expected bytes from the host library). CVML_ARM_MCU=0 skips it;
 #   5. with it, issue 16's four layers as single-conv models (tests/arm/mcu/layer_models.cpp,
 #      written by the aarch64 build under qemu; output and gas checked on the core), each
 #      counted under -icount less the same model without the conv: one line per board and
 #      layer, `mcu-layer BOARD LEVEL LAYER: instructions N per_mac X cmsis_nn Y`, Y being
-#      CMSIS-NN's figure from the issue (arm_convolve_wrapper_s8, -Ofast).
+#      CMSIS-NN's figure from the issue (arm_convolve_wrapper_s8, -Ofast); fails where X > Y
+#      (the counts under -icount are deterministic).
 # Needs gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu and qemu-user, and for step 4
 # gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh installs them).
@@ -112,11 +117,15 @@ mcu_layer_count() {
 if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
   step "conformance cases at the Cortex-M levels (qemu-system-arm, semihosting)"
   manifest=build/mcu-conformance.txt
-  echo "$(python3 tests/arm/mcu/manifest.py tests/conformance/cases "$manifest") cases"
-  layers=$PWD/build/mcu-layers
-  rm -rf "$layers"
-  QEMU_CPU=cortex-a72 qemu "$build/tests/cvml_layer_models" "$layers" >/dev/null ||
+  layers=$PWD/build/mcu-layers kernel_cases=build/mcu-kernel-cases
+  rm -rf "$layers" "$kernel_cases"
+  QEMU_CPU=cortex-a72 qemu "$build/tests/cvml_layer_models" "$layers" "$kernel_cases" >/dev/null ||
     fail "writing the single-layer models"
+  # The conformance cases, then conv2d cases at the edges of the Cortex-M kernels' shapes
+  # (layer_models.cpp: their expected bytes are the host library's).
+  echo "$(python3 tests/arm/mcu/manifest.py tests/conformance/cases "$manifest") cases," \
+    "$(python3 tests/arm/mcu/manifest.py "$kernel_cases" "$manifest.kernels") kernel cases"
+  cat "$manifest.kernels" >>"$manifest"
   launcher=()
   command -v ccache >/dev/null 2>&1 &&
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -141,8 +150,10 @@ if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
       macs=$(sed -n 's/.*"macs": \([0-9]*\).*/\1/p' "$layers/$layer/meta.json")
       cmsis=${cmsis_nn[$layer]}
       [[ $core == cortex-m7 ]] && cmsis=${cmsis#*/} || cmsis=${cmsis%/*}
-      echo "mcu-layer $board $level $layer: instructions $((n - base)) per_mac" \
-        "$(awk -v a=$((n - base)) -v m="$macs" 'BEGIN { printf "%.3f", a / m }') cmsis_nn $cmsis"
+      per_mac=$(awk -v a=$((n - base)) -v m="$macs" 'BEGIN { printf "%.3f", a / m }')
+      echo "mcu-layer $board $level $layer: instructions $((n - base)) per_mac $per_mac cmsis_nn $cmsis"
+      awk -v a="$per_mac" -v b="$cmsis" 'BEGIN { exit !(a <= b) }' ||
+        fail "layer $layer on $board: $per_mac instructions per MAC, above CMSIS-NN's $cmsis"
     done
   done
 fi

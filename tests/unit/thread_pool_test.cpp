@@ -131,3 +131,92 @@ TEST(ThreadPool, NoSpinningBetweenSessions) {
     thread_pool_release(pool);
 }
 #endif
+
+#if defined(__linux__)
+#include <sched.h>
+#include <stdlib.h>
+
+namespace {
+
+/* Runs the test's thread on one CPU for the lifetime of the object. */
+class PinnedCaller {
+  public:
+    explicit PinnedCaller(int cpu) {
+        sched_getaffinity(0, sizeof saved_, &saved_);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        sched_setaffinity(0, sizeof one, &one);
+    }
+    ~PinnedCaller() { sched_setaffinity(0, sizeof saved_, &saved_); }
+
+  private:
+    cpu_set_t saved_;
+};
+
+std::vector<int> allowed_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    sched_getaffinity(0, sizeof set, &set);
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    return cpus;
+}
+
+}  // namespace
+
+/* A worker is bound to a CPU that is not the caller's, and when the caller moves onto the
+ * worker's CPU between two runs, the worker moves to the CPU the caller left. */
+static void workers_stay_out_of_the_callers_way() {
+    const std::vector<int> cpus = allowed_cpus();
+    unsetenv("CVML_THREAD_AFFINITY");
+    thread_pool* pool;
+    {
+        PinnedCaller on(cpus[0]);
+        pool = thread_pool_create(2);
+        ASSERT_NE(pool, nullptr);
+        const int worker_cpu = thread_pool_worker_cpu(pool, 0);
+        EXPECT_NE(worker_cpu, -1);
+        EXPECT_NE(worker_cpu, cpus[0]);
+    }
+    const int first = thread_pool_worker_cpu(pool, 0);
+    {
+        PinnedCaller on(first);
+        thread_pool_begin(pool);
+        thread_pool_end(pool);
+        EXPECT_EQ(thread_pool_worker_cpu(pool, 0), cpus[0]);
+        std::vector<int> values(1000, 0);
+        AddJob job = {&values, 1};
+        thread_pool_begin(pool);
+        thread_pool_run(pool, 1000, add_range, &job);
+        thread_pool_end(pool);
+        for (int v : values) ASSERT_EQ(v, 1);
+    }
+    thread_pool_release(pool);
+}
+
+/* On a thread of its own: the test pins its caller, and the process's CPUs are those of
+ * the main thread. */
+TEST(ThreadPoolAffinity, WorkersStayOutOfTheCallersWay) {
+    const size_t cpus = allowed_cpus().size();
+    if (cpus < 2) GTEST_SKIP() << "needs two CPUs (this process may use " << cpus << ")";
+    std::thread caller(workers_stay_out_of_the_callers_way);
+    caller.join();
+}
+
+TEST(ThreadPoolAffinity, OffWhenAskedOrWhenThreadsOutnumberCpus) {
+    setenv("CVML_THREAD_AFFINITY", "0", 1);
+    thread_pool* pool = thread_pool_create(2);
+    ASSERT_NE(pool, nullptr);
+    EXPECT_EQ(thread_pool_worker_cpu(pool, 0), -1);
+    thread_pool_release(pool);
+    unsetenv("CVML_THREAD_AFFINITY");
+
+    const int too_many = static_cast<int>(allowed_cpus().size()) + 1;
+    pool = thread_pool_create(too_many);
+    ASSERT_NE(pool, nullptr);
+    for (int i = 0; i < too_many - 1; ++i) EXPECT_EQ(thread_pool_worker_cpu(pool, i), -1);
+    thread_pool_release(pool);
+}
+#endif

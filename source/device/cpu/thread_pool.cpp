@@ -1,4 +1,5 @@
 #include "device/cpu/thread_pool.h"
+#include "device/cpu/cpu_affinity.h"
 #include "utility/memory.h"
 
 #include <stdlib.h>
@@ -79,6 +80,8 @@ struct thread_pool {
     int caller_sleeping; /* atomic: the caller is blocked (or about to) on done_cond */
     int stopping;        /* atomic */
     int in_session;      /* atomic: between thread_pool_begin and thread_pool_end */
+    int* worker_cpu;     /* the CPU worker i is bound to, or -1 (see cpu_affinity.h) */
+    int caller_cpu;      /* where the caller ran at the last thread_pool_begin, or -1 */
 };
 
 static uint32_t generation_of(uint64_t ticket) {
@@ -171,6 +174,47 @@ static void worker_wait(thread_pool* pool, uint32_t seen) {
     }
 }
 
+/* Each worker gets a CPU of its own, none of them the caller's current one. The first
+ * CPU handed out rotates from pool to pool, so the workers of several graphs spread over
+ * the machine instead of piling onto CPU 1. */
+static void bind_workers(thread_pool* pool) {
+    const int extra = pool->threads - 1;
+    for (int i = 0; i < extra; ++i) pool->worker_cpu[i] = -1;
+    pool->caller_cpu = cpu_affinity_current();
+    if (!cpu_affinity_wanted() || pool->spin_rounds == 0) return;
+    int allowed[1024];
+    const int count = cpu_affinity_allowed(allowed, 1024);
+    int others[1024];
+    int n_others = 0;
+    for (int i = 0; i < count; ++i)
+        if (allowed[i] != pool->caller_cpu) others[n_others++] = allowed[i];
+    if (n_others < extra) return;
+    static unsigned next_first;  // atomic
+    const unsigned first =
+        __atomic_fetch_add(&next_first, static_cast<unsigned>(extra), __ATOMIC_RELAXED);
+    for (int i = 0; i < extra; ++i) {
+        const int cpu =
+            others[(first + static_cast<unsigned>(i)) % static_cast<unsigned>(n_others)];
+        if (cpu_affinity_bind(pool->workers[i], cpu)) pool->worker_cpu[i] = cpu;
+    }
+}
+
+/* The caller is never bound, so the scheduler may move it onto a worker's CPU between
+ * two runs. Then that worker takes the CPU the caller left: one system call, only when
+ * the caller has moved. */
+static void step_out_of_callers_way(thread_pool* pool) {
+    const int now = cpu_affinity_current();
+    if (now < 0 || now == pool->caller_cpu) return;
+    const int left = pool->caller_cpu;
+    pool->caller_cpu = now;
+    if (left < 0) return;
+    for (int i = 0; i < pool->threads - 1; ++i) {
+        if (pool->worker_cpu[i] != now) continue;
+        if (cpu_affinity_bind(pool->workers[i], left)) pool->worker_cpu[i] = left;
+        return;
+    }
+}
+
 static void* worker_main(void* p) {
     thread_pool* pool = static_cast<worker_arg*>(p)->pool;
     uint32_t seen = 0;
@@ -198,7 +242,9 @@ thread_pool* thread_pool_create(int threads) {
             static_cast<pthread_t*>(cvml_mem_calloc(static_cast<size_t>(extra), sizeof(pthread_t)));
         pool->args = static_cast<worker_arg*>(
             cvml_mem_calloc(static_cast<size_t>(extra), sizeof(worker_arg)));
-        if (!pool->workers || !pool->args) {
+        pool->worker_cpu =
+            static_cast<int*>(cvml_mem_calloc(static_cast<size_t>(extra), sizeof(int)));
+        if (!pool->workers || !pool->args || !pool->worker_cpu) {
             pool->threads = 1;
             thread_pool_release(pool);
             return nullptr;
@@ -211,6 +257,7 @@ thread_pool* thread_pool_create(int threads) {
                 return nullptr;
             }
         }
+        bind_workers(pool);
     }
     return pool;
 }
@@ -227,6 +274,7 @@ void thread_pool_release(thread_pool* pool) {
     pthread_cond_destroy(&pool->done_cond);
     cvml_mem_free(pool->workers);
     cvml_mem_free(pool->args);
+    cvml_mem_free(pool->worker_cpu);
     cvml_mem_free(pool);
 }
 
@@ -272,12 +320,18 @@ void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg)
 
 void thread_pool_begin(thread_pool* pool) {
     if (pool->threads == 1 || pool->spin_rounds == 0) return;
+    step_out_of_callers_way(pool);
     announce(&pool->in_session, 1);
     wake_sleepers(pool);
 }
 
 void thread_pool_end(thread_pool* pool) {
     __atomic_store_n(&pool->in_session, 0, __ATOMIC_SEQ_CST);
+}
+
+int thread_pool_worker_cpu(const thread_pool* pool, int worker) {
+    if (worker < 0 || worker >= pool->threads - 1) return -1;
+    return pool->worker_cpu[worker];
 }
 
 #else /* !CVML_WITH_THREADS */
@@ -298,6 +352,10 @@ void thread_pool_release(thread_pool* pool) {
 
 void thread_pool_begin(thread_pool*) {}
 void thread_pool_end(thread_pool*) {}
+
+int thread_pool_worker_cpu(const thread_pool*, int) {
+    return -1;
+}
 
 /* Chunks still follow the thread count so results match a threaded build's split. */
 void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg) {

@@ -20,5 +20,8 @@ int thread_pool_threads(const thread_pool* pool);
  * before. (A pool with more threads than CPUs never spins.) */
 void thread_pool_begin(thread_pool* pool);
 void thread_pool_end(thread_pool* pool);
+/* The CPU worker `worker` (0 .. threads-2) is bound to, or -1 where it is not bound:
+ * see cpu_affinity.h for when and why workers are bound. */
+int thread_pool_worker_cpu(const thread_pool* pool, int worker);
 /* Runs fn on every chunk of [0, n) and returns when all are done. */
 void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg);

@@ -258,11 +258,83 @@ void cm_epilogue_apply(const epilogue* ep, const void* in, int32_t in_storage, i
 
 #endif
 
+#if CVML_SIMD_CORTEXM_MVE
+namespace {
+
+/* Narrowing vector stores of four int32 lanes (the low bits, as ir_storage_store). */
+inline void store4(int8_t* q, int32x4_t x) {
+    vstrbq_s32(q, x);
+}
+inline void store4(int16_t* q, int32x4_t x) {
+    vstrhq_s32(q, x);
+}
+inline void store4(int32_t* q, int32x4_t x) {
+    vst1q_s32(q, x);
+}
+inline void store4(int8_t* q, int32x4_t x, mve_pred16_t p) {
+    vstrbq_p_s32(q, x, p);
+}
+inline void store4(int16_t* q, int32x4_t x, mve_pred16_t p) {
+    vstrhq_p_s32(q, x, p);
+}
+inline void store4(int32_t* q, int32x4_t x, mve_pred16_t p) {
+    vstrwq_p_s32(q, x, p);
+}
+
+/* A shift then a clip as one vector step: ((x >> down) + add) >> post clipped to
+ * [lo, hi] is EP_ROUND's rounding shift by down + 1 (add 1, post 1, the + 1 wrapping),
+ * EP_SRA's shift (add 0, post 0), or nothing (all 0, the clip the whole int32 range). */
+struct shift_clip {
+    int32x4_t down, add, post, lo, hi; /* down and post negated: vshl's right shifts */
+};
+
+shift_clip make_shift_clip(const ep_step* shift) {
+    if (!shift)
+        return {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(INT32_MIN),
+                vdupq_n_s32(INT32_MAX)};
+    const int32_t round = shift->kind == EP_ROUND ? 1 : 0;
+    return {vdupq_n_s32(-(shift->shift - round)), vdupq_n_s32(round), vdupq_n_s32(-round),
+            vdupq_n_s32(shift[1].lo), vdupq_n_s32(shift[1].hi)};
+}
+
+inline int32x4_t apply(const shift_clip& f, int32x4_t x) {
+    x = vshlq_s32(vaddq_s32(vshlq_s32(x, f.down), f.add), f.post);
+    return vmaxq_s32(vminq_s32(x, f.hi), f.lo);
+}
+
+/* The rows of a block into the output (row r at out + r * out_stride) through f. */
+template <typename T>
+void store_block(const shift_clip& f, const int32_t* sums, int32_t rows, int32_t cols, T* out,
+                 int64_t out_stride) {
+    for (int32_t r = 0; r < rows; ++r, sums += cols, out += out_stride) {
+        int32_t i = 0;
+        for (; i + 4 <= cols; i += 4) store4(out + i, apply(f, vld1q_s32(sums + i)));
+        if (i < cols) {
+            const mve_pred16_t p = vctp32q(static_cast<uint32_t>(cols - i));
+            store4(out + i, apply(f, vldrwq_z_s32(sums + i, p)), p);
+        }
+    }
+}
+
+}  // namespace
+#endif
+
 #if CVML_SIMD_CORTEXM
 void cm_epilogue_block(const epilogue* ep, int32_t* sums, int32_t rows, int32_t cols, void* out,
                        int32_t out_storage, int64_t out_first, int64_t out_stride) {
+    int32_t steps = ep->step_count;
+#if CVML_SIMD_CORTEXM_MVE
+    // A final shift and clip (cvm_right_shift) is applied as the rows are stored: one
+    // pass over the block fewer.
+    const ep_step* last_shift = nullptr;
+    if (steps >= 2 && ep->steps[steps - 1].kind == EP_CLIP &&
+        (ep->steps[steps - 2].kind == EP_ROUND || ep->steps[steps - 2].kind == EP_SRA)) {
+        last_shift = &ep->steps[steps - 2];
+        steps -= 2;
+    }
+#endif
     const int32_t n = rows * cols;
-    for (int32_t s = 0; s < ep->step_count;) {
+    for (int32_t s = 0; s < steps;) {
         if (ep->steps[s].kind != EP_ADD) {
             s += run_step(ep, s, sums, n, 0);
             continue;
@@ -271,8 +343,18 @@ void cm_epilogue_block(const epilogue* ep, int32_t* sums, int32_t rows, int32_t 
             run_step(ep, s, sums + static_cast<size_t>(r) * cols, cols, out_first + r * out_stride);
         ++s;
     }
+#if CVML_SIMD_CORTEXM_MVE
+    const shift_clip f = make_shift_clip(last_shift);
+    if (out_storage == STORAGE_INT8)
+        store_block(f, sums, rows, cols, static_cast<int8_t*>(out) + out_first, out_stride);
+    else if (out_storage == STORAGE_INT16)
+        store_block(f, sums, rows, cols, static_cast<int16_t*>(out) + out_first, out_stride);
+    else
+        store_block(f, sums, rows, cols, static_cast<int32_t*>(out) + out_first, out_stride);
+#else
     for (int32_t r = 0; r < rows; ++r)
         store_chunk(sums + static_cast<size_t>(r) * cols, cols, out, out_storage,
                     out_first + r * out_stride);
+#endif
 }
 #endif
