@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include <mutex>
+#include <thread>
 
 #include "cuda_kernel.h"
 #include "cvml_plugin.h"
@@ -203,23 +204,58 @@ void free_staging(staged* b, int32_t count) {
     free(b);
 }
 
+/* Values [begin, end) of the host's int32 `src` into `width`-byte staging; false when
+ * one does not fit. Written so that the compiler vectorizes it (no early exit). */
+template <class Narrow>
+bool narrow_range(Narrow* dst, const int32_t* src, size_t begin, size_t end) {
+    constexpr uint32_t kHalf = 1u << (8 * sizeof(Narrow) - 1);
+    uint32_t outside = 0;
+    for (size_t i = begin; i < end; ++i) {
+        dst[i] = static_cast<Narrow>(src[i]);
+        outside |= static_cast<uint32_t>(src[i]) + kHalf > 2 * kHalf - 1;
+    }
+    return outside == 0;
+}
+
+bool narrow_part(void* host, const int32_t* src, size_t begin, size_t end, int width) {
+    return width == 1 ? narrow_range(static_cast<int8_t*>(host), src, begin, end)
+                      : narrow_range(static_cast<int16_t*>(host), src, begin, end);
+}
+
+/* An input of more values than this is narrowed on several threads: one thread reads
+ * host memory at a fraction of what the machine can (ResNet-18 at batch 64: 9.6 M values,
+ * several ms on one thread), and a thread costs tens of microseconds to start. */
+constexpr size_t kNarrowPart = size_t{1} << 18;
+constexpr unsigned kMaxNarrowThreads = 16;
+
 /* The host's int32 values into `width`-byte staging; false when one does not fit. */
 bool stage_narrow(void* host, const int32_t* src, size_t n, int width) {
-    bool fits = true;
-    if (width == 1) {
-        int8_t* d = static_cast<int8_t*>(host);
-        for (size_t i = 0; i < n; ++i) {
-            d[i] = static_cast<int8_t>(src[i]);
-            fits &= d[i] == src[i];
+    unsigned parts = std::thread::hardware_concurrency();
+    parts = parts < 2 ? 2 : parts > kMaxNarrowThreads ? kMaxNarrowThreads : parts;
+    if (n / kNarrowPart + 1 < parts) parts = static_cast<unsigned>(n / kNarrowPart + 1);
+    if (parts < 2) return narrow_part(host, src, 0, n, width);
+    CUDA_PATH("staging: an input narrowed on several threads");
+    std::thread workers[kMaxNarrowThreads];
+    bool fits[kMaxNarrowThreads];
+    for (unsigned k = 0; k < parts; ++k) {
+        const size_t begin = n * k / parts, end = n * (k + 1) / parts;
+        auto part = [=, &fits] { fits[k] = narrow_part(host, src, begin, end, width); };
+        if (k + 1 == parts) {
+            part();  // the last part on this thread
+            continue;
         }
-    } else {
-        int16_t* d = static_cast<int16_t*>(host);
-        for (size_t i = 0; i < n; ++i) {
-            d[i] = static_cast<int16_t>(src[i]);
-            fits &= d[i] == src[i];
+        try {
+            workers[k] = std::thread(part);
+        } catch (...) {  // no thread to be had: this one does the part
+            part();
         }
     }
-    return fits;
+    bool all_fit = true;
+    for (unsigned k = 0; k < parts; ++k) {
+        if (workers[k].joinable()) workers[k].join();
+        all_fit &= fits[k];
+    }
+    return all_fit;
 }
 
 /* y = the sign-extended int8 (width 1) or int16 (width 2) values of x. */

@@ -182,6 +182,48 @@ __device__ __forceinline__ void mma_tile(int32_t (&acc)[2][4][4], const int32_t*
     }
 }
 
+/* How a thread stores its share of a tile: one pixel, m = m0 + tid % kTileM, and the
+ * channels o = o0 + tid / kTileM + j * kColsPerPass for j < kPerThread, a warp writing
+ * 32 consecutive pixels of one channel (contiguous in NCHW). kBatch outputs at a time
+ * have their loads in flight together (cuda_tail_apply_n). */
+constexpr int kColsPerPass = kThreads / kTileM;
+constexpr int kPerThread = kTileN / kColsPerPass;
+constexpr int kBatch = 16;
+
+/* Stores this thread's outputs of the tile at (m0, o0), value(ol, i) giving the sum of
+ * tile column ol at flat index i, after the tail; atomic: added to y instead (split K,
+ * no tail). Each batch reads all its values before the tail and the stores. */
+template <class Value>
+__device__ __forceinline__ void store_outputs(int32_t* y, const geom& g, int64_t m0, int32_t o0,
+                                              const cuda_tail& tail, bool atomic, Value value) {
+    const int ml = threadIdx.x % kTileM, ol0 = threadIdx.x / kTileM;
+    const int64_t m = m0 + ml;
+    if (m >= g.m || o0 + ol0 >= g.n_out) return;
+    const int64_t n = m / g.pix, p = m - n * g.pix;
+    const int64_t first = (n * g.n_out + o0 + ol0) * g.pix + p;
+    const int64_t stride = kColsPerPass * g.pix;
+    /* Columns j with o0 + ol0 + j * kColsPerPass < n_out. */
+    const int cols = (g.n_out - o0 - ol0 + kColsPerPass - 1) / kColsPerPass;
+    for (int j0 = 0; j0 < kPerThread && j0 < cols; j0 += kBatch) {
+        const int valid = cols - j0;
+        const int64_t at = first + j0 * stride;
+        int32_t v[kBatch];
+        CUDA_UNROLL
+        for (int j = 0; j < kBatch; ++j)
+            v[j] = j < valid ? value(ol0 + (j0 + j) * kColsPerPass, at + j * stride) : 0;
+        if (atomic) {
+            CUDA_UNROLL
+            for (int j = 0; j < kBatch; ++j)
+                if (j < valid) atomicAdd(y + at + j * stride, v[j]);
+            continue;
+        }
+        cuda_tail_apply_n(tail, v, at, stride, valid);
+        CUDA_UNROLL
+        for (int j = 0; j < kBatch; ++j)
+            if (j < valid) y[at + j * stride] = v[j];
+    }
+}
+
 /* The block's tile (+ bias) to NCHW y through shared memory: each warp's fragments go
  * to out[o][m], then threads store m-fastest (consecutive pixels of one channel). With
  * split K, each split adds its partial sums to y (zeroed before) and split 0 the bias:
@@ -199,21 +241,13 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
                 out[o * kOutStride + m] = acc[mi][ni][i];
             }
     __syncthreads();
-    for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
-        const int ml = e % kTileM, ol = e / kTileM;
-        const int64_t m = m0 + ml;
-        const int32_t o = o0 + ol;
-        if (m >= g.m || o >= g.n_out) continue;
-        const int64_t n = m / g.pix, p = m - n * g.pix;
-        const uint32_t b = bias && add_bias ? static_cast<uint32_t>(bias[o]) : 0u;
-        const int32_t v =
-            static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
-        const int64_t i = (n * g.n_out + o) * g.pix + p;
-        if (split_k)
-            atomicAdd(y + i, v); /* the tail waits for the whole sum: finish_split */
-        else
-            y[i] = cuda_tail_apply(tail, v, i);
-    }
+    const int ml = threadIdx.x % kTileM;
+    const bool with_bias = bias && add_bias;
+    /* split K: the tail waits for the whole sum (finish_split). */
+    store_outputs(y, g, m0, o0, tail, split_k, [&](int ol, int64_t) {
+        const uint32_t b = with_bias ? static_cast<uint32_t>(bias[o0 + ol]) : 0u;
+        return static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
+    });
 }
 
 /* Split K with a fused tail: the split that finishes a tile last applies the tail to
@@ -233,14 +267,7 @@ __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const
     if (!*last) return;
     if (threadIdx.x == 0) CUDA_PATH("igemm: split K, the last split applies the tail");
     __threadfence();
-    for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
-        const int64_t m = m0 + e % kTileM;
-        const int32_t o = o0 + e / kTileM;
-        if (m >= g.m || o >= g.n_out) continue;
-        const int64_t n = m / g.pix, p = m - n * g.pix;
-        const int64_t i = (n * g.n_out + o) * g.pix + p;
-        y[i] = cuda_tail_apply(tail, __ldcg(y + i), i);
-    }
+    store_outputs(y, g, m0, o0, tail, false, [&](int, int64_t i) { return __ldcg(y + i); });
     if (threadIdx.x == 0) *counter = 0;
 }
 
