@@ -111,10 +111,11 @@ int out_of_memory() {
     return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
 }
 
-/* Grows an array to hold `need` elements of `size` bytes (doubling). */
-int reserve(void** array, size_t* capacity, size_t need, size_t size) {
+/* Grows an array to hold `need` elements of `size` bytes: exactly that many when
+ * `exact`, else by doubling. */
+int reserve(void** array, size_t* capacity, size_t need, size_t size, bool exact = false) {
     if (need <= *capacity) return CVML_OK;
-    size_t grown = *capacity ? *capacity : 256;
+    size_t grown = exact ? need : *capacity ? *capacity : 256;
     while (grown < need) grown *= 2;
     void* p = cvml_scratch_realloc(*array, grown * size);
     if (!p) return out_of_memory();
@@ -457,6 +458,29 @@ int decode_graph_attrs(file_graph* f, size_t begin) {
     return CVML_OK;
 }
 
+/* The bytes of the node pieces' names and function names and their number of inputs,
+ * so that the two arrays they go to are sized once: grown in turn, each would leave
+ * its outgrown copies in the scratch stack below the other. An error is the one the
+ * decoding pass would meet first. */
+int measure_nodes(const file_graph* f, size_t begin, size_t* string_bytes, size_t* inputs) {
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, begin);
+    int rc = CVML_OK;
+    for (int32_t k = 0; !rc && json_iter_next(&it); ++k) {
+        json_doc doc;
+        rc = json_parse_range(f->text, it.begin, it.end, &doc);
+        node_members m;
+        memset(&m, 0, sizeof m);
+        if (!rc) rc = decode_node(doc.root, &m, k);
+        if (!rc) {
+            *string_bytes += strlen(m.name) + 1 + (m.func_name ? strlen(m.func_name) + 1 : 0);
+            *inputs += static_cast<size_t>(json_count(m.inputs));
+        }
+        json_free(&doc);
+    }
+    return rc;
+}
+
 int decode_nodes(file_graph* f, size_t begin) {
     int type = json_type_at(f->text, f->size, begin);
     if (type != JSON_ARRAY)
@@ -472,8 +496,15 @@ int decode_nodes(file_graph* f, size_t begin) {
         cvml_scratch_calloc(static_cast<size_t>(count) + 1, sizeof(file_node)));
     if (!f->nodes) return out_of_memory();
     f->node_count = count;
+    size_t string_bytes = 0, inputs = 0;
+    int rc = measure_nodes(f, begin, &string_bytes, &inputs);
+    if (!rc)
+        rc = reserve(reinterpret_cast<void**>(&f->strings), &f->strings_capacity, string_bytes, 1,
+                     true);
+    if (!rc)
+        rc = reserve(reinterpret_cast<void**>(&f->inputs), &f->inputs_capacity, inputs,
+                     sizeof(entry), true);
     json_iter_start(&it, f->text, f->size, begin);
-    int rc = CVML_OK;
     for (int32_t k = 0; !rc && json_iter_next(&it); ++k)
         rc = decode_node_piece(f, it.begin, it.end, k);
     return rc;
