@@ -333,14 +333,17 @@ int open_params(const char* path, FILE** file, size_t* size, uint8_t** data) {
 
 }  // namespace
 
-/* The buffer of an input tensor, allocated on first use (count values). */
-static int input_buffer(ir_tensor* t, int32_t** dst) {
+/* The buffer of an input tensor, allocated on first use: count values of its storage
+ * (int32, or int8 where the CPU device chose it at prerun; int8 arrays carry 64
+ * readable bytes past the end, as the arena's do). */
+static int input_buffer(ir_tensor* t, void** dst) {
     if (!t->data) {
         size_t n = static_cast<size_t>(ir_tensor_element_count(t));
-        t->data = cvml_mem_alloc(sizeof(int32_t) * (n ? n : 1));
+        size_t slack = t->storage == STORAGE_INT32 ? 0 : 64;
+        t->data = cvml_mem_alloc(t->storage * (n ? n : 1) + slack);
         if (!t->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
-    *dst = static_cast<int32_t*>(t->data);
+    *dst = t->data;
     return CVML_OK;
 }
 
@@ -351,7 +354,7 @@ static int prepare_in_arena(cvml_graph* g, void* arena, size_t arena_size) {
     g->ir->arena_size = arena_size;
     int rc = cvml_graph_prerun(g);
     for (int32_t i = 0; i < g->ir->input_count && !rc; ++i) {
-        int32_t* values = nullptr;
+        void* values = nullptr;
         rc = input_buffer(g->ir->tensors[g->ir->inputs[i]], &values);
     }
     return rc;
@@ -776,7 +779,7 @@ int cvml_tensor_dtype(const cvml_tensor* t, cvml_dtype* dtype) {
     return CVML_OK;
 }
 
-static int writable_input(cvml_tensor* t, size_t count, int32_t** dst) {
+static int writable_input(cvml_tensor* t, size_t count, void** dst) {
     ir_tensor* it = reinterpret_cast<ir_tensor*>(t);
     if (it->kind != TENSOR_INPUT)
         return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' is not a graph input", it->name);
@@ -793,23 +796,29 @@ static int32_t clip_to(int32_t v, int32_t bound) {
     return v < -bound ? -bound : v > bound ? bound : v;
 }
 
+/* Clipped values go in the input's storage: clipping to a precision of at most 8 bits
+ * leaves values that fit the int8 storage the CPU device may have chosen for it. */
 int cvml_tensor_set_i32(cvml_tensor* t, const int32_t* values, size_t count) {
     REQUIRE(t && values, "NULL argument");
-    int32_t* dst = nullptr;
+    void* dst = nullptr;
     int rc = writable_input(t, count, &dst);
     if (rc) return rc;
+    const int storage = as_ir(t)->storage;
     int32_t bound = ir_precision_bound(as_ir(t)->precision);
-    for (size_t i = 0; i < count; ++i) dst[i] = clip_to(values[i], bound);
+    for (size_t i = 0; i < count; ++i)
+        ir_storage_store(dst, storage, static_cast<int64_t>(i), clip_to(values[i], bound));
     return CVML_OK;
 }
 
 int cvml_tensor_set_i8(cvml_tensor* t, const int8_t* values, size_t count) {
     REQUIRE(t && values, "NULL argument");
-    int32_t* dst = nullptr;
+    void* dst = nullptr;
     int rc = writable_input(t, count, &dst);
     if (rc) return rc;
+    const int storage = as_ir(t)->storage;
     int32_t bound = ir_precision_bound(as_ir(t)->precision);
-    for (size_t i = 0; i < count; ++i) dst[i] = clip_to(values[i], bound);
+    for (size_t i = 0; i < count; ++i)
+        ir_storage_store(dst, storage, static_cast<int64_t>(i), clip_to(values[i], bound));
     return CVML_OK;
 }
 
