@@ -796,30 +796,38 @@ static int32_t clip_to(int32_t v, int32_t bound) {
     return v < -bound ? -bound : v > bound ? bound : v;
 }
 
+/* Value i of an input handed over in `layout` (enum input_layout). */
+static int32_t given_value(const void* values, int layout, size_t i) {
+    if (layout == INPUT_INT8) return static_cast<const int8_t*>(values)[i];
+    if (layout == INPUT_INT32) return static_cast<const int32_t*>(values)[i];
+    const uint8_t* b = static_cast<const uint8_t*>(values) + 4 * i;
+    return static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                                static_cast<uint32_t>(b[2]) << 16 |
+                                static_cast<uint32_t>(b[3]) << 24);
+}
+
 /* Clipped values go in the input's storage: clipping to a precision of at most 8 bits
  * leaves values that fit the int8 storage the CPU device may have chosen for it. */
-int cvml_tensor_set_i32(cvml_tensor* t, const int32_t* values, size_t count) {
-    REQUIRE(t && values, "NULL argument");
+int graph_set_input(cvml_tensor* t, const void* values, int layout, size_t count) {
     void* dst = nullptr;
     int rc = writable_input(t, count, &dst);
     if (rc) return rc;
     const int storage = as_ir(t)->storage;
     int32_t bound = ir_precision_bound(as_ir(t)->precision);
     for (size_t i = 0; i < count; ++i)
-        ir_storage_store(dst, storage, static_cast<int64_t>(i), clip_to(values[i], bound));
+        ir_storage_store(dst, storage, static_cast<int64_t>(i),
+                         clip_to(given_value(values, layout, i), bound));
     return CVML_OK;
+}
+
+int cvml_tensor_set_i32(cvml_tensor* t, const int32_t* values, size_t count) {
+    REQUIRE(t && values, "NULL argument");
+    return graph_set_input(t, values, INPUT_INT32, count);
 }
 
 int cvml_tensor_set_i8(cvml_tensor* t, const int8_t* values, size_t count) {
     REQUIRE(t && values, "NULL argument");
-    void* dst = nullptr;
-    int rc = writable_input(t, count, &dst);
-    if (rc) return rc;
-    const int storage = as_ir(t)->storage;
-    int32_t bound = ir_precision_bound(as_ir(t)->precision);
-    for (size_t i = 0; i < count; ++i)
-        ir_storage_store(dst, storage, static_cast<int64_t>(i), clip_to(values[i], bound));
-    return CVML_OK;
+    return graph_set_input(t, values, INPUT_INT8, count);
 }
 
 /* The CPU device may keep a tensor proven to fit in int8/int16 in that width

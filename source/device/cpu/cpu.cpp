@@ -69,7 +69,6 @@ void free_stand_in(ir_tensor* w) {
 
 void postrun_node(cpu_node_exec* ne) {
     if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
-    ne->ctx.state = nullptr;
 }
 
 /* The tables only prerun reads (scratch). */
@@ -93,13 +92,12 @@ void release_state(cpu_subgraph_state* st) {
         cvml_scratch_free(ne->tail.steps);
     }
     if (!st->arena_borrowed) cvml_aligned_free(st->arena);
-    if (st->packed) {
-        for (int32_t k = 0; k < st->stand_in_count; ++k) free_stand_in(st->stand_ins[k]);
-        cvml_mem_free(st->nodes);  // the block with the tensor lists, tails and stand-ins
-    } else {
-        for (int32_t t = 0; st->wide && t < st->tensor_count; ++t) free_stand_in(st->wide[t]);
-        cvml_scratch_free(st->nodes);
-    }
+    ir_tensor** stand_ins = st->packed ? st->stand_ins : st->wide;
+    const int32_t count = st->packed ? st->stand_in_count : st->wide ? st->tensor_count : 0;
+    for (int32_t k = 0; k < count; ++k) free_stand_in(stand_ins[k]);
+    // Packed: the heap block with the tensor lists, tails and stand-ins (scratch_free
+    // takes a heap block too).
+    cvml_scratch_free(st->nodes);
     free_tables(st);
     if (st->rt.pool) thread_pool_release(st->rt.pool);
     cvml_mem_free(st);
@@ -367,8 +365,7 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
  * narrow input: the API clips values to the input's precision as it stores them
  * (upstream's SetInput), so they fit, and the buffer is a quarter of the bytes. The
  * choice is made before the buffer exists (a load with the caller's arena prepares the
- * graph first); a buffer made int8 by an earlier prerun is widened if its readers no
- * longer take it (prerun allocates, never a run). */
+ * graph first); a buffer keeps the storage it was made with. */
 bool read_here(const cpu_subgraph_state* st, const ir_tensor* x) {
     for (int32_t c = 0; c < x->consumer_count; ++c)
         if (st->step_of_node[x->consumers[c]] >= 0) return true;
@@ -380,7 +377,7 @@ int choose_input_storage(ir_graph* g, cpu_subgraph_state* st) {
         ir_tensor* x = g->tensors[g->inputs[i]];
         if (x->kind != TENSOR_INPUT || !read_here(st, x)) continue;
         bool narrow = st->rt.fusion && x->precision >= 1 && x->precision <= 8 &&
-                      !is_graph_output(g, x->index) && x->consumer_count > 0;
+                      !is_graph_output(g, x->index);
         for (int32_t c = 0; c < x->consumer_count && narrow; ++c) {
             int32_t cs = st->step_of_node[x->consumers[c]];
             narrow = cs >= 0 && reader_takes_narrow(st, cs, x, false);
@@ -389,15 +386,12 @@ int choose_input_storage(ir_graph* g, cpu_subgraph_state* st) {
             x->storage = narrow ? STORAGE_INT8 : STORAGE_INT32;
             continue;
         }
-        if (x->storage == STORAGE_INT32 || narrow) continue;
-        const size_t n = static_cast<size_t>(ir_tensor_element_count(x));
-        int32_t* wide = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (n ? n : 1)));
-        if (!wide) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        for (size_t k = 0; k < n; ++k)
-            wide[k] = ir_storage_load(x->data, x->storage, static_cast<int64_t>(k));
-        cvml_mem_free(x->data);
-        x->data = wide;
-        x->storage = STORAGE_INT32;
+        // Made int8 after a prerun that failed; this one's readers want int32.
+        if (x->storage != STORAGE_INT32 && !narrow)
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "input '%s' is stored as int8 (chosen by an earlier, failed "
+                             "prerun) but a reader here takes int32 only",
+                             x->name);
     }
     return CVML_OK;
 }
