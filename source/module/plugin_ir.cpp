@@ -116,6 +116,14 @@ int32_t node_param_ints(const ir_node* node, const char* name, int64_t* values, 
             break;
         }
         case ATTR_TUPLE: {
+            if (node->op->pair_tuples) {
+                // Only two values are kept; a graph with another count fails to load.
+                const attr_pair* v = reinterpret_cast<const attr_pair*>(field);
+                count = v->count;
+                list = v->values;
+                if (capacity > ATTR_PAIR_KEEP) capacity = ATTR_PAIR_KEEP;
+                break;
+            }
             const attr_tuple* v = reinterpret_cast<const attr_tuple*>(field);
             count = v->count;
             list = v->values;

@@ -151,6 +151,7 @@ const op_def conv2d_op = {
     .attr_count = sizeof(conv2d_attrs) / sizeof(conv2d_attrs[0]),
     .param_size = sizeof(conv2d_param),
     .parse_extra = nullptr,
+    .pair_tuples = 1,
     .release_param = nullptr,
     .fixed_inputs = 3,
     .num_inputs = conv2d_num_inputs,

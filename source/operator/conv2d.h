@@ -8,10 +8,11 @@
 
 typedef struct conv2d_param {
     int32_t channels;
-    attr_tuple kernel_size;
-    attr_tuple strides;        /* default (1, 1) */
-    attr_tuple padding;        /* default (0, 0) */
-    attr_tuple dilation;       /* default (1, 1) */
+    /* Pairs (op_def.pair_tuples): verification refuses any count but 2 first. */
+    attr_pair kernel_size;
+    attr_pair strides;         /* default (1, 1) */
+    attr_pair padding;         /* default (0, 0) */
+    attr_pair dilation;        /* default (1, 1) */
     int32_t groups;            /* default 1 */
     attr_string layout;        /* default "NCHW"; only NCHW is accepted at inference */
     attr_string kernel_layout; /* default "OIHW"; only OIHW */

@@ -166,7 +166,19 @@ bad:
                      "Invalid Parameter format for %s expect tuple but value='%s'", what, text);
 }
 
-static int parse_one(const attr_spec* spec, const char* text, void* param) {
+/* A tuple into an attr_pair: parsed whole, then its first two values kept with the
+ * count given. */
+static int parse_pair(const char* text, const char* what, attr_pair* out) {
+    attr_tuple whole;
+    int rc = attr_parse_tuple(text, what, &whole);
+    if (rc) return rc;
+    out->count = whole.count;
+    for (int32_t i = 0; i < ATTR_PAIR_KEEP; ++i)
+        out->values[i] = i < whole.count ? whole.values[i] : 0;
+    return CVML_OK;
+}
+
+static int parse_one(const op_def* op, const attr_spec* spec, const char* text, void* param) {
     char* field = static_cast<char*>(param) + spec->offset;
     int64_t lower_check = 0;
     switch (spec->type) {
@@ -186,6 +198,8 @@ static int parse_one(const attr_spec* spec, const char* text, void* param) {
             return CVML_OK;
         }
         case ATTR_TUPLE:
+            if (op->pair_tuples)
+                return parse_pair(text, spec->name, reinterpret_cast<attr_pair*>(field));
             return attr_parse_tuple(text, spec->name, reinterpret_cast<attr_tuple*>(field));
         case ATTR_OPT_INT: {
             attr_opt_int v = {0, 0};
@@ -254,7 +268,7 @@ int op_parse_attrs(const op_def* op, ir_node* node) {
             return cvml_fail(CVML_ERR_RUNTIME,
                              "Required parameter %s of operator %s is not presented", spec->name,
                              op->name);
-        int rc = parse_one(spec, text, param);
+        int rc = parse_one(op, spec, text, param);
         if (rc) return rc;
     }
     return op->parse_extra ? op->parse_extra(param) : CVML_OK;

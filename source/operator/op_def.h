@@ -27,6 +27,19 @@ typedef struct attr_tuple {
     int64_t values[ATTR_TUPLE_MAX];
 } attr_tuple;
 
+/* An ATTR_TUPLE of an operator that accepts exactly two values (op_def.pair_tuples:
+ * conv2d's kernel_size, strides, padding, dilation). It is parsed as any tuple (the same
+ * syntax, errors and ATTR_TUPLE_MAX limit), then only its first two values are kept and
+ * `count` stays the number given, so a longer tuple still fails verification with the
+ * message naming its count. Its readers check count == 2 before reading values. 24
+ * bytes where an attr_tuple takes 136 (a microcontroller keeps one per conv2d node). */
+#define ATTR_PAIR_KEEP 2
+
+typedef struct attr_pair {
+    int32_t count;
+    int64_t values[ATTR_PAIR_KEEP];
+} attr_pair;
+
 typedef struct attr_opt_int {
     uint8_t present; /* 0 for "None" or absent */
     int32_t value;
@@ -73,6 +86,8 @@ typedef struct op_def {
     size_t param_size;
     /* Optional extra parse-time checks after the table (ParamError → runtime). */
     int (*parse_extra)(void* param);
+    /* Its ATTR_TUPLE attributes are stored as attr_pair (see there), not attr_tuple. */
+    uint8_t pair_tuples;
     /* Frees anything parse_extra allocated inside the param struct (rare). */
     void (*release_param)(void* param);
 

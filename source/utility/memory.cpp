@@ -124,6 +124,10 @@ int cvml_scratch_end(void) {
     return empty;
 }
 
+int cvml_scratch_active(void) {
+    return t_scratch.base != nullptr;
+}
+
 void* cvml_scratch_alloc(size_t size) {
     scratch_region& r = t_scratch;
     if (!r.base || size > r.size) return cvml_mem_alloc(size);

@@ -31,6 +31,8 @@ void cvml_scratch_begin(void* region, size_t size);
 /* Ends the lending; 0 when a block of the region was not given back (a bug: the
  * region is about to hold the arena's tensors), else 1. */
 int cvml_scratch_end(void);
+/* Whether a region is lent now. */
+int cvml_scratch_active(void);
 void* cvml_scratch_alloc(size_t size);
 void* cvml_scratch_calloc(size_t count, size_t size);
 void* cvml_scratch_realloc(void* p, size_t size);

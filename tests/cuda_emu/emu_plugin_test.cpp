@@ -766,7 +766,8 @@ std::set<std::string> passed_paths() {
  * 4- and 16-byte copies, split K, fused tails (whole and after split K), dense operands
  * past int8, the grouped kernel's tail, and a convolution weight computed by the graph
  * (packed at each run; the CPU device cannot take such a weight, so the reference is
- * the same graph with the weight constant). */
+ * the same graph with the weight constant), and a large input narrowed on several host
+ * threads. */
 TEST_F(CudaEmu, EveryMarkedPathRuns) {
     Rng rng(60);
     Graph wide;
@@ -798,6 +799,15 @@ TEST_F(CudaEmu, EveryMarkedPathRuns) {
     ASSERT_EQ(want.rc, CVML_OK) << want.error;
     ASSERT_EQ(got.rc, CVML_OK) << got.error;
     EXPECT_TRUE(got.outputs == want.outputs) << "a computed conv2d weight";
+
+    // Inputs past kNarrowPart values (int8 and int16 staging) are narrowed on several
+    // threads; the values of every part reach the GPU.
+    for (int32_t precision : {8, 16}) {
+        Graph big;
+        big.operands = {{{1, 4, 256, 300}, precision, false}};
+        big.nodes = {{"negative", {}, {0}}};
+        EXPECT_EQ(check(big, rng, 2), Verdict::kSame) << "precision " << precision;
+    }
 
     const std::set<std::string> marked = marked_paths(), passed = passed_paths();
     EXPECT_GE(marked.size(), 8u) << "the sources' marks were not found in " << CVML_CUDA_SRC;

@@ -35,10 +35,16 @@ struct cpu_node_exec {
     cpu_tail tail;
 };
 
+/* While prerun works, `nodes` has a step for every node of the subgraph, and it and the
+ * per-tensor tables are the load's scratch (utility/memory.h: the caller's arena, idle
+ * until the plan is placed in it, else the heap). Once prepared (`packed`), one heap
+ * block holds what a run needs: the steps that run (fused and view nodes dropped),
+ * their tensor lists and tails, and the int32 stand-ins to free; the tables are gone. */
 struct cpu_subgraph_state {
     cpu_runtime rt;
     cpu_node_exec* nodes;
     int32_t node_count;
+    bool packed;
     uint8_t* arena;
     size_t arena_size;
     bool arena_borrowed; /* in the caller's arena (ir_graph.arena), not allocated here */
@@ -47,33 +53,54 @@ struct cpu_subgraph_state {
     int32_t* alias;        /* graph tensor index -> tensor whose buffer it shares, or -1 */
     ir_tensor** wide;      /* graph tensor index -> int32 stand-in of a narrow constant */
     int64_t* bound;        /* graph tensor index -> proven largest |value|, -1 unknown */
+    ir_tensor** stand_ins; /* packed: the stand-ins `wide` held */
+    int32_t stand_in_count;
 };
 
 int cpu_supports(cvml_device*, const ir_graph*, const ir_node* node) {
     return node->op && node->op->runnable && cpu_kernel_find(node->op->name) != nullptr;
 }
 
+void free_stand_in(ir_tensor* w) {
+    if (!w) return;
+    cvml_mem_free(w->data);
+    cvml_mem_free(w);
+}
+
+void postrun_node(cpu_node_exec* ne) {
+    if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
+    ne->ctx.state = nullptr;
+}
+
+/* The tables only prerun reads (scratch). */
+void free_tables(cpu_subgraph_state* st) {
+    cvml_scratch_free(st->step_of_node);
+    cvml_scratch_free(st->alias);
+    cvml_scratch_free(st->bound);
+    cvml_scratch_free(st->wide);
+    st->step_of_node = st->alias = nullptr;
+    st->bound = nullptr;
+    st->wide = nullptr;
+}
+
 void release_state(cpu_subgraph_state* st) {
     if (!st) return;
     for (int32_t i = 0; i < st->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
-        if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
-        cvml_mem_free(ne->tensors);
-        cvml_mem_free(ne->tail.steps);
+        postrun_node(ne);
+        if (st->packed) continue;
+        cvml_scratch_free(ne->tensors);
+        cvml_scratch_free(ne->tail.steps);
     }
-    cvml_mem_free(st->nodes);
     if (!st->arena_borrowed) cvml_aligned_free(st->arena);
-    cvml_mem_free(st->step_of_node);
-    cvml_mem_free(st->alias);
-    cvml_mem_free(st->bound);
-    if (st->wide) {
-        for (int32_t t = 0; t < st->tensor_count; ++t)
-            if (st->wide[t]) {
-                cvml_mem_free(st->wide[t]->data);
-                cvml_mem_free(st->wide[t]);
-            }
-        cvml_mem_free(st->wide);
+    if (st->packed) {
+        for (int32_t k = 0; k < st->stand_in_count; ++k) free_stand_in(st->stand_ins[k]);
+        cvml_mem_free(st->nodes);  // the block with the tensor lists, tails and stand-ins
+    } else {
+        for (int32_t t = 0; st->wide && t < st->tensor_count; ++t) free_stand_in(st->wide[t]);
+        cvml_scratch_free(st->nodes);
     }
+    free_tables(st);
     if (st->rt.pool) thread_pool_release(st->rt.pool);
     cvml_mem_free(st);
 }
@@ -122,7 +149,7 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
                 node, cvml_fail(CVML_ERR_LOGIC, "no CPU kernel for operator %s", node->op->name));
         int32_t total = node->input_count + node->output_count;
         ne->tensors = static_cast<ir_tensor**>(
-            cvml_mem_alloc(sizeof(ir_tensor*) * static_cast<size_t>(total)));
+            cvml_scratch_alloc(sizeof(ir_tensor*) * static_cast<size_t>(total)));
         if (!ne->tensors) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         for (int32_t k = 0; k < node->input_count; ++k) {
             ne->tensors[k] = const_input(st, ne->kernel, k, g->tensors[node->inputs[k]]);
@@ -235,7 +262,7 @@ int fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
         }
         if (!count) continue;
         head->tail.steps = static_cast<cpu_tail_step*>(
-            cvml_mem_alloc(sizeof(cpu_tail_step) * static_cast<size_t>(count)));
+            cvml_scratch_alloc(sizeof(cpu_tail_step) * static_cast<size_t>(count)));
         if (!head->tail.steps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         memcpy(head->tail.steps, steps, sizeof(cpu_tail_step) * static_cast<size_t>(count));
         head->tail.count = count;
@@ -343,8 +370,9 @@ size_t arena_need(size_t size) {
     return size ? size + kArenaAlign + (kArenaAlign - 1) : 0;
 }
 
-/* The plan's bytes, zeroed: from the caller's arena when the graph has one (after the
- * subgraphs placed before this one), else allocated here. */
+/* The plan's bytes: from the caller's arena when the graph has one (after the
+ * subgraphs placed before this one), else allocated here. Zeroed by cpu_prerun once the
+ * scratch it may lend from there is given back. */
 int place_arena(ir_graph* g, cpu_subgraph_state* st) {
     if (!g->arena) {
         st->arena =
@@ -352,7 +380,6 @@ int place_arena(ir_graph* g, cpu_subgraph_state* st) {
         if (!st->arena)
             return cvml_fail(CVML_ERR_RUNTIME, "out of memory: arena of %" CVML_PRIuSIZE " bytes",
                              st->arena_size);
-        memset(st->arena, 0, st->arena_size + kArenaAlign);
         return CVML_OK;
     }
     const size_t need = arena_need(st->arena_size);
@@ -367,7 +394,6 @@ int place_arena(ir_graph* g, cpu_subgraph_state* st) {
         (kArenaAlign - reinterpret_cast<uintptr_t>(start) % kArenaAlign) % kArenaAlign;
     st->arena = start + skip;
     st->arena_borrowed = true;
-    memset(st->arena, 0, st->arena_size + kArenaAlign);
     g->arena_used += need;
     return CVML_OK;
 }
@@ -377,12 +403,12 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
     int32_t count = 0;
     for (int32_t i = 0; i < sg->node_count; ++i) count += g->nodes[sg->nodes[i]]->output_count + 1;
     plan_request* req = static_cast<plan_request*>(
-        cvml_mem_calloc(static_cast<size_t>(count) + 1, sizeof(plan_request)));
+        cvml_scratch_calloc(static_cast<size_t>(count) + 1, sizeof(plan_request)));
     int32_t* last = static_cast<int32_t*>(
-        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     if (!req || !last) {
-        cvml_mem_free(req);
-        cvml_mem_free(last);
+        cvml_scratch_free(req);
+        cvml_scratch_free(last);
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
     for (int32_t t = 0; t < g->tensor_count; ++t) last[t] = -1;
@@ -432,77 +458,163 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         for (int32_t t = 0; t < g->tensor_count; ++t)
             if (st->alias[t] >= 0) g->tensors[t]->data = g->tensors[alias_root(st, t)]->data;
     }
-    cvml_mem_free(req);
-    cvml_mem_free(last);
+    cvml_scratch_free(last);
+    cvml_scratch_free(req);
     return rc;
 }
 
-int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_options* opt) {
-    cpu_subgraph_state* st =
-        static_cast<cpu_subgraph_state*>(cvml_mem_calloc(1, sizeof(cpu_subgraph_state)));
-    if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    st->nodes = static_cast<cpu_node_exec*>(
-        cvml_mem_calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(cpu_node_exec)));
-    size_t* scratch = static_cast<size_t*>(
-        cvml_mem_calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(size_t)));
-    int rc = CVML_OK;
-    if (!st->nodes || !scratch) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-    if (!rc) {
-        st->node_count = sg->node_count;
-        st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
-        st->rt.simd_level = cpu_simd_level();
-        st->rt.fusion = !getenv("CVML_NO_FUSION");
-        if (!st->rt.pool)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "cannot start %" PRId32 " CPU threads", opt->threads);
+size_t round_to_word(size_t n) {
+    return (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+}
+
+/* Moves what a run needs into one heap block (cpu_subgraph_state): the steps that run,
+ * in order, each with its tensor list and tail; the steps fused away or made views give
+ * back their kernel state. Frees the scratch form and the prerun tables. */
+int pack_state(cpu_subgraph_state* st) {
+    int32_t running = 0, stand_ins = 0;
+    size_t slots = 0, steps = 0;
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        const cpu_node_exec* ne = &st->nodes[i];
+        if (ne->skip) continue;
+        ++running;
+        slots += static_cast<size_t>(ne->ctx.input_count + ne->ctx.output_count);
+        steps += static_cast<size_t>(ne->tail.count);
     }
+    for (int32_t t = 0; t < st->tensor_count; ++t) stand_ins += st->wide[t] != nullptr;
+    const size_t exec_bytes = round_to_word(sizeof(cpu_node_exec) * static_cast<size_t>(running));
+    const size_t step_bytes = round_to_word(sizeof(cpu_tail_step) * steps);
+    const size_t slot_bytes = sizeof(ir_tensor*) * slots;
+    uint8_t* block = static_cast<uint8_t*>(
+        cvml_mem_alloc(exec_bytes + step_bytes + slot_bytes +
+                       sizeof(ir_tensor*) * static_cast<size_t>(stand_ins) + 1));
+    if (!block) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    cpu_node_exec* packed = reinterpret_cast<cpu_node_exec*>(block);
+    cpu_tail_step* step = reinterpret_cast<cpu_tail_step*>(block + exec_bytes);
+    ir_tensor** slot = reinterpret_cast<ir_tensor**>(block + exec_bytes + step_bytes);
+    ir_tensor** stand_in =
+        reinterpret_cast<ir_tensor**>(block + exec_bytes + step_bytes + slot_bytes);
+    int32_t k = 0;
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        cpu_node_exec* ne = &st->nodes[i];
+        if (ne->skip) {
+            postrun_node(ne);
+        } else {
+            cpu_node_exec* p = &packed[k++];
+            *p = *ne;
+            const int32_t total = ne->ctx.input_count + ne->ctx.output_count;
+            memcpy(slot, ne->tensors, sizeof(ir_tensor*) * static_cast<size_t>(total));
+            p->tensors = slot;
+            p->ctx.inputs = slot;
+            p->ctx.outputs = slot + ne->ctx.input_count;
+            slot += total;
+            if (ne->tail.count) {
+                memcpy(step, ne->tail.steps,
+                       sizeof(cpu_tail_step) * static_cast<size_t>(ne->tail.count));
+                p->tail.steps = step;
+                step += ne->tail.count;
+            }
+            p->ctx.tail = ne->ctx.tail ? &p->tail : nullptr;
+        }
+        cvml_scratch_free(ne->tensors);
+        cvml_scratch_free(ne->tail.steps);
+    }
+    for (int32_t t = 0, n = 0; t < st->tensor_count; ++t)
+        if (st->wide[t]) stand_in[n++] = st->wide[t];
+    cvml_scratch_free(st->nodes);
+    free_tables(st);
+    st->nodes = packed;
+    st->node_count = running;
+    st->stand_ins = stand_in;
+    st->stand_in_count = stand_ins;
+    st->packed = true;
+    return CVML_OK;
+}
+
+/* Fusion, views, storage and the plan, in the state's scratch form. */
+int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* scratch) {
     // Kernels prepare first so that their scratch joins the arena plan; constants'
     // data is in place by then, intermediate tensors get their addresses after.
-    if (!rc) {
-        st->step_of_node = static_cast<int32_t*>(
-            cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
-        st->alias = static_cast<int32_t*>(
-            cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
-        st->wide = static_cast<ir_tensor**>(
-            cvml_mem_calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
-        st->bound = static_cast<int64_t*>(
-            cvml_mem_alloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
-        st->tensor_count = g->tensor_count;
-        if (!st->step_of_node || !st->alias || !st->wide || !st->bound)
-            rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    st->step_of_node = static_cast<int32_t*>(
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
+    st->alias = static_cast<int32_t*>(
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    st->wide = static_cast<ir_tensor**>(
+        cvml_scratch_calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
+    st->bound = static_cast<int64_t*>(
+        cvml_scratch_alloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+    st->tensor_count = g->tensor_count;
+    if (!st->step_of_node || !st->alias || !st->wide || !st->bound)
+        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t n = 0; n < g->node_count; ++n) st->step_of_node[n] = -1;
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        st->step_of_node[sg->nodes[i]] = i;
+        g->nodes[sg->nodes[i]]->fused_into = IR_RUNS_ITSELF;
     }
-    if (!rc) {
-        for (int32_t n = 0; n < g->node_count; ++n) st->step_of_node[n] = -1;
-        for (int32_t i = 0; i < sg->node_count; ++i) {
-            st->step_of_node[sg->nodes[i]] = i;
-            g->nodes[sg->nodes[i]]->fused_into = IR_RUNS_ITSELF;
-        }
-        for (int32_t t = 0; t < g->tensor_count; ++t) {
-            st->alias[t] = -1;
-            // A previous prerun's choice never carries over.
-            if (g->tensors[t]->kind == TENSOR_VAR && g->tensors[t]->producer >= 0 &&
-                st->step_of_node[g->tensors[t]->producer] >= 0) {
-                g->tensors[t]->storage = STORAGE_INT32;
-                g->tensors[t]->data = nullptr;
-            }
+    for (int32_t t = 0; t < g->tensor_count; ++t) {
+        st->alias[t] = -1;
+        // A previous prerun's choice never carries over.
+        if (g->tensors[t]->kind == TENSOR_VAR && g->tensors[t]->producer >= 0 &&
+            st->step_of_node[g->tensors[t]->producer] >= 0) {
+            g->tensors[t]->storage = STORAGE_INT32;
+            g->tensors[t]->data = nullptr;
         }
     }
-    if (!rc) rc = prepare_nodes(g, sg, st, scratch);
+    int rc = prepare_nodes(g, sg, st, scratch);
     if (!rc && st->rt.fusion) rc = fuse_tails(g, sg, st);
     if (!rc && st->rt.fusion) {
         make_views(g, sg, st);
         compute_bounds(g, sg, st);
         choose_storage(g, sg, st);
     }
-    for (int32_t i = 0; i < st->node_count; ++i) {
+    for (int32_t i = 0; i < st->node_count && !rc; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
         if (!ne->skip && ne->kernel->fused) rc = ne->kernel->fused(&ne->ctx);
     }
     if (!rc) rc = plan_arena(g, sg, st, scratch);
-    cvml_mem_free(scratch);
-    if (rc) {
-        release_state(st);
-        return rc;
+    return rc;
+}
+
+/* With the caller's arena, prerun's transient memory (the steps before packing, the
+ * tables, the plan's) is taken from the part of the arena this subgraph's plan is about
+ * to occupy, so that the heap holds only what a run needs (no peak, no holes). */
+bool lend_arena_as_scratch(const ir_graph* g) {
+    if (!g->arena || cvml_scratch_active() || g->arena_used >= g->arena_size) return false;
+    cvml_scratch_begin(g->arena + g->arena_used, g->arena_size - g->arena_used);
+    return true;
+}
+
+int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_options* opt) {
+    cpu_subgraph_state* st =
+        static_cast<cpu_subgraph_state*>(cvml_mem_calloc(1, sizeof(cpu_subgraph_state)));
+    if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
+    st->rt.simd_level = cpu_simd_level();
+    st->rt.fusion = !getenv("CVML_NO_FUSION");
+    if (!st->rt.pool) {
+        cvml_mem_free(st);
+        return cvml_fail(CVML_ERR_RUNTIME, "cannot start %" PRId32 " CPU threads", opt->threads);
     }
+    const bool lent = lend_arena_as_scratch(g);
+    st->nodes = static_cast<cpu_node_exec*>(
+        cvml_scratch_calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(cpu_node_exec)));
+    size_t* scratch = static_cast<size_t*>(
+        cvml_scratch_calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(size_t)));
+    int rc = CVML_OK;
+    if (!st->nodes || !scratch) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!rc) {
+        st->node_count = sg->node_count;
+        rc = prepare_state(g, sg, st, scratch);
+    }
+    cvml_scratch_free(scratch);
+    if (!rc) rc = pack_state(st);
+    if (rc) release_state(st);
+    if (lent && !cvml_scratch_end() && !rc) {
+        release_state(st);
+        rc = cvml_fail(CVML_ERR_LOGIC, "CPU prerun kept scratch memory (a bug)");
+    }
+    if (rc) return rc;
+    // The scratch is given back: the plan's bytes start zeroed.
+    if (st->arena) memset(st->arena, 0, st->arena_size + kArenaAlign);
     sg->device_state = st;
     return CVML_OK;
 }

@@ -93,12 +93,12 @@ int plan_exact(plan_request* requests, live* items, int32_t n, int64_t pairs, si
     size_t nn = static_cast<size_t>(n);
     size_t np = static_cast<size_t>(pairs);
     // Neighbour table, compressed rows indexed by position in `items` (sorted by first).
-    int32_t* start = static_cast<int32_t*>(cvml_mem_calloc(nn + 1, sizeof(int32_t)));
-    int32_t* neighbours = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (2 * np + 1)));
-    int32_t* fill = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
-    uint8_t* placed = static_cast<uint8_t*>(cvml_mem_calloc(nn, 1));
-    span* spans = static_cast<span*>(cvml_mem_alloc(sizeof(span) * nn));
-    live* order = static_cast<live*>(cvml_mem_alloc(sizeof(live) * nn));
+    int32_t* start = static_cast<int32_t*>(cvml_scratch_calloc(nn + 1, sizeof(int32_t)));
+    int32_t* neighbours = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * (2 * np + 1)));
+    int32_t* fill = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * nn));
+    uint8_t* placed = static_cast<uint8_t*>(cvml_scratch_calloc(nn, 1));
+    span* spans = static_cast<span*>(cvml_scratch_alloc(sizeof(span) * nn));
+    live* order = static_cast<live*>(cvml_scratch_alloc(sizeof(live) * nn));
     int rc = CVML_OK;
     if (!start || !neighbours || !fill || !placed || !spans || !order) {
         rc = out_of_memory(n);
@@ -144,12 +144,12 @@ int plan_exact(plan_request* requests, live* items, int32_t n, int64_t pairs, si
         if (offset + items[p].size > *total) *total = offset + items[p].size;
     }
 done:
-    cvml_mem_free(start);
-    cvml_mem_free(neighbours);
-    cvml_mem_free(fill);
-    cvml_mem_free(placed);
-    cvml_mem_free(spans);
-    cvml_mem_free(order);
+    cvml_scratch_free(start);
+    cvml_scratch_free(neighbours);
+    cvml_scratch_free(fill);
+    cvml_scratch_free(placed);
+    cvml_scratch_free(spans);
+    cvml_scratch_free(order);
     return rc;
 }
 
@@ -219,13 +219,13 @@ int plan_in_time_order(plan_request* requests, live* items, int32_t n, size_t* t
     size_t nn = static_cast<size_t>(n);
     free_blocks f;
     memset(&f, 0, sizeof f);
-    live* ending = static_cast<live*>(cvml_mem_alloc(sizeof(live) * nn));
-    int32_t* block_of = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
-    f.sizes = static_cast<size_t*>(cvml_mem_alloc(sizeof(size_t) * nn));
-    f.head = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
-    f.next = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
-    f.klass = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * nn));
-    f.offsets = static_cast<size_t*>(cvml_mem_alloc(sizeof(size_t) * nn));
+    live* ending = static_cast<live*>(cvml_scratch_alloc(sizeof(live) * nn));
+    int32_t* block_of = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * nn));
+    f.sizes = static_cast<size_t*>(cvml_scratch_alloc(sizeof(size_t) * nn));
+    f.head = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * nn));
+    f.next = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * nn));
+    f.klass = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * nn));
+    f.offsets = static_cast<size_t*>(cvml_scratch_alloc(sizeof(size_t) * nn));
     int rc = CVML_OK;
     if (!ending || !block_of || !f.sizes || !f.head || !f.next || !f.klass || !f.offsets) {
         rc = out_of_memory(n);
@@ -238,8 +238,8 @@ int plan_in_time_order(plan_request* requests, live* items, int32_t n, size_t* t
             f.sizes[f.classes++] = f.sizes[p];
     f.leaves = 1;
     while (f.leaves < f.classes) f.leaves *= 2;
-    f.counts =
-        static_cast<int32_t*>(cvml_mem_calloc(2 * static_cast<size_t>(f.leaves), sizeof(int32_t)));
+    f.counts = static_cast<int32_t*>(
+        cvml_scratch_calloc(2 * static_cast<size_t>(f.leaves), sizeof(int32_t)));
     if (!f.counts) {
         rc = out_of_memory(n);
         goto done;
@@ -283,14 +283,14 @@ int plan_in_time_order(plan_request* requests, live* items, int32_t n, size_t* t
         }
     }
 done:
-    cvml_mem_free(ending);
-    cvml_mem_free(block_of);
-    cvml_mem_free(f.sizes);
-    cvml_mem_free(f.counts);
-    cvml_mem_free(f.head);
-    cvml_mem_free(f.next);
-    cvml_mem_free(f.klass);
-    cvml_mem_free(f.offsets);
+    cvml_scratch_free(ending);
+    cvml_scratch_free(block_of);
+    cvml_scratch_free(f.sizes);
+    cvml_scratch_free(f.counts);
+    cvml_scratch_free(f.head);
+    cvml_scratch_free(f.next);
+    cvml_scratch_free(f.klass);
+    cvml_scratch_free(f.offsets);
     return rc;
 }
 
@@ -304,14 +304,14 @@ int memory_plan_ex(plan_request* requests, int32_t count, size_t align, int64_t 
                    size_t* arena_size) {
     *arena_size = 0;
     if (count <= 0) return CVML_OK;
-    live* items = static_cast<live*>(cvml_mem_alloc(sizeof(live) * static_cast<size_t>(count)));
+    live* items = static_cast<live*>(cvml_scratch_alloc(sizeof(live) * static_cast<size_t>(count)));
     if (!items) return out_of_memory(count);
     int32_t n = 0;
     for (int32_t i = 0; i < count; ++i) {
         requests[i].offset = 0;
         if (requests[i].size == 0) continue;
         if (requests[i].size > SIZE_MAX / 2) {
-            cvml_mem_free(items);
+            cvml_scratch_free(items);
             return too_large();
         }
         items[n].first = requests[i].first;
@@ -326,7 +326,7 @@ int memory_plan_ex(plan_request* requests, int32_t count, size_t align, int64_t 
     size_t total = 0;
     int rc = pairs <= exact_pairs ? plan_exact(requests, items, n, pairs, &total)
                                   : plan_in_time_order(requests, items, n, &total);
-    cvml_mem_free(items);
+    cvml_scratch_free(items);
     if (!rc) *arena_size = total;
     return rc;
 }

@@ -33,6 +33,13 @@ extern const cvml_ir_api* cuda_ir;
     CUDA_EMU_LAUNCH(kernel, grid, block, stream, __VA_ARGS__)
 #endif
 
+/* Unrolls the loop that follows (nvcc); the host emulation leaves it as written. */
+#ifdef __CUDACC__
+#define CUDA_UNROLL _Pragma("unroll")
+#else
+#define CUDA_UNROLL
+#endif
+
 /* At most this many element-wise steps fuse into one kernel's stores. */
 #define CUDA_MAX_TAIL 8
 
@@ -175,6 +182,26 @@ __device__ __forceinline__ int32_t cuda_tail_apply(const cuda_tail& t, int32_t v
     for (int32_t k = 0; k < t.count; ++k)
         v = cvml_step_value(&t.step[k], v, t.step[k].kind == CVML_STEP_ADD ? t.operand[k][i] : 0);
     return v;
+}
+
+/* The tail's steps on N outputs at once: v[j] is the value at flat index
+ * first + j * stride, for j < valid. Each step's ADD operands are loaded for all N before
+ * any is used, so their memory latencies overlap: applying the tail one output at a time
+ * (load, add, store, next) waits a full round trip per output, which a layer with few
+ * blocks (batch 1) cannot hide. */
+template <int N>
+__device__ __forceinline__ void cuda_tail_apply_n(const cuda_tail& t, int32_t (&v)[N],
+                                                  int64_t first, int64_t stride, int valid) {
+    for (int32_t k = 0; k < t.count; ++k) {
+        const cvml_step step = t.step[k];
+        int32_t operand[N];
+        CUDA_UNROLL
+        for (int j = 0; j < N; ++j)
+            operand[j] =
+                step.kind == CVML_STEP_ADD && j < valid ? t.operand[k][first + j * stride] : 0;
+        CUDA_UNROLL
+        for (int j = 0; j < N; ++j) v[j] = cvml_step_value(&step, v[j], operand[j]);
+    }
 }
 
 /* An output that is a byte copy of input 0 (reshape-like operators). */

@@ -135,28 +135,48 @@ struct __align__(16) smem_tiles {
 };
 
 /* Issues the cp.async copies of K tile `k0` (words) into stage buffers a and b: this
- * thread's kChunk-byte pieces of A row `row` (gathered from x8, zeros for padding and
- * past K) and of B row `row` (w8, padded, so always in bounds). */
-template <int kChunk>
+ * thread's half of A row `row` in kChunkA-byte pieces (gathered from x8, zeros for
+ * padding and past K), and of B row `row` in kChunkB-byte pieces (w8, padded, so always
+ * in bounds). B's rows are contiguous: 16-byte pieces whenever their stride allows,
+ * whatever the input's channels. */
+template <int kChunkA, int kChunkB>
 __device__ __forceinline__ void load_tile(int32_t* a, int32_t* b, const int32_t* x8,
                                           const int32_t* wrow, const geom& g, const row_origin& o,
                                           int32_t k0, int row, int col0) {
-    constexpr int kWords = kChunk / 4, kPieces = kTileK / 2 / kWords;
-    for (int j = 0; j < kPieces; ++j) {
-        const int32_t col = col0 + j * kWords, kk = k0 + col;
+    constexpr int kHalf = kTileK / 2;
+    if (kChunkA == 16 && g.c4 % kHalf == 0) {
+        /* The thread's half row lies in one pixel: one address for all its pieces. */
+        const int32_t kk = k0 + col0;
         bool valid = o.valid && kk < g.k_words;
         const int32_t* src = x8;
         if (valid) {
-            // A piece lies in one pixel: kWords == 1, or C4 is a multiple of 4.
             const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
             const int32_t r = rs / g.kw, s = rs - r * g.kw;
             const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
             valid = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
             if (valid) src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
         }
-        cp_async_zfill<kChunk>(a + row * kStride + col, src, valid);
-        cp_async_zfill<kChunk>(b + row * kStride + col, wrow + kk, true);
+        for (int j = 0; j < kHalf; j += 4)
+            cp_async_zfill<16>(a + row * kStride + col0 + j, src + (valid ? j : 0), valid);
+    } else {
+        constexpr int kWords = kChunkA / 4;
+        for (int j = 0; j < kHalf; j += kWords) {
+            const int32_t col = col0 + j, kk = k0 + col;
+            bool valid = o.valid && kk < g.k_words;
+            const int32_t* src = x8;
+            if (valid) {
+                // A piece lies in one pixel: kWords == 1, or C4 is a multiple of 4.
+                const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
+                const int32_t r = rs / g.kw, s = rs - r * g.kw;
+                const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
+                valid = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+                if (valid) src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
+            }
+            cp_async_zfill<kChunkA>(a + row * kStride + col, src, valid);
+        }
     }
+    for (int j = 0; j < kHalf; j += kChunkB / 4)
+        cp_async_zfill<kChunkB>(b + row * kStride + col0 + j, wrow + k0 + col0 + j, true);
 }
 
 /* One K tile (two mma K steps of 32 int8) of the warp's 32 x 32 outputs. */
@@ -182,6 +202,48 @@ __device__ __forceinline__ void mma_tile(int32_t (&acc)[2][4][4], const int32_t*
     }
 }
 
+/* How a thread stores its share of a tile: one pixel, m = m0 + tid % kTileM, and the
+ * channels o = o0 + tid / kTileM + j * kColsPerPass for j < kPerThread, a warp writing
+ * 32 consecutive pixels of one channel (contiguous in NCHW). kBatch outputs at a time
+ * have their loads in flight together (cuda_tail_apply_n). */
+constexpr int kColsPerPass = kThreads / kTileM;
+constexpr int kPerThread = kTileN / kColsPerPass;
+constexpr int kBatch = 16;
+
+/* Stores this thread's outputs of the tile at (m0, o0), value(ol, i) giving the sum of
+ * tile column ol at flat index i, after the tail; atomic: added to y instead (split K,
+ * no tail). Each batch reads all its values before the tail and the stores. */
+template <class Value>
+__device__ __forceinline__ void store_outputs(int32_t* y, const geom& g, int64_t m0, int32_t o0,
+                                              const cuda_tail& tail, bool atomic, Value value) {
+    const int ml = threadIdx.x % kTileM, ol0 = threadIdx.x / kTileM;
+    const int64_t m = m0 + ml;
+    if (m >= g.m || o0 + ol0 >= g.n_out) return;
+    const int64_t n = m / g.pix, p = m - n * g.pix;
+    const int64_t first = (n * g.n_out + o0 + ol0) * g.pix + p;
+    const int64_t stride = kColsPerPass * g.pix;
+    /* Columns j with o0 + ol0 + j * kColsPerPass < n_out. */
+    const int cols = (g.n_out - o0 - ol0 + kColsPerPass - 1) / kColsPerPass;
+    for (int j0 = 0; j0 < kPerThread && j0 < cols; j0 += kBatch) {
+        const int valid = cols - j0;
+        const int64_t at = first + j0 * stride;
+        int32_t v[kBatch];
+        CUDA_UNROLL
+        for (int j = 0; j < kBatch; ++j)
+            v[j] = j < valid ? value(ol0 + (j0 + j) * kColsPerPass, at + j * stride) : 0;
+        if (atomic) {
+            CUDA_UNROLL
+            for (int j = 0; j < kBatch; ++j)
+                if (j < valid) atomicAdd(y + at + j * stride, v[j]);
+            continue;
+        }
+        cuda_tail_apply_n(tail, v, at, stride, valid);
+        CUDA_UNROLL
+        for (int j = 0; j < kBatch; ++j)
+            if (j < valid) y[at + j * stride] = v[j];
+    }
+}
+
 /* The block's tile (+ bias) to NCHW y through shared memory: each warp's fragments go
  * to out[o][m], then threads store m-fastest (consecutive pixels of one channel). With
  * split K, each split adds its partial sums to y (zeroed before) and split 0 the bias:
@@ -199,21 +261,13 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
                 out[o * kOutStride + m] = acc[mi][ni][i];
             }
     __syncthreads();
-    for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
-        const int ml = e % kTileM, ol = e / kTileM;
-        const int64_t m = m0 + ml;
-        const int32_t o = o0 + ol;
-        if (m >= g.m || o >= g.n_out) continue;
-        const int64_t n = m / g.pix, p = m - n * g.pix;
-        const uint32_t b = bias && add_bias ? static_cast<uint32_t>(bias[o]) : 0u;
-        const int32_t v =
-            static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
-        const int64_t i = (n * g.n_out + o) * g.pix + p;
-        if (split_k)
-            atomicAdd(y + i, v); /* the tail waits for the whole sum: finish_split */
-        else
-            y[i] = cuda_tail_apply(tail, v, i);
-    }
+    const int ml = threadIdx.x % kTileM;
+    const bool with_bias = bias && add_bias;
+    /* split K: the tail waits for the whole sum (finish_split). */
+    store_outputs(y, g, m0, o0, tail, split_k, [&](int ol, int64_t) {
+        const uint32_t b = with_bias ? static_cast<uint32_t>(bias[o0 + ol]) : 0u;
+        return static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
+    });
 }
 
 /* Split K with a fused tail: the split that finishes a tile last applies the tail to
@@ -233,22 +287,16 @@ __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const
     if (!*last) return;
     if (threadIdx.x == 0) CUDA_PATH("igemm: split K, the last split applies the tail");
     __threadfence();
-    for (int e = threadIdx.x; e < kTileM * kTileN; e += kThreads) {
-        const int64_t m = m0 + e % kTileM;
-        const int32_t o = o0 + e / kTileM;
-        if (m >= g.m || o >= g.n_out) continue;
-        const int64_t n = m / g.pix, p = m - n * g.pix;
-        const int64_t i = (n * g.n_out + o) * g.pix + p;
-        y[i] = cuda_tail_apply(tail, __ldcg(y + i), i);
-    }
+    store_outputs(y, g, m0, o0, tail, false, [&](int, int64_t i) { return __ldcg(y + i); });
     if (threadIdx.x == 0) *counter = 0;
 }
 
 /* `wide`, when not null, is a device flag (dense only): nonzero when an operand holds a
  * value outside int8, and then every tile takes tile_wide (uniform over the grid).
- * kChunk: bytes per cp.async, 16 when C4 and w8's row stride are multiples of 4 words
- * (a 16-byte piece of A then lies in one pixel), else 4. */
-template <int kChunk>
+ * kChunkA: bytes per cp.async of A, 16 when C4 is a multiple of 4 words (a 16-byte piece
+ * then lies in one pixel), else 4; kChunkB, of B: 16 when w8's row stride is a multiple
+ * of 4 words, else 4. */
+template <int kChunkA, int kChunkB>
 __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                          geom g, int32_t splits, const int32_t* wide, const int32_t* x32,
                          const int32_t* w32, cuda_tail tail, int32_t* counters) {
@@ -273,10 +321,12 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
             continue;
         }
         if (threadIdx.x == 0) {
-            if constexpr (kChunk == 16)
+            if constexpr (kChunkA == 16)
                 CUDA_PATH("igemm: 16-byte cp.async");
             else
                 CUDA_PATH("igemm: 4-byte cp.async");
+            if constexpr (kChunkB == 4)
+                CUDA_PATH("igemm: 4-byte cp.async of B (a computed weight)");
             if (splits > 1) CUDA_PATH("igemm: split K");
             if (tail.count > 0) CUDA_PATH("igemm: fused tail");
         }
@@ -292,8 +342,8 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
          * below always means "tile kt has landed". */
         for (int s = 0; s < kStages - 1; ++s) {
             if (kt0 + s < kt1)
-                load_tile<kChunk>(sm.k.a[s], sm.k.b[s], x8, wrow, g, origin, (kt0 + s) * kTileK,
-                                  row, col0);
+                load_tile<kChunkA, kChunkB>(sm.k.a[s], sm.k.b[s], x8, wrow, g, origin,
+                                            (kt0 + s) * kTileK, row, col0);
             cp_async_commit();
         }
         for (int32_t kt = kt0; kt < kt1; ++kt) {
@@ -302,8 +352,8 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
             const int32_t next = kt + kStages - 1;
             if (next < kt1) {
                 const int sb = (next - kt0) % kStages;
-                load_tile<kChunk>(sm.k.a[sb], sm.k.b[sb], x8, wrow, g, origin, next * kTileK, row,
-                                  col0);
+                load_tile<kChunkA, kChunkB>(sm.k.a[sb], sm.k.b[sb], x8, wrow, g, origin,
+                                            next * kTileK, row, col0);
             }
             cp_async_commit();
             const int sc = (kt - kt0) % kStages;
@@ -360,12 +410,17 @@ inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int
     const int64_t jobs = tiles * splits;
     const unsigned blocks = static_cast<unsigned>(
         jobs > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : jobs);
-    if (g.c4 % 4 == 0 && g.k_pad % 4 == 0)
-        CUDA_LAUNCH(igemm_s8<16>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32, tail, counters);
+    // A 16-byte piece of B needs rows of whole 16-byte pieces; one of A, pixels of them
+    // (C4 a multiple of 4 words, which makes K, and so a computed weight's rows, one too).
+    if (g.k_pad % 4 != 0)
+        CUDA_LAUNCH((igemm_s8<4, 4>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
+                    x32, w32, tail, counters);
+    else if (g.c4 % 4 == 0)
+        CUDA_LAUNCH((igemm_s8<16, 16>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
+                    x32, w32, tail, counters);
     else
-        CUDA_LAUNCH(igemm_s8<4>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32, tail, counters);
+        CUDA_LAUNCH((igemm_s8<4, 16>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
+                    x32, w32, tail, counters);
     return CVML_OK;
 }
 

@@ -111,10 +111,11 @@ int out_of_memory() {
     return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
 }
 
-/* Grows an array to hold `need` elements of `size` bytes (doubling). */
-int reserve(void** array, size_t* capacity, size_t need, size_t size) {
+/* Grows an array to hold `need` elements of `size` bytes: exactly that many when
+ * `exact`, else by doubling. */
+int reserve(void** array, size_t* capacity, size_t need, size_t size, bool exact = false) {
     if (need <= *capacity) return CVML_OK;
-    size_t grown = *capacity ? *capacity : 256;
+    size_t grown = exact ? need : *capacity ? *capacity : 256;
     while (grown < need) grown *= 2;
     void* p = cvml_scratch_realloc(*array, grown * size);
     if (!p) return out_of_memory();
@@ -457,6 +458,29 @@ int decode_graph_attrs(file_graph* f, size_t begin) {
     return CVML_OK;
 }
 
+/* The bytes of the node pieces' names and function names and their number of inputs,
+ * so that the two arrays they go to are sized once: grown in turn, each would leave
+ * its outgrown copies in the scratch stack below the other. An error is the one the
+ * decoding pass would meet first. */
+int measure_nodes(const file_graph* f, size_t begin, size_t* string_bytes, size_t* inputs) {
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, begin);
+    int rc = CVML_OK;
+    for (int32_t k = 0; !rc && json_iter_next(&it); ++k) {
+        json_doc doc;
+        rc = json_parse_range(f->text, it.begin, it.end, &doc);
+        node_members m;
+        memset(&m, 0, sizeof m);
+        if (!rc) rc = decode_node(doc.root, &m, k);
+        if (!rc) {
+            *string_bytes += strlen(m.name) + 1 + (m.func_name ? strlen(m.func_name) + 1 : 0);
+            *inputs += static_cast<size_t>(json_count(m.inputs));
+        }
+        json_free(&doc);
+    }
+    return rc;
+}
+
 int decode_nodes(file_graph* f, size_t begin) {
     int type = json_type_at(f->text, f->size, begin);
     if (type != JSON_ARRAY)
@@ -472,8 +496,15 @@ int decode_nodes(file_graph* f, size_t begin) {
         cvml_scratch_calloc(static_cast<size_t>(count) + 1, sizeof(file_node)));
     if (!f->nodes) return out_of_memory();
     f->node_count = count;
+    size_t string_bytes = 0, inputs = 0;
+    int rc = measure_nodes(f, begin, &string_bytes, &inputs);
+    if (!rc)
+        rc = reserve(reinterpret_cast<void**>(&f->strings), &f->strings_capacity, string_bytes, 1,
+                     true);
+    if (!rc)
+        rc = reserve(reinterpret_cast<void**>(&f->inputs), &f->inputs_capacity, inputs,
+                     sizeof(entry), true);
     json_iter_start(&it, f->text, f->size, begin);
-    int rc = CVML_OK;
     for (int32_t k = 0; !rc && json_iter_next(&it); ++k)
         rc = decode_node_piece(f, it.begin, it.end, k);
     return rc;
@@ -830,16 +861,8 @@ int check_arg_names(const file_graph* f) {
     return CVML_OK;
 }
 
-/* Node n of the file as an IR node with its operator and attributes (3.3); op_attrs
- * is its entry of the op_attrs list. */
-int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) {
-    int32_t ni = ir_graph_add_node(g, node_name(f, n));
-    if (ni < 0) return CVML_ERR_RUNTIME;
-    ir_node* node = g->nodes[ni];
-    if (f->nodes[n].is_var) return CVML_OK;
-    const char* func_name = node_func_name(f, n);
-    node->op_name = ir_graph_strdup(g, func_name ? func_name : "");
-    if (!node->op_name) return out_of_memory();
+/* add_node's part for an operator node: its inputs, operator and attributes. */
+int add_op_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g, ir_node* node) {
     // The input count is checked by graph_prepare_node; the tensors come later.
     int32_t zeros[4] = {0, 0, 0, 0};
     int32_t count = f->nodes[n].input_count;
@@ -861,6 +884,25 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
     if (!rc) rc = graph_prepare_node(g, node);
     drop_borrowed_attrs(node);
     json_free(&attrs_doc);
+    return rc;
+}
+
+/* Node n of the file as an IR node with its operator and attributes (3.3); op_attrs
+ * is its entry of the op_attrs list. */
+int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) {
+    int32_t ni = ir_graph_add_node(g, node_name(f, n));
+    if (ni < 0) return CVML_ERR_RUNTIME;
+    ir_node* node = g->nodes[ni];
+    if (f->nodes[n].is_var) return CVML_OK;
+    const char* func_name = node_func_name(f, n);
+    // Without attribute strings (bare metal) the node keeps no operator name as
+    // written either: the reader's copy serves until the node has its operator, and
+    // after that only the CVM writer (not built there) would read it.
+    node->op_name = kKeepAttrStrings ? ir_graph_strdup(g, func_name ? func_name : "")
+                                     : const_cast<char*>(func_name ? func_name : "");
+    if (!node->op_name) return out_of_memory();
+    int rc = add_op_node(f, n, op_attrs, g, node);
+    if (!kKeepAttrStrings) node->op_name = nullptr;
     return rc;
 }
 
