@@ -369,10 +369,17 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
 }
 
 /* Blocks a launch should have to fill a large GPU (an H100 has 132 SMs): layers with
- * fewer tiles (small batches, deep layers) split K so that more blocks share the work. */
-constexpr int64_t kTargetBlocks = 128;
+ * fewer tiles (small batches, deep layers) split K so that more blocks share the work.
+ * A build may set it (and the next) to compare splitting policies on a GPU. */
+#ifndef CVML_IGEMM_TARGET_BLOCKS
+#define CVML_IGEMM_TARGET_BLOCKS 128
+#endif
+constexpr int64_t kTargetBlocks = CVML_IGEMM_TARGET_BLOCKS;
 /* Each split keeps at least this many K tiles, so that its pipeline fills. */
-constexpr int32_t kMinSplitTiles = 4;
+#ifndef CVML_IGEMM_MIN_SPLIT_TILES
+#define CVML_IGEMM_MIN_SPLIT_TILES 4
+#endif
+constexpr int32_t kMinSplitTiles = CVML_IGEMM_MIN_SPLIT_TILES;
 
 /* How many parts K is split into for `tiles` output tiles. */
 inline int32_t split_count(const geom& g, int64_t tiles) {
