@@ -10,7 +10,9 @@
  * copied device to device instead. The first run of a subgraph enqueues its work
  * directly (kernels may prepare things once, at their first run); the second captures
  * the same work into a graph that every later run replays. Inputs of at most 8 (16) bits
- * travel as int8 (int16) and are widened on the GPU. A profiled run is enqueued directly
+ * travel as int8 (int16) and are widened on the GPU: they are narrowed as the scheduler
+ * hands them over (a large one on several threads) and copied then, part by part,
+ * ahead of the graph on its stream. A profiled run is enqueued directly
  * with an event between nodes and reports each node's time.
  *
  * Devices: "cuda" is the GPU CVML_CUDA_DEVICE names; with several GPUs each is also
@@ -23,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "cuda_kernel.h"
@@ -31,8 +36,6 @@
 #include "gather.cuh"
 
 #ifndef __CUDACC__
-#include <atomic>
-
 #include "cuda_emu.h"
 #endif
 
@@ -148,7 +151,10 @@ struct staged {
     int width;
     void* narrow;
     int whole;
+    int in_flight; /* its copy to `narrow` was enqueued at staging and not waited for */
 };
+
+struct narrow_pool;
 
 struct node_exec {
     const cuda_kernel* kernel;
@@ -181,6 +187,7 @@ struct sg_state {
     int direct_only;     /* capture failed once: runs enqueue their work directly */
     cudaEvent_t* events; /* profiled runs: one per node and one at the end */
     int pending;         /* a run was enqueued and nobody has waited for it yet */
+    narrow_pool* pool;   /* an input past kNarrowPool values: workers that narrow it */
 };
 
 const cuda_kernel* find_kernel(const char* op) {
@@ -222,40 +229,142 @@ bool narrow_part(void* host, const int32_t* src, size_t begin, size_t end, int w
                       : narrow_range(static_cast<int16_t*>(host), src, begin, end);
 }
 
-/* An input of more values than this is narrowed on several threads: one thread reads
- * host memory at a fraction of what the machine can (ResNet-18 at batch 64: 9.6 M values,
- * several ms on one thread), and a thread costs tens of microseconds to start. */
-constexpr size_t kNarrowPart = size_t{1} << 18;
-constexpr unsigned kMaxNarrowThreads = 16;
+/* ---- narrowing large inputs on several threads ---------------------------------------
+ * One thread reads host memory at a fraction of what the machine can (ResNet-18 at batch
+ * 64: 9.6 M values, several ms on one thread). A subgraph with an input of more than
+ * kNarrowPool values gets workers, started at prerun and parked between runs; at each
+ * run they and the calling thread narrow the input in parts, and the calling thread
+ * copies each finished part to the GPU, so that the copy of one part overlaps the
+ * narrowing of the next. */
+constexpr size_t kNarrowChunk = size_t{1} << 17; /* values per part, at least */
+constexpr size_t kNarrowPool = 2 * kNarrowChunk;
+constexpr int kMaxNarrowParts = 64;
+constexpr unsigned kMaxNarrowThreads = 16; /* the calling thread included */
 
-/* The host's int32 values into `width`-byte staging; false when one does not fit. */
-bool stage_narrow(void* host, const int32_t* src, size_t n, int width) {
-    unsigned parts = std::thread::hardware_concurrency();
-    parts = parts < 2 ? 2 : parts > kMaxNarrowThreads ? kMaxNarrowThreads : parts;
-    if (n / kNarrowPart + 1 < parts) parts = static_cast<unsigned>(n / kNarrowPart + 1);
-    if (parts < 2) return narrow_part(host, src, 0, n, width);
-    CUDA_PATH("staging: an input narrowed on several threads");
-    std::thread workers[kMaxNarrowThreads];
-    bool fits[kMaxNarrowThreads];
-    for (unsigned k = 0; k < parts; ++k) {
-        const size_t begin = n * k / parts, end = n * (k + 1) / parts;
-        auto part = [=, &fits] { fits[k] = narrow_part(host, src, begin, end, width); };
-        if (k + 1 == parts) {
-            part();  // the last part on this thread
-            continue;
+struct narrow_job {
+    void* host;
+    const int32_t* src;
+    size_t n;
+    int width;
+    int parts;
+};
+
+struct narrow_pool {
+    std::thread workers[kMaxNarrowThreads - 1];
+    unsigned count = 0;
+    std::mutex lock;
+    std::condition_variable wake, idle;
+    uint64_t generation = 0; /* one per job */
+    int active = 0;          /* workers inside a job */
+    bool stop = false;
+    narrow_job job = {};
+    std::atomic<int> next{0};               /* the next part to take */
+    std::atomic<int> done[kMaxNarrowParts]; /* part k narrowed */
+    bool fits[kMaxNarrowParts];
+};
+
+size_t part_begin(const narrow_job& job, int k) {
+    return job.n * static_cast<size_t>(k) / static_cast<size_t>(job.parts);
+}
+
+void narrow_one(narrow_pool* pool, const narrow_job& job, int k) {
+    pool->fits[k] =
+        narrow_part(job.host, job.src, part_begin(job, k), part_begin(job, k + 1), job.width);
+    pool->done[k].store(1, std::memory_order_release);
+}
+
+void narrow_worker(narrow_pool* pool) {
+    uint64_t seen = 0;
+    for (;;) {
+        narrow_job job;
+        {
+            std::unique_lock<std::mutex> l(pool->lock);
+            pool->wake.wait(l, [&] { return pool->stop || pool->generation != seen; });
+            if (pool->stop) return;
+            seen = pool->generation;
+            job = pool->job;
+            ++pool->active;  // the job's state stays until this worker leaves it
         }
+        for (int k; (k = pool->next.fetch_add(1)) < job.parts;) narrow_one(pool, job, k);
+        std::lock_guard<std::mutex> l(pool->lock);
+        if (--pool->active == 0) pool->idle.notify_all();
+    }
+}
+
+/* Workers for a subgraph (null when none could be started: one thread narrows). */
+narrow_pool* narrow_pool_create() {
+    narrow_pool* pool = new (std::nothrow) narrow_pool;
+    if (!pool) return nullptr;
+    unsigned threads = std::thread::hardware_concurrency();
+    threads = threads < 2 ? 2 : threads > kMaxNarrowThreads ? kMaxNarrowThreads : threads;
+    for (unsigned k = 0; k + 1 < threads; ++k) {
         try {
-            workers[k] = std::thread(part);
-        } catch (...) {  // no thread to be had: this one does the part
-            part();
+            pool->workers[k] = std::thread(narrow_worker, pool);
+        } catch (...) {
+            break;
         }
+        ++pool->count;
     }
+    if (pool->count == 0) {
+        delete pool;
+        return nullptr;
+    }
+    return pool;
+}
+
+void narrow_pool_destroy(narrow_pool* pool) {
+    if (!pool) return;
+    {
+        std::lock_guard<std::mutex> l(pool->lock);
+        pool->stop = true;
+    }
+    pool->wake.notify_all();
+    for (unsigned k = 0; k < pool->count; ++k) pool->workers[k].join();
+    delete pool;
+}
+
+/* Narrows the n int32 values of src into `host` (width bytes each) and copies the
+ * result to `dev` on `stream`, part by part as parts finish: with a pool, on its workers
+ * and this thread. *fits: every value fitted. Returns CVML_OK or the copy's error. */
+int narrow_and_send(narrow_pool* pool, void* host, void* dev, const int32_t* src, size_t n,
+                    int width, cudaStream_t stream, bool* fits) {
+    const char* what = "cudaMemcpyAsync (narrow input)";
+    if (!pool || n <= kNarrowPool) {
+        *fits = narrow_part(host, src, 0, n, width);
+        return cuda_check(cudaMemcpyAsync(dev, host, n * width, cudaMemcpyHostToDevice, stream),
+                          what);
+    }
+    CUDA_PATH("staging: an input narrowed on several threads");
+    narrow_job job = {host, src, n, width, static_cast<int>(n / kNarrowChunk)};
+    if (job.parts > kMaxNarrowParts) job.parts = kMaxNarrowParts;
+    {
+        std::unique_lock<std::mutex> l(pool->lock);
+        pool->idle.wait(l, [&] { return pool->active == 0; });  // workers left the last job
+        pool->job = job;
+        pool->next.store(0);
+        for (int k = 0; k < job.parts; ++k) pool->done[k].store(0);
+        ++pool->generation;
+    }
+    pool->wake.notify_all();
+    int rc = CVML_OK;
     bool all_fit = true;
-    for (unsigned k = 0; k < parts; ++k) {
-        if (workers[k].joinable()) workers[k].join();
-        all_fit &= fits[k];
+    for (int sent = 0; sent < job.parts;) {
+        const int k = pool->next.fetch_add(1);
+        if (k < job.parts) narrow_one(pool, job, k);
+        for (; sent < job.parts && pool->done[sent].load(std::memory_order_acquire); ++sent) {
+            const size_t begin = part_begin(job, sent), end = part_begin(job, sent + 1);
+            all_fit &= pool->fits[sent];
+            if (!rc)
+                rc = cuda_check(
+                    cudaMemcpyAsync(static_cast<int8_t*>(dev) + begin * width,
+                                    static_cast<int8_t*>(host) + begin * width,
+                                    (end - begin) * width, cudaMemcpyHostToDevice, stream),
+                    what);
+        }
+        if (k >= job.parts && sent < job.parts) std::this_thread::yield();  // a worker's part
     }
-    return all_fit;
+    *fits = all_fit;
+    return rc;
 }
 
 /* y = the sign-extended int8 (width 1) or int16 (width 2) values of x. */
@@ -276,6 +385,7 @@ void free_state(sg_state* st) {
     if (st->exec) cudaGraphExecDestroy(st->exec);
     free_events(st);
     free(st->exec_links);
+    narrow_pool_destroy(st->pool);
     for (int32_t i = 0; i < st->node_count; ++i) free_node(&st->nodes[i]);
     free(st->nodes);
     if (st->arena) cudaFree(st->arena);
@@ -513,6 +623,8 @@ int prepare_staging(const cvml_ir_graph* g, const cvml_ir_subgraph* sg, sg_state
         if (b->width < 4 && b->bytes)
             rc = cuda_check(cudaMalloc(&b->narrow, b->bytes / 4 * b->width), "cudaMalloc (narrow)");
         if (rc) return rc;
+        if (b->width < 4 && b->bytes / 4 > kNarrowPool && !st->pool)
+            st->pool = narrow_pool_create();
     }
     return CVML_OK;
 }
@@ -585,9 +697,7 @@ int enqueue_run(sg_state* st, cudaEvent_t* events = nullptr) {
                 cudaMemcpyAsync(b->dev, b->link, b->bytes, cudaMemcpyDeviceToDevice, st->stream),
                 "cudaMemcpyAsync (input from the GPU)");
         else if (b->width < 4 && !b->whole)
-            rc = cuda_check(cudaMemcpyAsync(b->narrow, b->host, b->bytes / 4 * b->width,
-                                            cudaMemcpyHostToDevice, st->stream),
-                            "cudaMemcpyAsync (narrow input)");
+            rc = CVML_OK;  // copied as it was staged (cu_to_device), outside the graph
         else
             rc = cuda_check(
                 cudaMemcpyAsync(b->dev, b->host, b->bytes, cudaMemcpyHostToDevice, st->stream),
@@ -685,6 +795,8 @@ int run_profiled(sg_state* st) {
     if (!rc)
         rc = cuda_check(cudaEventSynchronize(st->events[st->node_count]), "cudaEventSynchronize");
     if (rc) return rc;
+    // The inputs' copies came before the last event on the stream: done too.
+    for (int32_t i = 0; i < st->in_count; ++i) st->in[i].in_flight = 0;
     for (int32_t i = 0; i < st->node_count; ++i) {
         const node_exec* ne = &st->nodes[i];
         int32_t next = i + 1;
@@ -702,8 +814,11 @@ int run_profiled(sg_state* st) {
 
 /* Waits for the enqueued run, once. */
 int wait_run(sg_state* st) {
-    if (!st->pending) return CVML_OK;
+    bool copying = false;
+    for (int32_t i = 0; i < st->in_count; ++i) copying |= st->in[i].in_flight != 0;
+    if (!st->pending && !copying) return CVML_OK;
     st->pending = 0;
+    for (int32_t i = 0; i < st->in_count; ++i) st->in[i].in_flight = 0;
     return cuda_check(cudaStreamSynchronize(st->stream), "cudaStreamSynchronize");
 }
 
@@ -874,7 +989,9 @@ int cu_run(cvml_device*, cvml_ir_graph*, cvml_ir_subgraph* sg) {
     sg_state* st = state_of(sg);
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "a CUDA subgraph was not prepared");
     int rc = cuda_check(cudaSetDevice(st->device), "cudaSetDevice");
-    if (!rc) rc = wait_run(st);  // a run nobody copied out of still reads its staging
+    // A run nobody copied out of still reads its staging (inputs' copies in flight are
+    // ordered before this run on the stream: no wait for them).
+    if (!rc && st->pending) rc = wait_run(st);
     if (rc) return rc;
     if (profiling(st)) {
         rc = run_profiled(st);  // waited for: nothing pending
@@ -944,12 +1061,21 @@ int cu_to_device(cvml_device*, cvml_ir_subgraph* sg, void* handle, const void* s
         if (!rc && !s) rc = cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         return rc;
     }
-    rc = wait_run(st);  // the last run may still be reading the staging buffer
+    // The last run, or this input's last copy, may still be reading the staging buffer.
+    if (st->pending || b->in_flight) rc = wait_run(st);
     if (rc) return rc;
     b->link = mirrored(src, bytes, st->device);
     b->whole = 0;
-    if (!b->link && b->width < 4)
-        b->whole = !stage_narrow(b->host, static_cast<const int32_t*>(src), bytes / 4, b->width);
+    if (!b->link && b->width < 4) {
+        // Sent now, part by part as it is narrowed; the run's graph widens it.
+        bool fits = true;
+        rc = narrow_and_send(st->pool, b->host, b->narrow, static_cast<const int32_t*>(src),
+                             bytes / 4, b->width, st->stream, &fits);
+        b->in_flight = 1;                     // the copies read b->host until they are done
+        if (!rc && !fits) rc = wait_run(st);  // before b->host is overwritten whole
+        if (rc) return rc;
+        b->whole = !fits;
+    }
     if (!b->link && (b->width == 4 || b->whole)) memcpy(b->host, src, bytes);
     return CVML_OK;
 }

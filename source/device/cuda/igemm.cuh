@@ -135,28 +135,48 @@ struct __align__(16) smem_tiles {
 };
 
 /* Issues the cp.async copies of K tile `k0` (words) into stage buffers a and b: this
- * thread's kChunk-byte pieces of A row `row` (gathered from x8, zeros for padding and
- * past K) and of B row `row` (w8, padded, so always in bounds). */
-template <int kChunk>
+ * thread's half of A row `row` in kChunkA-byte pieces (gathered from x8, zeros for
+ * padding and past K), and of B row `row` in kChunkB-byte pieces (w8, padded, so always
+ * in bounds). B's rows are contiguous: 16-byte pieces whenever their stride allows,
+ * whatever the input's channels. */
+template <int kChunkA, int kChunkB>
 __device__ __forceinline__ void load_tile(int32_t* a, int32_t* b, const int32_t* x8,
                                           const int32_t* wrow, const geom& g, const row_origin& o,
                                           int32_t k0, int row, int col0) {
-    constexpr int kWords = kChunk / 4, kPieces = kTileK / 2 / kWords;
-    for (int j = 0; j < kPieces; ++j) {
-        const int32_t col = col0 + j * kWords, kk = k0 + col;
+    constexpr int kHalf = kTileK / 2;
+    if (kChunkA == 16 && g.c4 % kHalf == 0) {
+        /* The thread's half row lies in one pixel: one address for all its pieces. */
+        const int32_t kk = k0 + col0;
         bool valid = o.valid && kk < g.k_words;
         const int32_t* src = x8;
         if (valid) {
-            // A piece lies in one pixel: kWords == 1, or C4 is a multiple of 4.
             const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
             const int32_t r = rs / g.kw, s = rs - r * g.kw;
             const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
             valid = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
             if (valid) src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
         }
-        cp_async_zfill<kChunk>(a + row * kStride + col, src, valid);
-        cp_async_zfill<kChunk>(b + row * kStride + col, wrow + kk, true);
+        for (int j = 0; j < kHalf; j += 4)
+            cp_async_zfill<16>(a + row * kStride + col0 + j, src + (valid ? j : 0), valid);
+    } else {
+        constexpr int kWords = kChunkA / 4;
+        for (int j = 0; j < kHalf; j += kWords) {
+            const int32_t col = col0 + j, kk = k0 + col;
+            bool valid = o.valid && kk < g.k_words;
+            const int32_t* src = x8;
+            if (valid) {
+                // A piece lies in one pixel: kWords == 1, or C4 is a multiple of 4.
+                const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
+                const int32_t r = rs / g.kw, s = rs - r * g.kw;
+                const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
+                valid = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+                if (valid) src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
+            }
+            cp_async_zfill<kChunkA>(a + row * kStride + col, src, valid);
+        }
     }
+    for (int j = 0; j < kHalf; j += kChunkB / 4)
+        cp_async_zfill<kChunkB>(b + row * kStride + col0 + j, wrow + k0 + col0 + j, true);
 }
 
 /* One K tile (two mma K steps of 32 int8) of the warp's 32 x 32 outputs. */
@@ -273,9 +293,10 @@ __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const
 
 /* `wide`, when not null, is a device flag (dense only): nonzero when an operand holds a
  * value outside int8, and then every tile takes tile_wide (uniform over the grid).
- * kChunk: bytes per cp.async, 16 when C4 and w8's row stride are multiples of 4 words
- * (a 16-byte piece of A then lies in one pixel), else 4. */
-template <int kChunk>
+ * kChunkA: bytes per cp.async of A, 16 when C4 is a multiple of 4 words (a 16-byte piece
+ * then lies in one pixel), else 4; kChunkB, of B: 16 when w8's row stride is a multiple
+ * of 4 words, else 4. */
+template <int kChunkA, int kChunkB>
 __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                          geom g, int32_t splits, const int32_t* wide, const int32_t* x32,
                          const int32_t* w32, cuda_tail tail, int32_t* counters) {
@@ -300,10 +321,12 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
             continue;
         }
         if (threadIdx.x == 0) {
-            if constexpr (kChunk == 16)
+            if constexpr (kChunkA == 16)
                 CUDA_PATH("igemm: 16-byte cp.async");
             else
                 CUDA_PATH("igemm: 4-byte cp.async");
+            if constexpr (kChunkB == 4)
+                CUDA_PATH("igemm: 4-byte cp.async of B (a computed weight)");
             if (splits > 1) CUDA_PATH("igemm: split K");
             if (tail.count > 0) CUDA_PATH("igemm: fused tail");
         }
@@ -319,8 +342,8 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
          * below always means "tile kt has landed". */
         for (int s = 0; s < kStages - 1; ++s) {
             if (kt0 + s < kt1)
-                load_tile<kChunk>(sm.k.a[s], sm.k.b[s], x8, wrow, g, origin, (kt0 + s) * kTileK,
-                                  row, col0);
+                load_tile<kChunkA, kChunkB>(sm.k.a[s], sm.k.b[s], x8, wrow, g, origin,
+                                            (kt0 + s) * kTileK, row, col0);
             cp_async_commit();
         }
         for (int32_t kt = kt0; kt < kt1; ++kt) {
@@ -329,8 +352,8 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
             const int32_t next = kt + kStages - 1;
             if (next < kt1) {
                 const int sb = (next - kt0) % kStages;
-                load_tile<kChunk>(sm.k.a[sb], sm.k.b[sb], x8, wrow, g, origin, next * kTileK, row,
-                                  col0);
+                load_tile<kChunkA, kChunkB>(sm.k.a[sb], sm.k.b[sb], x8, wrow, g, origin,
+                                            next * kTileK, row, col0);
             }
             cp_async_commit();
             const int sc = (kt - kt0) % kStages;
@@ -346,10 +369,17 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
 }
 
 /* Blocks a launch should have to fill a large GPU (an H100 has 132 SMs): layers with
- * fewer tiles (small batches, deep layers) split K so that more blocks share the work. */
-constexpr int64_t kTargetBlocks = 128;
+ * fewer tiles (small batches, deep layers) split K so that more blocks share the work.
+ * A build may set it (and the next) to compare splitting policies on a GPU. */
+#ifndef CVML_IGEMM_TARGET_BLOCKS
+#define CVML_IGEMM_TARGET_BLOCKS 128
+#endif
+constexpr int64_t kTargetBlocks = CVML_IGEMM_TARGET_BLOCKS;
 /* Each split keeps at least this many K tiles, so that its pipeline fills. */
-constexpr int32_t kMinSplitTiles = 4;
+#ifndef CVML_IGEMM_MIN_SPLIT_TILES
+#define CVML_IGEMM_MIN_SPLIT_TILES 4
+#endif
+constexpr int32_t kMinSplitTiles = CVML_IGEMM_MIN_SPLIT_TILES;
 
 /* How many parts K is split into for `tiles` output tiles. */
 inline int32_t split_count(const geom& g, int64_t tiles) {
@@ -387,12 +417,17 @@ inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int
     const int64_t jobs = tiles * splits;
     const unsigned blocks = static_cast<unsigned>(
         jobs > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : jobs);
-    if (g.c4 % 4 == 0 && g.k_pad % 4 == 0)
-        CUDA_LAUNCH(igemm_s8<16>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32, tail, counters);
+    // A 16-byte piece of B needs rows of whole 16-byte pieces; one of A, pixels of them
+    // (C4 a multiple of 4 words, which makes K, and so a computed weight's rows, one too).
+    if (g.k_pad % 4 != 0)
+        CUDA_LAUNCH((igemm_s8<4, 4>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
+                    x32, w32, tail, counters);
+    else if (g.c4 % 4 == 0)
+        CUDA_LAUNCH((igemm_s8<16, 16>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
+                    x32, w32, tail, counters);
     else
-        CUDA_LAUNCH(igemm_s8<4>, blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide, x32,
-                    w32, tail, counters);
+        CUDA_LAUNCH((igemm_s8<4, 16>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
+                    x32, w32, tail, counters);
     return CVML_OK;
 }
 

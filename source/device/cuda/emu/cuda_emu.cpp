@@ -1190,7 +1190,10 @@ void launch_run(const launch_site& site, dim3 grid, dim3 block, void (*body)(voi
         }
     }
     t_run = nullptr;
+    // The kernel's name as the launch spelled it: "(igemm_s8<4, 16>)" counts as igemm_s8
+    // (a template with several arguments is parenthesized for the macro).
     std::string name(site.kernel);
+    name = name.substr(name[0] == '(' ? 1 : 0);
     kernel_stats& k = g_kernels[name.substr(0, name.find('<'))];
     ++k.launches;
     k.threads += r.blocks * r.threads;

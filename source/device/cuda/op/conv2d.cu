@@ -100,20 +100,38 @@ __device__ __forceinline__ uint32_t byte_of(int32_t v, int k) {
 }
 
 /* x8[n][h][w][c4] = the int8 casts of channels 4*c4 .. 4*c4+3 (0 past C). Threads go
- * pixel-fastest, so a warp reads each channel plane coalesced. */
-__global__ void pack_input(const int32_t* x, int32_t* x8, igemm::geom g, int64_t total) {
-    const int64_t hw = static_cast<int64_t>(g.h) * g.w;
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t p = i % hw, plane = i / hw; /* plane = n * c4 + c4 */
-        const int64_t c4 = plane % g.c4, n = plane / g.c4;
+ * pixel-fastest, so a warp reads each channel plane coalesced. Index: int32_t when every
+ * index fits (pack_fits_int32), since 64-bit divisions would dominate this memory-bound
+ * kernel; else int64_t. */
+template <typename Index>
+__global__ void pack_input(const int32_t* x, int32_t* x8, igemm::geom g, Index total) {
+    const Index hw = static_cast<Index>(g.h) * g.w, c4s = g.c4, c = g.c;
+    for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
+         i += static_cast<Index>(gridDim.x) * blockDim.x) {
+        const Index plane = i / hw, p = i - plane * hw; /* plane = n * c4 + c4 */
+        const Index n = plane / c4s, q = plane - n * c4s;
+        const int32_t* xp = x + (n * c + q * 4) * hw + p;
         uint32_t word = 0;
-        for (int k = 0; k < 4; ++k) {
-            const int64_t c = c4 * 4 + k;
-            if (c < g.c) word |= byte_of(x[(n * g.c + c) * hw + p], k);
-        }
-        x8[(n * hw + p) * g.c4 + c4] = static_cast<int32_t>(word);
+        for (int k = 0; k < 4 && q * 4 + k < c; ++k) word |= byte_of(xp[k * hw], k);
+        x8[(n * hw + p) * c4s + q] = static_cast<int32_t>(word);
     }
+}
+
+/* Whether pack_input<int32_t> can index the input (total words, n * C * H * W values)
+ * and its grid stride. */
+bool pack_fits_int32(const igemm::geom& g, int64_t total) {
+    const int64_t values = total / (g.c4 ? g.c4 : 1) * g.c4 * 4;
+    return values + static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) * 256 <= INT32_MAX;
+}
+
+/* Enqueues pack_input over `total` words. */
+void launch_pack(const int32_t* x, int32_t* x8, const igemm::geom& g, int64_t total,
+                 cudaStream_t stream) {
+    if (pack_fits_int32(g, total))
+        CUDA_LAUNCH(pack_input<int32_t>, cuda_blocks(total), 256, stream, x, x8, g,
+                    static_cast<int32_t>(total));
+    else
+        CUDA_LAUNCH(pack_input<int64_t>, cuda_blocks(total), 256, stream, x, x8, g, total);
 }
 
 /* The constant weight packed on the host, as pack_weight would, and uploaded. */
@@ -211,16 +229,14 @@ int conv2d_run(cuda_node_ctx* ctx) {
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "conv2d: not prepared");
     const igemm::geom& e = st->gemm;
     const int64_t xw = cuda_count(ctx->inputs[0]) / (e.c ? e.c : 1) * e.c4;
-    if (xw > 0)
-        CUDA_LAUNCH(pack_input, cuda_blocks(xw), 256, ctx->stream, ctx->in[0], st->x8, e, xw);
+    if (xw > 0) launch_pack(ctx->in[0], st->x8, e, xw, ctx->stream);
     const int64_t ww = static_cast<int64_t>(e.n_out) * e.k_words;
     if (!st->w_const && ww > 0) {
         CUDA_PATH("conv2d: a computed weight packed at each run");
         igemm::geom as_image = e;
         as_image.h = e.kh;
         as_image.w = e.kw;
-        CUDA_LAUNCH(pack_input, cuda_blocks(ww), 256, ctx->stream, ctx->in[1], st->w8, as_image,
-                    ww);
+        launch_pack(ctx->in[1], st->w8, as_image, ww, ctx->stream);
     }
     return igemm::launch(st->x8, st->w8, bias, ctx->out[0], e, nullptr, nullptr, nullptr, ctx->tail,
                          st->counters, ctx->stream);

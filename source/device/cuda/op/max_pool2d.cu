@@ -9,27 +9,42 @@ struct pool_geom {
     int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw;
 };
 
-__global__ void pool_kernel(const int32_t* x, int32_t* y, pool_geom g, int64_t n) {
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-        const int64_t j = i % g.ow;
-        const int64_t r = (i / g.ow) % g.oh;
-        const int64_t plane = i / (g.ow * g.oh);
-        const int32_t* xp = x + plane * g.h * g.w;
-        int64_t r0 = r * g.sh - g.ph, r1 = r0 + g.kh;
-        int64_t c0 = j * g.sw - g.pw, c1 = c0 + g.kw;
+/* Index: int32_t when every index fits (the launch checks), since 64-bit divisions cost
+ * several times the 32-bit ones and dominate this memory-bound kernel; else int64_t. */
+template <typename Index>
+__global__ void pool_kernel(const int32_t* x, int32_t* y, pool_geom pg, Index n) {
+    const Index h = static_cast<Index>(pg.h), w = static_cast<Index>(pg.w);
+    const Index oh = static_cast<Index>(pg.oh), ow = static_cast<Index>(pg.ow);
+    for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<Index>(gridDim.x) * blockDim.x) {
+        const Index rows = i / ow, j = i - rows * ow;
+        const Index plane = rows / oh, r = rows - plane * oh;
+        const int32_t* xp = x + static_cast<int64_t>(plane) * h * w;
+        Index r0 = r * static_cast<Index>(pg.sh) - static_cast<Index>(pg.ph);
+        Index c0 = j * static_cast<Index>(pg.sw) - static_cast<Index>(pg.pw);
+        Index r1 = r0 + static_cast<Index>(pg.kh), c1 = c0 + static_cast<Index>(pg.kw);
         if (r0 < 0) r0 = 0;
-        if (r1 > g.h) r1 = g.h;
+        if (r1 > h) r1 = h;
         if (c0 < 0) c0 = 0;
-        if (c1 > g.w) c1 = g.w;
+        if (c1 > w) c1 = w;
         int32_t m = INT32_MIN;
-        for (int64_t a = r0; a < r1; ++a)
-            for (int64_t b = c0; b < c1; ++b) {
-                const int32_t v = xp[a * g.w + b];
+        for (Index a = r0; a < r1; ++a)
+            for (Index b = c0; b < c1; ++b) {
+                const int32_t v = xp[a * w + b];
                 m = v > m ? v : m;
             }
         y[i] = m;
     }
+}
+
+/* Whether every index pool_kernel<int32_t> forms fits int32 (with room for the grid
+ * stride and the window's reach past the input). */
+bool pool_fits_int32(const pool_geom& g, int64_t n) {
+    const int64_t limit = INT32_MAX / 4;
+    const int64_t v[] = {n, g.h * g.w, g.oh * g.sh + g.kh, g.ow * g.sw + g.kw, g.ph, g.pw};
+    for (int64_t x : v)
+        if (x > limit) return false;
+    return n + static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) * 256 <= INT32_MAX;
 }
 
 int max_pool2d_supports(const cuda_node_ctx* ctx) {
@@ -61,8 +76,12 @@ int max_pool2d_run(cuda_node_ctx* ctx) {
     g.ph = padding.values[0];
     g.pw = padding.count == 2 ? padding.values[1] : padding.values[0];
     const int64_t n = cuda_count(y);
-    if (n > 0)
-        CUDA_LAUNCH(pool_kernel, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0], g, n);
+    if (n > 0 && pool_fits_int32(g, n))
+        CUDA_LAUNCH(pool_kernel<int32_t>, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0],
+                    g, static_cast<int32_t>(n));
+    else if (n > 0)
+        CUDA_LAUNCH(pool_kernel<int64_t>, cuda_blocks(n), 256, ctx->stream, ctx->in[0], ctx->out[0],
+                    g, n);
     return CVML_OK;
 }
 
