@@ -333,8 +333,49 @@ CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, in
 /* All row groups of a strip (gemm_pack_b_rows at avx512): one loop with the 64-column
  * step inlined, since a strip's 48 columns make each group a single step and a call
  * and level dispatch per group cost as much as the unpacks. */
+namespace {
+
+/* The rows of group k4 (four rows inside K, rows[i] = base + off[i]) as Panels panels of
+ * the N <= 48 columns the load mask m keeps. */
+template <int Panels>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack_strip_group(
+    const int8_t* const rows[GEMM_KG], __mmask64 m, uint8_t* dst, size_t panel_bytes) {
+    __m512i p[4];
+    interleave4_panels(_mm512_maskz_loadu_epi8(m, rows[0]), _mm512_maskz_loadu_epi8(m, rows[1]),
+                       _mm512_maskz_loadu_epi8(m, rows[2]), _mm512_maskz_loadu_epi8(m, rows[3]), p);
+    _mm512_storeu_si512(dst, p[0]);
+    if (Panels > 1) _mm512_storeu_si512(dst + panel_bytes, p[1]);
+    if (Panels > 2) _mm512_storeu_si512(dst + 2 * panel_bytes, p[2]);
+}
+
+/* pack_rows_avx512 for one strip (N <= 48 columns, Panels of them): the load mask and
+ * the panels are the same for every group, and only the last group can reach past K,
+ * so the loop over the groups has no per-group decisions (they took as long as the
+ * unpacks). */
+template <int Panels>
+CVML_TARGET_AVX512 void pack_strip_rows(const int8_t* base, const int64_t* offsets,
+                                        const int8_t* pad, int32_t N, int32_t K, uint8_t* packed) {
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
+    const __mmask64 m = simd_bits64(0, N);
+    const int32_t whole = K / GEMM_KG;
+    for (int32_t k4 = 0; k4 < whole; ++k4) {
+        const int64_t* off = offsets + k4 * GEMM_KG;
+        const int8_t* rows[GEMM_KG] = {base + off[0], base + off[1], base + off[2], base + off[3]};
+        pack_strip_group<Panels>(rows, m, packed + static_cast<size_t>(k4) * 64, panel_bytes);
+    }
+    if (whole * GEMM_KG == K) return;
+    const int8_t* rows[GEMM_KG];
+    group_rows(base, offsets, pad, K, whole, rows);
+    pack_strip_group<Panels>(rows, m, packed + static_cast<size_t>(whole) * 64, panel_bytes);
+}
+
+}  // namespace
+
 CVML_TARGET_AVX512 void pack_rows_avx512(const int8_t* base, const int64_t* offsets,
                                          const int8_t* pad, int32_t N, int32_t K, uint8_t* packed) {
+    if (N > 32 && N <= 48) return pack_strip_rows<3>(base, offsets, pad, N, K, packed);
+    if (N > 16 && N <= 32) return pack_strip_rows<2>(base, offsets, pad, N, K, packed);
+    if (N > 0 && N <= 16) return pack_strip_rows<1>(base, offsets, pad, N, K, packed);
     const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
     const int32_t Np = round_up(N, 16);
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
@@ -356,25 +397,40 @@ namespace {
  * starts in flat panel 0 and panel 2 in flat panel 2 (conv2d's selections; checked
  * below), so only panel 1's source varies: one loop per case keeps every vector in a
  * register. */
-template <int From1>
+template <int Panels, int From1>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack_select_group(
+    const int8_t* const rows[GEMM_KG], __m512i i0, __m512i i1, __m512i i2, uint8_t* dst,
+    size_t panel_bytes) {
+    __m512i p[4];
+    pack64_panels(rows, 0, 64, p);
+    _mm512_storeu_si512(dst, _mm512_permutex2var_epi32(p[0], i0, p[1]));
+    if (Panels > 1)
+        _mm512_storeu_si512(dst + panel_bytes,
+                            _mm512_permutex2var_epi32(p[From1], i1, p[From1 + 1]));
+    if (Panels > 2)
+        _mm512_storeu_si512(dst + 2 * panel_bytes, _mm512_permutex2var_epi32(p[2], i2, p[3]));
+}
+
+/* Only the last group can reach past K, so the others take their rows straight from the
+ * offsets (as pack_strip_rows). */
+template <int Panels, int From1>
 CVML_TARGET_AVX512 void pack_select_loop(const int8_t* base, const int64_t* offsets,
-                                         const int8_t* pad, int32_t K, int32_t panels,
-                                         const __m512i idx[3], uint8_t* packed) {
+                                         const int8_t* pad, int32_t K, const __m512i idx[3],
+                                         uint8_t* packed) {
     const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
     const __m512i i0 = idx[0], i1 = idx[1], i2 = idx[2];
-    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
-        const int8_t* rows[GEMM_KG];
-        group_rows(base, offsets, pad, K, k4, rows);
-        __m512i p[4];
-        pack64_panels(rows, 0, 64, p);
-        uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
-        _mm512_storeu_si512(dst, _mm512_permutex2var_epi32(p[0], i0, p[1]));
-        if (panels > 1)
-            _mm512_storeu_si512(dst + panel_bytes,
-                                _mm512_permutex2var_epi32(p[From1], i1, p[From1 + 1]));
-        if (panels > 2)
-            _mm512_storeu_si512(dst + 2 * panel_bytes, _mm512_permutex2var_epi32(p[2], i2, p[3]));
+    const int32_t whole = K / GEMM_KG;
+    for (int32_t k4 = 0; k4 < whole; ++k4) {
+        const int64_t* off = offsets + k4 * GEMM_KG;
+        const int8_t* rows[GEMM_KG] = {base + off[0], base + off[1], base + off[2], base + off[3]};
+        pack_select_group<Panels, From1>(rows, i0, i1, i2, packed + static_cast<size_t>(k4) * 64,
+                                         panel_bytes);
     }
+    if (whole * GEMM_KG == K) return;
+    const int8_t* rows[GEMM_KG];
+    group_rows(base, offsets, pad, K, whole, rows);
+    pack_select_group<Panels, From1>(rows, i0, i1, i2, packed + static_cast<size_t>(whole) * 64,
+                                     panel_bytes);
 }
 
 }  // namespace
@@ -386,10 +442,16 @@ CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* of
     for (int32_t i = 0; i < 3; ++i)
         idx[i] =
             _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[i])));
-    if (sel->panels > 1 && sel->from[1] == 2)
-        pack_select_loop<2>(base, offsets, pad, K, sel->panels, idx, packed);
+    if (sel->panels == 3 && sel->from[1] == 2)
+        pack_select_loop<3, 2>(base, offsets, pad, K, idx, packed);
+    else if (sel->panels == 3)
+        pack_select_loop<3, 1>(base, offsets, pad, K, idx, packed);
+    else if (sel->panels == 2 && sel->from[1] == 2)
+        pack_select_loop<2, 2>(base, offsets, pad, K, idx, packed);
+    else if (sel->panels == 2)
+        pack_select_loop<2, 1>(base, offsets, pad, K, idx, packed);
     else
-        pack_select_loop<1>(base, offsets, pad, K, sel->panels, idx, packed);
+        pack_select_loop<1, 1>(base, offsets, pad, K, idx, packed);
 }
 
 namespace {
