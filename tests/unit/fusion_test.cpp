@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cvml.h"
+#include "device/cpu/cpu_paths.h"
 #include "graph/graph.h"
 
 namespace {
@@ -410,6 +411,69 @@ TEST(Fusion, RoundFoldAtExtremes) {
             cvml_tensor* wide = g.rshift(g.op("conv2d", conv, {x, w, b}), 32 - shift, shift);
             return std::vector<cvml_tensor*>{g.op("relu", {}, {clipped}), wide};
         });
+}
+
+/* At avx512 the GEMM micro-kernel puts whole tiles (8 output channels, 33..48 columns)
+ * through the tail in registers and stores int8 (gemm_tail): with and without a residual
+ * add, relu or the plain int8 clip; flat strips whose columns skip the padding (a 3x3
+ * stride-2 conv), taps mode (stride 1), a 1x1 conv on the input itself, and channel
+ * counts with a partial last block, whose rows take the tile function. Each conv feeds
+ * another so its output is stored as int8. */
+TEST(Fusion, TailInGemmMicroKernel) {
+    struct Case {
+        int c, h, w, o, k, stride;
+        bool add, relu;
+    };
+    const Case cases[] = {
+        {8, 13, 29, 16, 3, 2, false, true},  {8, 13, 29, 12, 3, 2, true, false},
+        {8, 9, 20, 16, 3, 1, true, true},    {4, 9, 20, 24, 3, 1, false, false},
+        {16, 10, 10, 16, 1, 1, false, true}, {16, 10, 10, 8, 1, 1, true, true},
+    };
+    const int64_t before = cpu_path_count(CPU_PATH_CONV_FUSED_TAIL);
+    for (const Case& k : cases)
+        check_all([&](G& g) {
+            cvml_tensor* x = g.data({1, k.c, k.h, k.w});
+            cvml_tensor* w = g.weight({k.o, k.c, k.k, k.k}, 127, 8);
+            cvml_tensor* b = g.weight({k.o}, 1000, 12);
+            const std::string ks = "(" + std::to_string(k.k) + ", " + std::to_string(k.k) + ")";
+            const std::string st =
+                "(" + std::to_string(k.stride) + ", " + std::to_string(k.stride) + ")";
+            const std::string pad = k.k == 3 ? "(1, 1)" : "(0, 0)";
+            cvml_tensor* y = g.rshift(g.op("conv2d",
+                                           {{"channels", std::to_string(k.o)},
+                                            {"kernel_size", ks},
+                                            {"strides", st},
+                                            {"padding", pad}},
+                                           {x, w, b}),
+                                      8, 8);
+            if (k.add) {
+                // A residual of the output's shape, int8-stored: a 1x1 conv of the input
+                // (stride 1) or of a strided copy.
+                cvml_tensor* wr = g.weight({k.o, k.c, 1, 1}, 127, 8);
+                cvml_tensor* br = g.weight({k.o}, 100, 8);
+                cvml_tensor* r = g.rshift(g.op("conv2d",
+                                               {{"channels", std::to_string(k.o)},
+                                                {"kernel_size", "(1, 1)"},
+                                                {"strides", st}},
+                                               {x, wr, br}),
+                                          8, 6);
+                y = g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {y, r})});
+            }
+            if (k.relu) y = g.op("relu", {}, {y});
+            cvml_tensor* w2 = g.weight({4, k.o, 1, 1}, 127, 8);
+            cvml_tensor* b2 = g.weight({4}, 100, 8);
+            return std::vector<cvml_tensor*>{g.rshift(
+                g.op("conv2d", {{"channels", "4"}, {"kernel_size", "(1, 1)"}}, {y, w2, b2}), 8, 8)};
+        });
+    // Where the CPU has avx512, the runs at that level took the fused tail.
+    setenv("CVML_SIMD", "avx512", 1);
+    cvml_init();
+    const bool avx512 = strcmp(cvml_cpu_simd_level(), "avx512") == 0;
+    cvml_release();
+    unsetenv("CVML_SIMD");
+    if (avx512) {
+        EXPECT_GT(cpu_path_count(CPU_PATH_CONV_FUSED_TAIL), before);
+    }
 }
 
 /* MRT's requantization: conv2d -> cvm_right_shift -> broadcast_mul by a one-element

@@ -116,6 +116,7 @@ struct strip_args {
     int32_t out_storage;
     int64_t out_base;
     uint8_t* scratch; /* per slot: strip_bytes */
+    gemm_tail tail;   /* the micro-kernel's fused tail (kind 0: none); per strip: strip_tail */
 };
 
 struct strip_tile_args {
@@ -238,15 +239,27 @@ void gather_narrow(const strip_args* a, int64_t p0, int32_t cols, uint8_t* dst) 
     }
 }
 
+/* The fused tail of a strip's whole tiles, in t (NULL where there is none, or where no
+ * column of the strip is stored). */
+const gemm_tail* strip_tail(const strip_args* a, const strip_keep* k, gemm_tail* t) {
+    if (!a->tail.kind || k->tile.count == 0) return nullptr;
+    *t = a->tail;
+    t->keep = &k->tile;
+    t->out_first = a->out_base + k->first;
+    return t;
+}
+
 /* Packs strip st and runs output channel blocks [mb0, mb1) over it. */
 void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* packed) {
     const conv_gemm* f = a->f;
     const int64_t n0 = st * GEMM_NT;
     const int32_t cols = strip_cols(f, st);
     strip_tile_args ta = {a, &f->keeps[st]};
+    gemm_tail fused;
+    const gemm_tail* fused_tail = strip_tail(a, &f->keeps[st], &fused);
     if (f->taps4.on) {
-        gemm_run_tiles_taps(&f->w, reinterpret_cast<const uint8_t*>(a->img) + n0 * 4, f->taps4.boff,
-                            cols, mb0, mb1, strip_tile, &ta);
+        gemm_run_tiles_taps_tail(&f->w, reinterpret_cast<const uint8_t*>(a->img) + n0 * 4,
+                                 f->taps4.boff, cols, mb0, mb1, fused_tail, strip_tile, &ta);
         return;
     }
     if (strip_is_narrow(f, st)) {
@@ -263,7 +276,7 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
         pack_strip(a, n0, cols, packed);
     }
     if (!f->tail_merged || st != f->strips - 2) {
-        gemm_run_tiles(&f->w, packed, cols, mb0, mb1, strip_tile, &ta);
+        gemm_run_tiles_tail(&f->w, packed, cols, mb0, mb1, fused_tail, strip_tile, &ta);
         return;
     }
     // The narrow tail goes block by block with the strip before it, so each block's
@@ -273,7 +286,7 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
     gather_narrow(a, n0 + GEMM_NT, tail_cols, tail);
     strip_tile_args tail_ta = {a, &f->keeps[st + 1]};
     for (int64_t mb = mb0; mb < mb1; ++mb) {
-        gemm_run_tiles(&f->w, packed, cols, mb, mb + 1, strip_tile, &ta);
+        gemm_run_tiles_tail(&f->w, packed, cols, mb, mb + 1, fused_tail, strip_tile, &ta);
         gemm_run_narrow(&f->w, tail, tail_cols, static_cast<int32_t>(n0 + GEMM_NT), mb, mb + 1,
                         strip_tile, &tail_ta);
     }
@@ -369,6 +382,15 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
     const int64_t chw = g.c * g.h * g.w;
     ep_tile_plan plan;
     epilogue_plan_tile(f->level, ep, bias != nullptr, yt->storage, &plan);
+    // Whole tiles go through the chain in the micro-kernel where it can (no bias left
+    // to add: it is folded into the sums).
+    gemm_tail tail;
+    memset(&tail, 0, sizeof tail);
+    if (!bias && gemm_tail_plan(&f->w, &plan, &tail)) {
+        tail.out = static_cast<int8_t*>(yt->data);
+        tail.out_stride = f->N;
+        cpu_path_taken(CPU_PATH_CONV_FUSED_TAIL);
+    }
     for (int64_t n = 0; n < g.n; ++n) {
         const int8_t* img = own;
         bool padded = true;
@@ -386,8 +408,8 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, g.c * g.h, image_rows, &ia);
         }
-        strip_args sa = {f,        img,         padded,         &plan,  bias,
-                         yt->data, yt->storage, n * g.o * f->N, scratch};
+        strip_args sa = {f,        img,         padded,         &plan,   bias,
+                         yt->data, yt->storage, n * g.o * f->N, scratch, tail};
         cpu_for_each_slot(ctx, strip_slot, &sa);
     }
     return CVML_OK;

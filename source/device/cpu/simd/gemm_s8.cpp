@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cvml.h"
+#include "device/cpu/simd/epilogue_chain.h"
 #include "device/cpu/simd/gemm_s8_impl.h"
 #include "device/cpu/simd/simd.h"
 #include "utility/error.h"
@@ -303,8 +304,49 @@ void compute_tile(const gemm_weights* a, const void* packed_b, int32_t N, int32_
 
 }  // namespace
 
+int gemm_tail_plan(const gemm_weights* a, const ep_tile_plan* plan, gemm_tail* t) {
+    memset(t, 0, sizeof *t);
+#if CVML_SIMD_X86
+    cpu_ep::rc_chain rc;
+    if (a->level != CPU_SIMD_AVX512 || !cpu_ep::match_rc_chain(plan->ep, &rc) || rc.pre ||
+        !rc.folded || !cpu_ep::rc_saturates_to_i8(rc, plan->out_storage))
+        return 0;
+    if (rc.add && rc.add->src_storage != STORAGE_INT8) return 0;
+    static_assert(sizeof rc <= sizeof t->chain, "a tail holds its chain");
+    memcpy(t->chain, &rc, sizeof rc);
+    t->kind = GEMM_TAIL_ON | (rc.add ? GEMM_TAIL_ADD : 0);
+    return 1;
+#else
+    (void)a;
+    (void)plan;
+    return 0;
+#endif
+}
+
+namespace {
+
+/* Whether a call's tiles may go through a fused tail. */
+inline bool tail_fused(const gemm_weights* a, const gemm_tail* tail) {
+    return tail && tail->kind && a->level == CPU_SIMD_AVX512;
+}
+
+}  // namespace
+
 void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
                     gemm_tile_fn fn, void* arg) {
+    gemm_run_tiles_tail(a, packed_b, N, t0, t1, nullptr, fn, arg);
+}
+
+void gemm_run_tiles_tail(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0,
+                         int64_t t1, const gemm_tail* tail, gemm_tile_fn fn, void* arg) {
+#if CVML_SIMD_X86
+    if (tail_fused(a, tail)) {
+        run_tiles_tail_avx512(a, static_cast<const uint8_t*>(packed_b), nullptr, N, t0, t1, tail,
+                              fn, arg);
+        return;
+    }
+#endif
+    (void)tail;  // fused only at avx512
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
     const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
     // Tile t is row block t % mblocks of column tile t / mblocks; stepped, not divided.
@@ -416,6 +458,13 @@ void gemm_interleave4(int level, const int8_t* const rows[4], int64_t lo, int64_
 
 void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t N,
                          int64_t t0, int64_t t1, gemm_tile_fn fn, void* arg) {
+    gemm_run_tiles_taps_tail(a, img, boff, N, t0, t1, nullptr, fn, arg);
+}
+
+void gemm_run_tiles_taps_tail(const gemm_weights* a, const uint8_t* img, const int64_t* boff,
+                              int32_t N, int64_t t0, int64_t t1, const gemm_tail* tail,
+                              gemm_tile_fn fn, void* arg) {
+    (void)tail;  // fused only at avx512
 #if CVML_SIMD_AARCH64
     if (arm_level(a->level)) {
         alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
@@ -438,6 +487,10 @@ void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_
     }
 #endif
 #if CVML_SIMD_X86
+    if (tail_fused(a, tail)) {
+        run_tiles_tail_avx512(a, img, boff, N, t0, t1, tail, fn, arg);
+        return;
+    }
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
     const int64_t mblocks = a->M / GEMM_MR;
     for (int64_t t = t0; t < t1; ++t) {

@@ -67,6 +67,33 @@ int64_t gemm_tile_count(int32_t M, int32_t N);
 void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
                     gemm_tile_fn fn, void* arg);
 
+/* A tail fused into the micro-kernel (avx512): a tile of GEMM_MR rows and more than 32
+ * columns is not written to a tile buffer for fn but put through the epilogue's chain in
+ * registers and stored as int8, which saves the buffer's stores and reloads and a call per
+ * tile. The chains: cvm_right_shift with its rounding addend folded into the sums (a
+ * shift) and a clip, then optionally a residual add of an int8 operand and a clip,
+ * saturating to int8, with no bias (it is in the sums) and no requantization prefix: what
+ * nearly every convolution of a quantized network ends in. The same operations in the
+ * same order as the plan's tile function. Every other tile still goes to fn. */
+struct ep_tile_plan;
+struct ep_tile_keep;
+typedef struct gemm_tail {
+    int32_t kind;                    /* 0: none; else how the chain runs (gemm_tail_plan) */
+    unsigned char chain[64];         /* the matched chain (epilogue_chain.h's rc_chain) */
+    int8_t* out;                     /* the output */
+    int64_t out_first;               /* where row 0's first kept column goes */
+    int64_t out_stride;              /* between output rows */
+    const struct ep_tile_keep* keep; /* the tile columns kept */
+} gemm_tail;
+/* Fills t (but for out, out_first, out_stride and keep) from a plan made without a bias
+ * for the int8 output of a GEMM with these weights; returns 1 where the level fuses
+ * that chain, else 0 (t->kind is 0). */
+int gemm_tail_plan(const gemm_weights* a, const struct ep_tile_plan* plan, gemm_tail* t);
+/* gemm_run_tiles with a fused tail (or none: tail NULL or tail->kind 0), for at most
+ * GEMM_NT columns (one tile's, as tail->keep describes them). */
+void gemm_run_tiles_tail(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0,
+                         int64_t t1, const gemm_tail* tail, gemm_tile_fn fn, void* arg);
+
 /* Dense strips (conv2d without the columns it would drop): each output panel p takes
  * columns idx[p][0..15] (0..31) of the two 16-column groups from[p], from[p] + 1 of the 64
  * consecutive columns starting at base + offsets[k] (readable whole). from[0] must be 0,
@@ -101,6 +128,10 @@ void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int3
  * past the last. */
 void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t N,
                          int64_t t0, int64_t t1, gemm_tile_fn fn, void* arg);
+/* The same with a fused tail (gemm_run_tiles_tail), for at most GEMM_NT columns. */
+void gemm_run_tiles_taps_tail(const gemm_weights* a, const uint8_t* img, const int64_t* boff,
+                              int32_t N, int64_t t0, int64_t t1, const gemm_tail* tail,
+                              gemm_tile_fn fn, void* arg);
 /* The byte a taps-mode image holds for x is x ^ gemm_taps_zero(level): 0x80 at avx512
  * (x + 128 as u8), 0 at the aarch64 levels (x as it is). */
 uint8_t gemm_taps_zero(int level);

@@ -26,8 +26,16 @@ inline void group_rows(const int8_t* base, const int64_t* offsets, const int8_t*
     }
 }
 
+/* gemm_tail::kind: a fused tail, with a residual add or not. */
+enum gemm_tail_kind { GEMM_TAIL_ON = 1, GEMM_TAIL_ADD = 2 };
+
 #if CVML_SIMD_X86
 /* ---- avx512 (x86/avx512/gemm_s8.cpp) */
+/* Tiles [t0, t1) with a fused tail (gemm_tail, kind != 0): on packed B (boff NULL) or
+ * in taps mode (B the image, boff its step offsets). */
+void run_tiles_tail_avx512(const gemm_weights* a, const uint8_t* b, const int64_t* boff, int32_t N,
+                           int64_t t0, int64_t t1, const gemm_tail* tail, gemm_tile_fn fn,
+                           void* arg);
 void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
                  int32_t* tile);
 void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* boff, int32_t m0,

@@ -135,6 +135,52 @@ CVML_TARGET_AVX512 inline void store16_i8_sat(void* out, int64_t i, __mmask16 m,
     _mm_mask_storeu_epi8(static_cast<int8_t*>(out) + i, m, n);
 }
 
+CVML_TARGET_AVX512 inline __m512i lanes_of(const ep_tile_keep* k, int j) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k->lanes[j])));
+}
+
+/* Where a tile row's three vectors go once compacted: the kept lanes of vector j are
+ * written from pos[j] under mask m[j], compacted by the lane permutation idx[j]
+ * (vpcompressd does the same but is microcoded on some cores, Zen 4; vpermd is one
+ * fast instruction). Built once per tile. */
+struct tile_lanes {
+    int64_t pos[3];
+    __mmask16 m[3];
+    __m512i idx0, idx1, idx2;
+};
+
+CVML_TARGET_AVX512 inline void tile_lanes_of(const ep_tile_keep* k, tile_lanes* t) {
+    for (int32_t j = 0, p = 0; j < 3; ++j) {
+        const int n = j < k->vectors ? __builtin_popcount(k->mask[j]) : 0;
+        t->pos[j] = p;
+        t->m[j] = static_cast<__mmask16>((1u << n) - 1u);
+        p += n;
+    }
+    t->idx0 = lanes_of(k, 0);
+    t->idx1 = lanes_of(k, 1);
+    t->idx2 = lanes_of(k, 2);
+}
+
+/* A tile row's three vectors, each compacted to its kept lanes. */
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void compact_kept(const tile_lanes& t,
+                                                                           const uint16_t* keep,
+                                                                           __m512i& v0, __m512i& v1,
+                                                                           __m512i& v2) {
+    if (keep[0] != 0xFFFF) v0 = _mm512_permutexvar_epi32(t.idx0, v0);
+    if (keep[1] != 0xFFFF) v1 = _mm512_permutexvar_epi32(t.idx1, v1);
+    if (keep[2] != 0xFFFF) v2 = _mm512_permutexvar_epi32(t.idx2, v2);
+}
+
+/* Tile row `src`'s three vectors, each compacted to its kept lanes. */
+CVML_TARGET_AVX512 inline void load_kept(const tile_lanes& t, const uint16_t* keep,
+                                         const int32_t* src, __m512i& v0, __m512i& v1,
+                                         __m512i& v2) {
+    v0 = _mm512_loadu_si512(src);
+    v1 = _mm512_loadu_si512(src + 16);
+    v2 = _mm512_loadu_si512(src + 32);
+    compact_kept(t, keep, v0, v1, v2);
+}
+
 }  // namespace cpu_ep
 
 #endif

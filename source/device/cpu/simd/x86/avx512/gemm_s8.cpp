@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "device/cpu/simd/gemm_s8_impl.h"
+#include "device/cpu/simd/x86/avx512/epilogue_avx512.h"
 #include "device/cpu/simd/x86/avx512/interleave4.h"
 
 #if CVML_SIMD_X86
@@ -60,13 +61,49 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void ukr_store(int32_t*
     if constexpr (NC > 2) _mm512_storeu_si512(row + 32, c2);
 }
 
+/* What a fused tail (gemm_tail) needs through one tile, set up before its sums. */
+struct tail_state {
+    cpu_ep::rc_chain c;
+    cpu_ep::rc_consts k;
+    cpu_ep::tile_lanes lanes;
+    const uint16_t* keep; /* the kept columns' masks */
+    int8_t* out;
+    int64_t at;     /* where row 0's first kept column goes */
+    int64_t stride; /* between rows */
+};
+
+/* One tile row's sums through the chain and stored: the same operations as the plan's
+ * tile function (planned_tile_rc with no bias, the round folded and saturating int8
+ * output) on the accumulators themselves. */
+template <int Kind>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tail_row(const tail_state& s,
+                                                                       __m512i v0, __m512i v1,
+                                                                       __m512i v2, int64_t at) {
+    constexpr bool Add = (Kind & GEMM_TAIL_ADD) != 0;
+    cpu_ep::compact_kept(s.lanes, s.keep, v0, v1, v2);
+    const __m512i none = _mm512_setzero_si512();  // no bias: it is in the sums
+    const int64_t* pos = s.lanes.pos;
+    const __mmask16* m = s.lanes.m;
+    cpu_ep::store16_i8_sat(
+        s.out, at + pos[0], m[0],
+        cpu_ep::rc_apply<Add, false, 1, true, 0>(s.c, s.k, v0, none, at + pos[0], m[0]));
+    cpu_ep::store16_i8_sat(
+        s.out, at + pos[1], m[1],
+        cpu_ep::rc_apply<Add, false, 1, true, 0>(s.c, s.k, v1, none, at + pos[1], m[1]));
+    cpu_ep::store16_i8_sat(
+        s.out, at + pos[2], m[2],
+        cpu_ep::rc_apply<Add, false, 1, true, 0>(s.c, s.k, v2, none, at + pos[2], m[2]));
+}
+
 /* The micro-kernel: 8 rows x NC 16-column vectors of the tile, over k4n steps of K.
  * Named accumulators (GCC spills an array of vectors to the stack); those of columns
- * past NC are never used and vanish. */
-template <int NC, bool Taps>
+ * past NC are never used and vanish. Tail 0: the sums go to the tile buffer; else
+ * (NC 3 only) through the fused tail of that kind (ts). */
+template <int NC, bool Taps, int Tail = 0>
 CVML_TARGET_AVX512 void ukr_avx512(const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
                                    size_t panel_bytes, int32_t k4n, const int32_t* start,
-                                   int32_t* tile, const int64_t* boff) {
+                                   int32_t* tile, const int64_t* boff,
+                                   const tail_state* ts = nullptr) {
     __m512i c00 = _mm512_set1_epi32(start[0]), c01 = c00, c02 = c00;
     __m512i c10 = _mm512_set1_epi32(start[1]), c11 = c10, c12 = c10;
     __m512i c20 = _mm512_set1_epi32(start[2]), c21 = c20, c22 = c20;
@@ -90,6 +127,19 @@ CVML_TARGET_AVX512 void ukr_avx512(const int8_t* a, size_t rs, size_t ks, const 
         ukr_row<NC>(c60, c61, c62, v0, v1, v2, ak + 6 * rs);
         ukr_row<NC>(c70, c71, c72, v0, v1, v2, ak + 7 * rs);
     }
+    if constexpr (Tail != 0) {
+        static_assert(NC == 3, "a fused tail takes whole tiles");
+        const int64_t st = ts->stride;
+        tail_row<Tail>(*ts, c00, c01, c02, ts->at + 0 * st);
+        tail_row<Tail>(*ts, c10, c11, c12, ts->at + 1 * st);
+        tail_row<Tail>(*ts, c20, c21, c22, ts->at + 2 * st);
+        tail_row<Tail>(*ts, c30, c31, c32, ts->at + 3 * st);
+        tail_row<Tail>(*ts, c40, c41, c42, ts->at + 4 * st);
+        tail_row<Tail>(*ts, c50, c51, c52, ts->at + 5 * st);
+        tail_row<Tail>(*ts, c60, c61, c62, ts->at + 6 * st);
+        tail_row<Tail>(*ts, c70, c71, c72, ts->at + 7 * st);
+        return;
+    }
     ukr_store<NC>(tile + 0 * GEMM_NT, c00, c01, c02);
     ukr_store<NC>(tile + 1 * GEMM_NT, c10, c11, c12);
     ukr_store<NC>(tile + 2 * GEMM_NT, c20, c21, c22);
@@ -98,6 +148,29 @@ CVML_TARGET_AVX512 void ukr_avx512(const int8_t* a, size_t rs, size_t ks, const 
     ukr_store<NC>(tile + 5 * GEMM_NT, c50, c51, c52);
     ukr_store<NC>(tile + 6 * GEMM_NT, c60, c61, c62);
     ukr_store<NC>(tile + 7 * GEMM_NT, c70, c71, c72);
+}
+
+/* The whole-tile micro-kernel through the fused tail of kind `kind`. */
+template <bool Taps>
+void ukr_tail_for(int32_t kind, const int8_t* a, size_t rs, size_t ks, const uint8_t* b,
+                  size_t panel_bytes, int32_t k4n, const int32_t* start, const int64_t* boff,
+                  const tail_state* ts) {
+    if (kind & GEMM_TAIL_ADD)
+        ukr_avx512<3, Taps, GEMM_TAIL_ON | GEMM_TAIL_ADD>(a, rs, ks, b, panel_bytes, k4n, start,
+                                                          nullptr, boff, ts);
+    else
+        ukr_avx512<3, Taps, GEMM_TAIL_ON>(a, rs, ks, b, panel_bytes, k4n, start, nullptr, boff, ts);
+}
+
+/* A fused tail's state for the tiles of one call (gemm_tail); `at` is set per tile. */
+CVML_TARGET_AVX512 void tail_state_of(const gemm_tail* t, tail_state* s) {
+    memcpy(&s->c, t->chain, sizeof s->c);
+    s->k = cpu_ep::rc_consts_of(s->c);
+    cpu_ep::tile_lanes_of(t->keep, &s->lanes);
+    s->keep = t->keep->mask;
+    s->out = t->out;
+    s->stride = t->out_stride;
+    s->at = t->out_first;
 }
 
 /* The micro-kernel for a tile of `nc` 16-column vectors. */
@@ -115,6 +188,28 @@ void ukr_for(int32_t nc, const int8_t* a, size_t rs, size_t ks, const uint8_t* b
 
 }  // namespace
 
+namespace {
+
+/* Where the micro-kernel reads the weights of rows m0..: row r of step k4 at
+ * *ap + r * *rs + k4 * *ks. */
+void weights_at(const gemm_weights* a, int32_t m0, const int8_t** ap, size_t* rs, size_t* ks) {
+    if (a->plain && m0 + GEMM_MR <= a->M) {
+        // Rows straight from the caller's int8 [M][K] array; the bytes a row's last
+        // group reads past K meet B's zero padding rows.
+        *ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+        *rs = static_cast<size_t>(a->lda);
+        *ks = 4;
+    } else {
+        // Packed blocks; in plain mode only the last, partial block is packed.
+        size_t blk = a->plain ? 0 : static_cast<size_t>(m0 / GEMM_MR);
+        *ap = static_cast<const int8_t*>(a->data) + blk * GEMM_MR * static_cast<size_t>(a->Kp);
+        *rs = 4;
+        *ks = GEMM_MR * 4;
+    }
+}
+
+}  // namespace
+
 void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0, int32_t cols,
                  int32_t* tile) {
     int32_t k4n = a->Kp / 4;
@@ -124,19 +219,7 @@ void tile_avx512(const gemm_weights* a, const uint8_t* b, int32_t m0, int32_t n0
     int32_t nc = (cols + 15) / 16;
     const int8_t* ap;
     size_t rs, ks;
-    if (a->plain && m0 + GEMM_MR <= a->M) {
-        // Rows straight from the caller's int8 [M][K] array; the bytes a row's last
-        // group reads past K meet B's zero padding rows.
-        ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
-        rs = static_cast<size_t>(a->lda);
-        ks = 4;
-    } else {
-        // Packed blocks; in plain mode only the last, partial block is packed.
-        size_t blk = a->plain ? 0 : static_cast<size_t>(m0 / GEMM_MR);
-        ap = static_cast<const int8_t*>(a->data) + blk * GEMM_MR * static_cast<size_t>(a->Kp);
-        rs = 4;
-        ks = GEMM_MR * 4;
-    }
+    weights_at(a, m0, &ap, &rs, &ks);
     ukr_for<false>(nc, ap, rs, ks, bp, panel_bytes, k4n, start, tile, nullptr);
 }
 
@@ -151,6 +234,51 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
     const int32_t* start = a->start + m0;
     const int32_t nc = (cols + 15) / 16;
     ukr_for<true>(nc, ap, rs, 4, bp, 64, k4n, start, tile, boff);
+}
+
+/* gemm_run_tiles_tail and gemm_run_tiles_taps_tail at avx512: the tail's state is set up
+ * once per call (a strip's tiles share their kept columns); whole tiles go through it,
+ * the others to fn. */
+void run_tiles_tail_avx512(const gemm_weights* a, const uint8_t* b, const int64_t* boff, int32_t N,
+                           int64_t t0, int64_t t1, const gemm_tail* tail, gemm_tile_fn fn,
+                           void* arg) {
+    alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
+    tail_state ts;
+    tail_state_of(tail, &ts);
+    const int32_t k4n = a->Kp / 4;
+    const size_t panel_bytes = boff ? 64 : static_cast<size_t>(k4n) * 64;
+    const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
+    int64_t mb = t0 % mblocks, nb = t0 / mblocks;  // stepped, as in gemm_run_tiles
+    for (int64_t t = t0; t < t1; ++t, ++mb) {
+        if (mb == mblocks) {
+            mb = 0;
+            ++nb;
+        }
+        const int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
+        const int32_t n0 = static_cast<int32_t>(nb) * GEMM_NT;
+        const int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
+        const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
+        if (rows < GEMM_MR || cols <= 32) {
+            if (boff)
+                tile_taps_avx512(a, b, boff, m0, n0, cols, tile);
+            else
+                tile_avx512(a, b, m0, n0, cols, tile);
+            fn(arg, m0, rows, n0, cols, tile);
+            continue;
+        }
+        ts.at = tail->out_first + static_cast<int64_t>(m0) * tail->out_stride;
+        if (boff) {
+            const int8_t* ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+            ukr_tail_for<true>(tail->kind, ap, static_cast<size_t>(a->lda), 4,
+                               b + static_cast<size_t>(n0) * 4, 64, k4n, a->start + m0, boff, &ts);
+            continue;
+        }
+        const int8_t* ap;
+        size_t rs, ks;
+        weights_at(a, m0, &ap, &rs, &ks);
+        ukr_tail_for<false>(tail->kind, ap, rs, ks, b + static_cast<size_t>(n0 / 16) * panel_bytes,
+                            panel_bytes, k4n, a->start + m0, nullptr, &ts);
+    }
 }
 
 namespace {
@@ -205,8 +333,49 @@ CVML_TARGET_AVX512 void pack64_avx512(const int8_t* const rows[4], int32_t n, in
 /* All row groups of a strip (gemm_pack_b_rows at avx512): one loop with the 64-column
  * step inlined, since a strip's 48 columns make each group a single step and a call
  * and level dispatch per group cost as much as the unpacks. */
+namespace {
+
+/* The rows of group k4 (four rows inside K, rows[i] = base + off[i]) as Panels panels of
+ * the N <= 48 columns the load mask m keeps. */
+template <int Panels>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack_strip_group(
+    const int8_t* const rows[GEMM_KG], __mmask64 m, uint8_t* dst, size_t panel_bytes) {
+    __m512i p[4];
+    interleave4_panels(_mm512_maskz_loadu_epi8(m, rows[0]), _mm512_maskz_loadu_epi8(m, rows[1]),
+                       _mm512_maskz_loadu_epi8(m, rows[2]), _mm512_maskz_loadu_epi8(m, rows[3]), p);
+    _mm512_storeu_si512(dst, p[0]);
+    if (Panels > 1) _mm512_storeu_si512(dst + panel_bytes, p[1]);
+    if (Panels > 2) _mm512_storeu_si512(dst + 2 * panel_bytes, p[2]);
+}
+
+/* pack_rows_avx512 for one strip (N <= 48 columns, Panels of them): the load mask and
+ * the panels are the same for every group, and only the last group can reach past K,
+ * so the loop over the groups has no per-group decisions (they took as long as the
+ * unpacks). */
+template <int Panels>
+CVML_TARGET_AVX512 void pack_strip_rows(const int8_t* base, const int64_t* offsets,
+                                        const int8_t* pad, int32_t N, int32_t K, uint8_t* packed) {
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
+    const __mmask64 m = simd_bits64(0, N);
+    const int32_t whole = K / GEMM_KG;
+    for (int32_t k4 = 0; k4 < whole; ++k4) {
+        const int64_t* off = offsets + k4 * GEMM_KG;
+        const int8_t* rows[GEMM_KG] = {base + off[0], base + off[1], base + off[2], base + off[3]};
+        pack_strip_group<Panels>(rows, m, packed + static_cast<size_t>(k4) * 64, panel_bytes);
+    }
+    if (whole * GEMM_KG == K) return;
+    const int8_t* rows[GEMM_KG];
+    group_rows(base, offsets, pad, K, whole, rows);
+    pack_strip_group<Panels>(rows, m, packed + static_cast<size_t>(whole) * 64, panel_bytes);
+}
+
+}  // namespace
+
 CVML_TARGET_AVX512 void pack_rows_avx512(const int8_t* base, const int64_t* offsets,
                                          const int8_t* pad, int32_t N, int32_t K, uint8_t* packed) {
+    if (N > 32 && N <= 48) return pack_strip_rows<3>(base, offsets, pad, N, K, packed);
+    if (N > 16 && N <= 32) return pack_strip_rows<2>(base, offsets, pad, N, K, packed);
+    if (N > 0 && N <= 16) return pack_strip_rows<1>(base, offsets, pad, N, K, packed);
     const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
     const int32_t Np = round_up(N, 16);
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
@@ -228,25 +397,40 @@ namespace {
  * starts in flat panel 0 and panel 2 in flat panel 2 (conv2d's selections; checked
  * below), so only panel 1's source varies: one loop per case keeps every vector in a
  * register. */
-template <int From1>
+template <int Panels, int From1>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void pack_select_group(
+    const int8_t* const rows[GEMM_KG], __m512i i0, __m512i i1, __m512i i2, uint8_t* dst,
+    size_t panel_bytes) {
+    __m512i p[4];
+    pack64_panels(rows, 0, 64, p);
+    _mm512_storeu_si512(dst, _mm512_permutex2var_epi32(p[0], i0, p[1]));
+    if (Panels > 1)
+        _mm512_storeu_si512(dst + panel_bytes,
+                            _mm512_permutex2var_epi32(p[From1], i1, p[From1 + 1]));
+    if (Panels > 2)
+        _mm512_storeu_si512(dst + 2 * panel_bytes, _mm512_permutex2var_epi32(p[2], i2, p[3]));
+}
+
+/* Only the last group can reach past K, so the others take their rows straight from the
+ * offsets (as pack_strip_rows). */
+template <int Panels, int From1>
 CVML_TARGET_AVX512 void pack_select_loop(const int8_t* base, const int64_t* offsets,
-                                         const int8_t* pad, int32_t K, int32_t panels,
-                                         const __m512i idx[3], uint8_t* packed) {
+                                         const int8_t* pad, int32_t K, const __m512i idx[3],
+                                         uint8_t* packed) {
     const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 64;
     const __m512i i0 = idx[0], i1 = idx[1], i2 = idx[2];
-    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
-        const int8_t* rows[GEMM_KG];
-        group_rows(base, offsets, pad, K, k4, rows);
-        __m512i p[4];
-        pack64_panels(rows, 0, 64, p);
-        uint8_t* dst = packed + static_cast<size_t>(k4) * 64;
-        _mm512_storeu_si512(dst, _mm512_permutex2var_epi32(p[0], i0, p[1]));
-        if (panels > 1)
-            _mm512_storeu_si512(dst + panel_bytes,
-                                _mm512_permutex2var_epi32(p[From1], i1, p[From1 + 1]));
-        if (panels > 2)
-            _mm512_storeu_si512(dst + 2 * panel_bytes, _mm512_permutex2var_epi32(p[2], i2, p[3]));
+    const int32_t whole = K / GEMM_KG;
+    for (int32_t k4 = 0; k4 < whole; ++k4) {
+        const int64_t* off = offsets + k4 * GEMM_KG;
+        const int8_t* rows[GEMM_KG] = {base + off[0], base + off[1], base + off[2], base + off[3]};
+        pack_select_group<Panels, From1>(rows, i0, i1, i2, packed + static_cast<size_t>(k4) * 64,
+                                         panel_bytes);
     }
+    if (whole * GEMM_KG == K) return;
+    const int8_t* rows[GEMM_KG];
+    group_rows(base, offsets, pad, K, whole, rows);
+    pack_select_group<Panels, From1>(rows, i0, i1, i2, packed + static_cast<size_t>(whole) * 64,
+                                     panel_bytes);
 }
 
 }  // namespace
@@ -258,10 +442,16 @@ CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* of
     for (int32_t i = 0; i < 3; ++i)
         idx[i] =
             _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[i])));
-    if (sel->panels > 1 && sel->from[1] == 2)
-        pack_select_loop<2>(base, offsets, pad, K, sel->panels, idx, packed);
+    if (sel->panels == 3 && sel->from[1] == 2)
+        pack_select_loop<3, 2>(base, offsets, pad, K, idx, packed);
+    else if (sel->panels == 3)
+        pack_select_loop<3, 1>(base, offsets, pad, K, idx, packed);
+    else if (sel->panels == 2 && sel->from[1] == 2)
+        pack_select_loop<2, 2>(base, offsets, pad, K, idx, packed);
+    else if (sel->panels == 2)
+        pack_select_loop<2, 1>(base, offsets, pad, K, idx, packed);
     else
-        pack_select_loop<1>(base, offsets, pad, K, sel->panels, idx, packed);
+        pack_select_loop<1, 1>(base, offsets, pad, K, idx, packed);
 }
 
 namespace {
