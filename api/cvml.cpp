@@ -333,14 +333,17 @@ int open_params(const char* path, FILE** file, size_t* size, uint8_t** data) {
 
 }  // namespace
 
-/* The buffer of an input tensor, allocated on first use (count values). */
-static int input_buffer(ir_tensor* t, int32_t** dst) {
+/* The buffer of an input tensor, allocated on first use: count values of its storage
+ * (int32, or int8 where the CPU device chose it at prerun; int8 arrays carry 64
+ * readable bytes past the end, as the arena's do). */
+static int input_buffer(ir_tensor* t, void** dst) {
     if (!t->data) {
         size_t n = static_cast<size_t>(ir_tensor_element_count(t));
-        t->data = cvml_mem_alloc(sizeof(int32_t) * (n ? n : 1));
+        size_t slack = t->storage == STORAGE_INT32 ? 0 : 64;
+        t->data = cvml_mem_alloc(t->storage * (n ? n : 1) + slack);
         if (!t->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     }
-    *dst = static_cast<int32_t*>(t->data);
+    *dst = t->data;
     return CVML_OK;
 }
 
@@ -351,7 +354,7 @@ static int prepare_in_arena(cvml_graph* g, void* arena, size_t arena_size) {
     g->ir->arena_size = arena_size;
     int rc = cvml_graph_prerun(g);
     for (int32_t i = 0; i < g->ir->input_count && !rc; ++i) {
-        int32_t* values = nullptr;
+        void* values = nullptr;
         rc = input_buffer(g->ir->tensors[g->ir->inputs[i]], &values);
     }
     return rc;
@@ -776,7 +779,7 @@ int cvml_tensor_dtype(const cvml_tensor* t, cvml_dtype* dtype) {
     return CVML_OK;
 }
 
-static int writable_input(cvml_tensor* t, size_t count, int32_t** dst) {
+static int writable_input(cvml_tensor* t, size_t count, void** dst) {
     ir_tensor* it = reinterpret_cast<ir_tensor*>(t);
     if (it->kind != TENSOR_INPUT)
         return cvml_fail(CVML_ERR_LOGIC, "tensor '%s' is not a graph input", it->name);
@@ -793,24 +796,38 @@ static int32_t clip_to(int32_t v, int32_t bound) {
     return v < -bound ? -bound : v > bound ? bound : v;
 }
 
-int cvml_tensor_set_i32(cvml_tensor* t, const int32_t* values, size_t count) {
-    REQUIRE(t && values, "NULL argument");
-    int32_t* dst = nullptr;
+/* Value i of an input handed over in `layout` (enum input_layout). */
+static int32_t given_value(const void* values, int layout, size_t i) {
+    if (layout == INPUT_INT8) return static_cast<const int8_t*>(values)[i];
+    if (layout == INPUT_INT32) return static_cast<const int32_t*>(values)[i];
+    const uint8_t* b = static_cast<const uint8_t*>(values) + 4 * i;
+    return static_cast<int32_t>(static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+                                static_cast<uint32_t>(b[2]) << 16 |
+                                static_cast<uint32_t>(b[3]) << 24);
+}
+
+/* Clipped values go in the input's storage: clipping to a precision of at most 8 bits
+ * leaves values that fit the int8 storage the CPU device may have chosen for it. */
+int graph_set_input(cvml_tensor* t, const void* values, int layout, size_t count) {
+    void* dst = nullptr;
     int rc = writable_input(t, count, &dst);
     if (rc) return rc;
+    const int storage = as_ir(t)->storage;
     int32_t bound = ir_precision_bound(as_ir(t)->precision);
-    for (size_t i = 0; i < count; ++i) dst[i] = clip_to(values[i], bound);
+    for (size_t i = 0; i < count; ++i)
+        ir_storage_store(dst, storage, static_cast<int64_t>(i),
+                         clip_to(given_value(values, layout, i), bound));
     return CVML_OK;
+}
+
+int cvml_tensor_set_i32(cvml_tensor* t, const int32_t* values, size_t count) {
+    REQUIRE(t && values, "NULL argument");
+    return graph_set_input(t, values, INPUT_INT32, count);
 }
 
 int cvml_tensor_set_i8(cvml_tensor* t, const int8_t* values, size_t count) {
     REQUIRE(t && values, "NULL argument");
-    int32_t* dst = nullptr;
-    int rc = writable_input(t, count, &dst);
-    if (rc) return rc;
-    int32_t bound = ir_precision_bound(as_ir(t)->precision);
-    for (size_t i = 0; i < count; ++i) dst[i] = clip_to(values[i], bound);
-    return CVML_OK;
+    return graph_set_input(t, values, INPUT_INT8, count);
 }
 
 /* The CPU device may keep a tensor proven to fit in int8/int16 in that width

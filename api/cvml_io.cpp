@@ -247,22 +247,8 @@ static int run_bytes_locked(cvml_graph* g, const void* input, size_t input_lengt
     memset(output, 0, out_len);
     size_t count = in_len / static_cast<size_t>(in_type);
     cvml_tensor* t = reinterpret_cast<cvml_tensor*>(g->ir->tensors[g->ir->inputs[0]]);
-    const uint8_t* bytes = static_cast<const uint8_t*>(input);
-    if (in_type == 1) {
-        rc = cvml_tensor_set_i8(t, reinterpret_cast<const int8_t*>(bytes), count);
-    } else {
-        int32_t* values =
-            static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (count ? count : 1)));
-        if (!values) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-        for (size_t i = 0; i < count; ++i) {
-            const uint8_t* b = bytes + 4 * i;
-            values[i] = static_cast<int32_t>(
-                static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
-                static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24);
-        }
-        rc = cvml_tensor_set_i32(t, values, count);
-        cvml_mem_free(values);
-    }
+    // int32 input values are little-endian bytes, read in place (no copy, no allocation).
+    rc = graph_set_input(t, input, in_type == 1 ? INPUT_INT8 : INPUT_INT32_LE, count);
     if (!rc) rc = graph_run_locked(g);
     if (!rc) rc = serialize_outputs(g->ir, static_cast<uint8_t*>(output), out_len);
     return rc;

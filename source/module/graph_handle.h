@@ -62,5 +62,12 @@ struct cvml_graph {
 /* Reads a whole file into a malloc'd buffer. */
 int graph_read_file(const char* path, uint8_t** data, size_t* size);
 
+/* How the values handed to graph_set_input lie: host int32, int8, or the bytes of
+ * little-endian int32 (cvml_graph_run_bytes' input). */
+enum input_layout { INPUT_INT32 = 0, INPUT_INT8 = 1, INPUT_INT32_LE = 2 };
+/* Stores `count` values into input tensor t, clipped to its precision, in its storage
+ * (cvml_tensor_set_i32/_i8). */
+int graph_set_input(cvml_tensor* t, const void* values, int layout, size_t count);
+
 /* cvml_graph_run without the lock, for callers that hold it. */
 int graph_run_locked(cvml_graph* g);

@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,14 +120,16 @@ int attr_parse_bool(const char* text, const char* what, uint8_t* out) {
 }
 
 /* TShape syntax as dmlc's Tuple reader accepts it: a bare integer, or a list in ( ) or
- * [ ] with comma separators, an optional trailing comma and an optional 'L' suffix. */
-int attr_parse_tuple(const char* text, const char* what, attr_tuple* out) {
-    out->count = 0;
+ * [ ] with comma separators, an optional trailing comma and an optional 'L' suffix. At
+ * most ATTR_TUPLE_MAX values; the first `keep` of them go to values[], all are counted. */
+static int parse_tuple(const char* text, const char* what, int32_t* count, int64_t* values,
+                       int32_t keep) {
+    *count = 0;
     const char* p = skip_space(text);
     int64_t v;
     if (isdigit(static_cast<unsigned char>(*p)) || *p == '-') {
         if (!read_int64(&p, &v) || *skip_space(p) != '\0') goto bad;
-        out->values[out->count++] = v;
+        values[(*count)++] = v;
         return CVML_OK;
     }
     if (*p != '(' && *p != '[') goto bad;
@@ -139,10 +142,11 @@ int attr_parse_tuple(const char* text, const char* what, attr_tuple* out) {
     }
     for (;;) {
         if (!read_int64(&p, &v)) goto bad;
-        if (out->count == ATTR_TUPLE_MAX)
+        if (*count == ATTR_TUPLE_MAX)
             return cvml_fail(CVML_ERR_RUNTIME, "Invalid Parameter %s: more than %d values in '%s'",
                              what, ATTR_TUPLE_MAX, text);
-        out->values[out->count++] = v;
+        if (*count < keep) values[*count] = v;
+        ++*count;
         p = skip_space(p);
         if (*p == 'L') p = skip_space(p + 1);
         if (*p == ',') {
@@ -166,16 +170,8 @@ bad:
                      "Invalid Parameter format for %s expect tuple but value='%s'", what, text);
 }
 
-/* A tuple into an attr_pair: parsed whole, then its first two values kept with the
- * count given. */
-static int parse_pair(const char* text, const char* what, attr_pair* out) {
-    attr_tuple whole;
-    int rc = attr_parse_tuple(text, what, &whole);
-    if (rc) return rc;
-    out->count = whole.count;
-    for (int32_t i = 0; i < ATTR_PAIR_KEEP; ++i)
-        out->values[i] = i < whole.count ? whole.values[i] : 0;
-    return CVML_OK;
+int attr_parse_tuple(const char* text, const char* what, attr_tuple* out) {
+    return parse_tuple(text, what, &out->count, out->values, ATTR_TUPLE_MAX);
 }
 
 static int parse_one(const op_def* op, const attr_spec* spec, const char* text, void* param) {
@@ -197,10 +193,15 @@ static int parse_one(const op_def* op, const attr_spec* spec, const char* text, 
             memcpy(field, &v, sizeof v);
             return CVML_OK;
         }
-        case ATTR_TUPLE:
-            if (op->pair_tuples)
-                return parse_pair(text, spec->name, reinterpret_cast<attr_pair*>(field));
-            return attr_parse_tuple(text, spec->name, reinterpret_cast<attr_tuple*>(field));
+        case ATTR_TUPLE: {
+            // attr_pair and attr_tuple share their layout up to the values they keep.
+            static_assert(offsetof(attr_pair, count) == offsetof(attr_tuple, count) &&
+                              offsetof(attr_pair, values) == offsetof(attr_tuple, values),
+                          "attr_pair is a prefix of attr_tuple");
+            attr_tuple* t = reinterpret_cast<attr_tuple*>(field);
+            return parse_tuple(text, spec->name, &t->count, t->values,
+                               op->pair_tuples ? ATTR_PAIR_KEEP : ATTR_TUPLE_MAX);
+        }
         case ATTR_OPT_INT: {
             attr_opt_int v = {0, 0};
             const char* p = skip_space(text);

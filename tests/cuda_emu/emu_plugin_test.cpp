@@ -678,6 +678,40 @@ TEST_F(CudaEmu, ElementWiseTailsFuseIntoTheConvolution) {
     }
 }
 
+/* Every case of every step a GEMM's tail decodes once per batch (cuda_step_decode):
+ * right shifts with precision 1 (zero), shift_bit 31 and 32 (the sign), precision +
+ * shift_bit >= 32 (no clip) and below (clipped), a clip, a multiply by a one-element
+ * constant, after a plain and a split-K convolution, with the CPU's bytes; the
+ * element-wise nodes run inside the GEMM (no kernel of theirs launches). */
+TEST_F(CudaEmu, EveryTailStepCaseFusesBitExactly) {
+    const std::vector<std::pair<int, int>> shifts = {{1, 4},   {8, 31}, {8, 32}, {24, 8},
+                                                     {16, 16}, {8, 6},  {4, 1},  {2, 30}};
+    int same = 0;
+    for (int32_t c : {8, 96})  // 96 channels: K is split (TailsFuseIntoASplitKConvolution)
+        for (const auto& ps : shifts) {
+            Rng rng(70 + c + ps.first * 40 + ps.second);
+            Graph g;
+            g.operands = {
+                {{1, c, 4, 4}, 8, false}, {{8, c, 3, 3}, 8, true}, {{8}, 12, true}, {{1}, 4, true}};
+            g.nodes = {{"conv2d", conv_attrs(8, 1, 3), {0, 1, 2}},
+                       {"broadcast_mul", {}, {out(0), 3}},
+                       {"cvm_right_shift",
+                        {{"precision", std::to_string(ps.first)},
+                         {"shift_bit", std::to_string(ps.second)}},
+                        {out(1)}},
+                       {"clip", {{"a_min", "-1000"}, {"a_max", "100"}}, {out(2)}}};
+            const auto before = kernel_launches();
+            const Verdict v = check(g, rng, 2);
+            same += v == Verdict::kSame;
+            if (v == Verdict::kSame) {
+                EXPECT_EQ(launched_between(before, kernel_launches()),
+                          (std::set<std::string>{"pack_input", "igemm_s8"}))
+                    << "c " << c << " precision " << ps.first << " shift_bit " << ps.second;
+            }
+        }
+    EXPECT_GE(same, 12) << "most of these graphs must verify";
+}
+
 /* No fusion where it would be wrong: the convolution's output read twice. */
 TEST_F(CudaEmu, TailsStayApartWhereTheyCannotFuse) {
     Rng rng(50);

@@ -69,7 +69,6 @@ void free_stand_in(ir_tensor* w) {
 
 void postrun_node(cpu_node_exec* ne) {
     if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
-    ne->ctx.state = nullptr;
 }
 
 /* The tables only prerun reads (scratch). */
@@ -93,13 +92,12 @@ void release_state(cpu_subgraph_state* st) {
         cvml_scratch_free(ne->tail.steps);
     }
     if (!st->arena_borrowed) cvml_aligned_free(st->arena);
-    if (st->packed) {
-        for (int32_t k = 0; k < st->stand_in_count; ++k) free_stand_in(st->stand_ins[k]);
-        cvml_mem_free(st->nodes);  // the block with the tensor lists, tails and stand-ins
-    } else {
-        for (int32_t t = 0; st->wide && t < st->tensor_count; ++t) free_stand_in(st->wide[t]);
-        cvml_scratch_free(st->nodes);
-    }
+    ir_tensor** stand_ins = st->packed ? st->stand_ins : st->wide;
+    const int32_t count = st->packed ? st->stand_in_count : st->wide ? st->tensor_count : 0;
+    for (int32_t k = 0; k < count; ++k) free_stand_in(stand_ins[k]);
+    // Packed: the heap block with the tensor lists, tails and stand-ins (scratch_free
+    // takes a heap block too).
+    cvml_scratch_free(st->nodes);
     free_tables(st);
     if (st->rt.pool) thread_pool_release(st->rt.pool);
     cvml_mem_free(st);
@@ -317,6 +315,26 @@ void compute_bounds(const ir_graph* g, const ir_subgraph* sg, cpu_subgraph_state
  * writes narrow outputs, and every reader here takes narrow inputs (int16 ones too,
  * CPU_CAP_INT16); it stays int32 when it leaves the arena (graph output, another
  * device), so the API never sees it. */
+/* Whether step cs, a reader of v, takes v stored narrow (int16 too when `wide`). */
+bool reader_takes_narrow(const cpu_subgraph_state* st, int32_t cs, const ir_tensor* v, bool wide) {
+    const cpu_node_exec* ce = &st->nodes[cs];
+    if (ce->skip) {
+        // Fused away: either a view of v, or an elemwise_add whose other operand v is
+        // read by the head's tail, which takes any storage.
+        if (is_view_node(ce->ctx.node) && st->alias[ce->ctx.node->outputs[0]] == v->index)
+            return true;
+        for (int32_t h = 0; h < cs; ++h)
+            for (int32_t k = 0; k < st->nodes[h].tail.count; ++k)
+                if (st->nodes[h].tail.steps[k].operand == v) return true;
+        return false;
+    }
+    for (int32_t k = 0; k < ce->ctx.input_count; ++k)
+        if (ce->ctx.inputs[k] == v &&
+            (!(ce->ctx.caps & CPU_CAP_NARROW_IN(k)) || (wide && !(ce->ctx.caps & CPU_CAP_INT16))))
+            return false;
+    return true;
+}
+
 void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     for (int32_t i = 0; i < sg->node_count; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
@@ -333,27 +351,7 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             if (is_graph_output(g, t)) ok = false;
             for (int32_t c = 0; c < v->consumer_count && ok; ++c) {
                 int32_t cs = st->step_of_node[v->consumers[c]];
-                if (cs < 0) {
-                    ok = false;
-                    break;
-                }
-                const cpu_node_exec* ce = &st->nodes[cs];
-                if (ce->skip) {
-                    // Fused away: either a view of y, or an elemwise_add whose other
-                    // operand y is read by the head's tail, which takes any storage.
-                    if (is_view_node(ce->ctx.node) && st->alias[ce->ctx.node->outputs[0]] == t)
-                        continue;
-                    bool in_tail = false;
-                    for (int32_t h = 0; h < cs && !in_tail; ++h)
-                        for (int32_t k = 0; k < st->nodes[h].tail.count; ++k)
-                            if (st->nodes[h].tail.steps[k].operand == v) in_tail = true;
-                    ok = in_tail;
-                    continue;
-                }
-                for (int32_t k = 0; k < ce->ctx.input_count && ok; ++k)
-                    if (ce->ctx.inputs[k] == v && (!(ce->ctx.caps & CPU_CAP_NARROW_IN(k)) ||
-                                                   (wide && !(ce->ctx.caps & CPU_CAP_INT16))))
-                        ok = false;
+                ok = cs >= 0 && reader_takes_narrow(st, cs, v, wide);
             }
         }
         if (!ok) continue;
@@ -361,6 +359,41 @@ void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
             if (alias_root(st, t) == y->index)
                 g->tensors[t]->storage = wide ? STORAGE_INT16 : STORAGE_INT8;
     }
+}
+
+/* Graph inputs of at most 8 bits are stored as int8 when every reader here takes
+ * narrow input: the API clips values to the input's precision as it stores them
+ * (upstream's SetInput), so they fit, and the buffer is a quarter of the bytes. The
+ * choice is made before the buffer exists (a load with the caller's arena prepares the
+ * graph first); a buffer keeps the storage it was made with. */
+bool read_here(const cpu_subgraph_state* st, const ir_tensor* x) {
+    for (int32_t c = 0; c < x->consumer_count; ++c)
+        if (st->step_of_node[x->consumers[c]] >= 0) return true;
+    return false;
+}
+
+int choose_input_storage(ir_graph* g, cpu_subgraph_state* st) {
+    for (int32_t i = 0; i < g->input_count; ++i) {
+        ir_tensor* x = g->tensors[g->inputs[i]];
+        if (x->kind != TENSOR_INPUT || !read_here(st, x)) continue;
+        bool narrow = st->rt.fusion && x->precision >= 1 && x->precision <= 8 &&
+                      !is_graph_output(g, x->index);
+        for (int32_t c = 0; c < x->consumer_count && narrow; ++c) {
+            int32_t cs = st->step_of_node[x->consumers[c]];
+            narrow = cs >= 0 && reader_takes_narrow(st, cs, x, false);
+        }
+        if (!x->data) {
+            x->storage = narrow ? STORAGE_INT8 : STORAGE_INT32;
+            continue;
+        }
+        // Made int8 after a prerun that failed; this one's readers want int32.
+        if (x->storage != STORAGE_INT32 && !narrow)
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "input '%s' is stored as int8 (chosen by an earlier, failed "
+                             "prerun) but a reader here takes int32 only",
+                             x->name);
+    }
+    return CVML_OK;
 }
 
 /* Bytes a caller's arena needs for a plan of `size` bytes: the plan, 64 bytes of slack
@@ -566,6 +599,7 @@ int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         compute_bounds(g, sg, st);
         choose_storage(g, sg, st);
     }
+    if (!rc) rc = choose_input_storage(g, st);
     for (int32_t i = 0; i < st->node_count && !rc; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
         if (!ne->skip && ne->kernel->fused) rc = ne->kernel->fused(&ne->ctx);

@@ -184,23 +184,88 @@ __device__ __forceinline__ int32_t cuda_tail_apply(const cuda_tail& t, int32_t v
     return v;
 }
 
+/* A tail step decoded once for many values, so that each value costs a few
+ * instructions rather than cvml_step_value's tests of the step's constants. kind is the
+ * step's, or one of the two right-shift cases that ignore the value's bits below. */
+enum { CUDA_STEP_ZERO = -1, CUDA_STEP_SIGN = -2 };
+struct cuda_step_op {
+    int32_t kind;
+    int32_t shift;  /* RIGHT_SHIFT: x >> shift, then (+ 1) >> 1 */
+    int32_t lo, hi; /* CLIP, RIGHT_SHIFT: the clip (INT32_MIN, INT32_MAX: none) */
+    int32_t mul;    /* MUL */
+};
+
+/* cvml_step_value's cases, decided once: a right shift with precision <= 1 gives 0, with
+ * shift_bit >= 31 the sign (x >> 31), else the rounded shift, clipped to the precision's
+ * bound only when precision + shift_bit < 32. */
+__device__ __forceinline__ cuda_step_op cuda_step_decode(const cvml_step& s) {
+    cuda_step_op op = {s.kind, 0, INT32_MIN, INT32_MAX, 0};
+    if (s.kind == CVML_STEP_CLIP) {
+        op.lo = s.a;
+        op.hi = s.b;
+    } else if (s.kind == CVML_STEP_RIGHT_SHIFT) {
+        if (s.a <= 1) {
+            op.kind = CUDA_STEP_ZERO;
+        } else if (s.b >= 31) {
+            op.kind = CUDA_STEP_SIGN;
+        } else {
+            op.shift = s.b - 1;
+            if (s.a + s.b < 32) {
+                op.hi = cvml_precision_bound(s.a);
+                op.lo = -op.hi;
+            }
+        }
+    } else if (s.kind == CVML_STEP_MUL) {
+        op.mul = s.a;
+    }
+    return op;
+}
+
 /* The tail's steps on N outputs at once: v[j] is the value at flat index
- * first + j * stride, for j < valid. Each step's ADD operands are loaded for all N before
- * any is used, so their memory latencies overlap: applying the tail one output at a time
- * (load, add, store, next) waits a full round trip per output, which a layer with few
- * blocks (batch 1) cannot hide. */
+ * first + j * stride, for j < valid. Each step is decoded once and applied to all N
+ * (cuda_step_decode), and its ADD operands are loaded for all N before any is used, so
+ * their memory latencies overlap: applying the tail one output at a time (load, add,
+ * store, next) waits a full round trip per output, which a layer with few blocks
+ * (batch 1) cannot hide. Bit-exact with cuda_tail_apply. */
 template <int N>
 __device__ __forceinline__ void cuda_tail_apply_n(const cuda_tail& t, int32_t (&v)[N],
                                                   int64_t first, int64_t stride, int valid) {
     for (int32_t k = 0; k < t.count; ++k) {
-        const cvml_step step = t.step[k];
-        int32_t operand[N];
-        CUDA_UNROLL
-        for (int j = 0; j < N; ++j)
-            operand[j] =
-                step.kind == CVML_STEP_ADD && j < valid ? t.operand[k][first + j * stride] : 0;
-        CUDA_UNROLL
-        for (int j = 0; j < N; ++j) v[j] = cvml_step_value(&step, v[j], operand[j]);
+        const cuda_step_op op = cuda_step_decode(t.step[k]);
+        switch (op.kind) {
+            case CVML_STEP_CLIP:
+                CUDA_UNROLL
+                for (int j = 0; j < N; ++j) v[j] = cvml_clip(v[j], op.lo, op.hi);
+                break;
+            case CVML_STEP_RIGHT_SHIFT:
+                CUDA_UNROLL
+                for (int j = 0; j < N; ++j)
+                    v[j] = cvml_clip(cvml_wrap_add(v[j] >> op.shift, 1) >> 1, op.lo, op.hi);
+                break;
+            case CUDA_STEP_ZERO:
+                CUDA_UNROLL
+                for (int j = 0; j < N; ++j) v[j] = 0;
+                break;
+            case CUDA_STEP_SIGN:
+                CUDA_UNROLL
+                for (int j = 0; j < N; ++j) v[j] >>= 31;
+                break;
+            case CVML_STEP_MUL:
+                CUDA_UNROLL
+                for (int j = 0; j < N; ++j) v[j] = dwrap_mul(v[j], op.mul);
+                break;
+            case CVML_STEP_ADD: {
+                const int32_t* y = t.operand[k] + first;
+                int32_t operand[N];
+                CUDA_UNROLL
+                for (int j = 0; j < N; ++j) operand[j] = j < valid ? y[j * stride] : 0;
+                CUDA_UNROLL
+                for (int j = 0; j < N; ++j) v[j] = cvml_wrap_add(v[j], operand[j]);
+                break;
+            }
+            default:
+                break;
+        }
     }
 }
 

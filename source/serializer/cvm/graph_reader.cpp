@@ -460,9 +460,9 @@ int decode_graph_attrs(file_graph* f, size_t begin) {
 
 /* The bytes of the node pieces' names and function names and their number of inputs,
  * so that the two arrays they go to are sized once: grown in turn, each would leave
- * its outgrown copies in the scratch stack below the other. An error is the one the
- * decoding pass would meet first. */
-int measure_nodes(const file_graph* f, size_t begin, size_t* string_bytes, size_t* inputs) {
+ * its outgrown copies in the scratch stack below the other. A hint only: it stops at a
+ * piece that does not decode, which the decoding pass then meets first. */
+void measure_nodes(const file_graph* f, size_t begin, size_t* string_bytes, size_t* inputs) {
     json_iter it;
     json_iter_start(&it, f->text, f->size, begin);
     int rc = CVML_OK;
@@ -478,7 +478,6 @@ int measure_nodes(const file_graph* f, size_t begin, size_t* string_bytes, size_
         }
         json_free(&doc);
     }
-    return rc;
 }
 
 int decode_nodes(file_graph* f, size_t begin) {
@@ -497,10 +496,9 @@ int decode_nodes(file_graph* f, size_t begin) {
     if (!f->nodes) return out_of_memory();
     f->node_count = count;
     size_t string_bytes = 0, inputs = 0;
-    int rc = measure_nodes(f, begin, &string_bytes, &inputs);
-    if (!rc)
-        rc = reserve(reinterpret_cast<void**>(&f->strings), &f->strings_capacity, string_bytes, 1,
-                     true);
+    measure_nodes(f, begin, &string_bytes, &inputs);
+    int rc =
+        reserve(reinterpret_cast<void**>(&f->strings), &f->strings_capacity, string_bytes, 1, true);
     if (!rc)
         rc = reserve(reinterpret_cast<void**>(&f->inputs), &f->inputs_capacity, inputs,
                      sizeof(entry), true);
