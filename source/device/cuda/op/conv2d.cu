@@ -112,47 +112,81 @@ __device__ __forceinline__ uint32_t byte_of(int32_t v, int k) {
     return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * k);
 }
 
-/* x8[n][h][w][c4] = the int8 casts of channels 4*c4 .. 4*c4+3 (0 past C). Threads go
- * pixel-fastest, so a warp reads each channel plane coalesced. Index: int32_t when every
- * index fits (pack_fits_int32), since 64-bit divisions would dominate this memory-bound
- * kernel; else int64_t. */
+/* pack_input's block: a tile of kPackPixels pixels x kPackWords channel words (128
+ * channels) of one image, read channel by channel (a warp reads 32 pixels of a channel,
+ * coalesced) into shared memory as bytes, then written pixel by pixel (a warp writes 32
+ * words of a pixel, coalesced). Rows of kPackStride bytes put a warp's byte stores in
+ * different banks. */
+constexpr int kPackThreads = 256;
+constexpr int kPackPixels = 32;
+constexpr int kPackWords = 32;
+constexpr int kPackStride = kPackWords * 4 + 4;
+
+/* x8[n][h][w][c4] = the int8 casts of channels 4*c4 .. 4*c4+3 (0 past C), for `images`
+ * images of C x H x W. Index: int32_t when every index fits (pack_fits_int32), since
+ * 64-bit divisions would dominate this memory-bound kernel; else int64_t. */
 template <typename Index>
-__global__ void pack_input(const int32_t* x, int32_t* x8, igemm::geom g, Index total) {
-    const Index hw = static_cast<Index>(g.h) * g.w, c4s = g.c4, c = g.c;
-    for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<Index>(gridDim.x) * blockDim.x) {
-        const Index plane = i / hw, p = i - plane * hw; /* plane = n * c4 + c4 */
-        const Index n = plane / c4s, q = plane - n * c4s;
-        const int32_t* xp = x + (n * c + q * 4) * hw + p;
-        uint32_t word = 0;
-        for (int k = 0; k < 4 && q * 4 + k < c; ++k) word |= byte_of(xp[k * hw], k);
-        x8[(n * hw + p) * c4s + q] = static_cast<int32_t>(word);
+__global__ void pack_input(const int32_t* __restrict__ x, int32_t* __restrict__ x8, igemm::geom g,
+                           Index images) {
+    __shared__ uint32_t tile[kPackPixels * kPackStride / 4];
+    uint8_t* bytes = reinterpret_cast<uint8_t*>(tile);
+    const Index hw = static_cast<Index>(g.h) * g.w, c = g.c, c4s = g.c4;
+    const Index pixel_tiles = (hw + kPackPixels - 1) / kPackPixels;
+    const Index word_tiles = (c4s + kPackWords - 1) / kPackWords;
+    const Index tiles = images * pixel_tiles * word_tiles;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    constexpr int kWarps = kPackThreads / 32;
+    for (Index t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const Index rest = t / word_tiles, q0 = (t - rest * word_tiles) * kPackWords;
+        const Index n = rest / pixel_tiles, p0 = (rest - n * pixel_tiles) * kPackPixels;
+        CUDA_UNROLL
+        for (int j = 0; j < kPackWords * 4 / kWarps; ++j) {
+            const int ch = warp + j * kWarps;
+            const Index cc = q0 * 4 + ch, p = p0 + lane;
+            const int32_t v = cc < c && p < hw ? x[(n * c + cc) * hw + p] : 0;
+            bytes[lane * kPackStride + ch] = static_cast<uint8_t>(static_cast<int8_t>(v));
+        }
+        __syncthreads();
+        for (int px = warp; px < kPackPixels; px += kWarps) {
+            const Index p = p0 + px, q = q0 + lane;
+            if (p < hw && q < c4s)
+                x8[(n * hw + p) * c4s + q] =
+                    static_cast<int32_t>(tile[px * kPackStride / 4 + lane]);
+        }
+        __syncthreads(); /* the tile is read before the next one overwrites it */
     }
 }
 
-/* Whether pack_input<int32_t> can index the input (total words, n * C * H * W values)
- * and its grid stride. */
-bool pack_fits_int32(const igemm::geom& g, int64_t total) {
-    const int64_t values = total / (g.c4 ? g.c4 : 1) * g.c4 * 4;
-    return values + static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) * 256 <= INT32_MAX;
+/* Whether pack_input<int32_t> can index `images` images (n * C4 * 4 * H * W values at
+ * most) and its tiles. */
+bool pack_fits_int32(const igemm::geom& g, int64_t images) {
+    const int64_t values = images * g.c4 * 4 * static_cast<int64_t>(g.h) * g.w;
+    return values + static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) * kPackThreads <= INT32_MAX;
 }
 
-/* Enqueues pack_input over `total` words. */
-void launch_pack(const int32_t* x, int32_t* x8, const igemm::geom& g, int64_t total,
+/* Enqueues pack_input over `images` images. */
+void launch_pack(const int32_t* x, int32_t* x8, const igemm::geom& g, int64_t images,
                  cudaStream_t stream) {
-    if (pack_fits_int32(g, total))
-        CUDA_LAUNCH(pack_input<int32_t>, cuda_blocks(total), 256, stream, x, x8, g,
-                    static_cast<int32_t>(total));
+    const int64_t pixels = static_cast<int64_t>(g.h) * g.w;
+    const int64_t tiles = images * ((pixels + kPackPixels - 1) / kPackPixels) *
+                          ((g.c4 + kPackWords - 1) / kPackWords);
+    if (tiles <= 0) return;
+    const unsigned blocks = static_cast<unsigned>(
+        tiles > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : tiles);
+    if (pack_fits_int32(g, images))
+        CUDA_LAUNCH(pack_input<int32_t>, blocks, kPackThreads, stream, x, x8, g,
+                    static_cast<int32_t>(images));
     else
-        CUDA_LAUNCH(pack_input<int64_t>, cuda_blocks(total), 256, stream, x, x8, g, total);
+        CUDA_LAUNCH(pack_input<int64_t>, blocks, kPackThreads, stream, x, x8, g, images);
 }
 
 /* Row m of the GEMM's A for output pixel m: the words of (kernel row r, column s,
  * channel word q) in the packed weight's order, zero for padding and from K up to
  * row_words (K rounded up to 4 words). One thread per (m, r). Index: as pack_input's. */
 template <typename Index>
-__global__ void gather_rows(const int32_t* x, int32_t* a, igemm::geom g, int32_t row_words,
-                            Index total) {
+__global__ void gather_rows(const int32_t* __restrict__ x, int32_t* __restrict__ a, igemm::geom g,
+                            int32_t row_words, Index total) {
+    constexpr int kSpan = 4; /* window columns whose loads are in flight together */
     const Index hw = static_cast<Index>(g.h) * g.w, c = g.c, c4s = g.c4;
     const Index pix = static_cast<Index>(g.pix), ow = g.ow, kh = g.kh, kw = g.kw;
     for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
@@ -161,19 +195,26 @@ __global__ void gather_rows(const int32_t* x, int32_t* a, igemm::geom g, int32_t
         const Index n = m / pix, p = m - n * pix;
         const Index oy = p / ow, ox = p - oy * ow;
         const Index iy = oy * g.sh - g.ph + r * g.dh;
+        const bool row_inside = iy >= 0 && iy < g.h;
         int32_t* row = a + m * row_words;
         int32_t* out = row + r * kw * c4s;
-        for (Index s = 0; s < kw; ++s) {
-            const Index ix = ox * g.sw - g.pw + s * g.dw;
-            const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-            const int32_t* xp = x + n * c * hw + (inside ? iy * g.w + ix : 0);
-            for (Index q = 0; q < c4s; ++q) {
-                uint32_t word = 0;
-                for (int k = 0; inside && k < 4 && q * 4 + k < c; ++k)
-                    word |= byte_of(xp[(q * 4 + k) * hw], k);
-                out[s * c4s + q] = static_cast<int32_t>(word);
+        const int32_t* image = x + n * c * hw + (row_inside ? iy * g.w : 0);
+        for (Index q = 0; q < c4s; ++q)
+            for (Index s0 = 0; s0 < kw; s0 += kSpan) {
+                /* kSpan words' loads first, then their stores: one memory round trip per
+                 * kSpan columns, not per column. */
+                uint32_t word[kSpan] = {};
+                CUDA_UNROLL
+                for (int j = 0; j < kSpan; ++j) {
+                    const Index ix = ox * g.sw - g.pw + (s0 + j) * g.dw;
+                    if (s0 + j >= kw || !row_inside || ix < 0 || ix >= g.w) continue;
+                    for (int k = 0; k < 4 && q * 4 + k < c; ++k)
+                        word[j] |= byte_of(image[(q * 4 + k) * hw + ix], k);
+                }
+                CUDA_UNROLL
+                for (int j = 0; j < kSpan; ++j)
+                    if (s0 + j < kw) out[(s0 + j) * c4s + q] = static_cast<int32_t>(word[j]);
             }
-        }
         if (r == 0)
             for (Index k = g.k_words; k < row_words; ++k) row[k] = 0;
     }
@@ -311,8 +352,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
             CUDA_LAUNCH(gather_rows<int64_t>, cuda_blocks(rows), 256, ctx->stream, ctx->in[0],
                         st->x8, e, round_up_words(e.k_words), rows);
     } else {
-        const int64_t xw = cuda_count(ctx->inputs[0]) / (e.c ? e.c : 1) * e.c4;
-        if (xw > 0) launch_pack(ctx->in[0], st->x8, e, xw, ctx->stream);
+        launch_pack(ctx->in[0], st->x8, e, ctx->inputs[0]->dims[0], ctx->stream);
     }
     const int64_t ww = static_cast<int64_t>(e.n_out) * e.k_words;
     if (!st->w_const && ww > 0) {
@@ -320,7 +360,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
         igemm::geom as_image = e;
         as_image.h = e.kh;
         as_image.w = e.kw;
-        launch_pack(ctx->in[1], st->w8, as_image, ww, ctx->stream);
+        launch_pack(ctx->in[1], st->w8, as_image, e.n_out, ctx->stream);
     }
     return igemm::launch(st->x8, st->w8, bias, ctx->out[0], st->gemm, nullptr, nullptr, nullptr,
                          ctx->tail, st->counters, ctx->stream);
