@@ -180,43 +180,53 @@ void launch_pack(const int32_t* x, int32_t* x8, const igemm::geom& g, int64_t im
         CUDA_LAUNCH(pack_input<int64_t>, blocks, kPackThreads, stream, x, x8, g, images);
 }
 
-/* Row m of the GEMM's A for output pixel m: the words of (kernel row r, column s,
- * channel word q) in the packed weight's order, zero for padding and from K up to
- * row_words (K rounded up to 4 words). One thread per (m, r). Index: as pack_input's. */
+/* gather_rows' block: kGatherRows consecutive rows of A, built in shared memory (rows of
+ * at most kMaxRowWords words, padded by one word against bank conflicts) and written out
+ * contiguously. */
+constexpr int kGatherThreads = 256;
+constexpr int kGatherRows = 32;
+constexpr int kMaxRowWords = 256;
+
+/* Rows m0 .. m0 + 31 of the GEMM's A, a row per output pixel m: the words of (kernel
+ * row r, column s, channel word q) in the packed weight's order, zero for padding and
+ * from K up to row_words (K rounded up to 4 words). A warp gathers one word kk of 32
+ * consecutive pixels (neighbouring input columns: its loads are nearly coalesced);
+ * the block then writes its rows as one contiguous run. Index: as pack_input's. */
 template <typename Index>
 __global__ void gather_rows(const int32_t* __restrict__ x, int32_t* __restrict__ a, igemm::geom g,
-                            int32_t row_words, Index total) {
-    constexpr int kSpan = 4; /* window columns whose loads are in flight together */
-    const Index hw = static_cast<Index>(g.h) * g.w, c = g.c, c4s = g.c4;
-    const Index pix = static_cast<Index>(g.pix), ow = g.ow, kh = g.kh, kw = g.kw;
-    for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<Index>(gridDim.x) * blockDim.x) {
-        const Index m = i / kh, r = i - m * kh;
+                            int32_t row_words, Index m_total) {
+    __shared__ int32_t rows[kGatherRows * (kMaxRowWords + 1)];
+    const int stride = row_words + 1;
+    const Index hw = static_cast<Index>(g.h) * g.w, c = g.c;
+    const Index pix = static_cast<Index>(g.pix), ow = g.ow;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    constexpr int kWarps = kGatherThreads / 32;
+    const Index tiles = (m_total + kGatherRows - 1) / kGatherRows;
+    for (Index t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const Index m0 = t * kGatherRows, m = m0 + lane;
         const Index n = m / pix, p = m - n * pix;
         const Index oy = p / ow, ox = p - oy * ow;
-        const Index iy = oy * g.sh - g.ph + r * g.dh;
-        const bool row_inside = iy >= 0 && iy < g.h;
-        int32_t* row = a + m * row_words;
-        int32_t* out = row + r * kw * c4s;
-        const int32_t* image = x + n * c * hw + (row_inside ? iy * g.w : 0);
-        for (Index q = 0; q < c4s; ++q)
-            for (Index s0 = 0; s0 < kw; s0 += kSpan) {
-                /* kSpan words' loads first, then their stores: one memory round trip per
-                 * kSpan columns, not per column. */
-                uint32_t word[kSpan] = {};
-                CUDA_UNROLL
-                for (int j = 0; j < kSpan; ++j) {
-                    const Index ix = ox * g.sw - g.pw + (s0 + j) * g.dw;
-                    if (s0 + j >= kw || !row_inside || ix < 0 || ix >= g.w) continue;
+        const int32_t* image = x + n * c * hw;
+        for (int kk = warp; kk < row_words; kk += kWarps) {
+            uint32_t word = 0;
+            if (kk < g.k_words && m < m_total) {
+                const int rs = kk / g.c4, q = kk - rs * g.c4;
+                const int r = rs / g.kw, s = rs - r * g.kw;
+                const Index iy = oy * g.sh - g.ph + r * g.dh, ix = ox * g.sw - g.pw + s * g.dw;
+                if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
                     for (int k = 0; k < 4 && q * 4 + k < c; ++k)
-                        word[j] |= byte_of(image[(q * 4 + k) * hw + ix], k);
-                }
-                CUDA_UNROLL
-                for (int j = 0; j < kSpan; ++j)
-                    if (s0 + j < kw) out[(s0 + j) * c4s + q] = static_cast<int32_t>(word[j]);
+                        word |= byte_of(image[(q * 4 + k) * hw + iy * g.w + ix], k);
             }
-        if (r == 0)
-            for (Index k = g.k_words; k < row_words; ++k) row[k] = 0;
+            rows[lane * stride + kk] = static_cast<int32_t>(word);
+        }
+        __syncthreads();
+        const Index count = (m_total - m0 < kGatherRows ? m_total - m0 : kGatherRows) * row_words;
+        int32_t* out = a + m0 * row_words;
+        for (Index e = threadIdx.x; e < count; e += kGatherThreads) {
+            const Index row = e / row_words;
+            out[e] = rows[row * stride + (e - row * row_words)];
+        }
+        __syncthreads(); /* the rows are read before the next tile overwrites them */
     }
 }
 
@@ -295,6 +305,7 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
     st->conv = st->gemm;
     const igemm::geom& e = st->conv;
     st->rows = st->w_const && e.c4 % 4 != 0 && e.kh * e.kw > 1 &&
+               round_up_words(e.k_words) <= kMaxRowWords &&
                fits_int32(e.m * round_up_words(e.k_words));
     if (st->rows) st->gemm = rows_view(e, g.oh);
     const size_t xw =
@@ -344,13 +355,15 @@ int conv2d_run(cuda_node_ctx* ctx) {
     const igemm::geom& e = st->conv;
     if (st->rows) {
         CUDA_PATH("conv2d: few channels, the input gathered into GEMM rows");
-        const int64_t rows = e.m * e.kh;
-        if (rows > 0 && gather_fits_int32(e, ctx->inputs[0]->dims[0]))
-            CUDA_LAUNCH(gather_rows<int32_t>, cuda_blocks(rows), 256, ctx->stream, ctx->in[0],
-                        st->x8, e, round_up_words(e.k_words), static_cast<int32_t>(rows));
-        else if (rows > 0)
-            CUDA_LAUNCH(gather_rows<int64_t>, cuda_blocks(rows), 256, ctx->stream, ctx->in[0],
-                        st->x8, e, round_up_words(e.k_words), rows);
+        const int64_t tiles = (e.m + kGatherRows - 1) / kGatherRows;
+        const unsigned blocks = static_cast<unsigned>(
+            tiles > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : tiles);
+        if (tiles > 0 && gather_fits_int32(e, ctx->inputs[0]->dims[0]))
+            CUDA_LAUNCH(gather_rows<int32_t>, blocks, kGatherThreads, ctx->stream, ctx->in[0],
+                        st->x8, e, round_up_words(e.k_words), static_cast<int32_t>(e.m));
+        else if (tiles > 0)
+            CUDA_LAUNCH(gather_rows<int64_t>, blocks, kGatherThreads, ctx->stream, ctx->in[0],
+                        st->x8, e, round_up_words(e.k_words), e.m);
     } else {
         launch_pack(ctx->in[0], st->x8, e, ctx->inputs[0]->dims[0], ctx->stream);
     }
