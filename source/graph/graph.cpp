@@ -108,7 +108,9 @@ static void release_node(ir_graph* g, ir_node* n) {
     if (n->op && n->op->release_param && n->param) n->op->release_param(n->param);
     cvml_mem_free(n->param);
     cvml_mem_free(n->attrs);
-    cvml_mem_free(n->inputs);
+    const bool in_block =
+        n->inputs >= g->input_block && n->inputs < g->input_block + g->input_block_count;
+    if (!in_block) cvml_mem_free(n->inputs);
     ir_node_free_outputs(n);
     ir_graph_free_node_struct(g, n);
 }
@@ -136,6 +138,7 @@ void ir_graph_release(ir_graph* g) {
     cvml_mem_free(g->node_slab);
     cvml_mem_free(g->tensor_slab);
     cvml_mem_free(g->consumer_block);
+    cvml_mem_free(g->input_block);
     for (int32_t i = 0; i < g->subgraph_count; ++i) release_subgraph(g->subgraphs[i]);
     cvml_mem_free(g->nodes);
     cvml_mem_free(g->tensors);

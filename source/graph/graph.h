@@ -123,6 +123,10 @@ typedef struct ir_graph {
     ir_tensor* tensor_slab;
     int32_t tensor_slab_used, tensor_slab_count;
     int32_t* consumer_block; /* every tensor's consumers (ir_graph_link) */
+    /* Every node's inputs where a reader made them all at once (ir_node.inputs points
+     * into it; ir_node_set_inputs is then not called on those nodes). */
+    int32_t* input_block;
+    int32_t input_block_count;
     ir_node** nodes;
     int32_t node_count;
     int32_t node_capacity;

@@ -861,16 +861,10 @@ int check_arg_names(const file_graph* f) {
 
 /* add_node's part for an operator node: its inputs, operator and attributes. */
 int add_op_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g, ir_node* node) {
-    // The input count is checked by graph_prepare_node; the tensors come later.
-    int32_t zeros[4] = {0, 0, 0, 0};
-    int32_t count = f->nodes[n].input_count;
-    int32_t* tmp = count <= 4
-                       ? zeros
-                       : static_cast<int32_t*>(cvml_scratch_calloc(static_cast<size_t>(count), 4));
-    if (!tmp) return out_of_memory();
-    int rc = ir_node_set_inputs(node, tmp, count);
-    if (tmp != zeros) cvml_scratch_free(tmp);
-    if (rc) return rc;
+    // The input count is checked by graph_prepare_node; the tensors come later, into the
+    // graph's block of every node's inputs (add_nodes), in file order.
+    node->inputs = g->input_block + f->nodes[n].inputs;
+    node->input_count = f->nodes[n].input_count;
     // Op::Get comes before the attribute string is read (an unknown operator with
     // broken attributes is "not registered").
     char stripped[128];
@@ -878,7 +872,7 @@ int add_op_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* 
     if (!op_registry_find(stripped))
         return graph_node_error(node, registry_operator_missing(stripped));
     json_doc attrs_doc;
-    rc = parse_op_attrs(op_attrs, g, node, &attrs_doc);
+    int rc = parse_op_attrs(op_attrs, g, node, &attrs_doc);
     if (!rc) rc = graph_prepare_node(g, node);
     drop_borrowed_attrs(node);
     json_free(&attrs_doc);
@@ -906,6 +900,11 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
 
 int add_nodes(const file_graph* f, ir_graph* g) {
     int rc = ir_graph_reserve(g, f->node_count, 0);
+    // Every node's inputs in one block: a heap block per node costs a microcontroller
+    // 8 bytes or more of its allocator's, and fragments its heap.
+    g->input_block = static_cast<int32_t*>(cvml_mem_calloc(f->inputs_used + 1, sizeof(int32_t)));
+    g->input_block_count = static_cast<int32_t>(f->inputs_used);
+    if (!rc && !g->input_block) rc = out_of_memory();
     string_reader op_attrs;
     string_reader_start(&op_attrs, f, &f->op_attrs);
     for (int32_t n = 0; n < f->node_count && !rc; ++n) {
