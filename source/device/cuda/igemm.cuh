@@ -402,13 +402,14 @@ inline int64_t counter_count(const geom& g) {
  * whose operands turn out wide computes each tile whole in split 0 instead. */
 inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                   const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
-                  const cuda_tail& tail, int32_t* counters, cudaStream_t stream) {
+                  const cuda_tail& tail, int32_t* counters, cudaStream_t stream,
+                  bool y_zeroed = false) {
     const int64_t tiles = tile_count(g);
     if (tiles == 0 || g.m == 0) return CVML_OK;
     const int32_t splits = split_count(g, tiles);
     if (splits > 1 && tail.count > 0 && !counters)
         return cuda_fail(CVML_ERR_RUNTIME, "igemm: split K with a tail and no tile counters");
-    if (splits > 1) {
+    if (splits > 1 && !y_zeroed) {
         const int rc = cuda_check(
             cudaMemsetAsync(y, 0, static_cast<size_t>(g.m) * g.n_out * sizeof(int32_t), stream),
             "cudaMemsetAsync (split-K output)");

@@ -112,6 +112,16 @@ __device__ __forceinline__ uint32_t byte_of(int32_t v, int k) {
     return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * k);
 }
 
+/* zero[0 .. words) = 0, over the whole grid: a split-K GEMM's output, zeroed by the
+ * kernel that packs its input rather than by a memset node of its own (one node less
+ * per layer in the run's graph). */
+template <typename Index>
+__device__ __forceinline__ void zero_output(int32_t* zero, Index words) {
+    for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < words;
+         i += static_cast<Index>(gridDim.x) * blockDim.x)
+        zero[i] = 0;
+}
+
 /* pack_input's block: a tile of kPackPixels pixels x kPackWords channel words (128
  * channels) of one image, read channel by channel (a warp reads 32 pixels of a channel,
  * coalesced) into shared memory as bytes, then written pixel by pixel (a warp writes 32
@@ -127,7 +137,8 @@ constexpr int kPackStride = kPackWords * 4 + 4;
  * 64-bit divisions would dominate this memory-bound kernel; else int64_t. */
 template <typename Index>
 __global__ void pack_input(const int32_t* __restrict__ x, int32_t* __restrict__ x8, igemm::geom g,
-                           Index images) {
+                           Index images, int32_t* __restrict__ zero, Index zero_words) {
+    zero_output(zero, zero_words);
     __shared__ uint32_t tile[kPackPixels * kPackStride / 4];
     uint8_t* bytes = reinterpret_cast<uint8_t*>(tile);
     const Index hw = static_cast<Index>(g.h) * g.w, c = g.c, c4s = g.c4;
@@ -166,57 +177,71 @@ bool pack_fits_int32(const igemm::geom& g, int64_t images) {
 
 /* Enqueues pack_input over `images` images. */
 void launch_pack(const int32_t* x, int32_t* x8, const igemm::geom& g, int64_t images,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, int32_t* zero = nullptr, int64_t zero_words = 0) {
     const int64_t pixels = static_cast<int64_t>(g.h) * g.w;
     const int64_t tiles = images * ((pixels + kPackPixels - 1) / kPackPixels) *
                           ((g.c4 + kPackWords - 1) / kPackWords);
-    if (tiles <= 0) return;
+    if (tiles <= 0 && zero_words <= 0) return;
+    const int64_t most = tiles > 1 ? tiles : 1;
     const unsigned blocks = static_cast<unsigned>(
-        tiles > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : tiles);
-    if (pack_fits_int32(g, images))
+        most > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : most);
+    if (pack_fits_int32(g, images) && zero_words <= INT32_MAX / 2)
         CUDA_LAUNCH(pack_input<int32_t>, blocks, kPackThreads, stream, x, x8, g,
-                    static_cast<int32_t>(images));
+                    static_cast<int32_t>(images), zero, static_cast<int32_t>(zero_words));
     else
-        CUDA_LAUNCH(pack_input<int64_t>, blocks, kPackThreads, stream, x, x8, g, images);
+        CUDA_LAUNCH(pack_input<int64_t>, blocks, kPackThreads, stream, x, x8, g, images, zero,
+                    zero_words);
 }
 
-/* Row m of the GEMM's A for output pixel m: the words of (kernel row r, column s,
- * channel word q) in the packed weight's order, zero for padding and from K up to
- * row_words (K rounded up to 4 words). One thread per (m, r). Index: as pack_input's. */
+/* gather_rows' block: kGatherRows consecutive rows of A, built in shared memory (rows of
+ * at most kMaxRowWords words, padded by one word against bank conflicts) and written out
+ * contiguously. */
+constexpr int kGatherThreads = 256;
+constexpr int kGatherRows = 32;
+constexpr int kMaxRowWords = 256;
+
+/* Rows m0 .. m0 + 31 of the GEMM's A, a row per output pixel m: the words of (kernel
+ * row r, column s, channel word q) in the packed weight's order, zero for padding and
+ * from K up to row_words (K rounded up to 4 words). A warp gathers one word kk of 32
+ * consecutive pixels (neighbouring input columns: its loads are nearly coalesced);
+ * the block then writes its rows as one contiguous run. Index: as pack_input's. */
 template <typename Index>
 __global__ void gather_rows(const int32_t* __restrict__ x, int32_t* __restrict__ a, igemm::geom g,
-                            int32_t row_words, Index total) {
-    constexpr int kSpan = 4; /* window columns whose loads are in flight together */
-    const Index hw = static_cast<Index>(g.h) * g.w, c = g.c, c4s = g.c4;
-    const Index pix = static_cast<Index>(g.pix), ow = g.ow, kh = g.kh, kw = g.kw;
-    for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
-         i += static_cast<Index>(gridDim.x) * blockDim.x) {
-        const Index m = i / kh, r = i - m * kh;
+                            int32_t row_words, Index m_total, int32_t* __restrict__ zero,
+                            Index zero_words) {
+    zero_output(zero, zero_words);
+    __shared__ int32_t rows[kGatherRows * (kMaxRowWords + 1)];
+    const int stride = row_words + 1;
+    const Index hw = static_cast<Index>(g.h) * g.w, c = g.c;
+    const Index pix = static_cast<Index>(g.pix), ow = g.ow;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    constexpr int kWarps = kGatherThreads / 32;
+    const Index tiles = (m_total + kGatherRows - 1) / kGatherRows;
+    for (Index t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const Index m0 = t * kGatherRows, m = m0 + lane;
         const Index n = m / pix, p = m - n * pix;
         const Index oy = p / ow, ox = p - oy * ow;
-        const Index iy = oy * g.sh - g.ph + r * g.dh;
-        const bool row_inside = iy >= 0 && iy < g.h;
-        int32_t* row = a + m * row_words;
-        int32_t* out = row + r * kw * c4s;
-        const int32_t* image = x + n * c * hw + (row_inside ? iy * g.w : 0);
-        for (Index q = 0; q < c4s; ++q)
-            for (Index s0 = 0; s0 < kw; s0 += kSpan) {
-                /* kSpan words' loads first, then their stores: one memory round trip per
-                 * kSpan columns, not per column. */
-                uint32_t word[kSpan] = {};
-                CUDA_UNROLL
-                for (int j = 0; j < kSpan; ++j) {
-                    const Index ix = ox * g.sw - g.pw + (s0 + j) * g.dw;
-                    if (s0 + j >= kw || !row_inside || ix < 0 || ix >= g.w) continue;
+        const int32_t* image = x + n * c * hw;
+        for (int kk = warp; kk < row_words; kk += kWarps) {
+            uint32_t word = 0;
+            if (kk < g.k_words && m < m_total) {
+                const int rs = kk / g.c4, q = kk - rs * g.c4;
+                const int r = rs / g.kw, s = rs - r * g.kw;
+                const Index iy = oy * g.sh - g.ph + r * g.dh, ix = ox * g.sw - g.pw + s * g.dw;
+                if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
                     for (int k = 0; k < 4 && q * 4 + k < c; ++k)
-                        word[j] |= byte_of(image[(q * 4 + k) * hw + ix], k);
-                }
-                CUDA_UNROLL
-                for (int j = 0; j < kSpan; ++j)
-                    if (s0 + j < kw) out[(s0 + j) * c4s + q] = static_cast<int32_t>(word[j]);
+                        word |= byte_of(image[(q * 4 + k) * hw + iy * g.w + ix], k);
             }
-        if (r == 0)
-            for (Index k = g.k_words; k < row_words; ++k) row[k] = 0;
+            rows[lane * stride + kk] = static_cast<int32_t>(word);
+        }
+        __syncthreads();
+        const Index count = (m_total - m0 < kGatherRows ? m_total - m0 : kGatherRows) * row_words;
+        int32_t* out = a + m0 * row_words;
+        for (Index e = threadIdx.x; e < count; e += kGatherThreads) {
+            const Index row = e / row_words;
+            out[e] = rows[row * stride + (e - row * row_words)];
+        }
+        __syncthreads(); /* the rows are read before the next tile overwrites them */
     }
 }
 
@@ -295,6 +320,7 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
     st->conv = st->gemm;
     const igemm::geom& e = st->conv;
     st->rows = st->w_const && e.c4 % 4 != 0 && e.kh * e.kw > 1 &&
+               round_up_words(e.k_words) <= kMaxRowWords &&
                fits_int32(e.m * round_up_words(e.k_words));
     if (st->rows) st->gemm = rows_view(e, g.oh);
     const size_t xw =
@@ -342,17 +368,26 @@ int conv2d_run(cuda_node_ctx* ctx) {
     conv_state* st = static_cast<conv_state*>(ctx->state);
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "conv2d: not prepared");
     const igemm::geom& e = st->conv;
+    // A split-K GEMM adds into y: the kernel packing its input zeroes it first.
+    const igemm::geom& gm = st->gemm;
+    const bool split = igemm::split_count(gm, igemm::tile_count(gm)) > 1;
+    int32_t* zero = split ? ctx->out[0] : nullptr;
+    const int64_t zero_words = split ? gm.m * gm.n_out : 0;
     if (st->rows) {
         CUDA_PATH("conv2d: few channels, the input gathered into GEMM rows");
-        const int64_t rows = e.m * e.kh;
-        if (rows > 0 && gather_fits_int32(e, ctx->inputs[0]->dims[0]))
-            CUDA_LAUNCH(gather_rows<int32_t>, cuda_blocks(rows), 256, ctx->stream, ctx->in[0],
-                        st->x8, e, round_up_words(e.k_words), static_cast<int32_t>(rows));
-        else if (rows > 0)
-            CUDA_LAUNCH(gather_rows<int64_t>, cuda_blocks(rows), 256, ctx->stream, ctx->in[0],
-                        st->x8, e, round_up_words(e.k_words), rows);
+        const int64_t tiles = (e.m + kGatherRows - 1) / kGatherRows;
+        const unsigned blocks = static_cast<unsigned>(
+            tiles > CVML_CUDA_MAX_BLOCKS ? static_cast<int64_t>(CVML_CUDA_MAX_BLOCKS) : tiles);
+        if (tiles > 0 && gather_fits_int32(e, ctx->inputs[0]->dims[0]) &&
+            zero_words <= INT32_MAX / 2)
+            CUDA_LAUNCH(gather_rows<int32_t>, blocks, kGatherThreads, ctx->stream, ctx->in[0],
+                        st->x8, e, round_up_words(e.k_words), static_cast<int32_t>(e.m), zero,
+                        static_cast<int32_t>(zero_words));
+        else if (tiles > 0)
+            CUDA_LAUNCH(gather_rows<int64_t>, blocks, kGatherThreads, ctx->stream, ctx->in[0],
+                        st->x8, e, round_up_words(e.k_words), e.m, zero, zero_words);
     } else {
-        launch_pack(ctx->in[0], st->x8, e, ctx->inputs[0]->dims[0], ctx->stream);
+        launch_pack(ctx->in[0], st->x8, e, ctx->inputs[0]->dims[0], ctx->stream, zero, zero_words);
     }
     const int64_t ww = static_cast<int64_t>(e.n_out) * e.k_words;
     if (!st->w_const && ww > 0) {
@@ -363,7 +398,7 @@ int conv2d_run(cuda_node_ctx* ctx) {
         launch_pack(ctx->in[1], st->w8, as_image, e.n_out, ctx->stream);
     }
     return igemm::launch(st->x8, st->w8, bias, ctx->out[0], st->gemm, nullptr, nullptr, nullptr,
-                         ctx->tail, st->counters, ctx->stream);
+                         ctx->tail, st->counters, ctx->stream, split);
 }
 
 void conv2d_postrun(cuda_node_ctx* ctx) {
