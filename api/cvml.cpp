@@ -268,6 +268,7 @@ int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const 
     ir_graph* ir = ir_graph_create();
     if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     ir->params_in_place = (flags & CVML_LOAD_PARAMS_IN_PLACE) && params.data && !params.file;
+    ir->no_names = (flags & CVML_LOAD_NO_NAMES) != 0;
     const cvml_params_file_loader from_file = serializer_params_file_loader(s);
     if (overlap(scratch.region, scratch.size, graph_data, graph_size) ||
         overlap(scratch.region, scratch.size, params.data, params.size))
@@ -377,7 +378,8 @@ int cvml_graph_load_memory_ex(cvml_context* ctx, const char* serializer, const v
                 options->struct_size >= offsetof(cvml_load_options, flags) + sizeof options->flags,
             "options->struct_size is smaller than the first version of cvml_load_options");
     const uint32_t flags = options ? options->flags : 0;
-    REQUIRE((flags & ~uint32_t{CVML_LOAD_PARAMS_IN_PLACE}) == 0, "unknown flag in options->flags");
+    REQUIRE((flags & ~uint32_t{CVML_LOAD_PARAMS_IN_PLACE | CVML_LOAD_NO_NAMES}) == 0,
+            "unknown flag in options->flags");
     const bool has_arena = options && options->struct_size >= offsetof(cvml_load_options, arena) +
                                                                   sizeof options->arena +
                                                                   sizeof options->arena_size;

@@ -159,6 +159,14 @@ CVML_API int cvml_graph_release(cvml_graph* graph);
  * host; any other array is copied. Values are checked against their precision either
  * way. */
 #define CVML_LOAD_PARAMS_IN_PLACE 1u
+/** Flag of cvml_load_options.flags: keep no names of operator nodes and their output
+ * tensors (all ""), which cost a microcontroller KB of heap (3 KB for
+ * cifar_resnet20). Variables (the params and the input "data") keep theirs: they are
+ * bound by name. The file's names are still checked (duplicates are refused as
+ * without the flag). Messages then name operator nodes by index and operator only,
+ * lookups by name find no operator output, and cvml_graph_save_memory()/_file() refuse
+ * the graph (a CVM file needs its names). */
+#define CVML_LOAD_NO_NAMES 2u
 
 /** Options of cvml_graph_load_memory_ex(). Set struct_size to sizeof(cvml_load_options);
  * fields added later go at the end, so an older caller's smaller struct stays valid. */

@@ -31,6 +31,10 @@ int cvml_graph_save_memory(const cvml_graph* g, const char* serializer, void** g
     if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
     if (!s->save) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' cannot write", serializer);
     if (!g->ir->verified) return cvml_fail(CVML_ERR_LOGIC, "save: verify the graph first");
+    if (g->ir->no_names)
+        return cvml_fail(CVML_ERR_LOGIC,
+                         "save: the graph was loaded without names "
+                         "(CVML_LOAD_NO_NAMES), which a CVM file needs");
     char* gd = nullptr;
     uint8_t* pd = nullptr;
     int rc = s->save(g->ir, &gd, graph_size, &pd, params_size);

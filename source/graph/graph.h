@@ -148,6 +148,9 @@ typedef struct ir_graph {
     /* Set before a load from memory: the params buffer outlives the graph, so the
      * serializer may leave constants in it (ir_tensor.const_borrowed). */
     uint8_t params_in_place;
+    /* Set before a load (CVML_LOAD_NO_NAMES): nodes and tensors get "" for a name, but
+     * the input "data"; such a graph cannot be saved. */
+    uint8_t no_names;
     /* The caller's arena (cvml_load_options), NULL when devices allocate their own: the
      * CPU device places its subgraphs' plans one after the other from arena_used on. */
     uint8_t* arena;

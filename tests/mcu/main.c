@@ -10,7 +10,8 @@
  * I: the instructions cvml_graph_run_bytes() executed, counted with SysTick under qemu
  * -icount shift=0 (insn_count.c); absent where SysTick does not advance.
  * Where the library has cvml_graph_load_memory_ex(), the params are read in place from
- * flash (CVML_LOAD_PARAMS_IN_PLACE: "params in_place"), and with MCU_ARENA_BYTES > 0 the
+ * flash (CVML_LOAD_PARAMS_IN_PLACE: "params in_place") with no names kept
+ * (CVML_LOAD_NO_NAMES, where the library has it), and with MCU_ARENA_BYTES > 0 the
  * arena is the harness's own static buffer of that size ("arena_in caller"); otherwise
  * the library allocates it ("arena_in library"). scripts/test_mcu.sh runs each image
  * once with the library's arena to learn A (cvml_graph_arena_bytes()), then again with
@@ -112,6 +113,9 @@ static int load(cvml_context* ctx, cvml_graph** graph) {
     memset(&options, 0, sizeof options);
     options.struct_size = sizeof options;
     options.flags = CVML_LOAD_PARAMS_IN_PLACE; /* the params are in flash for good */
+#if defined(CVML_LOAD_NO_NAMES)
+    options.flags |= CVML_LOAD_NO_NAMES; /* firmware never looks nodes up by name */
+#endif
 #if MCU_ARENA_BYTES > 0
     options.arena = g_arena;
     options.arena_size = sizeof g_arena;

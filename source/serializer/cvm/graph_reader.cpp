@@ -882,7 +882,11 @@ int add_op_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* 
 /* Node n of the file as an IR node with its operator and attributes (3.3); op_attrs
  * is its entry of the op_attrs list. */
 int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) {
-    int32_t ni = ir_graph_add_node(g, node_name(f, n));
+    // CVML_LOAD_NO_NAMES: operator nodes (and their outputs) share one "" (variables
+    // keep theirs: params and the input are bound by name).
+    static char no_name[] = "";
+    int32_t ni = g->no_names && !f->nodes[n].is_var ? ir_graph_add_node_sharing_name(g, no_name)
+                                                    : ir_graph_add_node(g, node_name(f, n));
     if (ni < 0) return CVML_ERR_RUNTIME;
     ir_node* node = g->nodes[ni];
     if (f->nodes[n].is_var) return CVML_OK;
