@@ -86,6 +86,17 @@ static void line_add(const char* fmt, ...) {
     if (g_line_used >= sizeof g_line) g_line_used = sizeof g_line - 1;
 }
 
+/* v in decimal: newlib-nano's printf (--specs=nano.specs) has no long long. */
+static const char* u64_text(uint64_t v, char* buf, size_t size) {
+    char* p = buf + size - 1;
+    *p = '\0';
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && p > buf);
+    return p;
+}
+
 static size_t span(const uint8_t* begin, const uint8_t* end) {
     return (size_t)(end - begin);
 }
@@ -176,11 +187,12 @@ int main(void) {
     line_add("mcu-run %s %s: output", MCU_BOARD, MCU_MODEL_NAME);
     for (size_t i = 0; i < output_length / (size_t)output_type; ++i)
         line_add(" %" PRId32, output_value(i, output_type));
-    line_add(" gas %llu ram_peak %lu heap %lu stack %lu static %lu arena %lu arena_in %s params %s",
-             (unsigned long long)gas, heap + stack + statics, heap, stack, statics,
+    char digits[24];
+    line_add(" gas %s ram_peak %lu heap %lu stack %lu static %lu arena %lu arena_in %s params %s",
+             u64_text(gas, digits, sizeof digits), heap + stack + statics, heap, stack, statics,
              (unsigned long)arena, MCU_ARENA_BYTES > 0 ? "caller" : "library",
              MCU_LOAD_OPTIONS ? "in_place" : "copied");
-    if (counting) line_add(" instructions %llu", (unsigned long long)insn_run);
+    if (counting) line_add(" instructions %s", u64_text(insn_run, digits, sizeof digits));
     line_add(" simd %s", cvml_cpu_simd_level());
     line_add(" heap_live_peak %lu heap_live_after_load %lu allocs_after_load %lu",
              (unsigned long)ran.peak_live_bytes, (unsigned long)loaded.live_bytes,
