@@ -212,13 +212,10 @@ constexpr int kBatch = 16;
 
 /* Stores this thread's outputs of the tile at (m0, o0), value(ol, i) giving the sum of
  * tile column ol at flat index i, after the tail; atomic: added to y instead (split K,
- * no tail). Each batch reads all its values before the tail and the stores. packed, when
- * not null, also gets each final value's int8 cast in pack_input's layout (the next
- * convolution's packed input: byte m * C4 * 4 + o). */
+ * no tail). Each batch reads all its values before the tail and the stores. */
 template <class Value>
 __device__ __forceinline__ void store_outputs(int32_t* y, const geom& g, int64_t m0, int32_t o0,
-                                              const cuda_tail& tail, bool atomic, int8_t* packed,
-                                              Value value) {
+                                              const cuda_tail& tail, bool atomic, Value value) {
     const int ml = threadIdx.x % kTileM, ol0 = threadIdx.x / kTileM;
     const int64_t m = m0 + ml;
     if (m >= g.m || o0 + ol0 >= g.n_out) return;
@@ -244,12 +241,6 @@ __device__ __forceinline__ void store_outputs(int32_t* y, const geom& g, int64_t
         CUDA_UNROLL
         for (int j = 0; j < kBatch; ++j)
             if (j < valid) y[at + j * stride] = v[j];
-        if (packed) {
-            int8_t* row = packed + m * ((g.n_out + 3) / 4 * 4) + o0 + ol0;
-            CUDA_UNROLL
-            for (int j = 0; j < kBatch; ++j)
-                if (j < valid) row[(j0 + j) * kColsPerPass] = static_cast<int8_t>(v[j]);
-        }
     }
 }
 
@@ -260,8 +251,7 @@ __device__ __forceinline__ void store_outputs(int32_t* y, const geom& g, int64_t
 __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_t* out,
                                            const int32_t* bias, int32_t* y, const geom& g,
                                            int64_t m0, int32_t o0, int warp_m, int warp_n,
-                                           bool split_k, bool add_bias, const cuda_tail& tail,
-                                           int8_t* packed) {
+                                           bool split_k, bool add_bias, const cuda_tail& tail) {
     const int lane = threadIdx.x % 32, gid = lane / 4, t = lane % 4;
     for (int mi = 0; mi < 2; ++mi)
         for (int ni = 0; ni < 4; ++ni)
@@ -274,7 +264,7 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
     const int ml = threadIdx.x % kTileM;
     const bool with_bias = bias && add_bias;
     /* split K: the tail waits for the whole sum (finish_split). */
-    store_outputs(y, g, m0, o0, tail, split_k, split_k ? nullptr : packed, [&](int ol, int64_t) {
+    store_outputs(y, g, m0, o0, tail, split_k, [&](int ol, int64_t) {
         const uint32_t b = with_bias ? static_cast<uint32_t>(bias[o0 + ol]) : 0u;
         return static_cast<int32_t>(static_cast<uint32_t>(out[ol * kOutStride + ml]) + b);
     });
@@ -286,8 +276,7 @@ __device__ __forceinline__ void store_tile(const int32_t (&acc)[2][4][4], int32_
  * L2 (__ldcg: its L1 may not have seen the other blocks' atomics) and resets the
  * counter for the next run. `last` is a shared int. */
 __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const geom& g,
-                             int64_t m0, int32_t o0, const cuda_tail& tail, int8_t* packed,
-                             int* last) {
+                             int64_t m0, int32_t o0, const cuda_tail& tail, int* last) {
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -298,7 +287,7 @@ __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const
     if (!*last) return;
     if (threadIdx.x == 0) CUDA_PATH("igemm: split K, the last split applies the tail");
     __threadfence();
-    store_outputs(y, g, m0, o0, tail, false, packed, [&](int, int64_t i) { return __ldcg(y + i); });
+    store_outputs(y, g, m0, o0, tail, false, [&](int, int64_t i) { return __ldcg(y + i); });
     if (threadIdx.x == 0) *counter = 0;
 }
 
@@ -310,7 +299,7 @@ __device__ void finish_split(int32_t* counter, int32_t splits, int32_t* y, const
 template <int kChunkA, int kChunkB>
 __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                          geom g, int32_t splits, const int32_t* wide, const int32_t* x32,
-                         const int32_t* w32, cuda_tail tail, int32_t* counters, int8_t* packed) {
+                         const int32_t* w32, cuda_tail tail, int32_t* counters) {
     __shared__ smem_tiles sm;
     __shared__ int last_split;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -340,7 +329,6 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
                 CUDA_PATH("igemm: 4-byte cp.async of B (a computed weight)");
             if (splits > 1) CUDA_PATH("igemm: split K");
             if (tail.count > 0) CUDA_PATH("igemm: fused tail");
-            if (packed) CUDA_PATH("igemm: the output also packed for the next convolution");
         }
         /* This split's K tiles: [kt0, kt1). */
         const int32_t kt0 = static_cast<int32_t>(static_cast<int64_t>(k_tiles) * split / splits);
@@ -373,10 +361,9 @@ __global__ void igemm_s8(const int32_t* x8, const int32_t* w8, const int32_t* bi
         }
         cp_async_wait<0>();
         __syncthreads(); /* every warp is done with the stages: reuse them for the output */
-        store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n, splits > 1, split == 0, tail,
-                   packed);
+        store_tile(acc, sm.out, bias, y, g, m0, o0, warp_m, warp_n, splits > 1, split == 0, tail);
         if (splits > 1 && tail.count > 0)
-            finish_split(counters + tile, splits, y, g, m0, o0, tail, packed, &last_split);
+            finish_split(counters + tile, splits, y, g, m0, o0, tail, &last_split);
         __syncthreads(); /* the output staged is read before the next tile's loads */
     }
 }
@@ -416,7 +403,7 @@ inline int64_t counter_count(const geom& g) {
 inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int32_t* y,
                   const geom& g, const int32_t* wide, const int32_t* x32, const int32_t* w32,
                   const cuda_tail& tail, int32_t* counters, cudaStream_t stream,
-                  bool y_zeroed = false, int32_t* packed = nullptr) {
+                  bool y_zeroed = false) {
     const int64_t tiles = tile_count(g);
     if (tiles == 0 || g.m == 0) return CVML_OK;
     const int32_t splits = split_count(g, tiles);
@@ -435,13 +422,13 @@ inline int launch(const int32_t* x8, const int32_t* w8, const int32_t* bias, int
     // (C4 a multiple of 4 words, which makes K, and so a computed weight's rows, one too).
     if (g.k_pad % 4 != 0)
         CUDA_LAUNCH((igemm_s8<4, 4>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
-                    x32, w32, tail, counters, reinterpret_cast<int8_t*>(packed));
+                    x32, w32, tail, counters);
     else if (g.c4 % 4 == 0)
         CUDA_LAUNCH((igemm_s8<16, 16>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
-                    x32, w32, tail, counters, reinterpret_cast<int8_t*>(packed));
+                    x32, w32, tail, counters);
     else
         CUDA_LAUNCH((igemm_s8<4, 16>), blocks, kThreads, stream, x8, w8, bias, y, g, splits, wide,
-                    x32, w32, tail, counters, reinterpret_cast<int8_t*>(packed));
+                    x32, w32, tail, counters);
     return CVML_OK;
 }
 
