@@ -103,7 +103,7 @@ struct name_ref {
  * names in the index. A sorted index keeps a params file of many names linear-log. */
 int index_variables(const ir_graph* g, name_index* index) {
     name_entry* entries = static_cast<name_entry*>(
-        cvml_mem_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
+        cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
     if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int32_t count = 0;
     for (int32_t i = 0; i < g->node_count; ++i)
@@ -347,7 +347,7 @@ bool is_output(const ir_graph* g, int32_t t) {
 int check_liveness(const ir_graph* g) {
     int32_t n = g->tensor_count;
     slot_use* uses =
-        static_cast<slot_use*>(cvml_mem_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+        static_cast<slot_use*>(cvml_scratch_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
     if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < n; ++i) {
         const ir_tensor* t = g->tensors[i];
@@ -402,7 +402,7 @@ int check_liveness(const ir_graph* g) {
         }
         i = j;
     }
-    cvml_mem_free(uses);
+    cvml_scratch_free(uses);
     return rc;
 }
 
@@ -412,7 +412,7 @@ int cvm_storage_size(const ir_graph* g, uint64_t* size) {
     // Sum over slots of the largest entry (int32 elements), each rounded to 4 bytes.
     int32_t n = g->tensor_count;
     slot_use* uses =
-        static_cast<slot_use*>(cvml_mem_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
+        static_cast<slot_use*>(cvml_scratch_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
     if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; i < n; ++i) {
         uses[i].sid = g->tensors[i]->storage_id;
@@ -436,7 +436,7 @@ int cvm_storage_size(const ir_graph* g, uint64_t* size) {
         }
         i = j;
     }
-    cvml_mem_free(uses);
+    cvml_scratch_free(uses);
     if (!rc) *size = total;
     return rc;
 }
@@ -465,6 +465,20 @@ int cvm_check_loadable(ir_graph* g) {
 
 namespace {
 
+/* The constants in params-blob order, which only the CVM writer reads: kept in a block
+ * of their number, or not at all where no writer is built (bare metal). */
+int keep_param_order(ir_graph* g, const int32_t* order, int32_t count) {
+    if (CVML_BARE_METAL) return CVML_OK;
+    int32_t* kept =
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(count) + 1)));
+    if (!kept) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    memcpy(kept, order, sizeof(int32_t) * static_cast<size_t>(count));
+    cvml_mem_free(g->param_order);
+    g->param_order = kept;
+    g->param_order_count = count;
+    return CVML_OK;
+}
+
 int read_params(reader& r, ir_graph* g) {
     if (r.size == 0)
         return cvml_fail(CVML_ERR_LOGIC,
@@ -483,8 +497,8 @@ int read_params(reader& r, ir_graph* g) {
         return cvml_fail(CVML_ERR_LOGIC,
                          "params: %llu names cannot fit the %" CVML_PRIuSIZE " bytes left",
                          static_cast<unsigned long long>(n_names), r.remaining());
-    name_ref* names =
-        static_cast<name_ref*>(cvml_mem_calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
+    name_ref* names = static_cast<name_ref*>(
+        cvml_scratch_calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
     if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     // Names come before the arrays, so they are kept in one block, which only grows with
     // the bytes actually read (memory or file alike).
@@ -506,7 +520,7 @@ int read_params(reader& r, ir_graph* g) {
         if (block_cap - block_used < len) {
             size_t cap = block_cap ? block_cap : 4096;
             while (cap - block_used < len) cap *= 2;
-            char* grown = static_cast<char*>(cvml_mem_realloc(block, cap));
+            char* grown = static_cast<char*>(cvml_scratch_realloc(block, cap));
             if (!grown) {
                 rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
                 break;
@@ -530,9 +544,9 @@ int read_params(reader& r, ir_graph* g) {
                        static_cast<unsigned long long>(n_names));
 
     uint8_t* set =
-        static_cast<uint8_t*>(cvml_mem_calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
+        static_cast<uint8_t*>(cvml_scratch_calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
     int32_t* order = static_cast<int32_t*>(
-        cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     int32_t order_count = 0;
     if (!rc && (!set || !order)) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     name_index variables = {nullptr, 0};
@@ -561,17 +575,12 @@ int read_params(reader& r, ir_graph* g) {
                            "params: parameter nid=%" PRId32 " name=%s has not been loaded",
                            t->producer, t->name);
     }
-    if (!rc) {
-        cvml_mem_free(g->param_order);
-        g->param_order = order;
-        g->param_order_count = order_count;
-        order = nullptr;
-    }
+    if (!rc) rc = keep_param_order(g, order, order_count);
     name_index_free(&variables);
-    cvml_mem_free(order);
-    cvml_mem_free(set);
-    cvml_mem_free(names);
-    cvml_mem_free(block);
+    cvml_scratch_free(order);
+    cvml_scratch_free(set);
+    cvml_scratch_free(names);
+    cvml_scratch_free(block);
     return rc;
 }
 
