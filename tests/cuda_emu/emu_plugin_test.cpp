@@ -836,6 +836,25 @@ TEST_F(CudaEmu, EveryMarkedPathRuns) {
     ASSERT_EQ(got.rc, CVML_OK) << got.error;
     EXPECT_TRUE(got.outputs == want.outputs) << "a computed conv2d weight";
 
+    // A convolution reading another's output gets it packed by the writer's GEMM, as it
+    // stores it (96 channels: after split K, by the last split of each tile).
+    for (int32_t c : {16, 96}) {
+        Graph chain;
+        chain.operands = {{{1, c, 4, 4}, 8, false},
+                          {{16, c, 3, 3}, 8, true},
+                          {{16}, 12, true},
+                          {{8, 16, 3, 3}, 8, true},
+                          {{8}, 12, true}};
+        chain.nodes = {{"conv2d", conv_attrs(16, 1, 3), {0, 1, 2}},
+                       {"cvm_right_shift", {{"precision", "8"}, {"shift_bit", "8"}}, {out(0)}},
+                       {"conv2d", conv_attrs(8, 1, 3), {out(1), 3, 4}}};
+        auto before = kernel_launches();
+        EXPECT_EQ(check(chain, rng, 2), Verdict::kSame) << "chain c " << c;
+        EXPECT_EQ(kernel_launches()["pack_input"] - before["pack_input"], 2u)
+            << "the first convolution's input packed at each of the 2 runs, the second's "
+               "never: c "
+            << c;
+    }
     // Inputs past kNarrowPart values (int8 and int16 staging) are narrowed on several
     // threads; the values of every part reach the GPU.
     for (int32_t precision : {8, 16}) {

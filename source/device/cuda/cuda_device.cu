@@ -930,6 +930,31 @@ void bind_nodes(sg_state* st) {
     }
 }
 
+/* Links each convolution that reads its input packed (packed_input) to the node of this
+ * subgraph that writes that tensor, when its kernel can store it packed (packs_output):
+ * the first reader's buffer becomes the writer's packed_out, and every reader reads it
+ * (input_prepacked) instead of packing the tensor itself. */
+void link_packed_inputs(sg_state* st) {
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        cuda_node_ctx* reader = &st->nodes[i].ctx;
+        if (st->nodes[i].fused || !reader->packed_input || reader->input_count < 1) continue;
+        const int32_t t = st->nodes[i].tensors[0].index;
+        for (int32_t h = 0; h < i; ++h) {
+            node_exec* w = &st->nodes[h];
+            // A GEMM without a tail may split K, and then no block sees its whole sums to
+            // pack (a verified graph never feeds a convolution that raw output anyway:
+            // its precision is past 8 bits).
+            if (w->fused || !w->ctx.packs_output || w->ctx.output_count != 1 ||
+                w->out_tensor != t || w->ctx.tail.count == 0)
+                continue;
+            if (!w->ctx.packed_out) w->ctx.packed_out = reader->packed_input;
+            reader->packed_input = w->ctx.packed_out;
+            reader->input_prepacked = 1;
+            break;
+        }
+    }
+}
+
 /* ---- the device ---------------------------------------------------------------------- */
 
 int device_of(const cvml_device* dev) {
@@ -981,6 +1006,7 @@ int cu_prerun(cvml_device* dev, cvml_ir_graph* g, cvml_ir_subgraph* sg,
         return rc;
     }
     bind_nodes(st);
+    link_packed_inputs(st);
     cuda_ir->subgraph_set_state(sg, st);
     return CVML_OK;
 }

@@ -91,6 +91,17 @@ typedef struct cuda_node_ctx {
      * packed for itself, e.g. an int8 weight), so the device need not keep its int32
      * copy on the GPU. in[k] may then be null. */
     uint32_t unread_inputs;
+    /* Packed handover between convolutions (conv2d's pack_input layout: int8 casts,
+     * [n][h][w][C / 4 words], bytes past C zero). A reader sets packed_input in its
+     * prerun (the zeroed buffer it packs input 0 into at each run); a writer sets
+     * packs_output (it can also store its output so). The device then links a writer to
+     * the readers of its output in the same subgraph: the writer gets packed_out (the
+     * first reader's buffer), and each reader gets input_prepacked, with packed_input
+     * the buffer to read, and skips its own packing. */
+    int32_t* packed_input;
+    int32_t input_prepacked;
+    int32_t packs_output;
+    int32_t* packed_out;
 } cuda_node_ctx;
 
 typedef struct cuda_kernel {

@@ -330,6 +330,14 @@ int conv2d_prerun(cuda_node_ctx* ctx) {
     void* a = nullptr;
     int rc = cuda_check(cudaMalloc(&a, xw * sizeof(int32_t)), "cudaMalloc (conv2d input)");
     st->x8 = static_cast<int32_t*>(a);
+    // Packed handover (cuda_node_ctx): this GEMM can store its output packed, and, when
+    // x8 holds the packed input (not rows), it can read its input so from whoever wrote
+    // it. Bytes past C stay zero: a writer stores only the channels there are.
+    ctx->packs_output = 1;
+    if (!rc && !st->rows) {
+        rc = cuda_check(cudaMemset(st->x8, 0, xw * sizeof(int32_t)), "cudaMemset (conv2d input)");
+        ctx->packed_input = st->x8;
+    }
     a = nullptr;
     if (!rc) rc = cuda_check(cudaMalloc(&a, ww * sizeof(int32_t)), "cudaMalloc (conv2d weight)");
     st->w8 = static_cast<int32_t*>(a);
@@ -368,12 +376,16 @@ int conv2d_run(cuda_node_ctx* ctx) {
     conv_state* st = static_cast<conv_state*>(ctx->state);
     if (!st) return cuda_fail(CVML_ERR_RUNTIME, "conv2d: not prepared");
     const igemm::geom& e = st->conv;
-    // A split-K GEMM adds into y: the kernel packing its input zeroes it first.
+    // A split-K GEMM adds into y: the kernel packing its input zeroes it first (or, with
+    // the input packed already, the GEMM's own memset).
     const igemm::geom& gm = st->gemm;
     const bool split = igemm::split_count(gm, igemm::tile_count(gm)) > 1;
-    int32_t* zero = split ? ctx->out[0] : nullptr;
-    const int64_t zero_words = split ? gm.m * gm.n_out : 0;
-    if (st->rows) {
+    const bool prepacked = ctx->input_prepacked != 0;
+    int32_t* zero = split && !prepacked ? ctx->out[0] : nullptr;
+    const int64_t zero_words = zero ? gm.m * gm.n_out : 0;
+    if (prepacked) {
+        CUDA_PATH("conv2d: the input came packed from the convolution that wrote it");
+    } else if (st->rows) {
         CUDA_PATH("conv2d: few channels, the input gathered into GEMM rows");
         const int64_t tiles = (e.m + kGatherRows - 1) / kGatherRows;
         const unsigned blocks = static_cast<unsigned>(
@@ -397,8 +409,12 @@ int conv2d_run(cuda_node_ctx* ctx) {
         as_image.w = e.kw;
         launch_pack(ctx->in[1], st->w8, as_image, e.n_out, ctx->stream);
     }
-    return igemm::launch(st->x8, st->w8, bias, ctx->out[0], st->gemm, nullptr, nullptr, nullptr,
-                         ctx->tail, st->counters, ctx->stream, split);
+    const int32_t* x8 = prepacked ? ctx->packed_input : st->x8;
+    // The device links only writers with a tail (link_packed_inputs): they store whole sums.
+    if (ctx->packed_out && ctx->tail.count == 0)
+        return cuda_fail(CVML_ERR_RUNTIME, "conv2d: a packed output without a tail");
+    return igemm::launch(x8, st->w8, bias, ctx->out[0], st->gemm, nullptr, nullptr, nullptr,
+                         ctx->tail, st->counters, ctx->stream, zero != nullptr, ctx->packed_out);
 }
 
 void conv2d_postrun(cuda_node_ctx* ctx) {
