@@ -30,8 +30,7 @@ struct cpu_node_exec {
     const cpu_kernel* kernel;
     cpu_node_ctx ctx;
     ir_tensor** tensors; /* inputs then outputs */
-    size_t scratch_offset;
-    uint8_t skip; /* fused into an earlier node's tail, or a copy turned into a view */
+    uint8_t skip;        /* fused into an earlier node's tail, or a copy turned into a view */
     cpu_tail tail;
 };
 
