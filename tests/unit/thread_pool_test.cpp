@@ -132,7 +132,12 @@ TEST(ThreadPool, NoSpinningBetweenSessions) {
 }
 #endif
 
-#if defined(__linux__)
+#ifndef CVML_WITH_THREADS
+#error \
+    "tests/CMakeLists.txt passes CVML_WITH_THREADS (0 or 1): without it the tests below would vanish"
+#endif
+/* Workers exist (and are bound) only in a build with threads, and binding is Linux's. */
+#if defined(__linux__) && CVML_WITH_THREADS
 #include <sched.h>
 #include <stdlib.h>
 
