@@ -136,6 +136,19 @@ struct __align__(16) smem_tiles {
     };
 };
 
+/* Where word kk of the row's im2col row starts in the packed input: false (and *src left
+ * as it was) for a word past K or one that reads padding, which the caller zero-fills. */
+__device__ __forceinline__ bool tap_source(const int32_t* x8, const geom& g, const row_origin& o,
+                                           int32_t kk, const int32_t** src) {
+    if (!o.valid || kk >= g.k_words) return false;
+    const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
+    const int32_t r = rs / g.kw, s = rs - r * g.kw;
+    const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
+    if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) return false;
+    *src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
+    return true;
+}
+
 /* Issues the cp.async copies of K tile `k0` (words) into stage buffers a and b: this
  * thread's half of A row `row` in kChunkA-byte pieces (gathered from x8, zeros for
  * padding and past K), and of B row `row` in kChunkB-byte pieces (w8, padded, so always
@@ -148,32 +161,17 @@ __device__ __forceinline__ void load_tile(int32_t* a, int32_t* b, const int32_t*
     constexpr int kHalf = kTileK / 2;
     if (kChunkA == 16 && g.c4 % kHalf == 0) {
         /* The thread's half row lies in one pixel: one address for all its pieces. */
-        const int32_t kk = k0 + col0;
-        bool valid = o.valid && kk < g.k_words;
         const int32_t* src = x8;
-        if (valid) {
-            const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
-            const int32_t r = rs / g.kw, s = rs - r * g.kw;
-            const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
-            valid = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-            if (valid) src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
-        }
+        const bool valid = tap_source(x8, g, o, k0 + col0, &src);
         for (int j = 0; j < kHalf; j += 4)
             cp_async_zfill<16>(a + row * kStride + col0 + j, src + (valid ? j : 0), valid);
     } else {
         constexpr int kWords = kChunkA / 4;
         for (int j = 0; j < kHalf; j += kWords) {
-            const int32_t col = col0 + j, kk = k0 + col;
-            bool valid = o.valid && kk < g.k_words;
+            const int32_t col = col0 + j;
+            // A piece lies in one pixel: kWords == 1, or C4 is a multiple of 4.
             const int32_t* src = x8;
-            if (valid) {
-                // A piece lies in one pixel: kWords == 1, or C4 is a multiple of 4.
-                const int32_t rs = kk / g.c4, c = kk - rs * g.c4;
-                const int32_t r = rs / g.kw, s = rs - r * g.kw;
-                const int32_t iy = o.iy + r * g.dh, ix = o.ix + s * g.dw;
-                valid = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-                if (valid) src = x8 + o.image + (static_cast<int64_t>(iy) * g.w + ix) * g.c4 + c;
-            }
+            const bool valid = tap_source(x8, g, o, k0 + col, &src);
             cp_async_zfill<kChunkA>(a + row * kStride + col, src, valid);
         }
     }
