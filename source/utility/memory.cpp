@@ -159,6 +159,30 @@ void cvml_scratch_free(void* p) {
     pop_freed();
 }
 
+void* cvml_scratch_settle(void* p) {
+    scratch_region& r = t_scratch;
+    if (!p || !in_scratch(p)) return p;
+    scratch_header* h = header_of(p);
+    const size_t offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(h) - r.base);
+    if (r.last != offset + 1) return p;
+    size_t prev = h->prev, to = offset;
+    while (prev) {
+        const scratch_header* below = reinterpret_cast<scratch_header*>(r.base + prev - 1);
+        if (!(below->size & 1)) break;
+        to = prev - 1;
+        prev = below->prev;
+    }
+    if (to == offset) return p;
+    const size_t size = h->size;
+    scratch_header* moved = reinterpret_cast<scratch_header*>(r.base + to);
+    memmove(moved + 1, p, size);
+    moved->prev = prev;
+    moved->size = size;
+    r.last = to + 1;
+    r.top = to + sizeof(scratch_header) + size;
+    return moved + 1;
+}
+
 void* cvml_scratch_realloc(void* p, size_t size) {
     if (!p) return cvml_scratch_alloc(size);
     if (!in_scratch(p)) return cvml_mem_realloc(p, size);

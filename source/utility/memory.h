@@ -37,3 +37,7 @@ void* cvml_scratch_alloc(size_t size);
 void* cvml_scratch_calloc(size_t count, size_t size);
 void* cvml_scratch_realloc(void* p, size_t size);
 void cvml_scratch_free(void* p);
+/* Moves p, the newest block of the region, down over the freed blocks right below it
+ * (a parse tree given back after the list made from it), so that their space is not
+ * held until p goes; returns where p is now (p itself when nothing moved). */
+void* cvml_scratch_settle(void* p);

@@ -547,3 +547,60 @@ TEST(Fusion, DepthwisePointwiseScales) {
             return std::vector<cvml_tensor*>{a, b, c};
         });
 }
+
+/* A residual block's last node adds the block's input, read there for the last time:
+ * its output takes that buffer (cpu.cpp, share_buffers). Blocks in a chain (each
+ * output taking the buffer its input took), an input read again after the add, an
+ * input that is also the conv's own image, and an add headed by an element-wise node
+ * (the vector levels split the chain there) must all keep the reference's bytes. */
+cvml_tensor* residual_block(G& g, cvml_tensor* x, int c) {
+    cvml_tensor* h = g.op("relu", {}, {g.rshift(g.conv(x, c, c, 1), 8, 8)});
+    cvml_tensor* s = g.rshift(g.conv(h, c, c, 1), 8, 8);
+    return g.rshift(g.op("elemwise_add", {}, {s, x}), 8, 1);
+}
+
+TEST(Fusion, OutputsTakeBuffersReadLast) {
+    check_all([](G& g) {
+        cvml_tensor* x = g.data({1, 4, 7, 9});
+        cvml_tensor* y =
+            residual_block(g, residual_block(g, g.rshift(g.conv(x, 4, 4, 1), 8, 8), 4), 4);
+        // Read again after the add: no sharing for z's block.
+        cvml_tensor* z = residual_block(g, y, 4);
+        cvml_tensor* again = g.rshift(g.conv(y, 4, 4, 1), 8, 8);
+        // The conv's own image added: its output must not take it.
+        cvml_tensor* own = g.rshift(
+            g.op("elemwise_add", {}, {g.rshift(g.conv(again, 4, 4, 1), 8, 8), again}), 8, 1);
+        // An element-wise head (clip then a long chain) adding the block input.
+        cvml_tensor* m = g.op("cvm_clip", {{"precision", "8"}}, {g.conv(own, 4, 4, 1)});
+        cvml_tensor* t = g.rshift(g.rshift(g.rshift(m, 8, 1), 8, 1), 8, 1);
+        cvml_tensor* w = g.rshift(g.op("elemwise_add", {}, {t, own}), 8, 1);
+        return std::vector<cvml_tensor*>{z, g.op("elemwise_add", {}, {w, again})};
+    });
+}
+
+/* The arena of a chain of residual blocks at the scalar level holds two int8
+ * activations at its peak (the block's input, taken over by its output, and the
+ * conv's), not three. */
+TEST(Fusion, ResidualChainArenaHoldsTwoActivations) {
+    setenv("CVML_SIMD", "scalar", 1);
+    cvml_init();
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), CVML_OK);
+    G g;
+    ASSERT_EQ(cvml_graph_create(ctx, &g.g), CVML_OK);
+    const int c = 16, h = 16, w = 16;
+    cvml_tensor* x = g.rshift(g.conv(g.data({1, c, h, w}), c, c, 1), 8, 8);
+    for (int k = 0; k < 3; ++k) x = residual_block(g, x, c);
+    cvml_tensor* out = g.conv(x, c, 1, 1);  // reads int8; a small int32 output
+    ASSERT_EQ(cvml_graph_set_outputs(g.g, &out, 1), CVML_OK);
+    ASSERT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
+    size_t arena = 0;
+    ASSERT_EQ(cvml_graph_arena_bytes(g.g, &arena), CVML_OK) << cvml_last_error();
+    const size_t activation = size_t{c} * h * w;  // int8
+    EXPECT_LT(arena, 3 * activation);
+    EXPECT_GE(arena, 2 * activation);
+    cvml_graph_release(g.g);
+    cvml_context_release(ctx);
+    cvml_release();
+    unsetenv("CVML_SIMD");
+}

@@ -294,6 +294,100 @@ void make_views(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     }
 }
 
+/* ---- buffers shared by a step's output and a tensor it reads last (prerun) ---------- */
+
+/* The step that computes node n here (the head it is fused into), -1 elsewhere. */
+int32_t step_computing(const ir_graph* g, const cpu_subgraph_state* st, int32_t n) {
+    const int32_t into = g->nodes[n]->fused_into;
+    return st->step_of_node[into >= 0 ? into : n];
+}
+
+/* share_buffers' marks of a tensor. */
+enum : uint8_t {
+    VIEWED = 1, /* a view (make_views) shares its buffer */
+    SHARING = 2 /* it took the buffer of a tensor read for the last time */
+};
+
+/* Whether x is the sole holder of a buffer in this arena: the output of a step that runs
+ * (a fused chain's last tensor), not a view nor a chain's intermediate, in a buffer of
+ * its own or one it took over. */
+bool holds_arena_buffer(const ir_graph* g, const cpu_subgraph_state* st, const ir_tensor* x,
+                        const uint8_t* marks) {
+    if (x->kind != TENSOR_VAR || x->producer < 0 || (marks[x->index] & VIEWED) ||
+        (st->alias[x->index] >= 0 && !(marks[x->index] & SHARING)))
+        return false;
+    const int32_t s = step_computing(g, st, x->producer);
+    if (s < 0 || st->nodes[s].skip) return false;
+    const cpu_node_exec* ne = &st->nodes[s];
+    for (int32_t k = 0; k < ne->ctx.output_count; ++k)
+        if (ne->ctx.outputs[k] == x) return true;
+    return false;
+}
+
+/* Whether step i's output y can take x's buffer: x is read last by step i (every reader
+ * runs in step i or before, none in another subgraph, the step's own node among them
+ * only when `by_node`), is not a graph output nor viewed or written in place by
+ * anything, and has y's storage and size, so that element k lies at the same bytes. */
+bool can_take(const ir_graph* g, const cpu_subgraph_state* st, int32_t i, const ir_tensor* x,
+              bool by_node, const uint8_t* marks) {
+    const ir_tensor* y = st->nodes[i].ctx.outputs[0];
+    if (!x || x->storage != y->storage ||
+        ir_tensor_element_count(x) != ir_tensor_element_count(y) ||
+        !holds_arena_buffer(g, st, x, marks) || is_graph_output(g, x->index) ||
+        consumed_in_place(g, x))
+        return false;
+    const int32_t node = st->nodes[i].ctx.node->index;
+    for (int32_t c = 0; c < x->consumer_count; ++c) {
+        const int32_t s = step_computing(g, st, x->consumers[c]);
+        if (s < 0 || s > i || (x->consumers[c] == node && !by_node)) return false;
+    }
+    return true;
+}
+
+/* The tensor whose buffer step i's output takes, or null: an input the kernel writes
+ * over (cpu_kernel.writes_over_input), else a tail operand that the kernel reads element
+ * by element before writing the same element (CPU_CAP_TAIL_IN_PLACE). */
+const ir_tensor* buffer_to_take(const ir_graph* g, cpu_subgraph_state* st, int32_t i,
+                                const uint8_t* marks, size_t* scratch) {
+    cpu_node_exec* ne = &st->nodes[i];
+    size_t more = scratch[i];
+    const int32_t k =
+        ne->kernel->writes_over_input ? ne->kernel->writes_over_input(&ne->ctx, &more) : -1;
+    if (k >= 0 && k < ne->ctx.input_count && can_take(g, st, i, ne->ctx.inputs[k], true, marks)) {
+        scratch[i] = more;
+        return ne->ctx.inputs[k];
+    }
+    for (int32_t t = 0; t < ne->tail.count && (ne->ctx.caps & CPU_CAP_TAIL_IN_PLACE); ++t)
+        if (can_take(g, st, i, ne->tail.steps[t].operand, false, marks))
+            return ne->tail.steps[t].operand;
+    return nullptr;
+}
+
+/* An output takes the buffer of a tensor its step reads for the last time, so that the
+ * arena holds one activation fewer there: a residual block's last conv2d adds the
+ * block's input and writes over it, a same-size conv2d on Cortex-M writes over its
+ * image a few rows behind (docs/memory.md). */
+int share_buffers(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* scratch) {
+    uint8_t* marks =
+        static_cast<uint8_t*>(cvml_scratch_calloc(static_cast<size_t>(g->tensor_count) + 1, 1));
+    if (!marks) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    for (int32_t t = 0; t < g->tensor_count; ++t)
+        if (st->alias[t] >= 0) marks[st->alias[t]] |= VIEWED;
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        cpu_node_exec* ne = &st->nodes[i];
+        if (ne->skip || ne->ctx.output_count != 1) continue;
+        const ir_tensor* y = ne->ctx.outputs[0];
+        if (y->kind != TENSOR_VAR || st->alias[y->index] >= 0 || is_graph_output(g, y->index))
+            continue;
+        const ir_tensor* x = buffer_to_take(g, st, i, marks, scratch);
+        if (!x) continue;
+        st->alias[y->index] = x->index;
+        marks[y->index] |= SHARING;
+    }
+    cvml_scratch_free(marks);
+    return CVML_OK;
+}
+
 /* Largest |value| each tensor produced here is proven to hold, -1 when unknown: every
  * node's bound from its inputs' (op_def.bound), in order. A fused chain needs nothing
  * more: each fused operator's output is bounded from the one before it, as when it ran
@@ -465,6 +559,7 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         const cpu_node_exec* ne = &st->nodes[i];
         for (int32_t k = 0; k < ne->ctx.output_count && !ne->skip; ++k) {
             const ir_tensor* t = ne->ctx.outputs[k];
+            if (st->alias[t->index] >= 0) continue;  // in the buffer of a tensor read last
             req[r].size = static_cast<size_t>(ir_tensor_element_count(t)) * t->storage;
             req[r].first = i;
             req[r].last = last[t->index] < i ? i : last[t->index];
@@ -482,7 +577,8 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         for (int32_t i = 0; i < sg->node_count; ++i) {
             cpu_node_exec* ne = &st->nodes[i];
             for (int32_t k = 0; k < ne->ctx.output_count && !ne->skip; ++k)
-                ne->ctx.outputs[k]->data = st->arena + req[r++].offset;
+                if (st->alias[ne->ctx.outputs[k]->index] < 0)
+                    ne->ctx.outputs[k]->data = st->arena + req[r++].offset;
             ne->ctx.scratch = scratch[i] ? st->arena + req[r].offset : nullptr;
             ne->ctx.scratch_size = scratch[i];
             ++r;
@@ -597,6 +693,7 @@ int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         make_views(g, sg, st);
         compute_bounds(g, sg, st);
         choose_storage(g, sg, st);
+        rc = share_buffers(g, sg, st, scratch);
     }
     if (!rc) rc = choose_input_storage(g, st);
     for (int32_t i = 0; i < st->node_count && !rc; ++i) {

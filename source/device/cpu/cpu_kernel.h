@@ -18,6 +18,10 @@ struct cpu_runtime;
 #define CPU_CAP_NARROW_OUT 2u                  /* writes outputs[0] in its tensor's storage */
 #define CPU_CAP_NARROW_IN(i) (1u << (8 + (i))) /* reads input i in any storage */
 #define CPU_CAP_INT16 4u /* its narrow inputs and output may be int16 as well as int8 */
+/* Its tail reads element i of an added operand before it writes output element i, and
+ * no other element of either in between: the output may then take the buffer of an
+ * operand this node reads last (cpu.cpp, share_tail_operands). */
+#define CPU_CAP_TAIL_IN_PLACE 8u
 
 /* One fused step (cvml_ops.h, from the fused operator's op_def.step) with its
  * CVML_STEP_ADD operand resolved to the tensor it reads (any storage). */
@@ -69,6 +73,11 @@ typedef struct cpu_kernel {
      * (int8 weights it packs) above the scalar level; the device gives the kernel an
      * int32 copy of any other constant kept narrow. */
     uint32_t narrow_consts;
+    /* Optional. Called once storage and tail are known: the index of an input whose
+     * buffer the output may take if nothing reads that input later (the device checks;
+     * the run then finds outputs[0]->data == inputs[i]->data), or -1. The kernel may
+     * grow its scratch, in *scratch_bytes, for the run's in-place form. */
+    int32_t (*writes_over_input)(const cpu_node_ctx* ctx, size_t* scratch_bytes);
 } cpu_kernel;
 
 int cpu_kernel_registry_add(const cpu_kernel* k);

@@ -44,6 +44,13 @@ struct int_list {
     bool present;
 };
 
+/* A list_int graph attribute: its values are checked to fit an int32. */
+struct int32_list {
+    int32_t* values;
+    int32_t count;
+    bool present;
+};
+
 struct entry_list {
     entry* values;
     int32_t count;
@@ -74,7 +81,8 @@ struct file_graph {
     size_t strings_used, strings_capacity;
     entry* inputs; /* every node's inputs, node after node */
     size_t inputs_used, inputs_capacity;
-    int_list arg_nodes, node_row_ptr, storage_id, precision, device_index;
+    int_list arg_nodes, node_row_ptr;
+    int32_list storage_id, precision, device_index;
     entry_list heads;
     shape_list shape;
     string_list op_attrs, dltype;
@@ -101,8 +109,7 @@ void free_file_graph(file_graph* f) {
     cvml_scratch_free(f->precision.values);
     cvml_scratch_free(f->device_index.values);
     cvml_scratch_free(f->heads.values);
-    cvml_scratch_free(f->shape.values);
-    cvml_scratch_free(f->shape.offsets);
+    cvml_scratch_free(f->shape.values);  // the offsets too
     cvml_mem_free(f->version);
     cvml_mem_free(f->postprocess);
 }
@@ -354,6 +361,18 @@ int to_int_list(const json_value* v, int_list* out) {
     return CVML_OK;
 }
 
+int to_int32_list(const json_value* v, int32_list* out) {
+    cvml_scratch_free(out->values);
+    out->count = json_count(v);
+    out->present = true;
+    out->values = static_cast<int32_t*>(
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
+    if (!out->values) return out_of_memory();
+    for (int32_t i = 0; i < out->count; ++i)
+        out->values[i] = static_cast<int32_t>(json_int(json_at(v, i)));
+    return CVML_OK;
+}
+
 int to_entry_list(const json_value* v, entry_list* out) {
     cvml_scratch_free(out->values);
     out->count = json_count(v);
@@ -366,18 +385,18 @@ int to_entry_list(const json_value* v, entry_list* out) {
     return CVML_OK;
 }
 
+/* One block: the values, then the offsets (settle_list moves it whole). */
 int to_shape_list(const json_value* v, shape_list* out) {
     cvml_scratch_free(out->values);
-    cvml_scratch_free(out->offsets);
     out->count = json_count(v);
     out->present = true;
     size_t total = 0;
     for (int32_t i = 0; i < out->count; ++i)
         total += static_cast<size_t>(json_count(json_at(v, i)));
-    out->values = static_cast<int64_t*>(cvml_scratch_alloc(sizeof(int64_t) * (total + 1)));
-    out->offsets = static_cast<int32_t*>(
-        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
-    if (!out->values || !out->offsets) return out_of_memory();
+    out->values = static_cast<int64_t*>(cvml_scratch_alloc(
+        sizeof(int64_t) * (total + 1) + sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
+    if (!out->values) return out_of_memory();
+    out->offsets = reinterpret_cast<int32_t*>(out->values + total + 1);
     int32_t next = 0;
     for (int32_t i = 0; i < out->count; ++i) {
         const json_value* shape = json_at(v, i);
@@ -393,6 +412,22 @@ void to_string_list(const json_value* v, string_list* out) {
     out->begin = json_offset(v);
     out->count = json_count(v);
     out->present = true;
+}
+
+/* The list just made from a piece's tree goes down over the tree (given back below it):
+ * otherwise each attribute's tree stays a hole in the scratch until the load ends, and
+ * the largest piece (the shapes) no longer fits there on a microcontroller's arena. */
+void settle_lists(file_graph* f) {
+    int_list* ints[] = {&f->arg_nodes, &f->node_row_ptr};
+    for (int_list* l : ints) l->values = static_cast<int64_t*>(cvml_scratch_settle(l->values));
+    int32_list* int32s[] = {&f->storage_id, &f->device_index, &f->precision};
+    for (int32_list* l : int32s) l->values = static_cast<int32_t*>(cvml_scratch_settle(l->values));
+    f->heads.values = static_cast<entry*>(cvml_scratch_settle(f->heads.values));
+    if (f->shape.values) {
+        const ptrdiff_t at = f->shape.offsets - reinterpret_cast<int32_t*>(f->shape.values);
+        f->shape.values = static_cast<int64_t*>(cvml_scratch_settle(f->shape.values));
+        f->shape.offsets = reinterpret_cast<int32_t*>(f->shape.values) + at;
+    }
 }
 
 /* The decoded key of the member an iterator is at, in a piece of its own. */
@@ -414,16 +449,16 @@ int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin, size_t
         if (!rc) to_string_list(v, &f->dltype);
     } else if (key_is(key, "storage_id")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_int_list(v, &f->storage_id);
+        if (!rc) rc = to_int32_list(v, &f->storage_id);
     } else if (key_is(key, "shape")) {
         rc = decode_graph_attr(m, key, "list_shape", &v);
         if (!rc) rc = to_shape_list(v, &f->shape);
     } else if (key_is(key, "device_index")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_int_list(v, &f->device_index);
+        if (!rc) rc = to_int32_list(v, &f->device_index);
     } else if (key_is(key, "precision")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_int_list(v, &f->precision);
+        if (!rc) rc = to_int32_list(v, &f->precision);
     } else if (key_is(key, "op_attrs")) {
         rc = decode_graph_attr(m, key, "list_str", &v);
         if (!rc) to_string_list(v, &f->op_attrs);
@@ -433,6 +468,7 @@ int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin, size_t
         rc = cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", key);
     }
     json_free(&doc);
+    settle_lists(f);
     return rc;
 }
 
@@ -535,6 +571,7 @@ int decode_list_member(file_graph* f, const char* key, size_t begin, size_t end)
         }
     }
     json_free(&doc);
+    settle_lists(f);
     return rc;
 }
 

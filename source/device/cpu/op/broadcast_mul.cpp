@@ -42,7 +42,9 @@ int broadcast_mul_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     st->var = var;
     st->factor = factor;
     ctx->state = st;
-    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(var);
+    // epilogue_apply goes forward a chunk at a time, each chunk read whole before stored.
+    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(var) |
+                CPU_CAP_TAIL_IN_PLACE;
     return CVML_OK;
 }
 

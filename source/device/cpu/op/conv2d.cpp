@@ -202,6 +202,69 @@ void conv_cm_slot(void* arg, int64_t slot, int64_t) {
     }
 }
 
+/* ---- Cortex-M, writing over the image ----------------------------------------------
+ * A stride-1 conv2d whose output has its image's shape can write each output row over
+ * the same input row once no later output row reads it: output row oy reads input rows
+ * oy - ph .. oy - ph + (kh - 1) dh, so after row oy is summed, input row oy - ph is
+ * dead. Rows wait their turn in a ring of ph rows of scratch (after the slot's), every
+ * channel of a row together. One thread goes through the rows in order. The tail must
+ * not add an operand: it would read it at the ring's indices. */
+
+bool cm_in_place_geometry(const cpu_node_ctx* ctx, const conv_geom& g) {
+    return g.sh == 1 && g.oh == g.h && g.ow == g.w && g.o == g.c && g.ph < g.oh &&
+           ctx->inputs[1]->kind == TENSOR_CONST && cpu_threads(ctx) == 1;
+}
+
+bool tail_adds(const cpu_node_ctx* ctx) {
+    for (int32_t k = 0; ctx->tail && k < ctx->tail->count; ++k)
+        if (ctx->tail->steps[k].step.kind == CVML_STEP_ADD) return true;
+    return false;
+}
+
+/* The ring of rows waiting to be stored, in the output's storage. */
+size_t cm_ring_bytes(const conv_geom& g, int32_t storage) {
+    return static_cast<size_t>(g.ph * g.o * g.ow) * static_cast<size_t>(storage);
+}
+
+/* Every channel's row `from` of the ring to output row oy of image n. */
+void store_ring_row(const conv_cm_args* a, const uint8_t* ring, int64_t from, int64_t n,
+                    int64_t oy) {
+    const cm_conv& cv = a->cv;
+    const size_t bytes = static_cast<size_t>(cv.ow) * static_cast<size_t>(a->y->storage);
+    const int64_t plane = int64_t{cv.oh} * cv.ow;
+    uint8_t* out = static_cast<uint8_t*>(a->y->data);
+    for (int32_t o = 0; o < cv.o; ++o)
+        memcpy(out + static_cast<size_t>((n * cv.o + o) * plane + oy * cv.ow) * a->y->storage,
+               ring + (static_cast<size_t>(from) * cv.o + static_cast<size_t>(o)) * bytes, bytes);
+}
+
+void conv_cm_in_place(const conv_cm_args* a, int32_t lag) {
+    const cm_conv& cv = a->cv;
+    int32_t* sums = reinterpret_cast<int32_t*>(a->scratch);
+    void* kernel_scratch =
+        a->scratch +
+        ((sizeof(int32_t) * static_cast<size_t>(cv.o) * static_cast<size_t>(cv.ow) + 15) &
+         ~static_cast<size_t>(15));
+    uint8_t* ring = a->scratch + a->slot_bytes;
+    const int64_t plane = int64_t{cv.oh} * cv.ow;
+    for (int64_t n = 0; n < a->n; ++n) {
+        for (int32_t oy = 0; oy < cv.oh; ++oy) {
+            cm_conv_row(&cv, n, oy, kernel_scratch, sums);
+            if (lag == 0) {
+                cm_epilogue_block(a->ep, sums, cv.o, cv.ow, a->y->data, a->y->storage,
+                                  n * cv.o * plane + int64_t{oy} * cv.ow, plane);
+                continue;
+            }
+            // Input row oy - lag is read no more: the row waiting in its slot goes there.
+            const int32_t slot = oy % lag;
+            if (oy >= lag) store_ring_row(a, ring, slot, n, oy - lag);
+            cm_epilogue_block(a->ep, sums, cv.o, cv.ow, ring, a->y->storage,
+                              int64_t{slot} * cv.o * cv.ow, cv.ow);
+        }
+        for (int32_t oy = cv.oh - lag; oy < cv.oh; ++oy) store_ring_row(a, ring, oy % lag, n, oy);
+    }
+}
+
 /* A 1x1 depthwise conv2d (a folded batch norm: y = bias + w[c] * x per channel) on
  * Cortex-M: each plane in chunks of sums that go through the tail as a block. */
 constexpr int64_t kScaleChunk = 256;
@@ -439,8 +502,10 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     const size_t scale = sizeof(int32_t) * kScaleChunk * static_cast<size_t>(cpu_threads(ctx));
     if (p->groups > 1 && g.kh == 1 && g.kw == 1 && scale > *scratch_bytes) *scratch_bytes = scale;
 #endif
+    // Every loop below applies the tail to a row (a block of rows on Cortex-M) of sums
+    // held apart, reading the added operand at the indices it then writes.
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
-                CPU_CAP_NARROW_IN(1);
+                CPU_CAP_NARROW_IN(1) | CPU_CAP_TAIL_IN_PLACE;
     return CVML_OK;
 }
 
@@ -460,7 +525,10 @@ int conv2d_run(cpu_node_ctx* ctx) {
                            0,
                            cpu_threads(ctx)};
         cm.slot_bytes = cm_slot_bytes(cm.cv);
-        cpu_for_each_slot(ctx, conv_cm_slot, &cm);
+        if (ctx->outputs[0]->data == ctx->inputs[0]->data)
+            conv_cm_in_place(&cm, static_cast<int32_t>(g.ph));
+        else
+            cpu_for_each_slot(ctx, conv_cm_slot, &cm);
         return CVML_OK;
     }
     if (cm_scale_applies(ctx, make_geom(ctx))) {
@@ -482,8 +550,30 @@ int conv2d_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel conv2d_kernel = {"conv2d",       conv2d_prerun, conv2d_run,
-                                  conv2d_postrun, conv2d_fused,  CPU_CAP_NARROW_IN(1)};
+/* On Cortex-M, the image's buffer takes the output when the geometry allows it
+ * (conv_cm_in_place); the ring of waiting rows joins the scratch. */
+int32_t conv2d_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes) {
+#if CVML_SIMD_CORTEXM
+    const conv_geom g = make_geom(ctx);
+    if (!cm_conv_applies(ctx) || !cm_in_place_geometry(ctx, g) || tail_adds(ctx)) return -1;
+    const size_t need =
+        cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) + cm_ring_bytes(g, ctx->outputs[0]->storage);
+    if (need > *scratch_bytes) *scratch_bytes = need;
+    return 0;
+#else
+    (void)ctx;
+    (void)scratch_bytes;
+#endif
+    return -1;
+}
+
+const cpu_kernel conv2d_kernel = {"conv2d",
+                                  conv2d_prerun,
+                                  conv2d_run,
+                                  conv2d_postrun,
+                                  conv2d_fused,
+                                  CPU_CAP_NARROW_IN(1),
+                                  conv2d_writes_over_input};
 
 }  // namespace
 

@@ -113,8 +113,9 @@ static inline int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
     if (cpu_reference(ctx) || !op_node_step(ctx->graph, ctx->node, 0, &step)) return CVML_OK;
     static const int fast_marker = 1;
     ctx->state = const_cast<int*>(&fast_marker);  // no postrun: nothing is owned
+    // epilogue_apply goes forward a chunk at a time, each chunk read whole before stored.
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
-                (inputs > 1 ? CPU_CAP_NARROW_IN(1) : 0u);
+                (inputs > 1 ? CPU_CAP_NARROW_IN(1) : 0u) | CPU_CAP_TAIL_IN_PLACE;
     return CVML_OK;
 }
 
