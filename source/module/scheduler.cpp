@@ -143,7 +143,7 @@ bool ready(const ir_graph* g, const ir_node* node, const uint8_t* done) {
 /* The topological order that stays on one device while it can (see the top). */
 int order_nodes(const ir_graph* g, const int32_t* assigned, int32_t* order, int32_t* count) {
     uint8_t* done =
-        static_cast<uint8_t*>(cvml_mem_calloc(static_cast<size_t>(g->node_count) + 1, 1));
+        static_cast<uint8_t*>(cvml_scratch_calloc(static_cast<size_t>(g->node_count) + 1, 1));
     if (!done) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     int32_t total = 0;
     for (int32_t n = 0; n < g->node_count; ++n) total += g->nodes[n]->op ? 1 : 0;
@@ -165,7 +165,7 @@ int order_nodes(const ir_graph* g, const int32_t* assigned, int32_t* order, int3
         done[pick] = 1;
         order[m++] = pick;
     }
-    cvml_mem_free(done);
+    cvml_scratch_free(done);
     *count = m;
     if (m != total) return cvml_fail(CVML_ERR_RUNTIME, "scheduler: graph is not topological");
     return CVML_OK;
@@ -193,8 +193,8 @@ int cut_subgraphs(ir_graph* g, const int32_t* order, int32_t count, const int32_
  * input, plus one. */
 int find_boundaries(ir_graph* g) {
     size_t tensors = static_cast<size_t>(g->tensor_count) + 1;
-    uint8_t* is_output = static_cast<uint8_t*>(cvml_mem_calloc(tensors, 1));
-    int32_t* listed = static_cast<int32_t*>(cvml_mem_calloc(tensors, sizeof(int32_t)));
+    uint8_t* is_output = static_cast<uint8_t*>(cvml_scratch_calloc(tensors, 1));
+    int32_t* listed = static_cast<int32_t*>(cvml_scratch_calloc(tensors, sizeof(int32_t)));
     int rc = is_output && listed ? CVML_OK : cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t i = 0; !rc && i < g->output_count; ++i) is_output[g->outputs[i]] = 1;
     for (int32_t s = 0; !rc && s < g->subgraph_count; ++s) {
@@ -218,8 +218,8 @@ int find_boundaries(ir_graph* g) {
             }
         }
     }
-    cvml_mem_free(is_output);
-    cvml_mem_free(listed);
+    cvml_scratch_free(listed);
+    cvml_scratch_free(is_output);
     return rc;
 }
 
@@ -372,9 +372,9 @@ int partition(ir_graph* g, const cvml_context* ctx) {
     int rc = context_devices(ctx, devices, CVML_CONTEXT_MAX_DEVICES + 1, &device_count);
     if (rc) return rc;
     size_t n = static_cast<size_t>(g->node_count) + 1;
-    int32_t* assigned = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * n));
-    int32_t* order = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * n));
-    uint8_t* cpu_ok = static_cast<uint8_t*>(cvml_mem_alloc(n));
+    int32_t* assigned = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * n));
+    int32_t* order = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * n));
+    uint8_t* cpu_ok = static_cast<uint8_t*>(cvml_scratch_alloc(n));
     if (!assigned || !order || !cpu_ok) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     if (!rc) rc = assign_devices(g, devices, device_count, assigned, cpu_ok);
     for (int32_t pass = 0; !rc; ++pass) {
@@ -387,9 +387,9 @@ int partition(ir_graph* g, const cvml_context* ctx) {
         if (rc || !moved || pass > g->node_count) break;
         drop_subgraphs(g);
     }
-    cvml_mem_free(assigned);
-    cvml_mem_free(order);
-    cvml_mem_free(cpu_ok);
+    cvml_scratch_free(cpu_ok);
+    cvml_scratch_free(order);
+    cvml_scratch_free(assigned);
     return rc;
 }
 
@@ -399,7 +399,14 @@ int scheduler_prerun(ir_graph* g, const cvml_context* ctx) {
     if (g->subgraph_count > 0) return CVML_OK;
     if (!g->verified) return cvml_fail(CVML_ERR_LOGIC, "the graph is not verified");
     g->arena_used = 0;  // no subgraph holds any of the caller's arena now
+    // The partition's tables are taken from the caller's arena, idle until a plan is
+    // placed there: on a microcontroller's heap they would leave holes between the
+    // graph's own blocks.
+    const bool lent = g->arena && !cvml_scratch_active();
+    if (lent) cvml_scratch_begin(g->arena, g->arena_size);
     int rc = partition(g, ctx);
+    if (lent && !cvml_scratch_end() && !rc)
+        rc = cvml_fail(CVML_ERR_LOGIC, "the partition kept scratch memory (a bug)");
     if (rc) {
         drop_subgraphs(g);
         return rc;

@@ -525,9 +525,25 @@ int place_arena(ir_graph* g, cpu_subgraph_state* st) {
 }
 
 /* One request per buffer owned here (views share their root's), one per scratch. */
+/* Whether step i's output k gets a buffer of its own (not fused away, not sharing one). */
+bool owns_output(const cpu_subgraph_state* st, int32_t i, int32_t k) {
+    const cpu_node_exec* ne = &st->nodes[i];
+    return !ne->skip && st->alias[ne->ctx.outputs[k]->index] < 0;
+}
+
+/* Whether step i runs with scratch of its own. */
+bool owns_scratch(const cpu_subgraph_state* st, int32_t i, const size_t* scratch) {
+    return !st->nodes[i].skip && scratch[i] > 0;
+}
+
 int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_t* scratch) {
+    // Requests only for the buffers placed (a microcontroller's arena lends the prerun
+    // its scratch: a request per node would be 7 KB for cifar_resnet20).
     int32_t count = 0;
-    for (int32_t i = 0; i < sg->node_count; ++i) count += g->nodes[sg->nodes[i]]->output_count + 1;
+    for (int32_t i = 0; i < sg->node_count; ++i) {
+        for (int32_t k = 0; k < st->nodes[i].ctx.output_count; ++k) count += owns_output(st, i, k);
+        count += owns_scratch(st, i, scratch);
+    }
     plan_request* req = static_cast<plan_request*>(
         cvml_scratch_calloc(static_cast<size_t>(count) + 1, sizeof(plan_request)));
     int32_t* last = static_cast<int32_t*>(
@@ -557,14 +573,15 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
     int32_t r = 0;
     for (int32_t i = 0; i < sg->node_count; ++i) {
         const cpu_node_exec* ne = &st->nodes[i];
-        for (int32_t k = 0; k < ne->ctx.output_count && !ne->skip; ++k) {
+        for (int32_t k = 0; k < ne->ctx.output_count; ++k) {
+            if (!owns_output(st, i, k)) continue;
             const ir_tensor* t = ne->ctx.outputs[k];
-            if (st->alias[t->index] >= 0) continue;  // in the buffer of a tensor read last
             req[r].size = static_cast<size_t>(ir_tensor_element_count(t)) * t->storage;
             req[r].first = i;
             req[r].last = last[t->index] < i ? i : last[t->index];
             ++r;
         }
+        if (!owns_scratch(st, i, scratch)) continue;
         req[r].size = scratch[i];
         req[r].first = i;
         req[r].last = i;
@@ -576,12 +593,11 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
         r = 0;
         for (int32_t i = 0; i < sg->node_count; ++i) {
             cpu_node_exec* ne = &st->nodes[i];
-            for (int32_t k = 0; k < ne->ctx.output_count && !ne->skip; ++k)
-                if (st->alias[ne->ctx.outputs[k]->index] < 0)
-                    ne->ctx.outputs[k]->data = st->arena + req[r++].offset;
-            ne->ctx.scratch = scratch[i] ? st->arena + req[r].offset : nullptr;
-            ne->ctx.scratch_size = scratch[i];
-            ++r;
+            for (int32_t k = 0; k < ne->ctx.output_count; ++k)
+                if (owns_output(st, i, k)) ne->ctx.outputs[k]->data = st->arena + req[r++].offset;
+            const bool own = owns_scratch(st, i, scratch);
+            ne->ctx.scratch = own ? st->arena + req[r++].offset : nullptr;
+            ne->ctx.scratch_size = own ? scratch[i] : 0;
         }
         for (int32_t t = 0; t < g->tensor_count; ++t)
             if (st->alias[t] >= 0) g->tensors[t]->data = g->tensors[alias_root(st, t)]->data;

@@ -185,14 +185,6 @@ int require_int32_array(const json_value* v, const char* what) {
     return rc;
 }
 
-int require_string_array(const json_value* v, const char* what) {
-    if (json_type(v) != JSON_ARRAY) return type_error(v, what, "an array");
-    for (int32_t i = 0; i < json_count(v); ++i)
-        if (json_type(json_at(v, i)) != JSON_STRING)
-            return type_error(json_at(v, i), what, "a string");
-    return CVML_OK;
-}
-
 /* NodeEntry::Load: [node_id, index(, version)], fewer or more items are VERIFY
  * failures (logic), non-integers are stream failures (runtime). */
 int require_entries(const json_value* v, const char* what) {
@@ -336,12 +328,6 @@ int decode_graph_attr(const json_value* m, const char* key, const char* tag,
                 cvml_fail(CVML_ERR_RUNTIME, "cannot skip graph attr dtype of type %s", json_str(t));
     } else if (strcmp(tag, "list_int") == 0) {
         rc = require_int32_array(v, key);
-    } else if (strcmp(tag, "list_str") == 0) {
-        rc = require_string_array(v, key);
-    } else {  // list_shape
-        if (json_type(v) != JSON_ARRAY) return type_error(v, "shape", "an array");
-        for (int32_t i = 0; i < json_count(v) && !rc; ++i)
-            rc = require_int_array(json_at(v, i), "shape");
     }
     if (rc) return rc;
     if (json_count(m) > 2)
@@ -385,35 +371,6 @@ int to_entry_list(const json_value* v, entry_list* out) {
     return CVML_OK;
 }
 
-/* One block: the values, then the offsets (settle_list moves it whole). */
-int to_shape_list(const json_value* v, shape_list* out) {
-    cvml_scratch_free(out->values);
-    out->count = json_count(v);
-    out->present = true;
-    size_t total = 0;
-    for (int32_t i = 0; i < out->count; ++i)
-        total += static_cast<size_t>(json_count(json_at(v, i)));
-    out->values = static_cast<int64_t*>(cvml_scratch_alloc(
-        sizeof(int64_t) * (total + 1) + sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
-    if (!out->values) return out_of_memory();
-    out->offsets = reinterpret_cast<int32_t*>(out->values + total + 1);
-    int32_t next = 0;
-    for (int32_t i = 0; i < out->count; ++i) {
-        const json_value* shape = json_at(v, i);
-        out->offsets[i] = next;
-        for (int32_t d = 0; d < json_count(shape); ++d)
-            out->values[next++] = json_int(json_at(shape, d));
-    }
-    out->offsets[out->count] = next;
-    return CVML_OK;
-}
-
-void to_string_list(const json_value* v, string_list* out) {
-    out->begin = json_offset(v);
-    out->count = json_count(v);
-    out->present = true;
-}
-
 /* The list just made from a piece's tree goes down over the tree (given back below it):
  * otherwise each attribute's tree stays a hole in the scratch until the load ends, and
  * the largest piece (the shapes) no longer fits there on a microcontroller's arena. */
@@ -437,31 +394,154 @@ int member_key(const json_iter* it, json_doc* doc, const char** key) {
     return rc;
 }
 
+/* A graph attribute's [tag, values] as byte ranges (no tree of it). */
+struct attr_parts {
+    int32_t count;
+    size_t tag_begin, tag_end;
+    size_t values; /* where the values begin (count >= 2) */
+};
+
+/* The attribute at `begin` is an array whose tag is `tag`: decode_graph_attr's first
+ * checks, in its order, with its messages. */
+int split_attr(const file_graph* f, const char* key, const char* tag, size_t begin,
+               attr_parts* parts) {
+    int type = json_type_at(f->text, f->size, begin);
+    if (type != JSON_ARRAY)
+        return type_error_at(json_value_start(f->text, f->size, begin), type, "graph attribute",
+                             "an array [type, values]");
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, begin);
+    for (parts->count = 0; json_iter_next(&it); ++parts->count) {
+        if (parts->count == 0) parts->tag_begin = it.begin, parts->tag_end = it.end;
+        if (parts->count == 1) parts->values = it.begin;
+    }
+    if (parts->count < 1)
+        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing type tag", key);
+    json_doc doc;
+    int rc = json_parse_range(f->text, parts->tag_begin, parts->tag_end, &doc);
+    if (rc) return rc;
+    const json_value* t = doc.root;
+    if (json_type(t) != JSON_STRING)
+        rc = type_error(t, "graph attribute type", "a string");
+    else if (strcmp(json_str(t), tag) != 0)
+        rc = cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: type %s, expected %s", key, json_str(t),
+                       tag);
+    json_free(&doc);
+    if (!rc && parts->count < 2)
+        rc = cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing values", key);
+    return rc;
+}
+
+int more_than_two(const attr_parts& parts, const char* key) {
+    return parts.count > 2
+               ? cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: more than [type, values]", key)
+               : CVML_OK;
+}
+
+/* The values of an attribute are an array: its elements' count. */
+int values_array(const file_graph* f, const char* what, size_t values, int32_t* count) {
+    const int type = json_type_at(f->text, f->size, values);
+    if (type != JSON_ARRAY)
+        return type_error_at(json_value_start(f->text, f->size, values), type, what, "an array");
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, values);
+    for (*count = 0; json_iter_next(&it);) ++*count;
+    return CVML_OK;
+}
+
+/* The list_str (dltype, op_attrs) and list_shape graph attributes are checked without a
+ * tree of the whole: it would decode 12 KB of op_attrs strings only to drop them, and
+ * the shapes' tree (14 KB for cifar_resnet20) did not fit a microcontroller's arena
+ * beside the node arrays, so it went to the heap and left a hole there. The checks,
+ * their order and their messages are decode_graph_attr's. */
+int decode_list_str_attr(file_graph* f, const char* key, size_t begin, string_list* out) {
+    attr_parts parts;
+    int32_t count = 0;
+    int rc = split_attr(f, key, "list_str", begin, &parts);
+    if (!rc) rc = values_array(f, key, parts.values, &count);
+    if (rc) return rc;
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, parts.values);
+    while (json_iter_next(&it)) {
+        const int type = json_type_at(f->text, f->size, it.begin);
+        if (type != JSON_STRING)
+            return type_error_at(json_value_start(f->text, f->size, it.begin), type, key,
+                                 "a string");
+    }
+    rc = more_than_two(parts, key);
+    if (rc) return rc;
+    out->begin = json_value_start(f->text, f->size, parts.values);
+    out->count = count;
+    out->present = true;
+    return CVML_OK;
+}
+
+/* Each shape in a tree of its own, in two passes: checked and counted (out->values
+ * null), then kept. */
+int for_each_shape(const file_graph* f, size_t values, shape_list* out) {
+    json_iter it;
+    json_iter_start(&it, f->text, f->size, values);
+    size_t total = 0;
+    for (int32_t i = 0; json_iter_next(&it); ++i) {
+        json_doc doc;
+        int rc = json_parse_range(f->text, it.begin, it.end, &doc);
+        if (!rc && !out->values) rc = require_int_array(doc.root, "shape");
+        if (!rc && out->values) {
+            out->offsets[i] = static_cast<int32_t>(total);
+            for (int32_t d = 0; d < json_count(doc.root); ++d)
+                out->values[total + static_cast<size_t>(d)] = json_int(json_at(doc.root, d));
+        }
+        if (!rc) total += static_cast<size_t>(json_count(doc.root));
+        json_free(&doc);
+        if (rc) return rc;
+    }
+    if (out->values) {
+        out->offsets[out->count] = static_cast<int32_t>(total);
+        return CVML_OK;
+    }
+    // One block: the values, then the offsets (settle_lists moves it whole).
+    out->values = static_cast<int64_t*>(cvml_scratch_alloc(
+        sizeof(int64_t) * (total + 1) + sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
+    if (!out->values) return out_of_memory();
+    out->offsets = reinterpret_cast<int32_t*>(out->values + total + 1);
+    return for_each_shape(f, values, out);
+}
+
+int decode_shape_attr(file_graph* f, const char* key, size_t begin, shape_list* out) {
+    attr_parts parts;
+    int32_t count = 0;
+    int rc = split_attr(f, key, "list_shape", begin, &parts);
+    if (!rc) rc = values_array(f, "shape", parts.values, &count);
+    if (rc) return rc;
+    cvml_scratch_free(out->values);
+    out->values = nullptr;
+    out->offsets = nullptr;
+    out->count = count;
+    out->present = true;
+    rc = for_each_shape(f, parts.values, out);
+    if (!rc) rc = more_than_two(parts, key);
+    return rc;
+}
+
 /* One graph attribute, the member `key` spanning [begin, end). */
 int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin, size_t end) {
+    if (key_is(key, "dltype")) return decode_list_str_attr(f, key, begin, &f->dltype);
+    if (key_is(key, "op_attrs")) return decode_list_str_attr(f, key, begin, &f->op_attrs);
+    if (key_is(key, "shape")) return decode_shape_attr(f, key, begin, &f->shape);
     json_doc doc;
     int rc = json_parse_range(f->text, begin, end, &doc);
     if (rc) return rc;
     const json_value* m = doc.root;
     const json_value* v = nullptr;
-    if (key_is(key, "dltype")) {
-        rc = decode_graph_attr(m, key, "list_str", &v);
-        if (!rc) to_string_list(v, &f->dltype);
-    } else if (key_is(key, "storage_id")) {
+    if (key_is(key, "storage_id")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
         if (!rc) rc = to_int32_list(v, &f->storage_id);
-    } else if (key_is(key, "shape")) {
-        rc = decode_graph_attr(m, key, "list_shape", &v);
-        if (!rc) rc = to_shape_list(v, &f->shape);
     } else if (key_is(key, "device_index")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
         if (!rc) rc = to_int32_list(v, &f->device_index);
     } else if (key_is(key, "precision")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
         if (!rc) rc = to_int32_list(v, &f->precision);
-    } else if (key_is(key, "op_attrs")) {
-        rc = decode_graph_attr(m, key, "list_str", &v);
-        if (!rc) to_string_list(v, &f->op_attrs);
     } else if (key_is(key, "dtype")) {
         rc = decode_graph_attr(m, key, "", &v);
     } else {
