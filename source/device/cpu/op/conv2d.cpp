@@ -555,6 +555,9 @@ int conv2d_run(cpu_node_ctx* ctx) {
 int32_t conv2d_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes) {
 #if CVML_SIMD_CORTEXM
     const conv_geom g = make_geom(ctx);
+    // A folded batch norm goes plane by plane, each chunk of a plane read before the
+    // same chunk is written (conv_scale_slot).
+    if (cm_scale_applies(ctx, g)) return 0;
     if (!cm_conv_applies(ctx) || !cm_in_place_geometry(ctx, g) || tail_adds(ctx)) return -1;
     const size_t need =
         cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) + cm_ring_bytes(g, ctx->outputs[0]->storage);
