@@ -67,7 +67,7 @@ int append_index(int32_t** arr, int32_t* count, int32_t value) {
     int32_t n = *count;
     if ((n & (n - 1)) == 0) {  // 0, 1, 2, 4, ...: full
         size_t capacity = n ? 2 * static_cast<size_t>(n) : 1;
-        int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(*arr, sizeof(int32_t) * capacity));
+        int32_t* p = static_cast<int32_t*>(cvml_scratch_realloc(*arr, sizeof(int32_t) * capacity));
         if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
         *arr = p;
     }
@@ -92,9 +92,9 @@ int new_subgraph(ir_graph* g, int32_t device) {
 void drop_subgraphs(ir_graph* g) {
     for (int32_t s = 0; s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
-        cvml_mem_free(sg->nodes);
-        cvml_mem_free(sg->inputs);
-        cvml_mem_free(sg->outputs);
+        cvml_scratch_free(sg->nodes);  // in the partition's scratch, or the heap
+        cvml_scratch_free(sg->inputs);
+        cvml_scratch_free(sg->outputs);
         cvml_mem_free(sg->input_buffers);
         cvml_mem_free(sg->output_buffers);
         cvml_mem_free(sg->output_host);
@@ -365,7 +365,32 @@ void postrun_subgraph(ir_graph* g, ir_subgraph* sg) {
     if (device_has_memory(dev)) release_boundary(dev, g, sg);
 }
 
-/* Partitions the graph; on return g->subgraphs holds the final cut. */
+/* A list grown in the partition's scratch goes to the heap, its exact size. */
+int settle_list(int32_t** arr, int32_t count) {
+    if (!*arr) return CVML_OK;
+    int32_t* p = static_cast<int32_t*>(
+        cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(count ? count : 1)));
+    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    memcpy(p, *arr, sizeof(int32_t) * static_cast<size_t>(count));
+    cvml_scratch_free(*arr);
+    *arr = p;
+    return CVML_OK;
+}
+
+int settle_lists(ir_graph* g) {
+    int rc = CVML_OK;
+    for (int32_t s = 0; s < g->subgraph_count && !rc; ++s) {
+        ir_subgraph* sg = g->subgraphs[s];
+        rc = settle_list(&sg->nodes, sg->node_count);
+        if (!rc) rc = settle_list(&sg->inputs, sg->input_count);
+        if (!rc) rc = settle_list(&sg->outputs, sg->output_count);
+    }
+    return rc;
+}
+
+/* Partitions the graph; on return g->subgraphs holds the final cut. The subgraphs'
+ * lists grow (by doubling) in the load's scratch where the caller lent an arena, and
+ * only their final form goes to the heap. */
 int partition(ir_graph* g, const cvml_context* ctx) {
     cvml_device* devices[CVML_CONTEXT_MAX_DEVICES + 1];
     int32_t device_count = 0;
@@ -387,6 +412,7 @@ int partition(ir_graph* g, const cvml_context* ctx) {
         if (rc || !moved || pass > g->node_count) break;
         drop_subgraphs(g);
     }
+    if (!rc) rc = settle_lists(g);
     cvml_scratch_free(cpu_ok);
     cvml_scratch_free(order);
     cvml_scratch_free(assigned);
@@ -405,12 +431,12 @@ int scheduler_prerun(ir_graph* g, const cvml_context* ctx) {
     const bool lent = g->arena && !cvml_scratch_active();
     if (lent) cvml_scratch_begin(g->arena, g->arena_size);
     int rc = partition(g, ctx);
-    if (lent && !cvml_scratch_end() && !rc)
-        rc = cvml_fail(CVML_ERR_LOGIC, "the partition kept scratch memory (a bug)");
-    if (rc) {
+    if (rc) drop_subgraphs(g);  // while lists it left may still be in the scratch
+    if (lent && !cvml_scratch_end() && !rc) {
         drop_subgraphs(g);
-        return rc;
+        rc = cvml_fail(CVML_ERR_LOGIC, "the partition kept scratch memory (a bug)");
     }
+    if (rc) return rc;
     for (int32_t i = 0; i < g->tensor_count; ++i) {
         ir_tensor* t = g->tensors[i];
         if (t->kind == TENSOR_CONST) t->data = t->const_data;

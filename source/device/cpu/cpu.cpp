@@ -864,10 +864,8 @@ int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     st->wide = static_cast<ir_tensor**>(
         cvml_scratch_calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
-    st->bound = static_cast<int64_t*>(
-        cvml_scratch_alloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     st->tensor_count = g->tensor_count;
-    if (!st->step_of_node || !st->alias || !st->wide || !st->bound)
+    if (!st->step_of_node || !st->alias || !st->wide)
         return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
     for (int32_t n = 0; n < g->node_count; ++n) st->step_of_node[n] = -1;
     for (int32_t i = 0; i < sg->node_count; ++i) {
@@ -888,8 +886,17 @@ int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
     if (!rc && st->rt.fusion) rc = fuse_tails(g, sg, st);
     if (!rc && st->rt.fusion) {
         make_views(g, sg, st);
+        // The bounds are taken last and given back first, so that the plan's scratch
+        // (in a microcontroller's arena) does not have to go round them.
+        st->bound = static_cast<int64_t*>(
+            cvml_scratch_alloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
+        if (!st->bound) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    }
+    if (!rc && st->rt.fusion) {
         compute_bounds(g, sg, st);
         choose_storage(g, sg, st);
+        cvml_scratch_free(st->bound);
+        st->bound = nullptr;
         rc = share_buffers(g, sg, st, scratch);
     }
     if (!rc) rc = choose_input_storage(g, st);

@@ -34,8 +34,10 @@ struct file_node {
     size_t name;      /* offset in file_graph::strings */
     size_t func_name; /* offset in file_graph::strings; SIZE_MAX when no attrs */
     size_t inputs;    /* first of this node's entries in file_graph::inputs */
-    int32_t input_count;
-    bool is_var;
+    /* One word for both (16 bytes a node on 32-bit targets, where these arrays share a
+     * microcontroller's arena): a 32 MB document holds far fewer than 2^30 inputs. */
+    int32_t input_count : 31;
+    uint32_t is_var : 1;
 };
 
 struct int_list {
@@ -59,11 +61,18 @@ struct entry_list {
 
 /* list_shape: shape i is values[offsets[i] .. offsets[i + 1]). */
 struct shape_list {
-    int64_t* values;
-    int32_t* offsets;
+    void* values;     /* int32, or int64 when a value does not fit one (shape_dim) */
+    int32_t* offsets; /* in the same block, after the values */
     int32_t count;
     bool present;
+    bool wide;
 };
+
+/* Value `at` of a shape list (shape i is values offsets[i] .. offsets[i + 1]). */
+int64_t shape_dim(const shape_list& s, int32_t at) {
+    return s.wide ? static_cast<const int64_t*>(s.values)[at]
+                  : static_cast<const int32_t*>(s.values)[at];
+}
 
 /* A checked array of strings, left in the document. */
 struct string_list {
@@ -381,9 +390,9 @@ void settle_lists(file_graph* f) {
     for (int32_list* l : int32s) l->values = static_cast<int32_t*>(cvml_scratch_settle(l->values));
     f->heads.values = static_cast<entry*>(cvml_scratch_settle(f->heads.values));
     if (f->shape.values) {
-        const ptrdiff_t at = f->shape.offsets - reinterpret_cast<int32_t*>(f->shape.values);
-        f->shape.values = static_cast<int64_t*>(cvml_scratch_settle(f->shape.values));
-        f->shape.offsets = reinterpret_cast<int32_t*>(f->shape.values) + at;
+        const ptrdiff_t at = f->shape.offsets - static_cast<int32_t*>(f->shape.values);
+        f->shape.values = cvml_scratch_settle(f->shape.values);
+        f->shape.offsets = static_cast<int32_t*>(f->shape.values) + at;
     }
 }
 
@@ -477,20 +486,26 @@ int decode_list_str_attr(file_graph* f, const char* key, size_t begin, string_li
 }
 
 /* Each shape in a tree of its own, in two passes: checked and counted (out->values
- * null), then kept. */
+ * null), then kept, as int32 unless a value does not fit one (the checks after name
+ * such a value as written; shapes are 4 KB instead of 8 in a microcontroller's arena). */
 int for_each_shape(const file_graph* f, size_t values, shape_list* out) {
     json_iter it;
     json_iter_start(&it, f->text, f->size, values);
     size_t total = 0;
+    bool wide = false;
     for (int32_t i = 0; json_iter_next(&it); ++i) {
         json_doc doc;
         int rc = json_parse_range(f->text, it.begin, it.end, &doc);
         if (!rc && !out->values) rc = require_int_array(doc.root, "shape");
-        if (!rc && out->values) {
-            out->offsets[i] = static_cast<int32_t>(total);
-            for (int32_t d = 0; d < json_count(doc.root); ++d)
-                out->values[total + static_cast<size_t>(d)] = json_int(json_at(doc.root, d));
+        for (int32_t d = 0; !rc && d < json_count(doc.root); ++d) {
+            const int64_t v = json_int(json_at(doc.root, d));
+            const size_t at = total + static_cast<size_t>(d);
+            wide = wide || v < INT32_MIN || v > INT32_MAX;
+            if (out->values && out->wide) static_cast<int64_t*>(out->values)[at] = v;
+            if (out->values && !out->wide)
+                static_cast<int32_t*>(out->values)[at] = static_cast<int32_t>(v);
         }
+        if (!rc && out->values) out->offsets[i] = static_cast<int32_t>(total);
         if (!rc) total += static_cast<size_t>(json_count(doc.root));
         json_free(&doc);
         if (rc) return rc;
@@ -500,10 +515,13 @@ int for_each_shape(const file_graph* f, size_t values, shape_list* out) {
         return CVML_OK;
     }
     // One block: the values, then the offsets (settle_lists moves it whole).
-    out->values = static_cast<int64_t*>(cvml_scratch_alloc(
-        sizeof(int64_t) * (total + 1) + sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
+    const size_t width = wide ? sizeof(int64_t) : sizeof(int32_t);
+    out->values = cvml_scratch_alloc(width * (total + 1) +
+                                     sizeof(int32_t) * (static_cast<size_t>(out->count) + 1));
     if (!out->values) return out_of_memory();
-    out->offsets = reinterpret_cast<int32_t*>(out->values + total + 1);
+    out->wide = wide;
+    out->offsets =
+        reinterpret_cast<int32_t*>(static_cast<uint8_t*>(out->values) + width * (total + 1));
     return for_each_shape(f, values, out);
 }
 
@@ -857,15 +875,15 @@ int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
                          "graph attribute shape size: %" PRId32 ", expected %" PRId32,
                          f->shape.count, entries);
     for (int32_t i = 0; i < entries; ++i) {
-        const int64_t* s = f->shape.values + f->shape.offsets[i];
-        int32_t ndim = f->shape.offsets[i + 1] - f->shape.offsets[i];
+        const int32_t first = f->shape.offsets[i];
+        int32_t ndim = f->shape.offsets[i + 1] - first;
         if (ndim < 1 || ndim > CVML_MAX_DIMS)
             return cvml_fail(CVML_ERR_LOGIC,
                              "shape of entry %" PRId32 ": ndim should be in (0, 6], but %" PRId32,
                              i, ndim);
         int64_t size = 1;
         for (int32_t d = 0; d < ndim; ++d) {
-            int64_t x = s[d];
+            int64_t x = shape_dim(f->shape, first + d);
             if (x < 1 || x > kMaxDim)
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "shape of entry %" PRId32
@@ -1118,9 +1136,9 @@ int build(file_graph* f, ir_graph* g) {
                 break;
             }
             ir_tensor* t = g->tensors[ti];
-            const int64_t* s = f->shape.values + f->shape.offsets[ti];
-            t->ndim = f->shape.offsets[ti + 1] - f->shape.offsets[ti];
-            for (int32_t d = 0; d < t->ndim; ++d) t->dims[d] = s[d];
+            const int32_t first = f->shape.offsets[ti];
+            t->ndim = f->shape.offsets[ti + 1] - first;
+            for (int32_t d = 0; d < t->ndim; ++d) t->dims[d] = shape_dim(f->shape, first + d);
             t->precision = static_cast<int32_t>(f->precision.values[ti]);
             t->storage_id = static_cast<int32_t>(f->storage_id.values[ti]);
             t->kind = !node->op ? (strcmp(node->name, "data") == 0 ? TENSOR_INPUT : TENSOR_CONST)
