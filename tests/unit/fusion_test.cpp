@@ -604,3 +604,49 @@ TEST(Fusion, ResidualChainArenaHoldsTwoActivations) {
     cvml_release();
     unsetenv("CVML_SIMD");
 }
+
+/* The steps run in an order that keeps fewer activations alive (cpu.cpp,
+ * order_for_memory): of a block whose input x feeds a main branch (relu, then a strided
+ * conv) and, later in the file, a strided projection, the projection runs first, so
+ * that relu can write over x. Peak: relu's output, the projection's and the strided
+ * conv's (8 KB), not x beside both of the main branch's (10 KB). */
+TEST(Fusion, StepsOrderedForMemory) {
+    auto build = [](G& g) {
+        const int c = 16, hw = 16;
+        cvml_tensor* x = g.rshift(g.conv(g.data({1, c, hw, hw}), c, c, 1), 8, 8);
+        auto strided = [&](cvml_tensor* in, int k, int pad) {
+            cvml_tensor* w = g.weight({2 * c, c, k, k}, 127, 8);
+            return g.rshift(
+                g.op("conv2d",
+                     {{"channels", std::to_string(2 * c)},
+                      {"kernel_size", "(" + std::to_string(k) + ", " + std::to_string(k) + ")"},
+                      {"strides", "(2, 2)"},
+                      {"padding", "(" + std::to_string(pad) + ", " + std::to_string(pad) + ")"},
+                      {"use_bias", "False"}},
+                     {in, w}),
+                8, 8);
+        };
+        cvml_tensor* main = strided(g.op("relu", {}, {x}), 3, 1);
+        cvml_tensor* projection = strided(x, 1, 0);
+        cvml_tensor* y = g.rshift(g.op("elemwise_add", {}, {main, projection}), 8, 1);
+        return std::vector<cvml_tensor*>{g.conv(y, 2 * c, 1, 1)};
+    };
+    check_all(build);
+    setenv("CVML_SIMD", "scalar", 1);
+    cvml_init();
+    cvml_context* ctx = nullptr;
+    ASSERT_EQ(cvml_context_create(&ctx), CVML_OK);
+    G g;
+    ASSERT_EQ(cvml_graph_create(ctx, &g.g), CVML_OK);
+    std::vector<cvml_tensor*> outs = build(g);
+    ASSERT_EQ(cvml_graph_set_outputs(g.g, outs.data(), 1), CVML_OK);
+    ASSERT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
+    size_t arena = 0;
+    ASSERT_EQ(cvml_graph_arena_bytes(g.g, &arena), CVML_OK) << cvml_last_error();
+    EXPECT_LT(arena, size_t{10240});
+    EXPECT_GE(arena, size_t{8192});
+    cvml_graph_release(g.g);
+    cvml_context_release(ctx);
+    cvml_release();
+    unsetenv("CVML_SIMD");
+}

@@ -54,13 +54,24 @@ int broadcast_mul_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
+/* The scaling form writes over its scaled input (epilogue_apply, chunk by chunk). */
+int32_t broadcast_mul_writes_over_input(const cpu_node_ctx* ctx, size_t*) {
+    int32_t factor = 0;
+    return ctx->state == &kScaling ? scaled_input(ctx, &factor) : -1;
+}
+
 void broadcast_mul_postrun(cpu_node_ctx* ctx) {
     if (ctx->state != &kScaling) cpu_broadcast::postrun(ctx);
     ctx->state = nullptr;
 }
 
-const cpu_kernel broadcast_mul_kernel = {"broadcast_mul", broadcast_mul_prerun, broadcast_mul_run,
-                                         broadcast_mul_postrun};
+const cpu_kernel broadcast_mul_kernel = {"broadcast_mul",
+                                         broadcast_mul_prerun,
+                                         broadcast_mul_run,
+                                         broadcast_mul_postrun,
+                                         nullptr,
+                                         0,
+                                         broadcast_mul_writes_over_input};
 
 }  // namespace
 

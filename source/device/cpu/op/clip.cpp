@@ -36,7 +36,8 @@ int clip_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel clip_kernel = {"clip", clip_prerun, clip_run, nullptr};
+const cpu_kernel clip_kernel = {
+    "clip", clip_prerun, clip_run, nullptr, nullptr, 0, cpu_ew_writes_over_input};
 
 }  // namespace
 

@@ -35,7 +35,8 @@ int cvm_clip_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_clip_kernel = {"cvm_clip", cvm_clip_prerun, cvm_clip_run, nullptr};
+const cpu_kernel cvm_clip_kernel = {
+    "cvm_clip", cvm_clip_prerun, cvm_clip_run, nullptr, nullptr, 0, cpu_ew_writes_over_input};
 
 }  // namespace
 

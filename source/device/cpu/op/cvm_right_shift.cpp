@@ -35,8 +35,9 @@ int cvm_right_shift_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_right_shift_kernel = {"cvm_right_shift", cvm_right_shift_prerun,
-                                           cvm_right_shift_run, nullptr};
+const cpu_kernel cvm_right_shift_kernel = {
+    "cvm_right_shift",       cvm_right_shift_prerun, cvm_right_shift_run, nullptr, nullptr, 0,
+    cpu_ew_writes_over_input};
 
 }  // namespace
 

@@ -33,8 +33,9 @@ int elemwise_add_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel elemwise_add_kernel = {"elemwise_add", elemwise_add_prerun, elemwise_add_run,
-                                        nullptr};
+const cpu_kernel elemwise_add_kernel = {
+    "elemwise_add",          elemwise_add_prerun, elemwise_add_run, nullptr, nullptr, 0,
+    cpu_ew_writes_over_input};
 
 }  // namespace
 

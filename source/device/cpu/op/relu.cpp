@@ -26,7 +26,8 @@ int relu_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel relu_kernel = {"relu", relu_prerun, relu_run, nullptr};
+const cpu_kernel relu_kernel = {
+    "relu", relu_prerun, relu_run, nullptr, nullptr, 0, cpu_ew_writes_over_input};
 
 }  // namespace
 

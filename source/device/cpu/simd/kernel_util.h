@@ -140,6 +140,12 @@ static inline int cpu_ew_run(cpu_node_ctx* ctx, epilogue* ep) {
     return CVML_OK;
 }
 
+/* In its epilogue form an element-wise kernel may write over input 0: each chunk of it is
+ * read before the same chunk of the output is written (cpu_kernel.writes_over_input). */
+static inline int32_t cpu_ew_writes_over_input(const cpu_node_ctx* ctx, size_t*) {
+    return ctx->state ? 0 : -1;
+}
+
 /* The operator's own step (op_def.step on input 0; cpu_ew_prerun checked there is one)
  * then its fused tail. */
 static inline int cpu_ew_run_step(cpu_node_ctx* ctx) {
