@@ -144,6 +144,9 @@ struct kernel_case {
     const char* name;
     int32_t c, o, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
     bool bias, requant;
+    /* A 1x1 conv2d reads the output, so that it stays in the arena (a graph output is
+     * int32 and owns its buffer): the conv under test then writes over its image. */
+    bool then_conv = false;
 };
 
 const kernel_case kKernelCases[] = {
@@ -155,6 +158,12 @@ const kernel_case kKernelCases[] = {
     {"k297_o10_w5", 33, 10, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
     {"k576_o64_w6_int32", 64, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, false},
     {"k75_o3_w9_stride2_pad2", 3, 3, 13, 17, 5, 5, 2, 2, 2, 2, 1, 1, true, true},
+    // Same shape in and out, int8 both: the output is written over the image, rows
+    // waiting ph behind (conv_cm_in_place): no wait, one row, two rows, a dilation.
+    {"inplace_1x1_c6", 6, 6, 5, 5, 1, 1, 1, 1, 0, 0, 1, 1, true, true, true},
+    {"inplace_3x3_c8_w7", 8, 8, 6, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, true, true},
+    {"inplace_5x5_c4_pad2", 4, 4, 7, 9, 5, 5, 1, 1, 2, 2, 1, 1, false, true, true},
+    {"inplace_3x3_c5_dilate2", 5, 5, 8, 6, 3, 3, 1, 1, 2, 2, 2, 2, true, true, true},
 };
 
 std::string tuple2(int32_t a, int32_t b) {
@@ -190,6 +199,17 @@ bool write_kernel_case(cvml_context* ctx, const kernel_case& l, const std::strin
         const char* sk[] = {"precision", "shift_bit"};
         const char* sv[] = {"8", "9"};
         CHECK(cvml_graph_add_node(g, "cvm_right_shift", "requant", sk, sv, 2, &conv, 1, &y, 1));
+    }
+    if (l.then_conv) {
+        const int32_t odims[4] = {l.o, l.o, 1, 1};
+        const auto w2 = values(static_cast<size_t>(l.o) * l.o, 127, 29);
+        cvml_tensor *w2t = nullptr, *z = nullptr;
+        CHECK(cvml_graph_add_const(g, "w2", 4, odims, 8, w2.data(), &w2t));
+        const char* k2[] = {"channels", "kernel_size", "use_bias"};
+        const char* v2[] = {ch.c_str(), "(1, 1)", "False"};
+        cvml_tensor* in2[2] = {y, w2t};
+        CHECK(cvml_graph_add_node(g, "conv2d", "reader", k2, v2, 3, in2, 2, &z, 1));
+        y = z;
     }
     CHECK(cvml_graph_set_outputs(g, &y, 1));
     CHECK(cvml_graph_verify(g));
