@@ -723,6 +723,7 @@ struct order_state {
     uint32_t* seen;    /* per tensor: after_step's last visit (the step's position + 1) */
     uint8_t* freeable; /* per tensor: its buffer is this arena's and dies here */
     uint8_t* done;     /* per position */
+    int64_t* net;      /* per position, once ready: net_elements, kept up to date */
     uint32_t generation;
 };
 
@@ -749,8 +750,16 @@ int32_t last_reader(const cpu_subgraph_state* st, const order_state& o, const ir
     return -1;
 }
 
-/* Node p has run: its readers may become ready, and the last readers of its inputs
- * free more when they run. */
+/* Node q's inputs are all ready: its net, then a place in the heap. */
+void ready(const ir_graph* g, const ir_subgraph* sg, order_state* o, step_heap* h, int32_t q) {
+    ++o->generation;
+    o->net[q] = net_elements(g, *o, g->nodes[sg->nodes[q]]);
+    heap_push(h, o->net[q], q);
+}
+
+/* Node p has run: its readers may become ready, and the last reader of each of its
+ * inputs frees that input when it runs (its net falls by it, in O(1): a node of many
+ * inputs is not counted again each time). */
 void after_step(const ir_graph* g, const ir_subgraph* sg, const cpu_subgraph_state* st,
                 order_state* o, step_heap* h, int32_t p) {
     const ir_node* n = g->nodes[sg->nodes[p]];
@@ -761,19 +770,16 @@ void after_step(const ir_graph* g, const ir_subgraph* sg, const cpu_subgraph_sta
         if (o->seen[t->index] == visit) continue;
         o->seen[t->index] = visit;
         if (--o->readers[t->index] != 1 || !o->freeable[t->index]) continue;
-        const int32_t q = last_reader(st, *o, t);  // once per tensor: its count only falls
-        if (q >= 0 && o->waiting[q] == 0) {
-            ++o->generation;
-            heap_push(h, net_elements(g, *o, g->nodes[sg->nodes[q]]), q);
-        }
+        const int32_t q = last_reader(st, *o, t);   // once per tensor: its count only falls
+        if (q < 0 || o->waiting[q] != 0) continue;  // not ready: counted when it is
+        o->net[q] -= ir_tensor_element_count(t);
+        heap_push(h, o->net[q], q);
     }
     for (int32_t k = 0; k < n->output_count; ++k) {
         const ir_tensor* t = g->tensors[n->outputs[k]];
         for (int32_t c = 0; c < t->consumer_count; ++c) {
             const int32_t q = st->step_of_node[t->consumers[c]];
-            if (q < 0 || --o->waiting[q] != 0) continue;
-            ++o->generation;
-            heap_push(h, net_elements(g, *o, g->nodes[sg->nodes[q]]), q);
+            if (q >= 0 && --o->waiting[q] == 0) ready(g, sg, o, h, q);
         }
     }
 }
@@ -795,16 +801,19 @@ int order_for_memory(const ir_graph* g, const ir_subgraph* sg, const cpu_subgrap
     o.seen = static_cast<uint32_t*>(cvml_scratch_calloc(nt + 1, sizeof(uint32_t)));
     o.freeable = static_cast<uint8_t*>(cvml_scratch_calloc(nt + 1, 1));
     o.done = static_cast<uint8_t*>(cvml_scratch_calloc(n + 1, 1));
+    o.net = static_cast<int64_t*>(cvml_scratch_alloc(sizeof(int64_t) * (n + 1)));
     step_heap h = {static_cast<int64_t*>(cvml_scratch_alloc(sizeof(int64_t) * (n + nt + 1))),
                    static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * (n + nt + 1))), 0};
     int rc = CVML_OK;
-    if (!o.waiting || !o.readers || !o.stamp || !o.seen || !o.freeable || !o.done || !h.key ||
-        !h.pos)
+    if (!o.waiting || !o.readers || !o.stamp || !o.seen || !o.freeable || !o.done || !o.net ||
+        !h.key || !h.pos)
         rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    // Graph outputs never die here (marked first: a graph may have many).
+    for (int32_t i = 0; i < g->output_count && !rc; ++i) o.freeable[g->outputs[i]] = 2;
     for (int32_t t = 0; t < g->tensor_count && !rc; ++t) {
         const ir_tensor* x = g->tensors[t];
         bool here = x->kind == TENSOR_VAR && x->producer >= 0 &&
-                    st->step_of_node[x->producer] >= 0 && !is_graph_output(g, t);
+                    st->step_of_node[x->producer] >= 0 && o.freeable[t] != 2;
         for (int32_t c = 0; c < x->consumer_count; ++c) {
             const int32_t q = st->step_of_node[x->consumers[c]];
             here = here && q >= 0;
@@ -814,10 +823,7 @@ int order_for_memory(const ir_graph* g, const ir_subgraph* sg, const cpu_subgrap
         o.freeable[t] = here;
     }
     for (int32_t p = 0; p < sg->node_count && !rc; ++p)
-        if (o.waiting[p] == 0) {
-            ++o.generation;
-            heap_push(&h, net_elements(g, o, g->nodes[sg->nodes[p]]), p);
-        }
+        if (o.waiting[p] == 0) ready(g, sg, &o, &h, p);
     int32_t count = 0;
     while (!rc && h.size > 0) {
         const int32_t p = heap_pop(&h);
@@ -829,6 +835,7 @@ int order_for_memory(const ir_graph* g, const ir_subgraph* sg, const cpu_subgrap
         rc = cvml_fail(CVML_ERR_LOGIC, "CPU subgraph is not in topological order (a bug)");
     cvml_scratch_free(h.pos);
     cvml_scratch_free(h.key);
+    cvml_scratch_free(o.net);
     cvml_scratch_free(o.done);
     cvml_scratch_free(o.freeable);
     cvml_scratch_free(o.seen);
