@@ -140,6 +140,69 @@ void conv_ref_slot(void* arg, int64_t slot, int64_t) {
         }
 }
 
+/* ---- the scalar level, writing over the image ------------------------------------
+ * As conv_cm_in_place (below) with the reference loops: a stride-1 conv2d whose output
+ * has its image's shape sums output row oy for every channel, then stores row oy - ph,
+ * whose input row no later output row reads; rows wait in a ring of ph rows after the
+ * sums. A 1x1 depthwise conv2d (a folded batch norm) needs none of it: each plane
+ * reads its own plane only, at the row it writes. */
+
+/* Whether the fused tail adds an operand (read at the output's indices). */
+bool tail_adds(const cpu_node_ctx* ctx) {
+    for (int32_t k = 0; ctx->tail && k < ctx->tail->count; ++k)
+        if (ctx->tail->steps[k].step.kind == CVML_STEP_ADD) return true;
+    return false;
+}
+
+bool pointwise_depthwise(const conv_geom& g) {
+    return g.ic == 1 && g.o == g.c && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+           g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
+}
+
+bool same_shape_stride1(const conv_geom& g) {
+    return g.sh == 1 && g.oh == g.h && g.ow == g.w && g.o == g.c && g.ph < g.oh;
+}
+
+size_t ref_in_place_bytes(const conv_geom& g, int32_t storage) {
+    return sizeof(uint32_t) * static_cast<size_t>(g.o * g.ow) +
+           static_cast<size_t>(g.ph * g.o * g.ow) * static_cast<size_t>(storage);
+}
+
+/* Ring row `from` (every channel) to output row oy of image n. */
+void store_ref_row(const conv_ref_args* a, const uint8_t* ring, int64_t from, int64_t n,
+                   int64_t oy) {
+    const conv_geom& g = a->g;
+    const size_t bytes = static_cast<size_t>(g.ow) * static_cast<size_t>(a->y->storage);
+    uint8_t* out = static_cast<uint8_t*>(a->y->data);
+    for (int64_t o = 0; o < g.o; ++o)
+        memcpy(out + static_cast<size_t>(((n * g.o + o) * g.oh + oy) * g.ow) * a->y->storage,
+               ring + static_cast<size_t>(from * g.o + o) * bytes, bytes);
+}
+
+void conv_ref_in_place(const conv_ref_args* a) {
+    const conv_geom& g = a->g;
+    const accumulate_fn accumulate = pick_accumulate(a->x->storage, a->cast);
+    uint8_t* ring = reinterpret_cast<uint8_t*>(a->rows + g.o * g.ow);
+    const int64_t lag = g.ph;
+    for (int64_t n = 0; n < g.n; ++n) {
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+            for (int64_t o = 0; o < g.o; ++o)
+                conv_row(a, accumulate, n * g.o + o, oy, a->rows + o * g.ow);
+            // Input row oy - lag is read no more: the row waiting in its slot goes there.
+            const int64_t slot = lag ? oy % lag : 0;
+            if (lag && oy >= lag) store_ref_row(a, ring, slot, n, oy - lag);
+            for (int64_t o = 0; o < g.o; ++o) {
+                void* out = lag ? static_cast<void*>(ring) : a->y->data;
+                const int64_t at =
+                    lag ? (slot * g.o + o) * g.ow : ((n * g.o + o) * g.oh + oy) * g.ow;
+                epilogue_apply(CPU_SIMD_SCALAR, a->ep, a->rows + o * g.ow, STORAGE_INT32, 0, 0, out,
+                               a->y->storage, at, g.ow);
+            }
+        }
+        for (int64_t oy = g.oh - lag; oy < g.oh; ++oy) store_ref_row(a, ring, oy % lag, n, oy);
+    }
+}
+
 /* ---- Cortex-M (simd/arm/cortexm/): groups == 1 with an int8-stored image and weights.
  * Output rows (batch, oy) are split over thread slots; each slot's scratch holds the
  * row's sums for every channel, then the kernel's own. */
@@ -213,12 +276,6 @@ void conv_cm_slot(void* arg, int64_t slot, int64_t) {
 bool cm_in_place_geometry(const cpu_node_ctx* ctx, const conv_geom& g) {
     return g.sh == 1 && g.oh == g.h && g.ow == g.w && g.o == g.c && g.ph < g.oh &&
            ctx->inputs[1]->kind == TENSOR_CONST && cpu_threads(ctx) == 1;
-}
-
-bool tail_adds(const cpu_node_ctx* ctx) {
-    for (int32_t k = 0; ctx->tail && k < ctx->tail->count; ++k)
-        if (ctx->tail->steps[k].step.kind == CVML_STEP_ADD) return true;
-    return false;
 }
 
 /* The ring of rows waiting to be stored, in the output's storage. */
@@ -546,28 +603,43 @@ int conv2d_run(cpu_node_ctx* ctx) {
                        &ep,
                        static_cast<uint32_t*>(ctx->scratch),
                        cpu_threads(ctx)};
-    cpu_for_each_slot(ctx, conv_ref_slot, &a);
+    if (ctx->outputs[0]->data == ctx->inputs[0]->data && !pointwise_depthwise(a.g))
+        conv_ref_in_place(&a);
+    else
+        cpu_for_each_slot(ctx, conv_ref_slot, &a);
     return CVML_OK;
 }
 
-/* On Cortex-M, the image's buffer takes the output when the geometry allows it
- * (conv_cm_in_place); the ring of waiting rows joins the scratch. */
+/* The image's buffer takes the output where the path the run will take allows it:
+ * not the x86 and aarch64 fast paths (their tiles are stored before the tail); the
+ * Cortex-M kernels and the scalar loops with a stride-1 same-shape geometry (the ring of
+ * waiting rows joins the scratch), or a folded batch norm. The added operand of a tail
+ * would be read at the ring's indices, so a tail with one keeps its own buffer. */
 int32_t conv2d_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes) {
-#if CVML_SIMD_CORTEXM
+    if (CVML_CPU_FAST_PATHS && ctx->state) return -1;
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    if (ctx->inputs[1]->kind != TENSOR_CONST ||
+        (p->use_bias && ctx->inputs[2]->kind != TENSOR_CONST))
+        return -1;
     const conv_geom g = make_geom(ctx);
-    // A folded batch norm goes plane by plane, each chunk of a plane read before the
-    // same chunk is written (conv_scale_slot).
-    if (cm_scale_applies(ctx, g)) return 0;
-    if (!cm_conv_applies(ctx) || !cm_in_place_geometry(ctx, g) || tail_adds(ctx)) return -1;
-    const size_t need =
-        cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) + cm_ring_bytes(g, ctx->outputs[0]->storage);
+    size_t need = 0;
+#if CVML_SIMD_CORTEXM
+    if (cm_conv_applies(ctx)) {
+        if (!cm_in_place_geometry(ctx, g) || tail_adds(ctx)) return -1;
+        need = cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) +
+               cm_ring_bytes(g, ctx->outputs[0]->storage);
+    } else if (cm_scale_applies(ctx, g)) {
+        return 0;
+    } else
+#endif
+        if (pointwise_depthwise(g)) {
+        return 0;
+    } else {
+        if (!same_shape_stride1(g) || cpu_threads(ctx) != 1 || tail_adds(ctx)) return -1;
+        need = ref_in_place_bytes(g, ctx->outputs[0]->storage);
+    }
     if (need > *scratch_bytes) *scratch_bytes = need;
     return 0;
-#else
-    (void)ctx;
-    (void)scratch_bytes;
-#endif
-    return -1;
 }
 
 const cpu_kernel conv2d_kernel = {"conv2d",
