@@ -447,7 +447,7 @@ int scheduler_prerun(ir_graph* g, const cvml_context* ctx) {
         ir_subgraph* sg = g->subgraphs[s];
         cvml_device* dev = device_registry_at(sg->device);
         rc = prerun_subgraph(g, sg, &opt);
-        if (rc == CVML_ERR_RUNTIME && cpu && dev != cpu) {
+        if (CVML_WITH_PLUGINS && rc == CVML_ERR_RUNTIME && cpu && dev != cpu) {
             bool cpu_runs_all = true;
             for (int32_t i = 0; i < sg->node_count && cpu_runs_all; ++i)
                 cpu_runs_all = cpu->supports(cpu, g, g->nodes[sg->nodes[i]]) == 1;
