@@ -9,6 +9,10 @@
 #include "cvml_plugin.h"
 #include "graph/graph.h"
 
+#ifndef CVML_WITH_PLUGINS
+#error "module/device.h needs the library's compile definitions (CVML_WITH_PLUGINS)"
+#endif
+
 typedef cvml_device_options device_run_options;
 
 /* Refuses a device whose struct was compiled for another ABI (version or size). */
