@@ -9,10 +9,6 @@
 #include "cvml_plugin.h"
 #include "graph/graph.h"
 
-#ifndef CVML_WITH_PLUGINS
-#error "module/device.h needs the library's compile definitions (CVML_WITH_PLUGINS)"
-#endif
-
 typedef cvml_device_options device_run_options;
 
 /* Refuses a device whose struct was compiled for another ABI (version or size). */
@@ -30,9 +26,7 @@ static inline uint32_t device_island_work(const cvml_device* dev) {
                                                                       : 0;
 }
 
-/* 1 when the device has its own memory (mem_alloc and the copies). Only a plugin's can:
- * without the plugin loader the boundary code (copies in and out, islands moved back to
- * the CPU) is left out of the build, 1.5 KB of a microcontroller's code. */
+/* 1 when the device has its own memory (mem_alloc and the copies). */
 static inline int device_has_memory(const cvml_device* dev) {
-    return CVML_WITH_PLUGINS && dev->mem_alloc != nullptr;
+    return dev->mem_alloc != nullptr;
 }

@@ -60,6 +60,13 @@ int context_devices(const cvml_context* ctx, cvml_device** out, int32_t cap, int
 
 namespace {
 
+/* Only a plugin's device can have memory of its own: without the plugin loader the
+ * boundary code (copies in and out, islands moved back to the CPU) leaves the build,
+ * 1.5 KB of a microcontroller's code. */
+bool has_memory(const cvml_device* dev) {
+    return CVML_WITH_PLUGINS && device_has_memory(dev);
+}
+
 /* Appends to a list whose capacity is the next power of two of its count, so a list
  * of n grows in O(n) (a subgraph may hold every node of a 100,000-node graph). Callers
  * keep lists free of duplicates themselves. */
@@ -248,7 +255,7 @@ int apply_island_policy(ir_graph* g, int32_t* assigned, const uint8_t* cpu_ok, b
     for (int32_t s = 0; s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
         cvml_device* dev = device_registry_at(sg->device);
-        if (!dev || !device_has_memory(dev) || device_island_work(dev) == 0) continue;
+        if (!dev || !has_memory(dev) || device_island_work(dev) == 0) continue;
         bool movable = true;
         uint64_t work = 0;
         for (int32_t i = 0; i < sg->node_count && movable; ++i) {
@@ -348,12 +355,12 @@ int require_int32(const ir_tensor* t, const cvml_device* dev) {
 
 int prerun_subgraph(ir_graph* g, ir_subgraph* sg, const device_run_options* opt) {
     cvml_device* dev = device_registry_at(sg->device);
-    if (device_has_memory(dev))
+    if (has_memory(dev))
         for (int32_t i = 0; i < sg->output_count; ++i)
             g->tensors[sg->outputs[i]]->storage = STORAGE_INT32;
-    int rc = device_has_memory(dev) ? prepare_boundary(dev, g, sg) : CVML_OK;
+    int rc = has_memory(dev) ? prepare_boundary(dev, g, sg) : CVML_OK;
     if (!rc) rc = dev->prerun(dev, g, sg, opt);
-    if (!rc && device_has_memory(dev)) rc = upload_constants(dev, g, sg);
+    if (!rc && has_memory(dev)) rc = upload_constants(dev, g, sg);
     return rc;
 }
 
@@ -362,7 +369,7 @@ void postrun_subgraph(ir_graph* g, ir_subgraph* sg) {
     if (!dev) return;
     if (sg->device_state) dev->postrun(dev, g, sg);
     sg->device_state = nullptr;
-    if (device_has_memory(dev)) release_boundary(dev, g, sg);
+    if (has_memory(dev)) release_boundary(dev, g, sg);
 }
 
 /* A list grown in the partition's scratch goes to the heap, its exact size. */
@@ -467,7 +474,7 @@ int scheduler_run(ir_graph* g) {
     for (int32_t s = 0; s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
         cvml_device* dev = device_registry_at(sg->device);
-        bool mem = device_has_memory(dev);
+        bool mem = has_memory(dev);
         for (int32_t i = 0; i < sg->input_count && mem; ++i) {
             const ir_tensor* t = g->tensors[sg->inputs[i]];
             if (t->kind == TENSOR_CONST) continue;

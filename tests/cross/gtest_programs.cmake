@@ -15,8 +15,7 @@ function(cvml_cross_gtest target)
   target_compile_options(${target} PRIVATE ${CVML_WARNINGS} ${cvml_cross_test_options})
   target_compile_definitions(${target} PRIVATE CVML_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     CVML_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
-    CVML_WITH_THREADS=$<BOOL:${CVML_WITH_THREADS}>
-    CVML_WITH_PLUGINS=$<BOOL:${CVML_WITH_PLUGINS}>)
+    CVML_WITH_THREADS=$<BOOL:${CVML_WITH_THREADS}>)
 endfunction()
 
 file(GLOB cvml_unit_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/*_test.cpp)
