@@ -31,8 +31,8 @@ struct reader {
     size_t pos;
     bool read(void* dst, size_t n) {
         if (size - pos < n) return false;
-        if (n == 0) return true;  // dst may be NULL (an empty name before any block)
-        if (p)
+        if (n == 0) return true;   // dst may be NULL (an empty name before any block)
+        if (CVML_BARE_METAL || p)  // bare metal loads from memory only
             memcpy(dst, p + pos, n);
         else if (fread(dst, 1, n, f) != n)
             return false;  // the file shrank under us: as truncated
@@ -42,7 +42,7 @@ struct reader {
     /* The next n bytes: in place from memory, else read into scratch; NULL when they are
      * not there. */
     const uint8_t* take(size_t n, uint8_t* scratch) {
-        if (p) {
+        if (CVML_BARE_METAL || p) {
             if (size - pos < n) return nullptr;
             const uint8_t* at = p + pos;
             pos += n;
@@ -58,7 +58,7 @@ struct reader {
     }
     bool skip(size_t n) {
         if (size - pos < n) return false;
-        for (size_t left = n; !p && left > 0;) {  // fseek takes a long
+        for (size_t left = n; !CVML_BARE_METAL && !p && left > 0;) {  // fseek takes a long
             const size_t step = left < 0x40000000u ? left : 0x40000000u;
             if (fseek(f, static_cast<long>(step), SEEK_CUR) != 0) return false;
             left -= step;
@@ -168,7 +168,7 @@ int copy_values(reader* r, ir_tensor* t, int bits, int64_t elems, const char* na
     int rc = ir_const_alloc(t);
     if (rc) return rc;
     const int64_t elem = bits / 8;
-    if (r->p) {
+    if (CVML_BARE_METAL || r->p) {
         const uint8_t* data = r->in_memory(static_cast<size_t>(elems * elem));
         rc = data ? store_values(t, data, elems, elem, 0, name)
                   : cvml_fail(CVML_ERR_RUNTIME,
@@ -592,7 +592,9 @@ int cvm_read_params(const uint8_t* data, size_t size, ir_graph* g) {
     return read_params(r, g);
 }
 
+#if !CVML_BARE_METAL  // bare metal reads params from memory only (reader's p set)
 int cvm_read_params_file(FILE* f, size_t size, ir_graph* g) {
     reader r = {nullptr, f, size, 0};
     return read_params(r, g);
 }
+#endif
