@@ -548,6 +548,26 @@ TEST(Fusion, DepthwisePointwiseScales) {
         });
 }
 
+/* The arena bytes of the graph `build` makes, prepared at the scalar level on 1 thread. */
+size_t scalar_arena_bytes(const Builder& build) {
+    setenv("CVML_SIMD", "scalar", 1);
+    cvml_init();
+    cvml_context* ctx = nullptr;
+    EXPECT_EQ(cvml_context_create(&ctx), CVML_OK);
+    G g;
+    EXPECT_EQ(cvml_graph_create(ctx, &g.g), CVML_OK);
+    std::vector<cvml_tensor*> outs = build(g);
+    EXPECT_EQ(cvml_graph_set_outputs(g.g, outs.data(), static_cast<int>(outs.size())), CVML_OK);
+    EXPECT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
+    size_t arena = 0;
+    EXPECT_EQ(cvml_graph_arena_bytes(g.g, &arena), CVML_OK) << cvml_last_error();
+    cvml_graph_release(g.g);
+    cvml_context_release(ctx);
+    cvml_release();
+    unsetenv("CVML_SIMD");
+    return arena;
+}
+
 /* A residual block's last node adds the block's input, read there for the last time:
  * its output takes that buffer (cpu.cpp, share_buffers). Blocks in a chain (each
  * output taking the buffer its input took), an input read again after the add, an
@@ -582,27 +602,16 @@ TEST(Fusion, OutputsTakeBuffersReadLast) {
  * activations at its peak (the block's input, taken over by its output, and the
  * conv's), not three. */
 TEST(Fusion, ResidualChainArenaHoldsTwoActivations) {
-    setenv("CVML_SIMD", "scalar", 1);
-    cvml_init();
-    cvml_context* ctx = nullptr;
-    ASSERT_EQ(cvml_context_create(&ctx), CVML_OK);
-    G g;
-    ASSERT_EQ(cvml_graph_create(ctx, &g.g), CVML_OK);
     const int c = 16, h = 16, w = 16;
-    cvml_tensor* x = g.rshift(g.conv(g.data({1, c, h, w}), c, c, 1), 8, 8);
-    for (int k = 0; k < 3; ++k) x = residual_block(g, x, c);
-    cvml_tensor* out = g.conv(x, c, 1, 1);  // reads int8; a small int32 output
-    ASSERT_EQ(cvml_graph_set_outputs(g.g, &out, 1), CVML_OK);
-    ASSERT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
-    size_t arena = 0;
-    ASSERT_EQ(cvml_graph_arena_bytes(g.g, &arena), CVML_OK) << cvml_last_error();
+    const size_t arena = scalar_arena_bytes([&](G& g) {
+        cvml_tensor* x = g.rshift(g.conv(g.data({1, c, h, w}), c, c, 1), 8, 8);
+        for (int k = 0; k < 3; ++k) x = residual_block(g, x, c);
+        // Reads int8; a small int32 output.
+        return std::vector<cvml_tensor*>{g.conv(x, c, 1, 1)};
+    });
     const size_t activation = size_t{c} * h * w;  // int8
     EXPECT_LT(arena, 3 * activation);
     EXPECT_GE(arena, 2 * activation);
-    cvml_graph_release(g.g);
-    cvml_context_release(ctx);
-    cvml_release();
-    unsetenv("CVML_SIMD");
 }
 
 /* The steps run in an order that keeps fewer activations alive (cpu.cpp,
@@ -632,21 +641,7 @@ TEST(Fusion, StepsOrderedForMemory) {
         return std::vector<cvml_tensor*>{g.conv(y, 2 * c, 1, 1)};
     };
     check_all(build);
-    setenv("CVML_SIMD", "scalar", 1);
-    cvml_init();
-    cvml_context* ctx = nullptr;
-    ASSERT_EQ(cvml_context_create(&ctx), CVML_OK);
-    G g;
-    ASSERT_EQ(cvml_graph_create(ctx, &g.g), CVML_OK);
-    std::vector<cvml_tensor*> outs = build(g);
-    ASSERT_EQ(cvml_graph_set_outputs(g.g, outs.data(), 1), CVML_OK);
-    ASSERT_EQ(cvml_graph_verify(g.g), CVML_OK) << cvml_last_error();
-    size_t arena = 0;
-    ASSERT_EQ(cvml_graph_arena_bytes(g.g, &arena), CVML_OK) << cvml_last_error();
+    const size_t arena = scalar_arena_bytes(build);
     EXPECT_LT(arena, size_t{10240});
     EXPECT_GE(arena, size_t{8192});
-    cvml_graph_release(g.g);
-    cvml_context_release(ctx);
-    cvml_release();
-    unsetenv("CVML_SIMD");
 }

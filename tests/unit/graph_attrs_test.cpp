@@ -130,17 +130,24 @@ TEST_F(GraphAttrs, MalformedGiveTheWholeTreeReadersMessages) {
 
 /* The byte offsets name the value at fault, as the whole-tree reader's did. */
 TEST_F(GraphAttrs, OffsetsNameTheValueAtFault) {
-    const std::string json = with_attr("dltype", "[\"list_str\", [\"int32\", 3]]");
-    const size_t at = json.find("3]]", json.find("\"dltype\""));
-    const auto got = load(json);
-    EXPECT_NE(got.second.find("dltype at byte " + std::to_string(at) + " is a number"),
-              std::string::npos)
-        << got.second;
-    const std::string shape = with_attr("shape", "[\"list_shape\", [[2, 3], [2, \"a\"]]]");
-    const size_t sat = shape.find("\"a\"", shape.find("\"shape\""));
-    EXPECT_NE(load(shape).second.find("shape at byte " + std::to_string(sat) + " is a string"),
-              std::string::npos)
-        << load(shape).second;
+    struct Fault {
+        const char* key;
+        const char* value;
+        const char* at; /* the faulty value's text, after the key */
+        const char* is;
+    };
+    const Fault faults[] = {
+        {"dltype", "[\"list_str\", [\"int32\", 3]]", "3]]", " is a number"},
+        {"shape", "[\"list_shape\", [[2, 3], [2, \"a\"]]]", "\"a\"", " is a string"},
+    };
+    for (const Fault& f : faults) {
+        const std::string json = with_attr(f.key, f.value);
+        const size_t at = json.find(f.at, json.find(std::string("\"") + f.key + "\""));
+        const std::string message = load(json).second;
+        EXPECT_NE(message.find(std::string(f.key) + " at byte " + std::to_string(at) + f.is),
+                  std::string::npos)
+            << message;
+    }
 }
 
 }  // namespace
