@@ -163,20 +163,26 @@ bool same_shape_stride1(const conv_geom& g) {
     return g.sh == 1 && g.oh == g.h && g.ow == g.w && g.o == g.c && g.ph < g.oh;
 }
 
-size_t ref_in_place_bytes(const conv_geom& g, int32_t storage) {
-    return sizeof(uint32_t) * static_cast<size_t>(g.o * g.ow) +
-           static_cast<size_t>(g.ph * g.o * g.ow) * static_cast<size_t>(storage);
+/* The ring of rows waiting to be stored (ph rows of every channel), in the output's
+ * storage. */
+size_t waiting_rows_bytes(const conv_geom& g, int32_t storage) {
+    return static_cast<size_t>(g.ph * g.o * g.ow) * static_cast<size_t>(storage);
 }
 
-/* Ring row `from` (every channel) to output row oy of image n. */
-void store_ref_row(const conv_ref_args* a, const uint8_t* ring, int64_t from, int64_t n,
-                   int64_t oy) {
-    const conv_geom& g = a->g;
-    const size_t bytes = static_cast<size_t>(g.ow) * static_cast<size_t>(a->y->storage);
-    uint8_t* out = static_cast<uint8_t*>(a->y->data);
-    for (int64_t o = 0; o < g.o; ++o)
-        memcpy(out + static_cast<size_t>(((n * g.o + o) * g.oh + oy) * g.ow) * a->y->storage,
-               ring + static_cast<size_t>(from * g.o + o) * bytes, bytes);
+/* The scalar loops' in-place scratch: a row of sums for every channel, then the ring. */
+size_t ref_in_place_bytes(const conv_geom& g, int32_t storage) {
+    return sizeof(uint32_t) * static_cast<size_t>(g.o * g.ow) + waiting_rows_bytes(g, storage);
+}
+
+/* Row `from` of the ring of waiting rows (every channel, ow values each) to output row
+ * oy of image n of y (channels x oh x ow a plane): both in-place conv2d loops' store. */
+void store_waiting_row(const ir_tensor* y, size_t channels, size_t oh, size_t ow,
+                       const uint8_t* ring, size_t from, size_t n, size_t oy) {
+    const size_t elem = static_cast<size_t>(y->storage), bytes = ow * elem;
+    uint8_t* out = static_cast<uint8_t*>(y->data);
+    for (size_t o = 0; o < channels; ++o)
+        memcpy(out + ((n * channels + o) * oh + oy) * bytes, ring + (from * channels + o) * bytes,
+               bytes);
 }
 
 void conv_ref_in_place(const conv_ref_args* a) {
@@ -190,7 +196,9 @@ void conv_ref_in_place(const conv_ref_args* a) {
                 conv_row(a, accumulate, n * g.o + o, oy, a->rows + o * g.ow);
             // Input row oy - lag is read no more: the row waiting in its slot goes there.
             const int64_t slot = lag ? oy % lag : 0;
-            if (lag && oy >= lag) store_ref_row(a, ring, slot, n, oy - lag);
+            if (lag && oy >= lag)
+                store_waiting_row(a->y, size_t(g.o), size_t(g.oh), size_t(g.ow), ring, size_t(slot),
+                                  size_t(n), size_t(oy - lag));
             for (int64_t o = 0; o < g.o; ++o) {
                 void* out = lag ? static_cast<void*>(ring) : a->y->data;
                 const int64_t at =
@@ -199,7 +207,9 @@ void conv_ref_in_place(const conv_ref_args* a) {
                                a->y->storage, at, g.ow);
             }
         }
-        for (int64_t oy = g.oh - lag; oy < g.oh; ++oy) store_ref_row(a, ring, oy % lag, n, oy);
+        for (int64_t oy = g.oh - lag; oy < g.oh; ++oy)
+            store_waiting_row(a->y, size_t(g.o), size_t(g.oh), size_t(g.ow), ring, size_t(oy % lag),
+                              size_t(n), size_t(oy));
     }
 }
 
@@ -278,23 +288,6 @@ bool cm_in_place_geometry(const cpu_node_ctx* ctx, const conv_geom& g) {
            ctx->inputs[1]->kind == TENSOR_CONST && cpu_threads(ctx) == 1;
 }
 
-/* The ring of rows waiting to be stored, in the output's storage. */
-size_t cm_ring_bytes(const conv_geom& g, int32_t storage) {
-    return static_cast<size_t>(g.ph * g.o * g.ow) * static_cast<size_t>(storage);
-}
-
-/* Every channel's row `from` of the ring to output row oy of image n. */
-void store_ring_row(const conv_cm_args* a, const uint8_t* ring, int64_t from, int64_t n,
-                    int64_t oy) {
-    const cm_conv& cv = a->cv;
-    const size_t bytes = static_cast<size_t>(cv.ow) * static_cast<size_t>(a->y->storage);
-    const int64_t plane = int64_t{cv.oh} * cv.ow;
-    uint8_t* out = static_cast<uint8_t*>(a->y->data);
-    for (int32_t o = 0; o < cv.o; ++o)
-        memcpy(out + static_cast<size_t>((n * cv.o + o) * plane + oy * cv.ow) * a->y->storage,
-               ring + (static_cast<size_t>(from) * cv.o + static_cast<size_t>(o)) * bytes, bytes);
-}
-
 void conv_cm_in_place(const conv_cm_args* a, int32_t lag) {
     const cm_conv& cv = a->cv;
     int32_t* sums = reinterpret_cast<int32_t*>(a->scratch);
@@ -314,11 +307,15 @@ void conv_cm_in_place(const conv_cm_args* a, int32_t lag) {
             }
             // Input row oy - lag is read no more: the row waiting in its slot goes there.
             const int32_t slot = oy % lag;
-            if (oy >= lag) store_ring_row(a, ring, slot, n, oy - lag);
+            if (oy >= lag)
+                store_waiting_row(a->y, size_t(cv.o), size_t(cv.oh), size_t(cv.ow), ring,
+                                  size_t(slot), size_t(n), size_t(oy - lag));
             cm_epilogue_block(a->ep, sums, cv.o, cv.ow, ring, a->y->storage,
                               int64_t{slot} * cv.o * cv.ow, cv.ow);
         }
-        for (int32_t oy = cv.oh - lag; oy < cv.oh; ++oy) store_ring_row(a, ring, oy % lag, n, oy);
+        for (int32_t oy = cv.oh - lag; oy < cv.oh; ++oy)
+            store_waiting_row(a->y, size_t(cv.o), size_t(cv.oh), size_t(cv.ow), ring,
+                              size_t(oy % lag), size_t(n), size_t(oy));
     }
 }
 
@@ -627,7 +624,7 @@ int32_t conv2d_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes)
     if (cm_conv_applies(ctx)) {
         if (!cm_in_place_geometry(ctx, g) || tail_adds(ctx)) return -1;
         need = cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) +
-               cm_ring_bytes(g, ctx->outputs[0]->storage);
+               waiting_rows_bytes(g, ctx->outputs[0]->storage);
     } else if (cm_scale_applies(ctx, g)) {
         return 0;
     } else
