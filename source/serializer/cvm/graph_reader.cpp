@@ -40,18 +40,16 @@ struct file_node {
     uint32_t is_var : 1;
 };
 
-struct int_list {
-    int64_t* values;
+/* A list of integers: int64 as in the file (arg_nodes, node_row_ptr: checks print them
+ * as written), or int32 for the list_int graph attributes, checked to fit one. */
+template <typename T>
+struct number_list {
+    T* values;
     int32_t count;
     bool present;
 };
-
-/* A list_int graph attribute: its values are checked to fit an int32. */
-struct int32_list {
-    int32_t* values;
-    int32_t count;
-    bool present;
-};
+using int_list = number_list<int64_t>;
+using int32_list = number_list<int32_t>;
 
 struct entry_list {
     entry* values;
@@ -345,26 +343,16 @@ int decode_graph_attr(const json_value* m, const char* key, const char* tag,
     return CVML_OK;
 }
 
-int to_int_list(const json_value* v, int_list* out) {
+template <typename T>
+int to_number_list(const json_value* v, number_list<T>* out) {
     cvml_scratch_free(out->values);
     out->count = json_count(v);
     out->present = true;
-    out->values = static_cast<int64_t*>(
-        cvml_scratch_alloc(sizeof(int64_t) * (static_cast<size_t>(out->count) + 1)));
-    if (!out->values) return out_of_memory();
-    for (int32_t i = 0; i < out->count; ++i) out->values[i] = json_int(json_at(v, i));
-    return CVML_OK;
-}
-
-int to_int32_list(const json_value* v, int32_list* out) {
-    cvml_scratch_free(out->values);
-    out->count = json_count(v);
-    out->present = true;
-    out->values = static_cast<int32_t*>(
-        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(out->count) + 1)));
+    out->values =
+        static_cast<T*>(cvml_scratch_alloc(sizeof(T) * (static_cast<size_t>(out->count) + 1)));
     if (!out->values) return out_of_memory();
     for (int32_t i = 0; i < out->count; ++i)
-        out->values[i] = static_cast<int32_t>(json_int(json_at(v, i)));
+        out->values[i] = static_cast<T>(json_int(json_at(v, i)));
     return CVML_OK;
 }
 
@@ -383,11 +371,17 @@ int to_entry_list(const json_value* v, entry_list* out) {
 /* The list just made from a piece's tree goes down over the tree (given back below it):
  * otherwise each attribute's tree stays a hole in the scratch until the load ends, and
  * the largest piece (the shapes) no longer fits there on a microcontroller's arena. */
+template <typename T>
+void settle(number_list<T>* l) {
+    l->values = static_cast<T*>(cvml_scratch_settle(l->values));
+}
+
 void settle_lists(file_graph* f) {
-    int_list* ints[] = {&f->arg_nodes, &f->node_row_ptr};
-    for (int_list* l : ints) l->values = static_cast<int64_t*>(cvml_scratch_settle(l->values));
-    int32_list* int32s[] = {&f->storage_id, &f->device_index, &f->precision};
-    for (int32_list* l : int32s) l->values = static_cast<int32_t*>(cvml_scratch_settle(l->values));
+    settle(&f->arg_nodes);
+    settle(&f->node_row_ptr);
+    settle(&f->storage_id);
+    settle(&f->device_index);
+    settle(&f->precision);
     f->heads.values = static_cast<entry*>(cvml_scratch_settle(f->heads.values));
     if (f->shape.values) {
         const ptrdiff_t at = f->shape.offsets - static_cast<int32_t*>(f->shape.values);
@@ -553,13 +547,13 @@ int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin, size_t
     const json_value* v = nullptr;
     if (key_is(key, "storage_id")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_int32_list(v, &f->storage_id);
+        if (!rc) rc = to_number_list(v, &f->storage_id);
     } else if (key_is(key, "device_index")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_int32_list(v, &f->device_index);
+        if (!rc) rc = to_number_list(v, &f->device_index);
     } else if (key_is(key, "precision")) {
         rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_int32_list(v, &f->precision);
+        if (!rc) rc = to_number_list(v, &f->precision);
     } else if (key_is(key, "dtype")) {
         rc = decode_graph_attr(m, key, "", &v);
     } else {
@@ -650,10 +644,10 @@ int decode_list_member(file_graph* f, const char* key, size_t begin, size_t end)
     const json_value* m = doc.root;
     if (key_is(key, "arg_nodes")) {
         rc = require_int_array(m, "arg_nodes");
-        if (!rc) rc = to_int_list(m, &f->arg_nodes);
+        if (!rc) rc = to_number_list(m, &f->arg_nodes);
     } else if (key_is(key, "node_row_ptr")) {
         rc = require_int_array(m, "node_row_ptr");
-        if (!rc) rc = to_int_list(m, &f->node_row_ptr);
+        if (!rc) rc = to_number_list(m, &f->node_row_ptr);
     } else if (key_is(key, "heads")) {
         rc = require_entries(m, "heads");
         if (!rc) rc = to_entry_list(m, &f->heads);
