@@ -181,7 +181,7 @@ int cvml_context_create(cvml_context** out) {
     REQUIRE(out, "NULL output");
     *out = nullptr;
     cvml_context* ctx = static_cast<cvml_context*>(cvml_mem_calloc(1, sizeof(cvml_context)));
-    if (!ctx) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!ctx) return cvml_fail_out_of_memory();
     ctx->threads = threads_from_environment();
     *out = ctx;
     return CVML_OK;
@@ -229,7 +229,7 @@ int cvml_context_set_devices(cvml_context* ctx, const char* const* names, int co
 
 static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
     cvml_graph* g = static_cast<cvml_graph*>(cvml_mem_calloc(1, sizeof(cvml_graph)));
-    if (!g) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!g) return cvml_fail_out_of_memory();
     g->ir = ir;
     g->context = *ctx;
     *out = g;
@@ -266,7 +266,7 @@ int load_graph(const char* fn, cvml_context* ctx, const char* serializer, const 
     const cvml_serializer* s = serializer_registry_find(serializer);
     if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
     ir_graph* ir = ir_graph_create();
-    if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!ir) return cvml_fail_out_of_memory();
     ir->params_in_place = (flags & CVML_LOAD_PARAMS_IN_PLACE) && params.data && !params.file;
     ir->no_names = (flags & CVML_LOAD_NO_NAMES) != 0;
     const cvml_params_file_loader from_file = serializer_params_file_loader(s);
@@ -342,7 +342,7 @@ static int input_buffer(ir_tensor* t, void** dst) {
         size_t n = static_cast<size_t>(ir_tensor_element_count(t));
         size_t slack = t->storage == STORAGE_INT32 ? 0 : 64;
         t->data = cvml_mem_alloc(t->storage * (n ? n : 1) + slack);
-        if (!t->data) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!t->data) return cvml_fail_out_of_memory();
     }
     *dst = t->data;
     return CVML_OK;
@@ -452,7 +452,7 @@ int cvml_graph_create(cvml_context* ctx, cvml_graph** out) {
     int rc = require_init(__func__);
     if (rc) return rc;
     ir_graph* ir = ir_graph_create();
-    if (!ir) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!ir) return cvml_fail_out_of_memory();
     rc = new_handle(ctx, ir, out);
     if (rc) ir_graph_release(ir);
     return rc;
@@ -514,7 +514,7 @@ int cvml_graph_add_input(cvml_graph* g, const char* name, int ndim, const int32_
     if (rc) return rc;
     int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(
         g->ir->inputs, sizeof(int32_t) * static_cast<size_t>(g->ir->input_count + 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!p) return cvml_fail_out_of_memory();
     g->ir->inputs = p;
     p[g->ir->input_count++] = t->index;
     *out = reinterpret_cast<cvml_tensor*>(t);
@@ -539,7 +539,7 @@ int cvml_graph_add_const(cvml_graph* g, const char* name, int ndim, const int32_
     t->file_bits = precision <= 8 ? 8 : 32;
     int32_t* p = static_cast<int32_t*>(cvml_mem_realloc(
         g->ir->param_order, sizeof(int32_t) * static_cast<size_t>(g->ir->param_order_count + 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!p) return cvml_fail_out_of_memory();
     g->ir->param_order = p;
     p[g->ir->param_order_count++] = t->index;
     *out = reinterpret_cast<cvml_tensor*>(t);
@@ -577,14 +577,14 @@ int cvml_graph_add_node(cvml_graph* g, const char* op, const char* name,
     if (ni < 0) return CVML_ERR_RUNTIME;
     ir_node* node = ir->nodes[ni];
     node->op_name = ir_graph_strdup(ir, op);
-    if (!node->op_name) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!node->op_name) return cvml_fail_out_of_memory();
     for (int i = 0; i < attr_count && !rc; ++i)
         rc = ir_node_add_attr(ir, node, attr_keys[i], attr_values[i]);
     int32_t in_idx[64];
     int32_t* in = input_count <= 64 ? in_idx
                                     : static_cast<int32_t*>(cvml_mem_alloc(
                                           sizeof(int32_t) * static_cast<size_t>(input_count)));
-    if (!in) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!in) rc = cvml_fail_out_of_memory();
     for (int i = 0; i < input_count && !rc; ++i)
         in[i] = reinterpret_cast<ir_tensor*>(inputs[i])->index;
     if (!rc) rc = ir_node_set_inputs(node, in, input_count);
@@ -641,7 +641,7 @@ int cvml_graph_set_outputs(cvml_graph* g, cvml_tensor* const* outputs, int count
             return cvml_fail(CVML_ERR_LOGIC, "output %d is not a tensor of this graph", i);
     int32_t* p =
         static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(count)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!p) return cvml_fail_out_of_memory();
     for (int i = 0; i < count; ++i) p[i] = reinterpret_cast<ir_tensor*>(outputs[i])->index;
     cvml_mem_free(g->ir->outputs);
     g->ir->outputs = p;
@@ -999,7 +999,7 @@ int cvml_graph_set_profiling(cvml_graph* g, int enabled) {
     if (enabled && !g->ir->node_time_ns) {
         g->ir->node_time_ns = static_cast<uint64_t*>(
             cvml_mem_calloc(static_cast<size_t>(g->ir->node_count) + 1, sizeof(uint64_t)));
-        if (!g->ir->node_time_ns) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!g->ir->node_time_ns) return cvml_fail_out_of_memory();
     }
     g->ir->profiling = enabled ? 1 : 0;
     return CVML_OK;

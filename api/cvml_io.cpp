@@ -229,13 +229,9 @@ static int serialize_outputs(const ir_graph* g, uint8_t* out, size_t length) {
 /* The whole of a bytes run (input in, run, outputs out) under the graph's lock. */
 static int run_bytes_locked(cvml_graph* g, const void* input, size_t input_length, void* output,
                             size_t output_length_given) {
-    const ir_tensor* data = nullptr;
-    int in_type = 1;
-    int rc = input_facts(g->ir, &data, &in_type);
-    if (rc) return rc;
+    int in_type = 1, out_type = 1;
     size_t in_len = 0, out_len = 0;
-    int out_type = 1;
-    rc = cvml_graph_input_bytes(g, &in_len, &in_type);
+    int rc = cvml_graph_input_bytes(g, &in_len, &in_type);
     if (!rc) rc = cvml_graph_output_bytes(g, &out_len, &out_type);
     if (rc) return rc;
     if (input_length != in_len)

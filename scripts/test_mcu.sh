@@ -23,7 +23,8 @@
 # CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards; CVML_MCU_TRACE_ALLOC=BYTES
 # also lists, per function, the heap blocks of at least BYTES still held after the run;
 # CVML_MCU_WITH_SIMD=OFF builds without the Cortex-M kernels (the scalar level only:
-# the smallest code). The build directories are build/mcu-BOARD (build/mcu-BOARD-scalar).
+# the smallest code); CVML_MCU_TEXT_BUDGET=BYTES fails a model whose libcvml code (T)
+# exceeds BYTES. The build directories are build/mcu-BOARD (build/mcu-BOARD-scalar).
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh).
 set -euo pipefail
@@ -34,6 +35,7 @@ build_type=${CVML_MCU_BUILD_TYPE:-MinSizeRel}
 timeout_s=${CVML_MCU_TIMEOUT:-600}
 trace_alloc=${CVML_MCU_TRACE_ALLOC:-0}
 with_simd=${CVML_MCU_WITH_SIMD:-ON}
+text_budget=${CVML_MCU_TEXT_BUDGET:-0}
 
 for tool in arm-none-eabi-gcc qemu-system-arm python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "test_mcu: $tool not found (scripts/install_deps.sh)" >&2; exit 1; }
@@ -133,6 +135,10 @@ report() {
     echo "    heap blocks of >= $trace_alloc bytes held after the run:"
     python3 tests/mcu/heap_holders.py "$dir/mcu_$model.log" "$dir/mcu_$model.elf"
   fi
+  if [[ $text_budget -gt 0 && $text -gt $text_budget ]]; then
+    echo "test_mcu: FAIL $board $model: libcvml code $text bytes, over the budget of $text_budget" >&2
+    return 1
+  fi
 }
 
 failures=0
@@ -154,7 +160,9 @@ run_board() {
   done
   if ! grep -q "params in_place" <<<"${first[*]}"; then
     # A library without cvml_graph_load_memory_ex(): the first run is the measurement.
-    for model in "${!first[@]}"; do report "$dir" "$board" "$model" "${first[$model]}"; done
+    for model in "${!first[@]}"; do
+      report "$dir" "$board" "$model" "${first[$model]}" || failures=$((failures + 1))
+    done
     return 0
   fi
   # Second run: a static arena of the size the first run reported, handed to the load.
@@ -162,7 +170,7 @@ run_board() {
   local line
   for model in "${!first[@]}"; do
     line=$(run_model "$dir" "$board" "$model") || { failures=$((failures + 1)); continue; }
-    report "$dir" "$board" "$model" "$line" "${first[$model]}"
+    report "$dir" "$board" "$model" "$line" "${first[$model]}" || failures=$((failures + 1))
   done
 }
 

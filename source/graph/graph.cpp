@@ -181,19 +181,19 @@ int ir_graph_reserve(ir_graph* g, int32_t nodes, int32_t tensors) {
     if (nodes > 0 && !g->node_slab) {
         if (!grow(reinterpret_cast<void***>(&g->nodes), &g->node_capacity, g->node_count + nodes,
                   true))
-            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            return cvml_fail_out_of_memory();
         g->node_slab =
             static_cast<ir_node*>(cvml_mem_alloc(sizeof(ir_node) * static_cast<size_t>(nodes)));
-        if (!g->node_slab) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!g->node_slab) return cvml_fail_out_of_memory();
         g->node_slab_count = nodes;
     }
     if (tensors > 0 && !g->tensor_slab) {
         if (!grow(reinterpret_cast<void***>(&g->tensors), &g->tensor_capacity,
                   g->tensor_count + tensors, true))
-            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            return cvml_fail_out_of_memory();
         g->tensor_slab = static_cast<ir_tensor*>(
             cvml_mem_alloc(sizeof(ir_tensor) * static_cast<size_t>(tensors)));
-        if (!g->tensor_slab) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!g->tensor_slab) return cvml_fail_out_of_memory();
         g->tensor_slab_count = tensors;
     }
     return CVML_OK;
@@ -228,12 +228,9 @@ int32_t ir_graph_add_tensor(ir_graph* g, const char* name) {
 }
 
 int32_t ir_graph_add_tensor_sharing_name(ir_graph* g, char* name) {
-    if (!grow(reinterpret_cast<void***>(&g->tensors), &g->tensor_capacity, g->tensor_count + 1)) {
-        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
-        return -1;
-    }
-    ir_tensor* t = new_tensor_struct(g);
-    if (!t) {
+    ir_tensor* t = nullptr;
+    if (!grow(reinterpret_cast<void***>(&g->tensors), &g->tensor_capacity, g->tensor_count + 1) ||
+        !(t = new_tensor_struct(g))) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding tensor '%s'", name);
         return -1;
     }
@@ -259,12 +256,9 @@ int32_t ir_graph_add_node(ir_graph* g, const char* name) {
 }
 
 int32_t ir_graph_add_node_sharing_name(ir_graph* g, char* name) {
-    if (!grow(reinterpret_cast<void***>(&g->nodes), &g->node_capacity, g->node_count + 1)) {
-        cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
-        return -1;
-    }
-    ir_node* n = new_node_struct(g);
-    if (!n) {
+    ir_node* n = nullptr;
+    if (!grow(reinterpret_cast<void***>(&g->nodes), &g->node_capacity, g->node_count + 1) ||
+        !(n = new_node_struct(g))) {
         cvml_fail(CVML_ERR_RUNTIME, "out of memory adding node '%s'", name);
         return -1;
     }
@@ -280,7 +274,7 @@ int ir_node_set_inputs(ir_node* n, const int32_t* tensors, int32_t count) {
     int32_t* p = nullptr;
     if (count > 0) {
         p = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(count)));
-        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!p) return cvml_fail_out_of_memory();
         memcpy(p, tensors, sizeof(int32_t) * static_cast<size_t>(count));
     }
     cvml_mem_free(n->inputs);
@@ -299,7 +293,7 @@ int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor) {
         int32_t* p = static_cast<int32_t*>(n->outputs == &n->first_output
                                                ? cvml_mem_alloc(bytes)
                                                : cvml_mem_realloc(n->outputs, bytes));
-        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!p) return cvml_fail_out_of_memory();
         if (n->outputs == &n->first_output) p[0] = n->first_output;
         n->outputs = p;
     }
@@ -313,13 +307,13 @@ int ir_node_add_output(ir_graph* g, ir_node* n, int32_t tensor) {
 int ir_node_add_attr(ir_graph* g, ir_node* n, const char* key, const char* value) {
     ir_attr* p = static_cast<ir_attr*>(
         cvml_mem_realloc(n->attrs, sizeof(ir_attr) * static_cast<size_t>(n->attr_count + 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!p) return cvml_fail_out_of_memory();
     n->attrs = p;
     char* k = ir_graph_strdup(g, key);
     char* v = k ? ir_graph_strdup(g, value) : nullptr;
     if (!k || !v) {
         ir_graph_unstrdup(g, k);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     }
     n->attrs[n->attr_count].key = k;
     n->attrs[n->attr_count].value = v;
@@ -355,7 +349,7 @@ int ir_graph_link(ir_graph* g) {
         }
     }
     g->consumer_block = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (total + 1)));
-    if (!g->consumer_block) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!g->consumer_block) return cvml_fail_out_of_memory();
     int32_t* next = g->consumer_block;
     for (int32_t i = 0; i < g->tensor_count; ++i) {
         ir_tensor* t = g->tensors[i];

@@ -108,7 +108,7 @@ int graph_infer_shapes(ir_graph* g, int check_declared) {
         ir_node* node = g->nodes[n];
         if (!node->op) continue;
         node_tensors nt(g, node);
-        if (!nt.ok) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!nt.ok) return cvml_fail_out_of_memory();
         int64_t declared[4][CVML_MAX_DIMS + 1];
         int32_t keep = node->output_count < 4 ? node->output_count : 4;
         for (int32_t i = 0; i < keep; ++i) {
@@ -162,7 +162,7 @@ int graph_infer_precisions(ir_graph* g) {
             continue;
         }
         node_tensors nt(g, node);
-        if (!nt.ok) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!nt.ok) return cvml_fail_out_of_memory();
         op_infer_ctx ctx = make_ctx(g, node);
         ctx.inputs = nt.in;
         ctx.outputs = nt.out;
@@ -184,7 +184,7 @@ int graph_verify_load_rules(ir_graph* g) {
         ir_node* node = g->nodes[n];
         if (!node->op || !node->op->verify_load) continue;
         node_tensors nt(g, node);
-        if (!nt.ok) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!nt.ok) return cvml_fail_out_of_memory();
         op_infer_ctx ctx = make_ctx(g, node);
         ctx.inputs = nt.in;
         ctx.outputs = nt.out;
@@ -206,7 +206,7 @@ int graph_compute_gas(ir_graph* g) {
         int64_t base = 1;
         if (node->op->gas_base) {
             node_tensors nt(g, node);
-            if (!nt.ok) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            if (!nt.ok) return cvml_fail_out_of_memory();
             op_infer_ctx ctx = make_ctx(g, node);
             ctx.inputs = nt.in;
             ctx.outputs = nt.out;

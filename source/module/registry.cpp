@@ -19,6 +19,9 @@ cvml_device* g_devices[kMaxDevices];
 int32_t g_device_count;
 const cvml_serializer* g_serializers[kMaxSerializers];
 cvml_params_file_loader g_params_file_loaders[kMaxSerializers]; /* by index in g_serializers */
+/* A bare-metal build reads params from memory only: no serializer sets a file loader
+ * (cvm.cpp), and the table leaves the image. */
+constexpr bool kFileLoaders = !CVML_BARE_METAL;
 int32_t g_serializer_count;
 int g_registered;
 
@@ -46,12 +49,10 @@ int table_remove(T** table, int32_t* count, T* item, const char* kind) {
     return cvml_fail(CVML_ERR_RUNTIME, "%s is not registered", kind);
 }
 
-}  // namespace
-
-int device_registry_add(cvml_device* dev) {
-    if (!dev) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
-    // The version rules of api/cvml_plugin.h: the same major version, and at least the
-    // minor 0 layout; fields a later minor appended are read through device.h's helpers.
+/* A plugin's device as api/cvml_plugin.h asks: the version rules (the same major
+ * version, at least the minor 0 layout; fields a later minor appended are read through
+ * device.h's helpers), a name, the four mandatory operations, all memory ops or none. */
+int check_plugin_device(const cvml_device* dev) {
     const uint32_t major = CVML_PLUGIN_ABI_MAJOR_OF(dev->abi_version);
     if (major != CVML_PLUGIN_ABI_MAJOR || dev->struct_size < kDeviceMinor0Size)
         return cvml_fail(
@@ -73,6 +74,19 @@ int device_registry_add(cvml_device* dev) {
     if (has_mem && !all_mem)
         return cvml_fail(CVML_ERR_RUNTIME, "device '%s' has some memory ops but not all four",
                          dev->name);
+    return CVML_OK;
+}
+
+}  // namespace
+
+int device_registry_add(cvml_device* dev) {
+    if (!dev) return cvml_fail(CVML_ERR_RUNTIME, "device without a name");
+    // Without the plugin loader only the library's own devices register (compiled with
+    // this very header): the checks would be 200 bytes of a microcontroller's image.
+    if (CVML_WITH_PLUGINS) {
+        int rc = check_plugin_device(dev);
+        if (rc) return rc;
+    }
     return table_add(g_devices, &g_device_count, kMaxDevices, dev, "device", dev->name);
 }
 
@@ -113,7 +127,7 @@ int serializer_registry_remove(const cvml_serializer* s) {
     for (int32_t i = 0; i < g_serializer_count; ++i)
         if (g_serializers[i] == s) at = i;
     const int rc = table_remove(g_serializers, &g_serializer_count, s, "serializer");
-    if (rc == CVML_OK && at >= 0) {
+    if (kFileLoaders && rc == CVML_OK && at >= 0) {
         for (int32_t i = at; i < g_serializer_count; ++i)
             g_params_file_loaders[i] = g_params_file_loaders[i + 1];
         g_params_file_loaders[g_serializer_count] = nullptr;
@@ -132,6 +146,7 @@ int serializer_set_params_file_loader(const cvml_serializer* s, cvml_params_file
 }
 
 cvml_params_file_loader serializer_params_file_loader(const cvml_serializer* s) {
+    if (!kFileLoaders) return nullptr;
     for (int32_t i = 0; i < g_serializer_count; ++i)
         if (g_serializers[i] == s) return g_params_file_loaders[i];
     return nullptr;

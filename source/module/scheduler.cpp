@@ -75,7 +75,7 @@ int append_index(int32_t** arr, int32_t* count, int32_t value) {
     if ((n & (n - 1)) == 0) {  // 0, 1, 2, 4, ...: full
         size_t capacity = n ? 2 * static_cast<size_t>(n) : 1;
         int32_t* p = static_cast<int32_t*>(cvml_scratch_realloc(*arr, sizeof(int32_t) * capacity));
-        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!p) return cvml_fail_out_of_memory();
         *arr = p;
     }
     (*arr)[(*count)++] = value;
@@ -85,10 +85,10 @@ int append_index(int32_t** arr, int32_t* count, int32_t value) {
 int new_subgraph(ir_graph* g, int32_t device) {
     ir_subgraph** p = static_cast<ir_subgraph**>(cvml_mem_realloc(
         g->subgraphs, sizeof(ir_subgraph*) * static_cast<size_t>(g->subgraph_count + 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!p) return cvml_fail_out_of_memory();
     g->subgraphs = p;
     ir_subgraph* sg = static_cast<ir_subgraph*>(cvml_mem_calloc(1, sizeof(ir_subgraph)));
-    if (!sg) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!sg) return cvml_fail_out_of_memory();
     sg->index = g->subgraph_count;
     sg->device = device;
     g->subgraphs[g->subgraph_count++] = sg;
@@ -151,7 +151,7 @@ bool ready(const ir_graph* g, const ir_node* node, const uint8_t* done) {
 int order_nodes(const ir_graph* g, const int32_t* assigned, int32_t* order, int32_t* count) {
     uint8_t* done =
         static_cast<uint8_t*>(cvml_scratch_calloc(static_cast<size_t>(g->node_count) + 1, 1));
-    if (!done) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!done) return cvml_fail_out_of_memory();
     int32_t total = 0;
     for (int32_t n = 0; n < g->node_count; ++n) total += g->nodes[n]->op ? 1 : 0;
     int32_t m = 0;
@@ -160,8 +160,10 @@ int order_nodes(const ir_graph* g, const int32_t* assigned, int32_t* order, int3
     while (m < total) {
         while (first_open < g->node_count && (!g->nodes[first_open]->op || done[first_open]))
             ++first_open;
+        // Without the plugin loader the CPU is the only device: the pick is first_open.
         int32_t pick = -1;
-        for (int32_t n = first_open; n < g->node_count && pick < 0 && current >= 0; ++n)
+        for (int32_t n = first_open;
+             CVML_WITH_PLUGINS && n < g->node_count && pick < 0 && current >= 0; ++n)
             if (g->nodes[n]->op && !done[n] && assigned[n] == current &&
                 ready(g, g->nodes[n], done))
                 pick = n;
@@ -202,7 +204,7 @@ int find_boundaries(ir_graph* g) {
     size_t tensors = static_cast<size_t>(g->tensor_count) + 1;
     uint8_t* is_output = static_cast<uint8_t*>(cvml_scratch_calloc(tensors, 1));
     int32_t* listed = static_cast<int32_t*>(cvml_scratch_calloc(tensors, sizeof(int32_t)));
-    int rc = is_output && listed ? CVML_OK : cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int rc = is_output && listed ? CVML_OK : cvml_fail_out_of_memory();
     for (int32_t i = 0; !rc && i < g->output_count; ++i) is_output[g->outputs[i]] = 1;
     for (int32_t s = 0; !rc && s < g->subgraph_count; ++s) {
         ir_subgraph* sg = g->subgraphs[s];
@@ -306,7 +308,7 @@ int prepare_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
     sg->output_buffers = static_cast<void**>(cvml_mem_calloc(out_n, sizeof(void*)));
     sg->output_host = static_cast<void**>(cvml_mem_calloc(out_n, sizeof(void*)));
     if (!sg->input_buffers || !sg->output_buffers || !sg->output_host)
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     for (int32_t i = 0; i < sg->input_count; ++i) {
         const ir_tensor* t = g->tensors[sg->inputs[i]];
         int rc = dev->mem_alloc(dev, tensor_bytes(t), &sg->input_buffers[i]);
@@ -317,7 +319,7 @@ int prepare_boundary(cvml_device* dev, ir_graph* g, ir_subgraph* sg) {
         int rc = dev->mem_alloc(dev, tensor_bytes(t), &sg->output_buffers[i]);
         if (rc) return cvml_fail_context(rc, "buffer for '%s': ", t->name);
         sg->output_host[i] = cvml_mem_calloc(tensor_bytes(t) + 1, 1);
-        if (!sg->output_host[i]) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!sg->output_host[i]) return cvml_fail_out_of_memory();
         t->data = sg->output_host[i];
     }
     return CVML_OK;
@@ -377,7 +379,7 @@ int settle_list(int32_t** arr, int32_t count) {
     if (!*arr) return CVML_OK;
     int32_t* p = static_cast<int32_t*>(
         cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(count ? count : 1)));
-    if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!p) return cvml_fail_out_of_memory();
     memcpy(p, *arr, sizeof(int32_t) * static_cast<size_t>(count));
     cvml_scratch_free(*arr);
     *arr = p;
@@ -407,7 +409,7 @@ int partition(ir_graph* g, const cvml_context* ctx) {
     int32_t* assigned = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * n));
     int32_t* order = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * n));
     uint8_t* cpu_ok = static_cast<uint8_t*>(cvml_scratch_alloc(n));
-    if (!assigned || !order || !cpu_ok) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!assigned || !order || !cpu_ok) rc = cvml_fail_out_of_memory();
     if (!rc) rc = assign_devices(g, devices, device_count, assigned, cpu_ok);
     for (int32_t pass = 0; !rc; ++pass) {
         int32_t count = 0;

@@ -1,6 +1,7 @@
 /* Helpers shared by the nn and reduction operator definitions: upstream's
  * VerifyAttrRange and string-attribute checks, and the shape text of its
- * CVM_ASSIGN_* messages. Header-only so that each operator file stays self-contained. */
+ * CVM_ASSIGN_* messages. The ones with a message are out of line (nn_attr.cpp): inlined,
+ * each operator file had its own copy of the formatting. */
 #pragma once
 
 #include <stdio.h>
@@ -11,43 +12,18 @@
 
 /* Upstream VerifyAttrRange: min <= v <= max, [0, 4096] unless a caller says
  * otherwise; a violation is a VERIFY failure (logic error). */
-static inline int nn_verify_attr_range(int64_t v, const char* name, int64_t min = 0,
-                                       int64_t max = 4096) {
-    if (v < min || v > max)
-        return cvml_fail(CVML_ERR_LOGIC, "attribute %s value: %lld out of range [%lld, %lld]", name,
-                         static_cast<long long>(v), static_cast<long long>(min),
-                         static_cast<long long>(max));
-    return CVML_OK;
-}
+int nn_verify_attr_range(int64_t v, const char* name, int64_t min = 0, int64_t max = 4096);
 
 static inline bool nn_str_eq(const attr_string* s, const char* v) {
     return strcmp(s->value, v) == 0;
 }
 
 /* Formats dims as upstream prints a TShape: "[3,5]". */
-static inline const char* nn_dims_str(const int64_t* dims, int32_t ndim, char* buf, size_t cap) {
-    size_t used = 0;
-    if (cap == 0) return buf;
-    used += static_cast<size_t>(snprintf(buf, cap, "["));
-    for (int32_t i = 0; i < ndim && used < cap; ++i)
-        used += static_cast<size_t>(snprintf(buf + used, cap - used, i ? ",%lld" : "%lld",
-                                             static_cast<long long>(dims[i])));
-    if (used < cap) snprintf(buf + used, cap - used, "]");
-    return buf;
-}
+const char* nn_dims_str(const int64_t* dims, int32_t ndim, char* buf, size_t cap);
 
 /* Upstream CVM_ASSIGN_INPUT_SHAPE on a known input: a mismatch is LOG(FATAL), a runtime
  * error, worded "expects weight's shape to be [3,5], but got [3,4]". */
-static inline int nn_expect_input_shape(const ir_tensor* t, const char* what, const int64_t* dims,
-                                        int32_t ndim) {
-    bool same = t->ndim == ndim;
-    for (int32_t i = 0; same && i < ndim; ++i) same = t->dims[i] == dims[i];
-    if (same) return CVML_OK;
-    char want[96], got[96];
-    nn_dims_str(dims, ndim, want, sizeof want);
-    nn_dims_str(t->dims, t->ndim, got, sizeof got);
-    return cvml_fail(CVML_ERR_RUNTIME, "expects %s's shape to be %s, but got %s", what, want, got);
-}
+int nn_expect_input_shape(const ir_tensor* t, const char* what, const int64_t* dims, int32_t ndim);
 
 /* Product of a tensor's dims (shapes are verified to at most 2^30 elements). */
 static inline int64_t nn_size(const ir_tensor* t) {

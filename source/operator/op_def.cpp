@@ -250,7 +250,7 @@ int op_parse_attrs(const op_def* op, ir_node* node) {
         return CVML_OK;
     }
     void* param = cvml_mem_calloc(1, op->param_size);
-    if (!param) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!param) return cvml_fail_out_of_memory();
     cvml_mem_free(node->param);
     node->param = param;
     for (int32_t k = 0; k < node->attr_count; ++k) {

@@ -23,6 +23,10 @@ int cvml_fail(int status, const char* fmt, ...) {
     return status;
 }
 
+int cvml_fail_out_of_memory(void) {
+    return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+}
+
 int cvml_fail_context(int status, const char* fmt, ...) {
     char prefix[256];
     va_list ap;

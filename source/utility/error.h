@@ -16,6 +16,10 @@ int cvml_vfail(int status, const char* fmt, va_list ap);
  * `status`; used by callers that know where a callee's failure happened. */
 int cvml_fail_context(int status, const char* fmt, ...) CVML_PRINTF(2, 3);
 
+/* cvml_fail(CVML_ERR_RUNTIME, "out of memory"): the core's most frequent failure, one
+ * call instead of its arguments at each of its eighty places. */
+int cvml_fail_out_of_memory(void);
+
 void cvml_clear_error(void);
 const char* cvml_error_message(void);
 

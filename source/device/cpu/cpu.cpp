@@ -147,10 +147,10 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         int32_t total = node->input_count + node->output_count;
         ne->tensors = static_cast<ir_tensor**>(
             cvml_scratch_alloc(sizeof(ir_tensor*) * static_cast<size_t>(total)));
-        if (!ne->tensors) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!ne->tensors) return cvml_fail_out_of_memory();
         for (int32_t k = 0; k < node->input_count; ++k) {
             ne->tensors[k] = const_input(st, ne->kernel, k, g->tensors[node->inputs[k]]);
-            if (!ne->tensors[k]) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            if (!ne->tensors[k]) return cvml_fail_out_of_memory();
         }
         for (int32_t k = 0; k < node->output_count; ++k)
             ne->tensors[node->input_count + k] = g->tensors[node->outputs[k]];
@@ -260,7 +260,7 @@ int fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
         if (!count) continue;
         head->tail.steps = static_cast<cpu_tail_step*>(
             cvml_scratch_alloc(sizeof(cpu_tail_step) * static_cast<size_t>(count)));
-        if (!head->tail.steps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!head->tail.steps) return cvml_fail_out_of_memory();
         memcpy(head->tail.steps, steps, sizeof(cpu_tail_step) * static_cast<size_t>(count));
         head->tail.count = count;
         head->ctx.tail = &head->tail;
@@ -389,7 +389,7 @@ int share_buffers(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
     const size_t n = static_cast<size_t>(g->tensor_count) + 1;
     share_state sh = {static_cast<uint8_t*>(cvml_scratch_calloc(n, 1)),
                       static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * n))};
-    int rc = sh.marks && sh.last ? CVML_OK : cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    int rc = sh.marks && sh.last ? CVML_OK : cvml_fail_out_of_memory();
     if (!rc) find_last_readers(g, st, &sh);
     for (int32_t i = 0; i < sg->node_count && !rc; ++i) {
         cpu_node_exec* ne = &st->nodes[i];
@@ -570,7 +570,7 @@ int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_
     if (!req || !last) {
         cvml_scratch_free(req);
         cvml_scratch_free(last);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     }
     for (int32_t t = 0; t < g->tensor_count; ++t) last[t] = -1;
     for (int32_t i = 0; i < sg->node_count; ++i) {
@@ -650,7 +650,7 @@ int pack_state(cpu_subgraph_state* st) {
     uint8_t* block = static_cast<uint8_t*>(
         cvml_mem_alloc(exec_bytes + step_bytes + slot_bytes +
                        sizeof(ir_tensor*) * static_cast<size_t>(stand_ins) + 1));
-    if (!block) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!block) return cvml_fail_out_of_memory();
     cpu_node_exec* packed = reinterpret_cast<cpu_node_exec*>(block);
     cpu_tail_step* step = reinterpret_cast<cpu_tail_step*>(block + exec_bytes);
     ir_tensor** slot = reinterpret_cast<ir_tensor**>(block + exec_bytes + step_bytes);
@@ -826,7 +826,7 @@ int order_for_memory(const ir_graph* g, const ir_subgraph* sg, const cpu_subgrap
     int rc = CVML_OK;
     if (!o.waiting || !o.readers || !o.stamp || !o.seen || !o.freeable || !o.done || !o.net ||
         !h.key || !h.pos)
-        rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        rc = cvml_fail_out_of_memory();
     // Graph outputs never die here (marked first: a graph may have many).
     for (int32_t i = 0; i < g->output_count && !rc; ++i) o.freeable[g->outputs[i]] = 2;
     for (int32_t t = 0; t < g->tensor_count && !rc; ++t) {
@@ -869,7 +869,7 @@ int order_for_memory(const ir_graph* g, const ir_subgraph* sg, const cpu_subgrap
 int reorder_nodes(const ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     const size_t n = static_cast<size_t>(sg->node_count);
     int32_t* order = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * (n + 1)));
-    if (!order) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!order) return cvml_fail_out_of_memory();
     int rc = order_for_memory(g, sg, st, order);
     if (!rc) {
         for (size_t i = 0; i < n; ++i) order[i] = sg->nodes[order[i]];
@@ -891,8 +891,7 @@ int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
     st->wide = static_cast<ir_tensor**>(
         cvml_scratch_calloc(static_cast<size_t>(g->tensor_count) + 1, sizeof(ir_tensor*)));
     st->tensor_count = g->tensor_count;
-    if (!st->step_of_node || !st->alias || !st->wide)
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!st->step_of_node || !st->alias || !st->wide) return cvml_fail_out_of_memory();
     for (int32_t n = 0; n < g->node_count; ++n) st->step_of_node[n] = -1;
     for (int32_t i = 0; i < sg->node_count; ++i) {
         st->step_of_node[sg->nodes[i]] = i;
@@ -916,7 +915,7 @@ int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         // (in a microcontroller's arena) does not have to go round them.
         st->bound = static_cast<int64_t*>(
             cvml_scratch_alloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
-        if (!st->bound) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!st->bound) rc = cvml_fail_out_of_memory();
     }
     if (!rc && st->rt.fusion) {
         compute_bounds(g, sg, st);
@@ -946,10 +945,10 @@ bool lend_arena_as_scratch(const ir_graph* g) {
 int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_options* opt) {
     cpu_subgraph_state* st =
         static_cast<cpu_subgraph_state*>(cvml_mem_calloc(1, sizeof(cpu_subgraph_state)));
-    if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!st) return cvml_fail_out_of_memory();
     st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
     st->rt.simd_level = cpu_simd_level();
-    st->rt.fusion = !getenv("CVML_NO_FUSION");
+    st->rt.fusion = CVML_BARE_METAL || !getenv("CVML_NO_FUSION");
     if (!st->rt.pool) {
         cvml_mem_free(st);
         return cvml_fail(CVML_ERR_RUNTIME, "cannot start %" PRId32 " CPU threads", opt->threads);
@@ -960,7 +959,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     size_t* scratch = static_cast<size_t*>(
         cvml_scratch_calloc(static_cast<size_t>(sg->node_count) + 1, sizeof(size_t)));
     int rc = CVML_OK;
-    if (!st->nodes || !scratch) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!st->nodes || !scratch) rc = cvml_fail_out_of_memory();
     if (!rc) {
         st->node_count = sg->node_count;
         rc = prepare_state(g, sg, st, scratch);

@@ -19,8 +19,9 @@ enum cpu_simd_level {
 typedef struct cpu_runtime {
     thread_pool* pool;
     int simd_level; /* enum cpu_simd_level */
-    /* Fusion, views and narrow storage (off with CVML_NO_FUSION=1). Off at the scalar
-     * level, kernels take their plain reference loops, which tests compare against. */
+    /* Fusion, views and narrow storage (off with CVML_NO_FUSION=1; a bare-metal image
+     * has no environment, and is always on). Off at the scalar level, kernels take
+     * their plain reference loops, which tests compare against. */
     int fusion;
 } cpu_runtime;
 

@@ -121,10 +121,6 @@ void free_file_graph(file_graph* f) {
     cvml_mem_free(f->postprocess);
 }
 
-int out_of_memory() {
-    return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
-}
-
 /* Grows an array to hold `need` elements of `size` bytes: exactly that many when
  * `exact`, else by doubling. */
 int reserve(void** array, size_t* capacity, size_t need, size_t size, bool exact = false) {
@@ -132,7 +128,7 @@ int reserve(void** array, size_t* capacity, size_t need, size_t size, bool exact
     size_t grown = exact ? need : *capacity ? *capacity : 256;
     while (grown < need) grown *= 2;
     void* p = cvml_scratch_realloc(*array, grown * size);
-    if (!p) return out_of_memory();
+    if (!p) return cvml_fail_out_of_memory();
     *array = p;
     *capacity = grown;
     return CVML_OK;
@@ -169,9 +165,7 @@ int type_error_at(size_t offset, int type, const char* what, const char* expecte
 }
 
 int type_error(const json_value* v, const char* what, const char* expected) {
-    return cvml_fail(CVML_ERR_RUNTIME,
-                     "graph JSON: %s at byte %" CVML_PRIuSIZE " is %s, expected %s", what,
-                     json_offset(v), json_type_name(json_type(v)), expected);
+    return type_error_at(json_offset(v), json_type(v), what, expected);
 }
 
 /* dmlc reads ints with a stream: anything but an integer is a LOG(FATAL). */
@@ -305,44 +299,6 @@ int decode_node_piece(file_graph* f, size_t begin, size_t end, int32_t index) {
     return rc;
 }
 
-/* One graph attribute: ["tag", values]. */
-int decode_graph_attr(const json_value* m, const char* key, const char* tag,
-                      const json_value** out) {
-    if (json_type(m) != JSON_ARRAY)
-        return type_error(m, "graph attribute", "an array [type, values]");
-    if (json_count(m) < 1)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing type tag", key);
-    const json_value* t = json_at(m, 0);
-    if (json_type(t) != JSON_STRING) return type_error(t, "graph attribute type", "a string");
-    bool is_dtype = key_is(key, "dtype");
-    if (!is_dtype && strcmp(json_str(t), tag) != 0)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: type %s, expected %s", key,
-                         json_str(t), tag);
-    if (json_count(m) < 2)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing values", key);
-    const json_value* v = json_at(m, 1);
-    int rc = CVML_OK;
-    if (is_dtype) {
-        // Upstream skips dtype: list_int is read and dropped; list_str tries to read a
-        // number (and fails on a list); anything else cannot be skipped.
-        if (strcmp(json_str(t), "list_int") == 0)
-            rc = require_int32_array(v, "dtype");
-        else if (strcmp(json_str(t), "list_str") == 0)
-            rc = json_is_int(v) && json_int(v) >= 0 ? CVML_OK
-                                                    : type_error(v, "dtype (list_str)", "a number");
-        else
-            rc =
-                cvml_fail(CVML_ERR_RUNTIME, "cannot skip graph attr dtype of type %s", json_str(t));
-    } else if (strcmp(tag, "list_int") == 0) {
-        rc = require_int32_array(v, key);
-    }
-    if (rc) return rc;
-    if (json_count(m) > 2)
-        return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: more than [type, values]", key);
-    *out = v;
-    return CVML_OK;
-}
-
 template <typename T>
 int to_number_list(const json_value* v, number_list<T>* out) {
     cvml_scratch_free(out->values);
@@ -350,7 +306,7 @@ int to_number_list(const json_value* v, number_list<T>* out) {
     out->present = true;
     out->values =
         static_cast<T*>(cvml_scratch_alloc(sizeof(T) * (static_cast<size_t>(out->count) + 1)));
-    if (!out->values) return out_of_memory();
+    if (!out->values) return cvml_fail_out_of_memory();
     for (int32_t i = 0; i < out->count; ++i)
         out->values[i] = static_cast<T>(json_int(json_at(v, i)));
     return CVML_OK;
@@ -362,7 +318,7 @@ int to_entry_list(const json_value* v, entry_list* out) {
     out->present = true;
     out->values = static_cast<entry*>(
         cvml_scratch_alloc(sizeof(entry) * (static_cast<size_t>(out->count) + 1)));
-    if (!out->values) return out_of_memory();
+    if (!out->values) return cvml_fail_out_of_memory();
     for (int32_t i = 0; i < out->count; ++i)
         out->values[i] = {json_int(json_at(json_at(v, i), 0)), json_int(json_at(json_at(v, i), 1))};
     return CVML_OK;
@@ -401,11 +357,13 @@ int member_key(const json_iter* it, json_doc* doc, const char** key) {
 struct attr_parts {
     int32_t count;
     size_t tag_begin, tag_end;
-    size_t values; /* where the values begin (count >= 2) */
+    size_t values, values_end; /* the values' range (count >= 2) */
 };
 
-/* The attribute at `begin` is an array whose tag is `tag`: decode_graph_attr's first
- * checks, in its order, with its messages. */
+/* The attribute at `begin` is an array [tag, values] whose tag is the string `tag` (any
+ * string when NULL). The graph attributes are checked without a tree of the whole: it
+ * would decode 12 KB of op_attrs strings only to drop them, and the shapes' tree (14 KB
+ * for cifar_resnet20) did not fit a microcontroller's arena beside the node arrays. */
 int split_attr(const file_graph* f, const char* key, const char* tag, size_t begin,
                attr_parts* parts) {
     int type = json_type_at(f->text, f->size, begin);
@@ -416,7 +374,7 @@ int split_attr(const file_graph* f, const char* key, const char* tag, size_t beg
     json_iter_start(&it, f->text, f->size, begin);
     for (parts->count = 0; json_iter_next(&it); ++parts->count) {
         if (parts->count == 0) parts->tag_begin = it.begin, parts->tag_end = it.end;
-        if (parts->count == 1) parts->values = it.begin;
+        if (parts->count == 1) parts->values = it.begin, parts->values_end = it.end;
     }
     if (parts->count < 1)
         return cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: missing type tag", key);
@@ -426,7 +384,7 @@ int split_attr(const file_graph* f, const char* key, const char* tag, size_t beg
     const json_value* t = doc.root;
     if (json_type(t) != JSON_STRING)
         rc = type_error(t, "graph attribute type", "a string");
-    else if (strcmp(json_str(t), tag) != 0)
+    else if (tag && strcmp(json_str(t), tag) != 0)
         rc = cvml_fail(CVML_ERR_LOGIC, "graph attribute %s: type %s, expected %s", key, json_str(t),
                        tag);
     json_free(&doc);
@@ -452,11 +410,7 @@ int values_array(const file_graph* f, const char* what, size_t values, int32_t* 
     return CVML_OK;
 }
 
-/* The list_str (dltype, op_attrs) and list_shape graph attributes are checked without a
- * tree of the whole: it would decode 12 KB of op_attrs strings only to drop them, and
- * the shapes' tree (14 KB for cifar_resnet20) did not fit a microcontroller's arena
- * beside the node arrays, so it went to the heap and left a hole there. The checks,
- * their order and their messages are decode_graph_attr's. */
+/* A list_str attribute (dltype, op_attrs): its strings stay in the document. */
 int decode_list_str_attr(file_graph* f, const char* key, size_t begin, string_list* out) {
     attr_parts parts;
     int32_t count = 0;
@@ -512,7 +466,7 @@ int for_each_shape(const file_graph* f, size_t values, shape_list* out) {
     const size_t width = wide ? sizeof(int64_t) : sizeof(int32_t);
     out->values = cvml_scratch_alloc(width * (total + 1) +
                                      sizeof(int32_t) * (static_cast<size_t>(out->count) + 1));
-    if (!out->values) return out_of_memory();
+    if (!out->values) return cvml_fail_out_of_memory();
     out->wide = wide;
     out->offsets =
         reinterpret_cast<int32_t*>(static_cast<uint8_t*>(out->values) + width * (total + 1));
@@ -535,33 +489,61 @@ int decode_shape_attr(file_graph* f, const char* key, size_t begin, shape_list* 
     return rc;
 }
 
-/* One graph attribute, the member `key` spanning [begin, end). */
-int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin, size_t end) {
-    if (key_is(key, "dltype")) return decode_list_str_attr(f, key, begin, &f->dltype);
-    if (key_is(key, "op_attrs")) return decode_list_str_attr(f, key, begin, &f->op_attrs);
-    if (key_is(key, "shape")) return decode_shape_attr(f, key, begin, &f->shape);
-    json_doc doc;
-    int rc = json_parse_range(f->text, begin, end, &doc);
+/* A list_int attribute (storage_id, device_index, precision): its values in the tree
+ * of their own, kept as int32 (out NULL: checked only). */
+int decode_list_int_attr(file_graph* f, const char* key, size_t begin, const char* tag,
+                         int32_list* out) {
+    attr_parts parts;
+    int rc = split_attr(f, key, tag, begin, &parts);
     if (rc) return rc;
-    const json_value* m = doc.root;
-    const json_value* v = nullptr;
-    if (key_is(key, "storage_id")) {
-        rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_number_list(v, &f->storage_id);
-    } else if (key_is(key, "device_index")) {
-        rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_number_list(v, &f->device_index);
-    } else if (key_is(key, "precision")) {
-        rc = decode_graph_attr(m, key, "list_int", &v);
-        if (!rc) rc = to_number_list(v, &f->precision);
-    } else if (key_is(key, "dtype")) {
-        rc = decode_graph_attr(m, key, "", &v);
-    } else {
-        rc = cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", key);
-    }
+    json_doc doc;
+    rc = json_parse_range(f->text, parts.values, parts.values_end, &doc);
+    if (!rc) rc = require_int32_array(doc.root, key);
+    if (!rc) rc = more_than_two(parts, key);
+    if (!rc && out) rc = to_number_list(doc.root, out);
     json_free(&doc);
     settle_lists(f);
     return rc;
+}
+
+/* Upstream skips dtype: list_int is read and dropped; list_str tries to read a number
+ * (and fails on a list); anything else cannot be skipped. */
+int decode_dtype_attr(file_graph* f, const char* key, size_t begin) {
+    attr_parts parts;
+    int rc = split_attr(f, key, nullptr, begin, &parts);
+    if (rc) return rc;
+    json_doc tag;
+    rc = json_parse_range(f->text, parts.tag_begin, parts.tag_end, &tag);
+    const char* type = rc ? "" : json_str(tag.root);
+    if (!rc && strcmp(type, "list_int") == 0) {
+        rc = decode_list_int_attr(f, key, begin, nullptr, nullptr);
+    } else if (!rc && strcmp(type, "list_str") == 0) {
+        json_doc values;
+        rc = json_parse_range(f->text, parts.values, parts.values_end, &values);
+        if (!rc && (!json_is_int(values.root) || json_int(values.root) < 0))
+            rc = type_error(values.root, "dtype (list_str)", "a number");
+        json_free(&values);
+        if (!rc) rc = more_than_two(parts, key);
+    } else if (!rc) {
+        rc = cvml_fail(CVML_ERR_RUNTIME, "cannot skip graph attr dtype of type %s", type);
+    }
+    json_free(&tag);
+    return rc;
+}
+
+/* One graph attribute, the member `key` at `begin`. */
+int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin) {
+    if (key_is(key, "dltype")) return decode_list_str_attr(f, key, begin, &f->dltype);
+    if (key_is(key, "op_attrs")) return decode_list_str_attr(f, key, begin, &f->op_attrs);
+    if (key_is(key, "shape")) return decode_shape_attr(f, key, begin, &f->shape);
+    if (key_is(key, "storage_id"))
+        return decode_list_int_attr(f, key, begin, "list_int", &f->storage_id);
+    if (key_is(key, "device_index"))
+        return decode_list_int_attr(f, key, begin, "list_int", &f->device_index);
+    if (key_is(key, "precision"))
+        return decode_list_int_attr(f, key, begin, "list_int", &f->precision);
+    if (key_is(key, "dtype")) return decode_dtype_attr(f, key, begin);
+    return cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", key);
 }
 
 int decode_graph_attrs(file_graph* f, size_t begin) {
@@ -574,7 +556,7 @@ int decode_graph_attrs(file_graph* f, size_t begin) {
         json_doc key_doc;
         const char* key = nullptr;
         int rc = member_key(&it, &key_doc, &key);
-        if (!rc) rc = decode_graph_attr_piece(f, key, it.begin, it.end);
+        if (!rc) rc = decode_graph_attr_piece(f, key, it.begin);
         json_free(&key_doc);
         if (rc) return rc;
     }
@@ -621,7 +603,7 @@ int decode_nodes(file_graph* f, size_t begin) {
     f->strings_used = f->inputs_used = 0;
     f->nodes = static_cast<file_node*>(
         cvml_scratch_calloc(static_cast<size_t>(count) + 1, sizeof(file_node)));
-    if (!f->nodes) return out_of_memory();
+    if (!f->nodes) return cvml_fail_out_of_memory();
     f->node_count = count;
     size_t string_bytes = 0, inputs = 0;
     measure_nodes(f, begin, &string_bytes, &inputs);
@@ -659,7 +641,7 @@ int decode_list_member(file_graph* f, const char* key, size_t begin, size_t end)
         } else {
             cvml_mem_free(*out);
             *out = ir_strdup(json_str(m));
-            if (!*out) rc = out_of_memory();
+            if (!*out) rc = cvml_fail_out_of_memory();
         }
     }
     json_free(&doc);
@@ -731,7 +713,7 @@ int mark_last_of_each_key(const json_value* o, uint8_t** last) {
         cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(count) + 1)));
     if (!*last || !entries) {
         cvml_scratch_free(entries);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     }
     for (int32_t i = 0; i < count; ++i) {
         const char* key = json_key_at(o, i);
@@ -769,7 +751,7 @@ int set_attrs(const json_value* o, const uint8_t* last, ir_graph* g, ir_node* no
     }
     node->attrs = static_cast<ir_attr*>(
         cvml_scratch_alloc(sizeof(ir_attr) * (static_cast<size_t>(json_count(o)) + 1)));
-    if (!node->attrs) return out_of_memory();
+    if (!node->attrs) return cvml_fail_out_of_memory();
     for (int32_t i = 0; i < json_count(o); ++i)
         if (last[i])
             node->attrs[node->attr_count++] = {const_cast<char*>(json_key_at(o, i)),
@@ -969,7 +951,7 @@ int check_arg_names(const file_graph* f) {
     }
     name_entry* entries = static_cast<name_entry*>(
         cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(valid) + 1)));
-    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!entries) return cvml_fail_out_of_memory();
     for (int32_t i = 0; i < valid; ++i) {
         const char* name = node_name(f, static_cast<int32_t>(f->arg_nodes.values[i]));
         entries[i] = {name, strlen(name), i};
@@ -1025,7 +1007,7 @@ int add_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* g) 
     // after that only the CVM writer (not built there) would read it.
     node->op_name = kKeepAttrStrings ? ir_graph_strdup(g, func_name ? func_name : "")
                                      : const_cast<char*>(func_name ? func_name : "");
-    if (!node->op_name) return out_of_memory();
+    if (!node->op_name) return cvml_fail_out_of_memory();
     int rc = add_op_node(f, n, op_attrs, g, node);
     if (!kKeepAttrStrings) node->op_name = nullptr;
     return rc;
@@ -1037,7 +1019,7 @@ int add_nodes(const file_graph* f, ir_graph* g) {
     // 8 bytes or more of its allocator's, and fragments its heap.
     g->input_block = static_cast<int32_t*>(cvml_mem_calloc(f->inputs_used + 1, sizeof(int32_t)));
     g->input_block_count = static_cast<int32_t>(f->inputs_used);
-    if (!rc && !g->input_block) rc = out_of_memory();
+    if (!rc && !g->input_block) rc = cvml_fail_out_of_memory();
     string_reader op_attrs;
     string_reader_start(&op_attrs, f, &f->op_attrs);
     for (int32_t n = 0; n < f->node_count && !rc; ++n) {
@@ -1067,7 +1049,7 @@ int build(file_graph* f, ir_graph* g) {
     // Entries (3.4): row pointers recomputed from the registry's output counts.
     int32_t* row_ptr = static_cast<int32_t*>(
         cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(f->node_count) + 1)));
-    if (!row_ptr) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!row_ptr) return cvml_fail_out_of_memory();
     int64_t entries = 0;
     for (int32_t n = 0; n < f->node_count; ++n) {
         row_ptr[n] = static_cast<int32_t>(entries);
@@ -1151,7 +1133,7 @@ int build(file_graph* f, ir_graph* g) {
     if (!rc && f->heads.count > 0) {
         g->outputs = static_cast<int32_t*>(
             cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(f->heads.count)));
-        if (!g->outputs) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!g->outputs) rc = cvml_fail_out_of_memory();
         for (int32_t i = 0; !rc && i < f->heads.count; ++i) {
             int64_t src = f->heads.values[i].node, index = f->heads.values[i].index;
             int64_t eid = src >= 0 && src < f->node_count && index >= 0 && index <= UINT32_MAX
@@ -1171,11 +1153,11 @@ int build(file_graph* f, ir_graph* g) {
 int set_model_facts(const file_graph* f, ir_graph* g) {
     if (f->version) {
         g->version = ir_strdup(f->version);
-        if (!g->version) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!g->version) return cvml_fail_out_of_memory();
     }
     if (f->postprocess) {
         char* p = ir_strdup(f->postprocess);
-        if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!p) return cvml_fail_out_of_memory();
         cvml_mem_free(g->postprocess);
         g->postprocess = p;
     }
@@ -1188,7 +1170,7 @@ int set_model_facts(const file_graph* f, ir_graph* g) {
 int check_variable_names(const ir_graph* g) {
     name_entry* entries = static_cast<name_entry*>(
         cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
-    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!entries) return cvml_fail_out_of_memory();
     int32_t count = 0;
     for (int32_t i = 0; i < g->node_count; ++i)
         if (!g->nodes[i]->op) entries[count++] = {g->nodes[i]->name, strlen(g->nodes[i]->name), i};
@@ -1223,7 +1205,7 @@ int cvm_read_graph(const char* json, size_t size, ir_graph* g) {
         for (int32_t i = 0; i < g->tensor_count && !rc; ++i) {
             if (g->tensors[i]->kind != TENSOR_INPUT) continue;
             int32_t* p = static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t)));
-            if (!p) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            if (!p) return cvml_fail_out_of_memory();
             p[0] = i;
             cvml_mem_free(g->inputs);
             g->inputs = p;

@@ -47,6 +47,18 @@ struct parser {
     tree_out* out;   /* second pass */
 };
 
+/* The standard escapes serve documents that are not graphs (the tests' metadata); a
+ * bare-metal image reads graphs only, and leaves their code out. */
+#if CVML_BARE_METAL
+constexpr bool kStandardEscapes = false;
+#else
+constexpr bool kStandardEscapes = true;
+#endif
+
+bool standard_escapes(const parser* p) {
+    return kStandardEscapes && p->standard;
+}
+
 int fail_at(const parser* p, const char* what) {
     return cvml_fail(CVML_ERR_RUNTIME, "graph JSON: %s at byte %" CVML_PRIuSIZE, what, p->pos);
 }
@@ -99,8 +111,8 @@ int scan_string(parser* p, size_t* len_out) {
             if (p->pos + 1 >= p->n) return fail_at(p, "unterminated string escape");
             char e = p->s[p->pos + 1];
             bool known = e == 'r' || e == 'n' || e == '\\' || e == 't' || e == '"';
-            if (!known && p->standard && (e == '/' || e == 'b' || e == 'f')) known = true;
-            if (!known && p->standard && e == 'u') {
+            if (!known && standard_escapes(p) && (e == '/' || e == 'b' || e == 'f')) known = true;
+            if (!known && standard_escapes(p) && e == 'u') {
                 if (p->n - p->pos < 6) return fail_at(p, "unterminated \\u escape");
                 for (int k = 2; k < 6; ++k)
                     if (!is_hex(p->s[p->pos + k])) return fail_at(p, "bad \\u escape");
@@ -128,7 +140,7 @@ size_t decode_string(const char* s, size_t start, size_t end, char* dst) {
         char c = s[i];
         if (c == '\\') {
             char e = s[++i];
-            if (e == 'u') {
+            if (kStandardEscapes && e == 'u') {
                 unsigned cp = 0;
                 for (int h = 1; h <= 4; ++h) cp = cp * 16 + hex_value(s[i + h]);
                 i += 4;

@@ -59,7 +59,8 @@ typedef struct json_doc {
  * the error is set. json_free() must be called in both cases. */
 int json_parse(const char* text, size_t size, json_doc* doc);
 /* With `standard` set, the full JSON escape set (\/ \b \f \uXXXX, decoded to UTF-8)
- * is accepted as well: for documents that are not CVM graphs (test metadata). */
+ * is accepted as well: for documents that are not CVM graphs (test metadata). A
+ * bare-metal build (CVML_BARE_METAL) reads graphs only and ignores `standard`. */
 int json_parse_ex(const char* text, size_t size, int standard, json_doc* doc);
 void json_free(json_doc* doc);
 

@@ -104,7 +104,7 @@ struct name_ref {
 int index_variables(const ir_graph* g, name_index* index) {
     name_entry* entries = static_cast<name_entry*>(
         cvml_scratch_alloc(sizeof(name_entry) * (static_cast<size_t>(g->node_count) + 1)));
-    if (!entries) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!entries) return cvml_fail_out_of_memory();
     int32_t count = 0;
     for (int32_t i = 0; i < g->node_count; ++i)
         if (!g->nodes[i]->op) entries[count++] = {g->nodes[i]->name, strlen(g->nodes[i]->name), i};
@@ -348,7 +348,7 @@ int check_liveness(const ir_graph* g) {
     int32_t n = g->tensor_count;
     slot_use* uses =
         static_cast<slot_use*>(cvml_scratch_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
-    if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!uses) return cvml_fail_out_of_memory();
     for (int32_t i = 0; i < n; ++i) {
         const ir_tensor* t = g->tensors[i];
         slot_use* u = &uses[i];
@@ -413,7 +413,7 @@ int cvm_storage_size(const ir_graph* g, uint64_t* size) {
     int32_t n = g->tensor_count;
     slot_use* uses =
         static_cast<slot_use*>(cvml_scratch_calloc(static_cast<size_t>(n) + 1, sizeof(slot_use)));
-    if (!uses) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!uses) return cvml_fail_out_of_memory();
     for (int32_t i = 0; i < n; ++i) {
         uses[i].sid = g->tensors[i]->storage_id;
         uses[i].tensor = i;
@@ -471,7 +471,7 @@ int keep_param_order(ir_graph* g, const int32_t* order, int32_t count) {
     if (CVML_BARE_METAL) return CVML_OK;
     int32_t* kept =
         static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * (static_cast<size_t>(count) + 1)));
-    if (!kept) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!kept) return cvml_fail_out_of_memory();
     memcpy(kept, order, sizeof(int32_t) * static_cast<size_t>(count));
     cvml_mem_free(g->param_order);
     g->param_order = kept;
@@ -499,7 +499,7 @@ int read_params(reader& r, ir_graph* g) {
                          static_cast<unsigned long long>(n_names), r.remaining());
     name_ref* names = static_cast<name_ref*>(
         cvml_scratch_calloc(static_cast<size_t>(n_names) + 1, sizeof(name_ref)));
-    if (!names) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!names) return cvml_fail_out_of_memory();
     // Names come before the arrays, so they are kept in one block, which only grows with
     // the bytes actually read (memory or file alike).
     char* block = nullptr;
@@ -522,7 +522,7 @@ int read_params(reader& r, ir_graph* g) {
             while (cap - block_used < len) cap *= 2;
             char* grown = static_cast<char*>(cvml_scratch_realloc(block, cap));
             if (!grown) {
-                rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+                rc = cvml_fail_out_of_memory();
                 break;
             }
             block = grown;
@@ -548,7 +548,7 @@ int read_params(reader& r, ir_graph* g) {
     int32_t* order = static_cast<int32_t*>(
         cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->tensor_count) + 1)));
     int32_t order_count = 0;
-    if (!rc && (!set || !order)) rc = cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!rc && (!set || !order)) rc = cvml_fail_out_of_memory();
     name_index variables = {nullptr, 0};
     if (!rc) rc = index_variables(g, &variables);
     for (uint64_t i = 0; i < n_names && !rc; ++i) {

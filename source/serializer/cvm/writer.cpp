@@ -118,7 +118,7 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
     if (!row_ptr || !eid) {
         cvml_mem_free(row_ptr);
         cvml_mem_free(eid);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     }
     int32_t entries = 0;
     for (int32_t n = 0; n < g->node_count; ++n) {
@@ -138,7 +138,7 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
     if (!entry_tensor) {
         cvml_mem_free(row_ptr);
         cvml_mem_free(eid);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     }
     for (int32_t i = 0; i < g->tensor_count; ++i) entry_tensor[eid[i]] = i;
 
@@ -238,7 +238,7 @@ int cvm_write_graph(const ir_graph* g, char** out, size_t* size) {
     cvml_mem_free(entry_tensor);
     if (!ok || b.failed) {
         cvml_mem_free(b.data);
-        return b.failed ? cvml_fail(CVML_ERR_RUNTIME, "out of memory")
+        return b.failed ? cvml_fail_out_of_memory()
                         : cvml_fail(CVML_ERR_LOGIC,
                                     "save: a name or attribute holds a control character that "
                                     "the CVM JSON reader cannot read");
@@ -307,7 +307,7 @@ int cvm_write_params(const ir_graph* g, uint8_t** out, size_t* size) {
     }
     if (b.failed) {
         cvml_mem_free(b.data);
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     }
     *out = reinterpret_cast<uint8_t*>(b.data);
     *size = b.size;

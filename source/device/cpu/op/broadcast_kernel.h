@@ -38,7 +38,7 @@ inline void strides_for(const ir_tensor* t, int32_t ndim, const int64_t* dims, i
 inline int prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     *scratch_bytes = 0;
     state* st = static_cast<state*>(cvml_mem_calloc(1, sizeof(state)));
-    if (!st) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!st) return cvml_fail_out_of_memory();
     const ir_tensor* out = ctx->outputs[0];
     st->ndim = out->ndim;
     for (int32_t d = 0; d < out->ndim; ++d) st->dims[d] = out->dims[d];

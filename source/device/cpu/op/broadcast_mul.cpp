@@ -48,10 +48,7 @@ int broadcast_mul_run(cpu_node_ctx* ctx) {
     const int var = scaled_input(ctx, &factor);
     epilogue ep = {};
     epilogue_add_mul(&ep, factor);
-    cpu_tail_append(ctx, &ep);
-    cpu_ew_args a = {cpu_level(ctx), &ep, ctx->inputs[var], ctx->outputs[0]};
-    cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cpu_ew_range, &a);
-    return CVML_OK;
+    return cpu_ew_run(ctx, &ep, var);
 }
 
 /* The scaling form writes over its scaled input (epilogue_apply, chunk by chunk). */

@@ -442,7 +442,7 @@ Mode* new_mode(const cpu_node_ctx* ctx, const conv_geom& g) {
 /* groups == 1: the implicit im2col GEMM; the constant bias folded into its sums. */
 int gemm_mode_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
     conv_gemm* f = new_mode<conv_gemm>(ctx, g);
-    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f) return cvml_fail_out_of_memory();
     int rc = gemm_prerun(ctx, f, scratch_bytes);
     if (rc) {
         conv_gemm_free(f);
@@ -458,7 +458,7 @@ int gemm_mode_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
 /* groups > 1: grouped planes, or depthwise. */
 int grouped_mode_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_bytes) {
     conv_grouped* f = new_mode<conv_grouped>(ctx, g);
-    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f) return cvml_fail_out_of_memory();
     int rc = grouped_prerun(ctx, f, scratch_bytes);
     if (rc) {
         conv_grouped_free(f);

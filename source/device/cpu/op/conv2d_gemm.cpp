@@ -422,7 +422,7 @@ int rows_read_table(conv_gemm* f) {
     const conv_geom& g = f->g;
     const int64_t rows = f->hq * g.sh;
     f->row_read = static_cast<bool*>(cvml_mem_calloc(static_cast<size_t>(rows), sizeof(bool)));
-    if (!f->row_read) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f->row_read) return cvml_fail_out_of_memory();
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t kr = 0; kr < g.kh && !f->row_read[r]; ++kr)
             f->row_read[r] = (kr * g.dh) % g.sh == r % g.sh;
@@ -456,7 +456,7 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
     f->taps4.w4 = static_cast<int8_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * kc + 4), 1));
     f->taps4.boff =
         static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(kc / 4)));
-    if (!f->taps4.w4 || !f->taps4.boff) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f->taps4.w4 || !f->taps4.boff) return cvml_fail_out_of_memory();
     for (int64_t o = 0; o < g.o; ++o)
         for (int64_t c = 0; c < g.c; ++c)
             for (int64_t t = 0; t < taps; ++t)
@@ -480,7 +480,7 @@ int choose_strips(conv_gemm* f) {
         f->strips = (f->N + GEMM_NT - 1) / GEMM_NT;
         f->dense.strips = static_cast<dense_strip*>(
             cvml_mem_alloc(sizeof(dense_strip) * static_cast<size_t>(f->strips)));
-        if (!f->dense.strips) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!f->dense.strips) return cvml_fail_out_of_memory();
         for (int64_t st = 0; st < f->strips && f->dense.on; ++st)
             if (!strip_is_narrow(f, st)) f->dense.on = dense_strip_of(f, st, &f->dense.strips[st]);
         if (!f->dense.on) {
@@ -497,7 +497,7 @@ int choose_strips(conv_gemm* f) {
     }
     f->keeps = static_cast<strip_keep*>(
         cvml_mem_alloc(sizeof(strip_keep) * static_cast<size_t>(f->strips)));
-    if (!f->keeps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f->keeps) return cvml_fail_out_of_memory();
     for (int64_t st = 0; st < f->strips; ++st)
         strip_keep_of(f, st * GEMM_NT, strip_cols(f, st), &f->keeps[st]);
     return CVML_OK;
@@ -527,12 +527,12 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     if (f->nf > INT32_MAX / 2) return cvml_fail(CVML_ERR_RUNTIME, "conv2d: sizes too large");
     f->taps =
         static_cast<int64_t*>(cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(f->K + 1)));
-    if (!f->taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f->taps) return cvml_fail_out_of_memory();
     memset(f->pad_row, 0x80, sizeof f->pad_row);
     const int64_t plane = f->hq * f->wq;
     f->channel_stride = g.sh * g.sw * plane;
     f->row_at = phase_row_table(g, f->hq, f->wq);
-    if (!f->row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f->row_at) return cvml_fail_out_of_memory();
     for (int64_t k = 0; k < f->K; ++k) {
         const int64_t ic = k / (g.kh * g.kw), r = (k / g.kw) % g.kh, sk = k % g.kw;
         const int64_t row = r * g.dh, col = sk * g.dw;

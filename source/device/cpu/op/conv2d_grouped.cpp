@@ -204,7 +204,7 @@ int depthwise_direct_prerun(conv_grouped* f) {
     f->dw.direct.masks = static_cast<uint64_t*>(
         cvml_mem_calloc(static_cast<size_t>(f->dw.direct.chunks * groups), 8));
     if (!f->dw.direct.w4 || !f->dw.direct.corr || !f->dw.direct.masks)
-        return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        return cvml_fail_out_of_memory();
     for (int64_t o = 0; o < g.o; ++o) {
         uint32_t sum = 0;
         for (int64_t r = 0; r < g.kh; ++r) {
@@ -238,7 +238,7 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes) {
     const int64_t nw = g.o * g.ic * g.kh * g.kw;
     f->wg =
         static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(nw ? nw : 1)));
-    if (!f->wg) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f->wg) return cvml_fail_out_of_memory();
     for (int64_t i = 0; i < nw; ++i) f->wg[i] = cpu_load(ctx->inputs[1], i);
     f->hp = g.h + 2 * g.ph;
     // acc and phase rows get one column of slack, so whole vectors fit.
@@ -251,10 +251,10 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes) {
         f->dw.hq = (f->hp + g.sh - 1) / g.sh;
         f->dw.taps = static_cast<int64_t*>(
             cvml_mem_alloc(sizeof(int64_t) * static_cast<size_t>(g.kh * g.kw)));
-        if (!f->dw.taps) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!f->dw.taps) return cvml_fail_out_of_memory();
         depthwise_taps(f, f->dw.taps);
         f->dw.row_at = phase_row_table(g, f->dw.hq, f->wq);
-        if (!f->dw.row_at) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+        if (!f->dw.row_at) return cvml_fail_out_of_memory();
         int rc = depthwise_direct_prerun(f);
         if (rc) return rc;
         // The direct kernel needs no scratch; the others a plane of sums and its image.

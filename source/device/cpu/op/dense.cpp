@@ -198,7 +198,7 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
                          static_cast<long long>(x->dims[0]), static_cast<long long>(x->dims[1]),
                          static_cast<long long>(w->dims[0]));
     dense_fast* f = static_cast<dense_fast*>(cvml_mem_calloc(1, sizeof(dense_fast)));
-    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f) return cvml_fail_out_of_memory();
     f->level = cpu_level(ctx);
     f->batch = x->dims[0];
     f->k = x->dims[1];
@@ -211,7 +211,7 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         f->w8 = static_cast<int8_t*>(cvml_mem_alloc(n + 64));
         if (!f->w8) {
             cvml_mem_free(f);
-            return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+            return cvml_fail_out_of_memory();
         }
         memset(f->w8 + n, 0, 64);
         for (size_t i = 0; i < n; ++i)

@@ -150,7 +150,7 @@ int max_pool2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     const ir_tensor* x = ctx->inputs[0];
     const ir_tensor* y = ctx->outputs[0];
     pool_fast* f = static_cast<pool_fast*>(cvml_mem_calloc(1, sizeof(pool_fast)));
-    if (!f) return cvml_fail(CVML_ERR_RUNTIME, "out of memory");
+    if (!f) return cvml_fail_out_of_memory();
     f->level = cpu_level(ctx);
     f->threads = cpu_threads(ctx);
     f->h = x->dims[2];

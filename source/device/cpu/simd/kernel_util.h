@@ -6,6 +6,11 @@
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/simd.h"
 #include "operator/op_def.h"
+#include "utility/platform.h"
+
+#ifndef CVML_WITH_THREADS
+#error "CVML_WITH_THREADS (0 or 1) comes with the library's objects: cpu_threads() reads it"
+#endif
 
 /* Appends the node's fused tail (ctx->tail) to `ep`; operands are read at run time
  * because their buffers are placed after the kernels' prerun. The device leaves room
@@ -24,8 +29,16 @@ static inline void cpu_tail_epilogue(const cpu_node_ctx* ctx, epilogue* ep) {
     cpu_tail_append(ctx, ep);
 }
 
+/* The threads that run a kernel's chunks at once, each with its own scratch slot.
+ * Without CVML_WITH_THREADS the caller runs the chunks one after the other: one slot
+ * serves them all, and the count is a constant the compiler folds. */
 static inline int cpu_threads(const cpu_node_ctx* ctx) {
+#if CVML_WITH_THREADS
     return ctx->rt && ctx->rt->pool ? thread_pool_threads(ctx->rt->pool) : 1;
+#else
+    (void)ctx;
+    return 1;
+#endif
 }
 
 /* Whether this build has vector levels for the fast paths to run at (x86-64, aarch64
@@ -44,9 +57,10 @@ static inline int cpu_level(const cpu_node_ctx* ctx) {
 #endif
 }
 
-/* The plain reference loops: the scalar level with fusion and narrow storage off. */
+/* The plain reference loops: the scalar level with fusion and narrow storage off. Never
+ * on bare metal, where fusion is always on (cpu_runtime.h). */
 static inline bool cpu_reference(const cpu_node_ctx* ctx) {
-    return cpu_level(ctx) == CPU_SIMD_SCALAR && !(ctx->rt && ctx->rt->fusion);
+    return !CVML_BARE_METAL && cpu_level(ctx) == CPU_SIMD_SCALAR && !(ctx->rt && ctx->rt->fusion);
 }
 
 /* Runs fn(arg, slot, slot + 1) once per thread slot: with n == threads, the pool's
@@ -107,52 +121,19 @@ static inline void cpu_phase_row_any(const ir_tensor* t, int64_t base, int64_t w
  * The operator's own steps then its fused tail, over int8, int16 or int32 storage. */
 
 /* The vector path takes an operator that is a step (op_def.step on input 0); any
- * other stays on its scalar loop. */
-static inline int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
-    cvml_step step;
-    if (cpu_reference(ctx) || !op_node_step(ctx->graph, ctx->node, 0, &step)) return CVML_OK;
-    static const int fast_marker = 1;
-    ctx->state = const_cast<int*>(&fast_marker);  // no postrun: nothing is owned
-    // epilogue_apply goes forward a chunk at a time, each chunk read whole before stored.
-    ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
-                (inputs > 1 ? CPU_CAP_NARROW_IN(1) : 0u) | CPU_CAP_TAIL_IN_PLACE;
-    return CVML_OK;
-}
+ * other stays on its scalar loop. These are out of line (kernel_util.cpp): every
+ * element-wise kernel calls them, and inlined they were a copy per kernel (800 bytes of
+ * a microcontroller's image for cifar_resnet20's four). */
+int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs);
 
-typedef struct cpu_ew_args {
-    int level;
-    const epilogue* ep;
-    const ir_tensor* x;
-    const ir_tensor* y;
-} cpu_ew_args;
-
-static inline void cpu_ew_range(void* arg, int64_t begin, int64_t end) {
-    const cpu_ew_args* a = static_cast<const cpu_ew_args*>(arg);
-    epilogue_apply(a->level, a->ep, a->x->data, a->x->storage, begin, 0, a->y->data, a->y->storage,
-                   begin, end - begin);
-}
-
-/* `ep` holds the operator's own steps; the tail is appended here. */
-static inline int cpu_ew_run(cpu_node_ctx* ctx, epilogue* ep) {
-    cpu_tail_append(ctx, ep);
-    cpu_ew_args a = {cpu_level(ctx), ep, ctx->inputs[0], ctx->outputs[0]};
-    cpu_parallel_for(ctx, ir_tensor_element_count(ctx->outputs[0]), cpu_ew_range, &a);
-    return CVML_OK;
-}
+/* `ep` holds the operator's own steps; appends the fused tail and applies it all to
+ * input `input`, element by element, into output 0. */
+int cpu_ew_run(cpu_node_ctx* ctx, epilogue* ep, int32_t input);
 
 /* In its epilogue form an element-wise kernel may write over input 0: each chunk of it is
  * read before the same chunk of the output is written (cpu_kernel.writes_over_input). */
-static inline int32_t cpu_ew_writes_over_input(const cpu_node_ctx* ctx, size_t*) {
-    return ctx->state ? 0 : -1;
-}
+int32_t cpu_ew_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes);
 
 /* The operator's own step (op_def.step on input 0; cpu_ew_prerun checked there is one)
  * then its fused tail. */
-static inline int cpu_ew_run_step(cpu_node_ctx* ctx) {
-    cvml_step step = {};
-    op_node_step(ctx->graph, ctx->node, 0, &step);
-    const ir_tensor* y = step.kind == CVML_STEP_ADD ? ctx->inputs[step.operand] : nullptr;
-    epilogue ep = {};
-    epilogue_add_step(&ep, &step, y ? y->data : nullptr, y ? y->storage : 0);
-    return cpu_ew_run(ctx, &ep);
-}
+int cpu_ew_run_step(cpu_node_ctx* ctx);
