@@ -10,14 +10,7 @@ int nn_verify_attr_range(int64_t v, const char* name, int64_t min, int64_t max) 
 }
 
 const char* nn_dims_str(const int64_t* dims, int32_t ndim, char* buf, size_t cap) {
-    size_t used = 0;
-    if (cap == 0) return buf;
-    used += static_cast<size_t>(snprintf(buf, cap, "["));
-    for (int32_t i = 0; i < ndim && used < cap; ++i)
-        used += static_cast<size_t>(snprintf(buf + used, cap - used, i ? ",%lld" : "%lld",
-                                             static_cast<long long>(dims[i])));
-    if (used < cap) snprintf(buf + used, cap - used, "]");
-    return buf;
+    return op_dims_text(dims, ndim, "[", ",", "]", buf, cap);
 }
 
 int nn_expect_input_shape(const ir_tensor* t, const char* what, const int64_t* dims, int32_t ndim) {

@@ -302,16 +302,19 @@ int op_same_shape(const ir_tensor* a, const ir_tensor* b) {
     return 1;
 }
 
-const char* op_shape_str(const ir_tensor* t, char* buf, size_t cap) {
-    size_t used = 0;
+const char* op_dims_text(const int64_t* dims, int32_t ndim, const char* open, const char* sep,
+                         const char* close, char* buf, size_t cap) {
     if (cap == 0) return buf;
-    buf[0] = '\0';
-    used += static_cast<size_t>(snprintf(buf, cap, "("));
-    for (int32_t i = 0; i < t->ndim && used < cap; ++i)
-        used += static_cast<size_t>(snprintf(buf + used, cap - used, i ? ", %lld" : "%lld",
-                                             static_cast<long long>(t->dims[i])));
-    if (used < cap) snprintf(buf + used, cap - used, ")");
+    size_t used = static_cast<size_t>(snprintf(buf, cap, "%s", open));
+    for (int32_t i = 0; i < ndim && used < cap; ++i)
+        used += static_cast<size_t>(snprintf(buf + used, cap - used, "%s%lld", i ? sep : "",
+                                             static_cast<long long>(dims[i])));
+    if (used < cap) snprintf(buf + used, cap - used, "%s", close);
     return buf;
+}
+
+const char* op_shape_str(const ir_tensor* t, char* buf, size_t cap) {
+    return op_dims_text(t->dims, t->ndim, "(", ", ", ")", buf, cap);
 }
 
 int op_node_step(const ir_graph* g, const ir_node* node, int32_t input, cvml_step* step) {

@@ -175,5 +175,9 @@ int32_t op_number_precision(int64_t n);
 void op_copy_shape(ir_tensor* dst, const ir_tensor* src);
 /* Same shape (ndim and dims). */
 int op_same_shape(const ir_tensor* a, const ir_tensor* b);
-/* Formats "(1, 2, 3)" into buf for messages. */
+/* Formats dims into buf for messages: `open`, the values separated by `sep`, `close`
+ * (cut to fit `cap`). */
+const char* op_dims_text(const int64_t* dims, int32_t ndim, const char* open, const char* sep,
+                         const char* close, char* buf, size_t cap);
+/* "(1, 2, 3)": a shape as upstream's Python-style messages print it. */
 const char* op_shape_str(const ir_tensor* t, char* buf, size_t cap);
