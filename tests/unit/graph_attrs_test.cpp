@@ -1,9 +1,8 @@
-// The graph attributes dltype, op_attrs (list_str) and shape (list_shape) are checked
-// piece by piece, without a tree of the whole attribute (graph_reader.cpp,
-// decode_list_str_attr and decode_shape_attr): each malformed form gets the message the
-// whole-tree reader gave, in its order (the tag before the values, the values before a
-// third member). The model is built and saved to memory, so the test needs nothing
-// from ../shared.
+// The graph attributes are checked piece by piece, without a tree of the whole
+// attribute (graph_reader.cpp, split_attr and the decoders of each type): each malformed
+// form gets the message the whole-tree reader gave, in its order (the tag before the
+// values, the values before a third member). The model is built and saved to memory, so the test
+// needs nothing from ../shared.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -61,6 +60,14 @@ struct GraphAttrs : ::testing::Test {
             if (depth == 0) break;
         }
         return graph.substr(0, at) + value + graph.substr(end + 1);
+    }
+
+    /* The saved graph with the attribute `key` (which it does not have) added, as the
+     * member before storage_id. */
+    std::string with_new_attr(const std::string& key, const std::string& value) const {
+        const size_t at = graph.find("\"storage_id\"", graph.find("\"attrs\""));
+        EXPECT_NE(at, std::string::npos);
+        return graph.substr(0, at) + "\"" + key + "\": " + value + ", " + graph.substr(at);
     }
 
     /* Loads `json`: the error code and message. */
@@ -122,6 +129,57 @@ TEST_F(GraphAttrs, MalformedGiveTheWholeTreeReadersMessages) {
     };
     for (const Case& c : cases) {
         const auto got = load(with_attr(c.key, c.value));
+        EXPECT_EQ(got.first, c.rc) << c.key << " = " << c.value << ": " << got.second;
+        EXPECT_NE(got.second.find(c.message), std::string::npos)
+            << c.key << " = " << c.value << ": " << got.second;
+    }
+}
+
+/* storage_id, precision and device_index (list_int), and dtype, which upstream skips
+ * (list_int read and dropped, list_str read as a number, any other tag refused). The
+ * messages were compared with the whole-tree reader's (main at f54cd47): identical. */
+TEST_F(GraphAttrs, ListIntAndDtypeGiveTheWholeTreeReadersMessages) {
+    const Case cases[] = {
+        {"storage_id", "[]", CVML_ERR_LOGIC, "graph attribute storage_id: missing type tag"},
+        {"storage_id", "[\"list_str\", [0, 1]]", CVML_ERR_LOGIC,
+         "graph attribute storage_id: type list_str, expected list_int"},
+        {"storage_id", "[\"list_int\"]", CVML_ERR_LOGIC,
+         "graph attribute storage_id: missing values"},
+        {"storage_id", "[\"list_int\", 5]", CVML_ERR_RUNTIME, "is a number, expected an array"},
+        {"storage_id", "[\"list_int\", [0, 1.5]]", CVML_ERR_RUNTIME,
+         "is a number, expected an integer"},
+        {"storage_id", "[\"list_int\", [4294967296, 1]]", CVML_ERR_RUNTIME,
+         "storage_id[0] = 4294967296 does not fit an int"},
+        {"storage_id", "[\"list_int\", [0, 1], 1]", CVML_ERR_LOGIC,
+         "graph attribute storage_id: more than [type, values]"},
+        {"precision", "[\"list_int\", [8, \"a\"], 2]", CVML_ERR_RUNTIME,
+         "is a string, expected an integer"},
+        {"precision", "[\"list_int\", [8]]", CVML_ERR_LOGIC, "graph attribute precision size: 1"},
+    };
+    for (const Case& c : cases) {
+        const auto got = load(with_attr(c.key, c.value));
+        EXPECT_EQ(got.first, c.rc) << c.key << " = " << c.value << ": " << got.second;
+        EXPECT_NE(got.second.find(c.message), std::string::npos)
+            << c.key << " = " << c.value << ": " << got.second;
+    }
+    const Case added[] = {
+        {"device_index", "[\"list_int\", []]", CVML_OK, ""},
+        {"device_index", "[\"list_int\", [0]]", CVML_ERR_LOGIC,
+         "graph attribute device_index must be empty"},
+        {"dtype", "[\"list_int\", [1, 2]]", CVML_OK, ""},
+        {"dtype", "[\"list_str\", 3]", CVML_OK, ""},
+        {"dtype", "[\"list_int\", [1, \"a\"]]", CVML_ERR_RUNTIME, "dtype at byte"},
+        {"dtype", "[\"list_int\", [1], 2]", CVML_ERR_LOGIC,
+         "graph attribute dtype: more than [type, values]"},
+        {"dtype", "[\"list_str\", -1]", CVML_ERR_RUNTIME, "dtype (list_str) at byte"},
+        {"dtype", "[\"list_str\", [\"a\"]]", CVML_ERR_RUNTIME, "is an array, expected a number"},
+        {"dtype", "[\"list_shape\", [[1]]]", CVML_ERR_RUNTIME,
+         "cannot skip graph attr dtype of type list_shape"},
+        {"dtype", "[3, 4]", CVML_ERR_RUNTIME, "graph attribute type at byte"},
+        {"dtype", "[\"list_str\"]", CVML_ERR_LOGIC, "graph attribute dtype: missing values"},
+    };
+    for (const Case& c : added) {
+        const auto got = load(with_new_attr(c.key, c.value));
         EXPECT_EQ(got.first, c.rc) << c.key << " = " << c.value << ": " << got.second;
         EXPECT_NE(got.second.find(c.message), std::string::npos)
             << c.key << " = " << c.value << ": " << got.second;
