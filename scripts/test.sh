@@ -66,7 +66,7 @@ cmake --build build/minimal -j"$jobs"
 # Every SIMD level is the scalar one here, so the per-level repeats add nothing.
 ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd"
 
-step "Cortex-M55 and Cortex-M7 under qemu (cross build, models in flash): scripts/test_mcu.sh"
+step "Cortex-M55, M7 and M4F under qemu (cross build, models in flash): scripts/test_mcu.sh"
 JOBS="$jobs" scripts/test_mcu.sh
 # The smallest image: the scalar level only, whose libcvml code must stay within 48 KB
 # for cifar_resnet20's operators (docs/embedded.md).

@@ -88,6 +88,13 @@ struct Case {
     const char* message;  // a part of the message
 };
 
+/* The load of case c's graph (`got`: its code and message) ended as c says. */
+void expect_outcome(const Case& c, const std::pair<int, std::string>& got) {
+    EXPECT_EQ(got.first, c.rc) << c.key << " = " << c.value << ": " << got.second;
+    EXPECT_NE(got.second.find(c.message), std::string::npos)
+        << c.key << " = " << c.value << ": " << got.second;
+}
+
 TEST_F(GraphAttrs, AsSavedLoads) {
     EXPECT_EQ(load(graph).first, CVML_OK) << load(graph).second;
     EXPECT_EQ(load(with_attr("dltype", "[\"list_str\", [\"int32\", \"int32\"]]")).first, CVML_OK);
@@ -127,12 +134,7 @@ TEST_F(GraphAttrs, MalformedGiveTheWholeTreeReadersMessages) {
         {"shape", "[\"list_shape\", [[2, 3]]]", CVML_ERR_LOGIC, "graph attribute shape size: 1"},
         {"shape", "[\"list_shape\", [[], [2, 3]]]", CVML_ERR_LOGIC, "ndim should be in (0, 6]"},
     };
-    for (const Case& c : cases) {
-        const auto got = load(with_attr(c.key, c.value));
-        EXPECT_EQ(got.first, c.rc) << c.key << " = " << c.value << ": " << got.second;
-        EXPECT_NE(got.second.find(c.message), std::string::npos)
-            << c.key << " = " << c.value << ": " << got.second;
-    }
+    for (const Case& c : cases) expect_outcome(c, load(with_attr(c.key, c.value)));
 }
 
 /* storage_id, precision and device_index (list_int), and dtype, which upstream skips
@@ -156,12 +158,7 @@ TEST_F(GraphAttrs, ListIntAndDtypeGiveTheWholeTreeReadersMessages) {
          "is a string, expected an integer"},
         {"precision", "[\"list_int\", [8]]", CVML_ERR_LOGIC, "graph attribute precision size: 1"},
     };
-    for (const Case& c : cases) {
-        const auto got = load(with_attr(c.key, c.value));
-        EXPECT_EQ(got.first, c.rc) << c.key << " = " << c.value << ": " << got.second;
-        EXPECT_NE(got.second.find(c.message), std::string::npos)
-            << c.key << " = " << c.value << ": " << got.second;
-    }
+    for (const Case& c : cases) expect_outcome(c, load(with_attr(c.key, c.value)));
     const Case added[] = {
         {"device_index", "[\"list_int\", []]", CVML_OK, ""},
         {"device_index", "[\"list_int\", [0]]", CVML_ERR_LOGIC,
@@ -178,12 +175,7 @@ TEST_F(GraphAttrs, ListIntAndDtypeGiveTheWholeTreeReadersMessages) {
         {"dtype", "[3, 4]", CVML_ERR_RUNTIME, "graph attribute type at byte"},
         {"dtype", "[\"list_str\"]", CVML_ERR_LOGIC, "graph attribute dtype: missing values"},
     };
-    for (const Case& c : added) {
-        const auto got = load(with_new_attr(c.key, c.value));
-        EXPECT_EQ(got.first, c.rc) << c.key << " = " << c.value << ": " << got.second;
-        EXPECT_NE(got.second.find(c.message), std::string::npos)
-            << c.key << " = " << c.value << ": " << got.second;
-    }
+    for (const Case& c : added) expect_outcome(c, load(with_new_attr(c.key, c.value)));
 }
 
 /* The byte offsets name the value at fault, as the whole-tree reader's did. */

@@ -489,21 +489,24 @@ int decode_shape_attr(file_graph* f, const char* key, size_t begin, shape_list* 
     return rc;
 }
 
-/* A list_int attribute (storage_id, device_index, precision): its values in the tree
- * of their own, kept as int32 (out NULL: checked only). */
-int decode_list_int_attr(file_graph* f, const char* key, size_t begin, const char* tag,
-                         int32_list* out) {
-    attr_parts parts;
-    int rc = split_attr(f, key, tag, begin, &parts);
-    if (rc) return rc;
+/* The values of an attribute split_attr took apart, in a tree of their own: integers
+ * that fit int32, kept in `out` (NULL: checked only). */
+int read_int_values(file_graph* f, const char* key, const attr_parts& parts, int32_list* out) {
     json_doc doc;
-    rc = json_parse_range(f->text, parts.values, parts.values_end, &doc);
+    int rc = json_parse_range(f->text, parts.values, parts.values_end, &doc);
     if (!rc) rc = require_int32_array(doc.root, key);
     if (!rc) rc = more_than_two(parts, key);
     if (!rc && out) rc = to_number_list(doc.root, out);
     json_free(&doc);
     settle_lists(f);
     return rc;
+}
+
+/* A list_int attribute (storage_id, device_index, precision). */
+int decode_list_int_attr(file_graph* f, const char* key, size_t begin, int32_list* out) {
+    attr_parts parts;
+    const int rc = split_attr(f, key, "list_int", begin, &parts);
+    return rc ? rc : read_int_values(f, key, parts, out);
 }
 
 /* Upstream skips dtype: list_int is read and dropped; list_str tries to read a number
@@ -516,7 +519,7 @@ int decode_dtype_attr(file_graph* f, const char* key, size_t begin) {
     rc = json_parse_range(f->text, parts.tag_begin, parts.tag_end, &tag);
     const char* type = rc ? "" : json_str(tag.root);
     if (!rc && strcmp(type, "list_int") == 0) {
-        rc = decode_list_int_attr(f, key, begin, nullptr, nullptr);
+        rc = read_int_values(f, key, parts, nullptr);
     } else if (!rc && strcmp(type, "list_str") == 0) {
         json_doc values;
         rc = json_parse_range(f->text, parts.values, parts.values_end, &values);
@@ -536,12 +539,9 @@ int decode_graph_attr_piece(file_graph* f, const char* key, size_t begin) {
     if (key_is(key, "dltype")) return decode_list_str_attr(f, key, begin, &f->dltype);
     if (key_is(key, "op_attrs")) return decode_list_str_attr(f, key, begin, &f->op_attrs);
     if (key_is(key, "shape")) return decode_shape_attr(f, key, begin, &f->shape);
-    if (key_is(key, "storage_id"))
-        return decode_list_int_attr(f, key, begin, "list_int", &f->storage_id);
-    if (key_is(key, "device_index"))
-        return decode_list_int_attr(f, key, begin, "list_int", &f->device_index);
-    if (key_is(key, "precision"))
-        return decode_list_int_attr(f, key, begin, "list_int", &f->precision);
+    if (key_is(key, "storage_id")) return decode_list_int_attr(f, key, begin, &f->storage_id);
+    if (key_is(key, "device_index")) return decode_list_int_attr(f, key, begin, &f->device_index);
+    if (key_is(key, "precision")) return decode_list_int_attr(f, key, begin, &f->precision);
     if (key_is(key, "dtype")) return decode_dtype_attr(f, key, begin);
     return cvml_fail(CVML_ERR_RUNTIME, "graph attribute %s not supported", key);
 }

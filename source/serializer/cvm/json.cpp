@@ -49,11 +49,7 @@ struct parser {
 
 /* The standard escapes serve documents that are not graphs (the tests' metadata); a
  * bare-metal image reads graphs only, and leaves their code out. */
-#if CVML_BARE_METAL
-constexpr bool kStandardEscapes = false;
-#else
-constexpr bool kStandardEscapes = true;
-#endif
+constexpr bool kStandardEscapes = !CVML_BARE_METAL;
 
 bool standard_escapes(const parser* p) {
     return kStandardEscapes && p->standard;
