@@ -311,7 +311,8 @@ TEST(Conv2d, DenseStripsAndNarrowTailsAgainstReference) {
     // Dense strips where they save 5% of the vectors, and where taps mode could run
     // instead (small weights, stride 1) only if output channels * saved share >= 6.4.
     const Shape shapes[] = {
-        {64, 512, 7, 7, 3, 1, 1, true, true, false},   // 49 = 48 + 1; weights past taps mode
+        {64, 520, 7, 7, 3, 1, 1, true, true, false},   // 49 = 48 + 1; weights past taps mode
+                                                       // (520 channels: not broadcast mode)
         {5, 16, 7, 7, 3, 1, 1, false, false, true},    // the same with small weights: taps
         {3, 8, 14, 14, 3, 1, 1, false, false, true},   // 196 (flat 224 saves 11%)
         {4, 8, 28, 28, 3, 1, 1, false, false, true},   // 784 (flat 840)
@@ -644,6 +645,60 @@ TEST(Conv2d, TapsModeOnInt8Input) {
         int64_t dense1, narrow1, taps1, dwv1;
         path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(taps1 - taps0, 3 * iters / 2) << "taps mode was not used " << taps1 - taps0;
+    }
+}
+
+/* Broadcast mode (avx512: 3x3, stride 1, padding 1, output widths a multiple of 7 up to
+ * 56, output channels a multiple of 32): every border class of pixel (first and last row
+ * and column, one-segment and many-segment rows, planes of 2 rows), channel counts off a
+ * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), 1 to 3
+ * threads; and the mode must have been taken exactly where it applies. */
+TEST(Conv2d, BroadcastModeAgainstReference) {
+    uint32_t seed = 4200;
+    const int64_t bcast0 = cpu_path_count(CPU_PATH_CONV_BCAST);
+    int expected = 0;
+    const int iters = 20;
+    for (int iter = 0; iter < iters; ++iter) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.groups = 1;
+        c.n = pick(1, 1, 2);
+        c.c = pick(2, 1, 37);
+        c.o = 32 * pick(3, 1, 3) + (iter % 7 == 6 ? 8 : 0);  // some not whole blocks
+        c.kh = c.kw = 3;
+        c.sh = c.sw = 1;
+        c.ph = c.pw = 1;
+        c.dh = c.dw = 1;
+        c.h = pick(4, 1, 11);
+        c.w = 7 * pick(5, 1, 8);
+        c.bias = pick(6, 0, 1) == 1;
+        const bool clipped = iter % 3 != 2;  // else the graph's input itself, stored as int32
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.c * 9, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2, 3}) {
+            std::string error;
+            std::vector<int32_t> got;
+            if (clipped) {
+                got = run_after_clip(c, x, w, b, threads, &error);
+            } else {
+                std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
+                                            Operand{{c.o, c.c, 3, 3}, 8, w, true}};
+                if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
+                auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
+                got = r.outputs.empty() ? std::vector<int32_t>{} : r.outputs[0];
+                error = r.error;
+            }
+            ASSERT_EQ(got, expect) << "iter " << iter << " " << c.c << "->" << c.o << " " << c.h
+                                   << "x" << c.w << " threads " << threads << " " << error;
+        }
+        expected += c.h >= 2 && c.o % 32 == 0 ? 3 : 0;
+    }
+    if (cpu_simd_level() == CPU_SIMD_AVX512) {
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - bcast0, expected)
+            << "broadcast mode not taken exactly where it applies";
     }
 }
 

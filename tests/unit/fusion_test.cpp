@@ -476,6 +476,53 @@ TEST(Fusion, TailInGemmMicroKernel) {
     }
 }
 
+/* The same chains after broadcast mode's convolutions (3x3, stride 1, padding 1, widths
+ * a multiple of 7, 32-channel blocks), whose tail runs on each channel's pixels once
+ * its sums are transposed: with and without a residual add, one and many segments a
+ * row. */
+TEST(Fusion, TailInBroadcastMode) {
+    struct Case {
+        int c, h, w, o;
+        bool add, relu;
+    };
+    const Case cases[] = {
+        {8, 7, 7, 32, false, true},   {5, 7, 7, 64, true, false},  {16, 3, 14, 32, true, true},
+        {4, 9, 28, 32, false, false}, {12, 2, 21, 64, true, true},
+    };
+    const int64_t before = cpu_path_count(CPU_PATH_CONV_BCAST);
+    for (const Case& k : cases)
+        check_all([&](G& g) {
+            cvml_tensor* x = g.data({1, k.c, k.h, k.w});
+            cvml_tensor* w = g.weight({k.o, k.c, 3, 3}, 127, 8);
+            cvml_tensor* b = g.weight({k.o}, 1000, 12);
+            cvml_tensor* y = g.rshift(g.op("conv2d",
+                                           {{"channels", std::to_string(k.o)},
+                                            {"kernel_size", "(3, 3)"},
+                                            {"padding", "(1, 1)"}},
+                                           {x, w, b}),
+                                      8, 8);
+            if (k.add) {
+                cvml_tensor* wr = g.weight({k.o, k.c, 1, 1}, 127, 8);
+                cvml_tensor* br = g.weight({k.o}, 100, 8);
+                cvml_tensor* r = g.rshift(
+                    g.op("conv2d", {{"channels", std::to_string(k.o)}, {"kernel_size", "(1, 1)"}},
+                         {x, wr, br}),
+                    8, 6);
+                y = g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {y, r})});
+            }
+            if (k.relu) y = g.op("relu", {}, {y});
+            return std::vector<cvml_tensor*>{y};
+        });
+    setenv("CVML_SIMD", "avx512", 1);
+    cvml_init();
+    const bool avx512 = strcmp(cvml_cpu_simd_level(), "avx512") == 0;
+    cvml_release();
+    unsetenv("CVML_SIMD");
+    if (avx512) {
+        EXPECT_GT(cpu_path_count(CPU_PATH_CONV_BCAST), before);
+    }
+}
+
 /* MRT's requantization: conv2d -> cvm_right_shift -> broadcast_mul by a one-element
  * constant -> cvm_right_shift -> relu becomes one fused conv2d (EP_MUL), and a
  * broadcast_mul that heads a chain runs as an element-wise kernel on any storage. The

@@ -451,6 +451,7 @@ int gemm_mode_prerun(cpu_node_ctx* ctx, const conv_geom& g, size_t* scratch_byte
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
     if (p->use_bias && ctx->inputs[2]->kind == TENSOR_CONST)
         f->bias_folded = gemm_weights_fold_bias(&f->w, cpu_in(ctx, 2)) != 0;
+    gemm_bcast_starts(f);
     ctx->state = f;
     return CVML_OK;
 }
@@ -508,6 +509,7 @@ int conv2d_fused(cpu_node_ctx* ctx) {
             !round_fold_fits(ctx, f->g, p, b))
             return CVML_OK;
         f->round_folded = gemm_weights_fold_add(&f->w, int32_t{1} << (b - 1)) != 0;
+        gemm_bcast_starts(f);
         return CVML_OK;
     }
     conv_grouped* f = static_cast<conv_grouped*>(ctx->state);

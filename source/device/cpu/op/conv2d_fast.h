@@ -83,6 +83,28 @@ struct gemm_taps_mode {
     int64_t groups4; /* ceil(C / 4) */
 };
 
+/* Broadcast mode (avx512; 3x3 convs of stride 1 and padding 1 on planes at most
+ * GEMM_BCAST_MAX_W wide: ResNet's deep stages). The output channels run along the vectors
+ * (blocks of GEMM_BCAST_BLOCK, two vectors) and each output pixel's 4 input bytes of a
+ * channel group are broadcast, a segment of `pixels` pixels of one output row at a time,
+ * so a pixel multiplies only the taps that read the input: the implicit GEMM multiplies
+ * the padding too (18% of a 7x7 plane's multiply-adds, 9% of a 14x14 one's). The image
+ * is taps mode's (channel-interleaved by 4, u8 x + 128; its padding is never read); the
+ * weights a copy ordered [block][tap][group of 4 channels][32 channels][4]. Each sum starts from
+ * the GEMM's start (-128 * rowsum
+ * + bias + rounding addend) plus 128 * the weights of the taps its pixel's border class
+ * skips (a class per (top, middle, bottom) x (left, middle, right)). */
+#define GEMM_BCAST_MAX_W 56
+#define GEMM_BCAST_BLOCK 32
+struct gemm_bcast_mode {
+    bool on;
+    int32_t pixels;    /* per segment: 7 or 14, dividing the output width */
+    int8_t* w;         /* the weight copy */
+    int32_t* tap_sums; /* [o][9]: each output channel's weights of one tap, summed */
+    int32_t* starts;   /* [9 classes][o] (gemm_bcast_starts) */
+    ep_tile_keep keep; /* a segment's columns, all kept */
+};
+
 /* The implicit im2col GEMM. Flat mode (the default): GEMM column y * wq + x of the
  * stride-phase image, the columns x >= ow computed and dropped; dense and taps modes
  * change how strips are formed (above); direct: a 1x1 stride-1 unpadded conv reads the
@@ -109,6 +131,7 @@ struct conv_gemm : conv_base {
     int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
     gemm_dense_mode dense;
     gemm_taps_mode taps4;
+    gemm_bcast_mode bcast;
 };
 
 /* ---- groups > 1 (conv2d_grouped.cpp) ------------------------------------------------- */
@@ -160,6 +183,9 @@ int64_t* phase_row_table(const conv_geom& g, int64_t hq, int64_t wq);
 int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes);
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, const int32_t* bias);
 void conv_gemm_free(conv_gemm* f);
+/* Broadcast mode's per-class starts from the GEMM's (f->w.start), after a bias or a
+ * rounding addend is folded into those. Nothing where the mode is off. */
+void gemm_bcast_starts(conv_gemm* f);
 /* groups > 1 (conv2d_grouped.cpp). */
 int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes);
 void conv_grouped_run(cpu_node_ctx* ctx, const conv_grouped* f, const epilogue* ep,
@@ -198,11 +224,24 @@ inline void acc_row_body(uint32_t* acc, const int32_t* src, uint32_t w, int64_t 
     for (int64_t i = 0; i < n; ++i) acc[i] += w * static_cast<uint32_t>(src[i]);
 }
 
+/* Where broadcast mode writes an image's sums (bcast_items_avx512). */
+struct bcast_out {
+    const ep_tile_plan* plan;
+    const int32_t* bias; /* NULL when folded or absent */
+    void* out;
+    int64_t out_base;      /* the image's first output element */
+    const gemm_tail* tail; /* the fused tail (gemm_tail_plan) or NULL: the plan's tiles */
+};
+
 #if CVML_SIMD_X86
 /* groups == 1 at avx512 (simd/x86/avx512/conv2d_gemm.cpp): image items [begin, end) of
  * an int8 input x (the image's first element) with column stride 1 or 2. */
 void image_rows_i8_avx512(const conv_gemm* f, const int8_t* x, int8_t* img, int64_t begin,
                           int64_t end);
+/* Broadcast mode (simd/x86/avx512/conv2d_bcast.cpp): items [begin, end) of (channel
+ * block, output row), block-major, from its image through the tail. */
+void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out* o, int64_t begin,
+                        int64_t end);
 /* groups > 1 per instruction set: simd/x86/avx512/conv2d_grouped.cpp ... */
 void acc_row_avx512(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
 /* The depthwise phase image of one int8 input plane, column stride 1 or 2. */

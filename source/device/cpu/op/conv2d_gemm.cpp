@@ -370,6 +370,25 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
     }
 }
 
+struct bcast_args {
+    const conv_gemm* f;
+    const uint8_t* img;
+    bcast_out out;
+};
+
+/* Items are (block of output channels, output row), block-major, so a thread's items
+ * share a block's weights (a 512-channel 3x3 block of 64 is 295 KB: it stays in L2). */
+void bcast_items(void* arg, int64_t begin, int64_t end) {
+#if CVML_SIMD_X86
+    const bcast_args* a = static_cast<const bcast_args*>(arg);
+    bcast_items_avx512(a->f, a->img, &a->out, begin, end);
+#else
+    (void)arg;
+    (void)begin;
+    (void)end;
+#endif
+}
+
 }  // namespace
 
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, const int32_t* bias) {
@@ -401,12 +420,19 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
             // Upstream's groups == 1 path casts every input value to int8.
             cast8_args c = {f->level, xt, n * chw, own};
             cpu_parallel_for(ctx, chw, cast8_range, &c);
-        } else if (f->taps4.on) {
+        } else if (f->taps4.on || f->bcast.on) {
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, f->taps4.groups4 * g.h, image4_rows, &ia);
         } else {
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, g.c * g.h, image_rows, &ia);
+        }
+        if (f->bcast.on) {
+            bcast_args ba = {f,
+                             reinterpret_cast<const uint8_t*>(img),
+                             {&plan, bias, yt->data, n * g.o * f->N, tail.kind ? &tail : nullptr}};
+            cpu_parallel_for(ctx, g.o / GEMM_BCAST_BLOCK * g.oh, bcast_items, &ba);
+            continue;
         }
         strip_args sa = {f,        img,         padded,         &plan,   bias,
                          yt->data, yt->storage, n * g.o * f->N, scratch, tail};
@@ -470,6 +496,61 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
     gemm_weights_free(&f->w);
     return gemm_weights_plain(f->level, f->taps4.w4, static_cast<int32_t>(g.o),
                               static_cast<int32_t>(kc), &f->w);
+}
+
+/* Broadcast mode (gemm_bcast_mode): avx512, a 3x3 kernel of stride 1, dilation 1 and
+ * padding 1 (the output plane is the input's) at least 2 x 2, a width of 7 or 14
+ * pixels a segment up to GEMM_BCAST_MAX_W, whole blocks of output channels, and a
+ * weight copy of at most 4 MiB. Sets the segment and block shape where it fits. */
+bool bcast_fits(conv_gemm* f) {
+    const conv_geom& g = f->g;
+    if (f->level != CPU_SIMD_AVX512 || !f->w.start || f->direct) return false;
+    const char* off = getenv("CVML_CONV_BCAST");  // "0": off, to compare with the GEMM
+    if (off && strcmp(off, "0") == 0) return false;
+    if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.ph != 1 ||
+        g.pw != 1 || g.oh != g.h || g.ow != g.w || g.oh < 2 || g.ow > GEMM_BCAST_MAX_W)
+        return false;
+    f->bcast.pixels = g.ow % 14 == 0 ? 14 : g.ow % 7 == 0 ? 7 : 0;
+    const int64_t groups4 = (g.c + 3) / 4;
+    return f->bcast.pixels != 0 && g.o % GEMM_BCAST_BLOCK == 0 &&
+           g.o * groups4 * 4 * 9 <= 4 * 1024 * 1024;
+}
+
+/* The weight copy (int8 weights in place, or int32 ones cast as upstream casts them),
+ * each tap's weight sums, and the image's geometry (taps mode's c4 image). */
+int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
+    const conv_geom& g = f->g;
+    const ir_tensor* wt = ctx->inputs[1];
+    const int8_t* w8 = wt->storage == STORAGE_INT8 ? static_cast<const int8_t*>(wt->data) : nullptr;
+    const int32_t* w32 = w8 ? nullptr : cpu_in(ctx, 1);
+    const int64_t groups4 = (g.c + 3) / 4, block = GEMM_BCAST_BLOCK;
+    f->taps4.groups4 = groups4;
+    f->bcast.w =
+        static_cast<int8_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * groups4 * 4 * 9), 1));
+    f->bcast.tap_sums =
+        static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * 9), sizeof(int32_t)));
+    f->bcast.starts =
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(g.o * 9)));
+    if (!f->bcast.w || !f->bcast.tap_sums || !f->bcast.starts) return cvml_fail_out_of_memory();
+    for (int64_t o = 0; o < g.o; ++o) {
+        int8_t* wb = f->bcast.w + (o / block) * 9 * groups4 * 4 * block + (o % block) * 4;
+        uint32_t* sums = reinterpret_cast<uint32_t*>(f->bcast.tap_sums + o * 9);
+        for (int64_t c = 0; c < g.c; ++c)
+            for (int64_t t = 0; t < 9; ++t) {
+                const int64_t i = (o * g.c + c) * 9 + t;
+                const int8_t v = w8 ? w8[i] : static_cast<int8_t>(w32[i]);
+                wb[(t * groups4 + c / 4) * 4 * block + c % 4] = v;
+                sums[t] += static_cast<uint32_t>(static_cast<int32_t>(v));
+            }
+    }
+    const uint16_t all[3] = {static_cast<uint16_t>((1u << f->bcast.pixels) - 1), 0, 0};
+    epilogue_tile_keep(&f->bcast.keep, all, f->bcast.pixels);
+    f->bcast.on = true;
+    gemm_bcast_starts(f);
+    f->image_bytes = align64(static_cast<size_t>(groups4 * f->hq * f->wq * 4));
+    *scratch_bytes = f->image_bytes;
+    cpu_path_taken(CPU_PATH_CONV_BCAST);
+    return CVML_OK;
 }
 
 /* The strips: dense when that pays and every strip's columns can be selected, else
@@ -541,6 +622,7 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     }
     rc = rows_read_table(f);
     if (rc) return rc;
+    if (bcast_fits(f)) return bcast_prerun(ctx, f, scratch_bytes);
     rc = choose_strips(f);
     if (rc) return rc;
     if (f->taps4.on) {
@@ -567,6 +649,26 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     return CVML_OK;
 }
 
+void gemm_bcast_starts(conv_gemm* f) {
+    if (!f->bcast.on) return;
+    const int64_t o = f->g.o;
+    for (int64_t cls = 0; cls < 9; ++cls) {
+        const int64_t rows = cls / 3, cols = cls % 3;
+        for (int64_t m = 0; m < o; ++m) {
+            uint32_t start = static_cast<uint32_t>(f->w.start[m]);
+            for (int64_t t = 0; t < 9; ++t) {
+                const int64_t r = t / 3, s = t % 3;
+                const bool skipped = (rows == 0 && r == 0) || (rows == 2 && r == 2) ||
+                                     (cols == 0 && s == 0) || (cols == 2 && s == 2);
+                // The GEMM's start takes back 128 * every weight (B's + 128); a skipped
+                // tap's product is not in the sums, so neither is its share of that.
+                if (skipped) start += 128u * static_cast<uint32_t>(f->bcast.tap_sums[m * 9 + t]);
+            }
+            f->bcast.starts[cls * o + m] = static_cast<int32_t>(start);
+        }
+    }
+}
+
 void conv_gemm_free(conv_gemm* f) {
     if (!f) return;
     gemm_weights_free(&f->w);
@@ -577,6 +679,9 @@ void conv_gemm_free(conv_gemm* f) {
     cvml_mem_free(f->dense.strips);
     cvml_mem_free(f->taps4.w4);
     cvml_mem_free(f->taps4.boff);
+    cvml_mem_free(f->bcast.w);
+    cvml_mem_free(f->bcast.tap_sums);
+    cvml_mem_free(f->bcast.starts);
     cvml_mem_free(f);
 }
 
