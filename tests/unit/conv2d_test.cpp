@@ -648,9 +648,10 @@ TEST(Conv2d, TapsModeOnInt8Input) {
     }
 }
 
-/* Broadcast mode (avx512: 3x3, stride 1, padding 1, output widths a multiple of 7 up to
- * 56, output channels a multiple of 32): every border class of pixel (first and last row
- * and column, one-segment and many-segment rows, planes of 2 rows), channel counts off a
+/* Broadcast mode (avx512: 3x3, stride 1 or 2, padding 1, output widths a multiple of 7 up
+ * to 56, output channels a multiple of 32): every border class of pixel (first and last
+ * row and column, one-segment and many-segment rows, planes of 2 rows, strided outputs
+ * whose last row and column do or do not read padding), channel counts off a
  * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), 1 to 3
  * threads; and the mode must have been taken exactly where it applies. */
 TEST(Conv2d, BroadcastModeAgainstReference) {
@@ -667,11 +668,13 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
         c.c = pick(2, 1, 37);
         c.o = 32 * pick(3, 1, 3) + (iter % 7 == 6 ? 8 : 0);  // some not whole blocks
         c.kh = c.kw = 3;
-        c.sh = c.sw = 1;
+        c.sh = c.sw = pick(7, 1, 2);
         c.ph = c.pw = 1;
         c.dh = c.dw = 1;
         c.h = pick(4, 1, 11);
-        c.w = 7 * pick(5, 1, 8);
+        const int ow = 7 * pick(5, 1, 8);
+        c.w = c.sw == 1 ? ow : 2 * ow - pick(8, 0, 1);  // an even or odd input width
+        const int oh = (c.h - 1) / c.sh + 1;
         c.bias = pick(6, 0, 1) == 1;
         const bool clipped = iter % 3 != 2;  // else the graph's input itself, stored as int32
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
@@ -694,7 +697,7 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
             ASSERT_EQ(got, expect) << "iter " << iter << " " << c.c << "->" << c.o << " " << c.h
                                    << "x" << c.w << " threads " << threads << " " << error;
         }
-        expected += c.h >= 2 && c.o % 32 == 0 ? 3 : 0;
+        expected += oh >= 2 && c.o % 32 == 0 ? 3 : 0;
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - bcast0, expected)

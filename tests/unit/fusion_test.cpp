@@ -476,18 +476,20 @@ TEST(Fusion, TailInGemmMicroKernel) {
     }
 }
 
-/* The same chains after broadcast mode's convolutions (3x3, stride 1, padding 1, widths
- * a multiple of 7, 32-channel blocks), whose tail runs on each channel's pixels once
- * its sums are transposed: with and without a residual add, one and many segments a
- * row. */
+/* The same chains after broadcast mode's convolutions (3x3, stride 1 or 2, padding 1,
+ * output widths a multiple of 7, 32-channel blocks), whose tail runs on each channel's
+ * pixels once its sums are transposed: with and without a residual add, one and many
+ * segments a row. */
 TEST(Fusion, TailInBroadcastMode) {
     struct Case {
-        int c, h, w, o;
+        int c, h, w, o, stride;
         bool add, relu;
     };
     const Case cases[] = {
-        {8, 7, 7, 32, false, true},   {5, 7, 7, 64, true, false},  {16, 3, 14, 32, true, true},
-        {4, 9, 28, 32, false, false}, {12, 2, 21, 64, true, true},
+        {8, 7, 7, 32, 1, false, true},   {5, 7, 7, 64, 1, true, false},
+        {16, 3, 14, 32, 1, true, true},  {4, 9, 28, 32, 1, false, false},
+        {12, 2, 21, 64, 1, true, true},  {8, 14, 14, 32, 2, true, true},
+        {6, 13, 27, 32, 2, false, true},
     };
     const int64_t before = cpu_path_count(CPU_PATH_CONV_BCAST);
     for (const Case& k : cases)
@@ -498,16 +500,21 @@ TEST(Fusion, TailInBroadcastMode) {
             cvml_tensor* y = g.rshift(g.op("conv2d",
                                            {{"channels", std::to_string(k.o)},
                                             {"kernel_size", "(3, 3)"},
-                                            {"padding", "(1, 1)"}},
+                                            {"padding", "(1, 1)"},
+                                            {"strides", "(" + std::to_string(k.stride) + ", " +
+                                                            std::to_string(k.stride) + ")"}},
                                            {x, w, b}),
                                       8, 8);
             if (k.add) {
                 cvml_tensor* wr = g.weight({k.o, k.c, 1, 1}, 127, 8);
                 cvml_tensor* br = g.weight({k.o}, 100, 8);
-                cvml_tensor* r = g.rshift(
-                    g.op("conv2d", {{"channels", std::to_string(k.o)}, {"kernel_size", "(1, 1)"}},
-                         {x, wr, br}),
-                    8, 6);
+                cvml_tensor* r = g.rshift(g.op("conv2d",
+                                               {{"channels", std::to_string(k.o)},
+                                                {"kernel_size", "(1, 1)"},
+                                                {"strides", "(" + std::to_string(k.stride) + ", " +
+                                                                std::to_string(k.stride) + ")"}},
+                                               {x, wr, br}),
+                                          8, 6);
                 y = g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {y, r})});
             }
             if (k.relu) y = g.op("relu", {}, {y});

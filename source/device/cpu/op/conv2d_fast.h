@@ -83,13 +83,14 @@ struct gemm_taps_mode {
     int64_t groups4; /* ceil(C / 4) */
 };
 
-/* Broadcast mode (avx512; 3x3 convs of stride 1 and padding 1 on planes at most
- * GEMM_BCAST_MAX_W wide: ResNet's deep stages). The output channels run along the vectors
+/* Broadcast mode (avx512; 3x3 convs of stride 1 or 2 and padding 1 with outputs at most
+ * GEMM_BCAST_MAX_W wide: ResNet's. The output channels run along the vectors
  * (blocks of GEMM_BCAST_BLOCK, two vectors) and each output pixel's 4 input bytes of a
  * channel group are broadcast, a segment of `pixels` pixels of one output row at a time,
  * so a pixel multiplies only the taps that read the input: the implicit GEMM multiplies
  * the padding too (18% of a 7x7 plane's multiply-adds, 9% of a 14x14 one's). The image
- * is taps mode's (channel-interleaved by 4, u8 x + 128; its padding is never read); the
+ * is taps mode's, not split by stride phase (channel-interleaved by 4, u8 x + 128; its
+ * padding is never read); the
  * weights a copy ordered [block][tap][group of 4 channels][32 channels][4]. Each sum starts from
  * the GEMM's start (-128 * rowsum
  * + bias + rounding addend) plus 128 * the weights of the taps its pixel's border class

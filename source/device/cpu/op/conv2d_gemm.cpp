@@ -498,17 +498,17 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
                               static_cast<int32_t>(kc), &f->w);
 }
 
-/* Broadcast mode (gemm_bcast_mode): avx512, a 3x3 kernel of stride 1, dilation 1 and
- * padding 1 (the output plane is the input's) at least 2 x 2, a width of 7 or 14
- * pixels a segment up to GEMM_BCAST_MAX_W, whole blocks of output channels, and a
- * weight copy of at most 4 MiB. Sets the segment and block shape where it fits. */
+/* Broadcast mode (gemm_bcast_mode): avx512, a 3x3 kernel of stride 1 or 2 (the same
+ * both ways), dilation 1 and padding 1, an output of at least 2 x 2 whose width is a
+ * multiple of 7 up to GEMM_BCAST_MAX_W, whole blocks of output channels, and a weight
+ * copy of at most 4 MiB. Sets the segment and block shape where it fits. */
 bool bcast_fits(conv_gemm* f) {
     const conv_geom& g = f->g;
     if (f->level != CPU_SIMD_AVX512 || !f->w.start || f->direct) return false;
     const char* off = getenv("CVML_CONV_BCAST");  // "0": off, to compare with the GEMM
     if (off && strcmp(off, "0") == 0) return false;
-    if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.ph != 1 ||
-        g.pw != 1 || g.oh != g.h || g.ow != g.w || g.oh < 2 || g.ow > GEMM_BCAST_MAX_W)
+    if (g.kh != 3 || g.kw != 3 || g.sh != g.sw || g.sh > 2 || g.dh != 1 || g.dw != 1 || g.ph != 1 ||
+        g.pw != 1 || g.oh < 2 || g.ow < 2 || g.ow > GEMM_BCAST_MAX_W)
         return false;
     f->bcast.pixels = g.ow % 14 == 0 ? 14 : g.ow % 7 == 0 ? 7 : 0;
     const int64_t groups4 = (g.c + 3) / 4;
@@ -547,6 +547,9 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     epilogue_tile_keep(&f->bcast.keep, all, f->bcast.pixels);
     f->bcast.on = true;
     gemm_bcast_starts(f);
+    // Taps mode's image, not split by stride phase: padded rows and columns as they are.
+    f->hq = g.h + 2;
+    f->wq = g.w + 2;
     f->image_bytes = align64(static_cast<size_t>(groups4 * f->hq * f->wq * 4));
     *scratch_bytes = f->image_bytes;
     cpu_path_taken(CPU_PATH_CONV_BCAST);

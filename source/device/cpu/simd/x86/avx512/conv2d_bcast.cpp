@@ -28,11 +28,11 @@ constexpr int kVectors = 2;
 
 /* One tap over every group of 4 input channels, for the segment's pixels [X0, X1) (the
  * others read padding there): pixel x's bytes of group g4 are at pix + g4 * plane4 +
- * 4 * x, the block's weights of that group at w + g4 * 128. The accumulators are an
- * array indexed by constants only, every loop over them unrolled, so that they live in
- * registers; the pixels' offsets are constants too (in an image with each pixel's
- * channels together they took a register each, and the loop ran out of them). */
-template <int P, int X0, int X1>
+ * 4 * S * x (S: the column stride), the block's weights of that group at w + g4 * 128. The
+ * accumulators are an array indexed by constants only, every loop over them unrolled, so that they
+ * live in registers; the pixels' offsets are constants too (in an image with each pixel's channels
+ * together they took a register each, and the loop ran out of them). */
+template <int P, int S, int X0, int X1>
 CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tap_steps(
     __m512i (&acc)[P][kVectors], const uint8_t* pix, int64_t plane4, const int8_t* w,
     int64_t groups4, int64_t prefetch) {
@@ -44,7 +44,7 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tap_steps(
 #pragma GCC unroll 16
         for (int x = X0; x < X1; ++x) {
             int32_t bytes;
-            memcpy(&bytes, pix + 4 * x, 4);
+            memcpy(&bytes, pix + 4 * S * x, 4);
             const __m512i b = _mm512_set1_epi32(bytes);
             bcast_dpbusd(acc[x][0], b, w0);
             bcast_dpbusd(acc[x][1], b, w1);
@@ -52,10 +52,11 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tap_steps(
     }
 }
 
-/* Border class of a pixel (gemm_bcast_mode::starts): row class * 3 + column class, 0 at
- * the first row (column), 2 at the last, else 1. */
+/* Border class of a pixel (gemm_bcast_mode::starts): row class * 3 + column class, 0
+ * where the first kernel row (column) reads padding, 2 where the last one does, else 1
+ * (at most one of them: the output is at least 2 x 2). */
 inline int64_t row_class(const conv_geom& g, int64_t y) {
-    return y == 0 ? 0 : y == g.oh - 1 ? 2 : 1;
+    return y == 0 ? 0 : y * g.sh + 1 >= g.h ? 2 : 1;
 }
 
 /* r[i] lane j becomes r[j] lane i: 32-bit unpacks within 128-bit lanes, 64-bit unpacks,
@@ -112,10 +113,10 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tail_store(const s
 }
 
 /* The sums of one segment (P pixels from x0 of output row y) for a block of 32
- * channels, each channel's pixels made one vector and written (segment_out). Left /
- * Right: the segment starts / ends the row, so its first / last pixel skips the taps
- * of the left / right column. */
-template <int P, bool Left, bool Right>
+ * channels, each channel's pixels made one vector and written (segment_out), at column
+ * stride S. Left / Right: the first / last pixel's taps of the left / right kernel
+ * column read padding (the segment starts / ends the row). */
+template <int P, int S, bool Left, bool Right>
 CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
                                 int64_t prefetch, const int32_t* starts, int64_t y, int64_t x0,
                                 const segment_out& o) {
@@ -133,14 +134,15 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
     const size_t tap_bytes = static_cast<size_t>(groups4) * 64 * kVectors;
 #pragma GCC unroll 3
     for (int r = 0; r < 3; ++r) {
-        if (y + r - 1 < 0 || y + r - 1 >= g.h) continue;  // a padding row
-        // Padded row y + r; pixel x's tap s is padded column x0 + x + s.
-        const uint8_t* row = img + ((y + r) * f->wq + x0) * 4;
+        const int64_t padded_row = y * g.sh + r;
+        if (padded_row == 0 || padded_row > g.h) continue;  // a padding row
+        // Pixel x's tap s is padded column (x0 + x) * S + s.
+        const uint8_t* row = img + (padded_row * f->wq + x0 * S) * 4;
         const int8_t* wr = wblock + static_cast<size_t>(3 * r) * tap_bytes;
-        tap_steps<P, Left ? 1 : 0, P>(acc, row, plane4, wr, groups4, prefetch);
-        tap_steps<P, 0, P>(acc, row + 4, plane4, wr + tap_bytes, groups4, prefetch);
-        tap_steps<P, 0, Right ? P - 1 : P>(acc, row + 8, plane4, wr + 2 * tap_bytes, groups4,
-                                           prefetch);
+        tap_steps<P, S, Left ? 1 : 0, P>(acc, row, plane4, wr, groups4, prefetch);
+        tap_steps<P, S, 0, P>(acc, row + 4, plane4, wr + tap_bytes, groups4, prefetch);
+        tap_steps<P, S, 0, Right ? P - 1 : P>(acc, row + 8, plane4, wr + 2 * tap_bytes, groups4,
+                                              prefetch);
     }
     const __mmask16 m = static_cast<__mmask16>((1u << P) - 1u);
 #pragma GCC unroll 2
@@ -160,7 +162,7 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
     }
 }
 
-template <int P>
+template <int P, int S>
 CVML_TARGET_AVX512 void segments_of_row(const conv_gemm* f, const uint8_t* img, const bcast_out* b,
                                         segment_out* o, int64_t block, int64_t y) {
     const conv_geom& g = f->g;
@@ -179,15 +181,15 @@ CVML_TARGET_AVX512 void segments_of_row(const conv_gemm* f, const uint8_t* img, 
         const int64_t x0 = sg * P;
         const int64_t first = b->out_base + o0 * f->N + y * g.ow + x0;
         o->at = first;
-        const bool left = sg == 0, right = sg == segments - 1;
+        const bool left = sg == 0, right = (x0 + P - 1) * S + 1 >= g.w;
         if (left && right)
-            segment<P, true, true>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<P, S, true, true>(f, img, wblock, prefetch, starts, y, x0, *o);
         else if (left)
-            segment<P, true, false>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<P, S, true, false>(f, img, wblock, prefetch, starts, y, x0, *o);
         else if (right)
-            segment<P, false, true>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<P, S, false, true>(f, img, wblock, prefetch, starts, y, x0, *o);
         else
-            segment<P, false, false>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<P, S, false, false>(f, img, wblock, prefetch, starts, y, x0, *o);
         if (!o->kind)
             epilogue_apply_tile_planned(b->plan, o->tile, 16, GEMM_BCAST_BLOCK, &f->bcast.keep,
                                         b->bias ? b->bias + o0 : nullptr, b->out, first, f->N);
@@ -212,10 +214,11 @@ void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out*
     }
     for (int64_t item = begin; item < end; ++item) {
         const int64_t block = item / oh, y = item % oh;
-        if (f->bcast.pixels == 14)
-            segments_of_row<14>(f, img, b, &o, block, y);
+        const bool wide = f->bcast.pixels == 14;
+        if (f->g.sw == 1)
+            (wide ? segments_of_row<14, 1> : segments_of_row<7, 1>)(f, img, b, &o, block, y);
         else
-            segments_of_row<7>(f, img, b, &o, block, y);
+            (wide ? segments_of_row<14, 2> : segments_of_row<7, 2>)(f, img, b, &o, block, y);
     }
 }
 
