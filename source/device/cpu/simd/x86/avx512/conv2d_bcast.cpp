@@ -201,7 +201,9 @@ CVML_TARGET_AVX512 void segments_of_row(const conv_gemm* f, const uint8_t* img, 
 void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out* b, int64_t begin,
                         int64_t end) {
     const int64_t oh = f->g.oh;
-    alignas(64) int32_t tile[GEMM_BCAST_BLOCK * 16];
+    // Rows of 16 (one vector of a segment's pixels); the tile functions read a row as
+    // GEMM_NT values, so the last row's reads run 32 values past the block (never kept).
+    alignas(64) int32_t tile[GEMM_BCAST_BLOCK * 16 + GEMM_NT - 16] = {};
     segment_out o;
     memset(&o, 0, sizeof o);
     o.tile = tile;
