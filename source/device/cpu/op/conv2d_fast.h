@@ -89,8 +89,8 @@ struct gemm_taps_mode {
  * channel group are broadcast, a segment of `pixels` pixels of one output row at a time,
  * so a pixel multiplies only the taps that read the input: the implicit GEMM multiplies
  * the padding too (18% of a 7x7 plane's multiply-adds, 9% of a 14x14 one's). The image
- * is taps mode's, not split by stride phase (channel-interleaved by 4, u8 x + 128; its
- * padding is never read); the
+ * is channel-interleaved by 4 as taps mode's (u8 x + 128), without padding (no tap that
+ * reads it is multiplied) or stride phases; the
  * weights a copy ordered [block][tap][group of 4 channels][32 channels][4]. Each sum starts from
  * the GEMM's start (-128 * rowsum
  * + bias + rounding addend) plus 128 * the weights of the taps its pixel's border class

@@ -370,6 +370,36 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
     }
 }
 
+/* Broadcast mode's image: each group of 4 channels' plane interleaved by 4 (u8 x + 128)
+ * as one run of h * w pixels, with no padding (no tap that reads it is multiplied), so a
+ * group is a few whole-vector steps however small its rows. Items are groups. */
+void bcast_image_planes(void* arg, int64_t begin, int64_t end) {
+    const image_args* a = static_cast<const image_args*>(arg);
+    const conv_gemm* f = a->f;
+    const conv_geom& g = f->g;
+    const int64_t hw = g.h * g.w;
+    for (int64_t grp = begin; grp < end; ++grp) {
+        uint8_t* dst = reinterpret_cast<uint8_t*>(a->img) + grp * hw * 4;
+        if (a->x->storage == STORAGE_INT8) {
+            const int8_t* planes[4];
+            for (int64_t i = 0; i < 4; ++i) {
+                const int64_t c = grp * 4 + i;
+                planes[i] =
+                    c < g.c ? static_cast<const int8_t*>(a->x->data) + a->base + c * hw : nullptr;
+            }
+            gemm_interleave4(f->level, planes, 0, hw, hw, dst);
+            continue;
+        }
+        // An int32 or int16 input, value by value (upstream casts each to int8).
+        for (int64_t j = 0; j < hw; ++j)
+            for (int64_t i = 0; i < 4; ++i) {
+                const int64_t c = grp * 4 + i;
+                const int32_t v = c < g.c ? cpu_load(a->x, a->base + c * hw + j) : 0;
+                dst[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+            }
+    }
+}
+
 struct bcast_args {
     const conv_gemm* f;
     const uint8_t* img;
@@ -420,7 +450,10 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
             // Upstream's groups == 1 path casts every input value to int8.
             cast8_args c = {f->level, xt, n * chw, own};
             cpu_parallel_for(ctx, chw, cast8_range, &c);
-        } else if (f->taps4.on || f->bcast.on) {
+        } else if (f->bcast.on) {
+            image_args ia = {f, xt, n * chw, own};
+            cpu_parallel_for(ctx, f->taps4.groups4, bcast_image_planes, &ia);
+        } else if (f->taps4.on) {
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, f->taps4.groups4 * g.h, image4_rows, &ia);
         } else {
@@ -547,11 +580,11 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     epilogue_tile_keep(&f->bcast.keep, all, f->bcast.pixels);
     f->bcast.on = true;
     gemm_bcast_starts(f);
-    // Taps mode's image, not split by stride phase: padded rows and columns as they are.
-    f->hq = g.h + 2;
-    f->wq = g.w + 2;
-    f->image_bytes = align64(static_cast<size_t>(groups4 * f->hq * f->wq * 4));
-    *scratch_bytes = f->image_bytes;
+    // The image (bcast_image_planes) starts 64 bytes into the scratch: a segment's
+    // pointer to the input column left of the row may be formed (never read).
+    f->strip_bytes = 64;
+    f->image_bytes = align64(static_cast<size_t>(groups4 * g.h * g.w * 4));
+    *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
     cpu_path_taken(CPU_PATH_CONV_BCAST);
     return CVML_OK;
 }

@@ -130,14 +130,14 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
         acc[x][0] = _mm512_loadu_si512(s);
         acc[x][1] = _mm512_loadu_si512(s + 16);
     }
-    const int64_t groups4 = f->taps4.groups4, plane4 = f->hq * f->wq * 4;
+    const int64_t groups4 = f->taps4.groups4, plane4 = g.h * g.w * 4;
     const size_t tap_bytes = static_cast<size_t>(groups4) * 64 * kVectors;
 #pragma GCC unroll 3
     for (int r = 0; r < 3; ++r) {
-        const int64_t padded_row = y * g.sh + r;
-        if (padded_row == 0 || padded_row > g.h) continue;  // a padding row
-        // Pixel x's tap s is padded column (x0 + x) * S + s.
-        const uint8_t* row = img + (padded_row * f->wq + x0 * S) * 4;
+        const int64_t iy = y * g.sh + r - 1;
+        if (iy < 0 || iy >= g.h) continue;  // a padding row
+        // Pixel x's tap s is input column (x0 + x) * S + s - 1; row is column x0 * S - 1.
+        const uint8_t* row = img + (iy * g.w + x0 * S - 1) * 4;
         const int8_t* wr = wblock + static_cast<size_t>(3 * r) * tap_bytes;
         tap_steps<P, S, Left ? 1 : 0, P>(acc, row, plane4, wr, groups4, prefetch);
         tap_steps<P, S, 0, P>(acc, row + 4, plane4, wr + tap_bytes, groups4, prefetch);
