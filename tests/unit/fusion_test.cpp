@@ -413,65 +413,75 @@ TEST(Fusion, RoundFoldAtExtremes) {
         });
 }
 
-/* At avx512 the GEMM micro-kernel puts whole tiles (8 output channels, 33..48 columns)
- * through the tail in registers and stores int8 (gemm_tail): with and without a residual
- * add, relu or the plain int8 clip; flat strips whose columns skip the padding (a 3x3
- * stride-2 conv), taps mode (stride 1), a 1x1 conv on the input itself, and channel
- * counts with a partial last block, whose rows take the tile function. Each conv feeds
- * another so its output is stored as int8. */
-TEST(Fusion, TailInGemmMicroKernel) {
-    struct Case {
-        int c, h, w, o, k, stride;
-        bool add, relu;
-    };
-    const Case cases[] = {
-        {8, 13, 29, 16, 3, 2, false, true},  {8, 13, 29, 12, 3, 2, true, false},
-        {8, 9, 20, 16, 3, 1, true, true},    {4, 9, 20, 24, 3, 1, false, false},
-        {16, 10, 10, 16, 1, 1, false, true}, {16, 10, 10, 8, 1, 1, true, true},
-    };
-    const int64_t before = cpu_path_count(CPU_PATH_CONV_FUSED_TAIL);
-    for (const Case& k : cases)
-        check_all([&](G& g) {
-            cvml_tensor* x = g.data({1, k.c, k.h, k.w});
-            cvml_tensor* w = g.weight({k.o, k.c, k.k, k.k}, 127, 8);
-            cvml_tensor* b = g.weight({k.o}, 1000, 12);
-            const std::string ks = "(" + std::to_string(k.k) + ", " + std::to_string(k.k) + ")";
-            const std::string st =
-                "(" + std::to_string(k.stride) + ", " + std::to_string(k.stride) + ")";
-            const std::string pad = k.k == 3 ? "(1, 1)" : "(0, 0)";
-            cvml_tensor* y = g.rshift(g.op("conv2d",
-                                           {{"channels", std::to_string(k.o)},
-                                            {"kernel_size", ks},
-                                            {"strides", st},
-                                            {"padding", pad}},
-                                           {x, w, b}),
-                                      8, 8);
-            if (k.add) {
-                // A residual of the output's shape, int8-stored: a 1x1 conv of the input
-                // (stride 1) or of a strided copy.
-                cvml_tensor* wr = g.weight({k.o, k.c, 1, 1}, 127, 8);
-                cvml_tensor* br = g.weight({k.o}, 100, 8);
-                cvml_tensor* r = g.rshift(g.op("conv2d",
-                                               {{"channels", std::to_string(k.o)},
-                                                {"kernel_size", "(1, 1)"},
-                                                {"strides", st}},
-                                               {x, wr, br}),
-                                          8, 6);
-                y = g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {y, r})});
-            }
-            if (k.relu) y = g.op("relu", {}, {y});
-            cvml_tensor* w2 = g.weight({4, k.o, 1, 1}, 127, 8);
-            cvml_tensor* b2 = g.weight({4}, 100, 8);
-            return std::vector<cvml_tensor*>{g.rshift(
-                g.op("conv2d", {{"channels", "4"}, {"kernel_size", "(1, 1)"}}, {y, w2, b2}), 8, 8)};
-        });
-    // Where the CPU has avx512, the runs at that level took the fused tail.
+/* A convolution and the chain nearly every one ends in: conv2d (k x k, padding k / 2)
+ * -> cvm_right_shift to 8 bits, then optionally a residual add (a 1x1 conv of the same
+ * input at the same stride, shifted) clipped to int8, then optionally relu; and a 1x1
+ * conv after it, so its output is stored as int8 (the tails that saturate to int8). */
+struct TailCase {
+    int c, h, w, o, k, stride;
+    bool add, relu;
+};
+
+std::vector<cvml_tensor*> conv_tail_chain(G& g, const TailCase& k) {
+    const std::string st = "(" + std::to_string(k.stride) + ", " + std::to_string(k.stride) + ")";
+    cvml_tensor* x = g.data({1, k.c, k.h, k.w});
+    // The residual first, so that it is ready when the main conv runs and the add joins
+    // the main conv's tail (in file order, as a network's block input is).
+    cvml_tensor* r = nullptr;
+    if (k.add) {
+        cvml_tensor* wr = g.weight({k.o, k.c, 1, 1}, 127, 8);
+        cvml_tensor* br = g.weight({k.o}, 100, 8);
+        r = g.rshift(
+            g.op("conv2d",
+                 {{"channels", std::to_string(k.o)}, {"kernel_size", "(1, 1)"}, {"strides", st}},
+                 {x, wr, br}),
+            8, 6);
+    }
+    cvml_tensor* w = g.weight({k.o, k.c, k.k, k.k}, 127, 8);
+    cvml_tensor* b = g.weight({k.o}, 1000, 12);
+    const std::string ks = "(" + std::to_string(k.k) + ", " + std::to_string(k.k) + ")";
+    const std::string pad = "(" + std::to_string(k.k / 2) + ", " + std::to_string(k.k / 2) + ")";
+    cvml_tensor* y = g.rshift(g.op("conv2d",
+                                   {{"channels", std::to_string(k.o)},
+                                    {"kernel_size", ks},
+                                    {"strides", st},
+                                    {"padding", pad}},
+                                   {x, w, b}),
+                              8, 8);
+    if (k.add) y = g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {y, r})});
+    if (k.relu) y = g.op("relu", {}, {y});
+    cvml_tensor* w2 = g.weight({4, k.o, 1, 1}, 127, 8);
+    cvml_tensor* b2 = g.weight({4}, 100, 8);
+    return {g.rshift(g.op("conv2d", {{"channels", "4"}, {"kernel_size", "(1, 1)"}}, {y, w2, b2}), 8,
+                     8)};
+}
+
+/* Whether this CPU runs the avx512 level. */
+bool has_avx512() {
     setenv("CVML_SIMD", "avx512", 1);
     cvml_init();
     const bool avx512 = strcmp(cvml_cpu_simd_level(), "avx512") == 0;
     cvml_release();
     unsetenv("CVML_SIMD");
-    if (avx512) {
+    return avx512;
+}
+
+/* At avx512 the GEMM micro-kernel puts whole tiles (8 output channels, 33..48 columns)
+ * through the tail in registers and stores int8 (gemm_tail): with and without a residual
+ * add, relu or the plain int8 clip; flat strips whose columns skip the padding (a 3x3
+ * stride-2 conv whose output is too wide for broadcast mode), taps mode (stride 1), a
+ * 1x1 conv on the input itself, and channel counts with a partial last block, whose rows
+ * take the tile function. */
+TEST(Fusion, TailInGemmMicroKernel) {
+    const TailCase cases[] = {
+        {8, 13, 29, 16, 3, 2, false, true},  {8, 13, 29, 12, 3, 2, true, false},
+        {8, 9, 20, 16, 3, 1, true, true},    {4, 9, 20, 24, 3, 1, false, false},
+        {16, 10, 10, 16, 1, 1, false, true}, {16, 10, 10, 8, 1, 1, true, true},
+    };
+    const int64_t before = cpu_path_count(CPU_PATH_CONV_FUSED_TAIL);
+    for (const TailCase& k : cases) check_all([&](G& g) { return conv_tail_chain(g, k); });
+    // Where the CPU has avx512, the runs at that level took the fused tail.
+    if (has_avx512()) {
         EXPECT_GT(cpu_path_count(CPU_PATH_CONV_FUSED_TAIL), before);
     }
 }
@@ -479,53 +489,35 @@ TEST(Fusion, TailInGemmMicroKernel) {
 /* The same chains after broadcast mode's convolutions (3x3, stride 1 or 2, padding 1,
  * output widths a multiple of 7, 32-channel blocks), whose tail runs on each channel's
  * pixels once its sums are transposed: with and without a residual add, one and many
- * segments a row. */
+ * segments a row, an int8 output (the matched chain) and, where the conv's output is the
+ * graph's, int32 (the tile function). */
 TEST(Fusion, TailInBroadcastMode) {
-    struct Case {
-        int c, h, w, o, stride;
-        bool add, relu;
-    };
-    const Case cases[] = {
-        {8, 7, 7, 32, 1, false, true},   {5, 7, 7, 64, 1, true, false},
-        {16, 3, 14, 32, 1, true, true},  {4, 9, 28, 32, 1, false, false},
-        {12, 2, 21, 64, 1, true, true},  {8, 14, 14, 32, 2, true, true},
-        {6, 13, 27, 32, 2, false, true},
+    const TailCase cases[] = {
+        {8, 7, 7, 32, 3, 1, false, true},   {5, 7, 7, 64, 3, 1, true, false},
+        {16, 3, 14, 32, 3, 1, true, true},  {4, 9, 28, 32, 3, 1, false, false},
+        {12, 2, 21, 64, 3, 1, true, true},  {8, 14, 14, 32, 3, 2, true, true},
+        {6, 13, 27, 32, 3, 2, false, true},
     };
     const int64_t before = cpu_path_count(CPU_PATH_CONV_BCAST);
-    for (const Case& k : cases)
+    for (const TailCase& k : cases) {
+        check_all([&](G& g) { return conv_tail_chain(g, k); });
         check_all([&](G& g) {
+            // The conv's own output as the graph's: stored as int32.
             cvml_tensor* x = g.data({1, k.c, k.h, k.w});
             cvml_tensor* w = g.weight({k.o, k.c, 3, 3}, 127, 8);
             cvml_tensor* b = g.weight({k.o}, 1000, 12);
-            cvml_tensor* y = g.rshift(g.op("conv2d",
-                                           {{"channels", std::to_string(k.o)},
-                                            {"kernel_size", "(3, 3)"},
-                                            {"padding", "(1, 1)"},
-                                            {"strides", "(" + std::to_string(k.stride) + ", " +
-                                                            std::to_string(k.stride) + ")"}},
-                                           {x, w, b}),
-                                      8, 8);
-            if (k.add) {
-                cvml_tensor* wr = g.weight({k.o, k.c, 1, 1}, 127, 8);
-                cvml_tensor* br = g.weight({k.o}, 100, 8);
-                cvml_tensor* r = g.rshift(g.op("conv2d",
-                                               {{"channels", std::to_string(k.o)},
-                                                {"kernel_size", "(1, 1)"},
-                                                {"strides", "(" + std::to_string(k.stride) + ", " +
-                                                                std::to_string(k.stride) + ")"}},
-                                               {x, wr, br}),
-                                          8, 6);
-                y = g.op("cvm_clip", {{"precision", "8"}}, {g.op("elemwise_add", {}, {y, r})});
-            }
-            if (k.relu) y = g.op("relu", {}, {y});
-            return std::vector<cvml_tensor*>{y};
+            const std::string st =
+                "(" + std::to_string(k.stride) + ", " + std::to_string(k.stride) + ")";
+            return std::vector<cvml_tensor*>{g.rshift(g.op("conv2d",
+                                                           {{"channels", std::to_string(k.o)},
+                                                            {"kernel_size", "(3, 3)"},
+                                                            {"strides", st},
+                                                            {"padding", "(1, 1)"}},
+                                                           {x, w, b}),
+                                                      8, 8)};
         });
-    setenv("CVML_SIMD", "avx512", 1);
-    cvml_init();
-    const bool avx512 = strcmp(cvml_cpu_simd_level(), "avx512") == 0;
-    cvml_release();
-    unsetenv("CVML_SIMD");
-    if (avx512) {
+    }
+    if (has_avx512()) {
         EXPECT_GT(cpu_path_count(CPU_PATH_CONV_BCAST), before);
     }
 }
