@@ -241,7 +241,8 @@ TEST(Conv2d, PropertyAgainstReference) {
         auto b = cvml_test::random_values(c.o, 100000, seed++);
         std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
                                     Operand{{c.o, c.c / c.groups, c.kh, c.kw}, 8, w, true}};
-        if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
+        // A bias that is a graph input is added by the tile function, not folded.
+        if (c.bias) ops.push_back(Operand{{c.o}, 18, b, iter % 2 == 0});
         auto expect = ref_conv(c, x, w, b);
         for (int threads : {1, 3}) {
             auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
