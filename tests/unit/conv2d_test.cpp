@@ -241,8 +241,7 @@ TEST(Conv2d, PropertyAgainstReference) {
         auto b = cvml_test::random_values(c.o, 100000, seed++);
         std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
                                     Operand{{c.o, c.c / c.groups, c.kh, c.kw}, 8, w, true}};
-        // A bias that is a graph input is added by the tile function, not folded.
-        if (c.bias) ops.push_back(Operand{{c.o}, 18, b, iter % 2 == 0});
+        if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
         auto expect = ref_conv(c, x, w, b);
         for (int threads : {1, 3}) {
             auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
@@ -434,7 +433,7 @@ namespace {
  * what sends a depthwise conv2d down its int8 path (a graph input stays int32). */
 std::vector<int32_t> run_after_clip(const ConvCfg& c, const std::vector<int32_t>& x,
                                     const std::vector<int32_t>& w, const std::vector<int32_t>& b,
-                                    int threads, std::string* error) {
+                                    int threads, std::string* error, bool bias_input = false) {
     cvml_init();
     cvml_context* ctx = nullptr;
     cvml_context_create(&ctx);
@@ -446,7 +445,10 @@ std::vector<int32_t> run_after_clip(const ConvCfg& c, const std::vector<int32_t>
     cvml_tensor *in = nullptr, *clipped = nullptr, *wt = nullptr, *bt = nullptr, *y = nullptr;
     int rc = cvml_graph_add_input(g, "data", 4, xs.data(), 8, &in);
     if (!rc) rc = cvml_graph_add_const(g, "w", 4, ws.data(), 8, w.data(), &wt);
-    if (!rc && c.bias) rc = cvml_graph_add_const(g, "b", 1, bs.data(), 18, b.data(), &bt);
+    // A bias that is a graph input is not folded into the sums: the tail adds it.
+    if (!rc && c.bias)
+        rc = bias_input ? cvml_graph_add_input(g, "b", 1, bs.data(), 18, &bt)
+                        : cvml_graph_add_const(g, "b", 1, bs.data(), 18, b.data(), &bt);
     const char* ck[] = {"precision"};
     const char* cv[] = {"8"};
     if (!rc) rc = cvml_graph_add_node(g, "cvm_clip", "clip", ck, cv, 1, &in, 1, &clipped, 1);
@@ -463,6 +465,7 @@ std::vector<int32_t> run_after_clip(const ConvCfg& c, const std::vector<int32_t>
     if (!rc) rc = cvml_graph_set_outputs(g, &y, 1);
     if (!rc) rc = cvml_graph_verify(g);
     if (!rc) rc = cvml_tensor_set_i32(in, x.data(), x.size());
+    if (!rc && bias_input) rc = cvml_tensor_set_i32(bt, b.data(), b.size());
     if (!rc) rc = cvml_graph_run(g);
     std::vector<int32_t> out;
     if (!rc) {
@@ -653,8 +656,9 @@ TEST(Conv2d, TapsModeOnInt8Input) {
  * to 56, output channels a multiple of 32): every border class of pixel (first and last
  * row and column, one-segment and many-segment rows, planes of 2 rows, strided outputs
  * whose last row and column do or do not read padding), channel counts off a
- * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), 1 to 3
- * threads; and the mode must have been taken exactly where it applies. */
+ * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), a bias
+ * that is a graph input (added by the tile function, not folded), 1 to 3 threads; and the mode must
+ * have been taken exactly where it applies. */
 TEST(Conv2d, BroadcastModeAgainstReference) {
     uint32_t seed = 4200;
     const int64_t bcast0 = cpu_path_count(CPU_PATH_CONV_BCAST);
@@ -686,7 +690,7 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
             std::string error;
             std::vector<int32_t> got;
             if (clipped) {
-                got = run_after_clip(c, x, w, b, threads, &error);
+                got = run_after_clip(c, x, w, b, threads, &error, c.bias && iter % 2 == 1);
             } else {
                 std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
                                             Operand{{c.o, c.c, 3, 3}, 8, w, true}};
