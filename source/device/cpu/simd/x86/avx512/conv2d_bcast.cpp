@@ -28,10 +28,11 @@ constexpr int kVectors = 2;
 
 /* One tap over every group of 4 input channels, for the segment's pixels [X0, X1) (the
  * others read padding there): pixel x's bytes of group g4 are at pix + g4 * plane4 +
- * 4 * S * x (S: the column stride), the block's weights of that group at w + g4 * 128. The
- * accumulators are an array indexed by constants only, every loop over them unrolled, so that they
- * live in registers; the pixels' offsets are constants too (in an image with each pixel's channels
- * together they took a register each, and the loop ran out of them). */
+ * 4 * S * x (S: the column stride), the block's weights of that group at w + g4 * 128.
+ * The accumulators are an array indexed by constants only, every loop over them
+ * unrolled, so that they live in registers; the pixels' offsets are constants too (in an
+ * image with each pixel's channels together they took a register each, and the loop ran
+ * out of them). */
 template <int P, int S, int X0, int X1>
 CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tap_steps(
     __m512i (&acc)[P][kVectors], const uint8_t* pix, int64_t plane4, const int8_t* w,
@@ -52,9 +53,9 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tap_steps(
     }
 }
 
-/* Border class of a pixel (gemm_bcast_mode::starts): row class * 3 + column class, 0
- * where the first kernel row (column) reads padding, 2 where the last one does, else 1
- * (at most one of them: the output is at least 2 x 2). */
+/* The border class of output row y: 0 where the first kernel row reads padding, 2 where
+ * the last one does, else 1 (never both: the output is at least 2 x 2). A pixel's class
+ * (gemm_bcast_mode::starts) is its row's * 3 + its column's, alike. */
 inline int64_t row_class(const conv_geom& g, int64_t y) {
     return y == 0 ? 0 : y * g.sh + 1 >= g.h ? 2 : 1;
 }
