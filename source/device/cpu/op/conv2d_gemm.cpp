@@ -407,7 +407,8 @@ struct bcast_args {
 };
 
 /* Items are (block of output channels, output row), block-major, so a thread's items
- * share a block's weights (a 512-channel 3x3 block of 64 is 295 KB: it stays in L2). */
+ * share a block's weights (32 channels of a 512-channel 3x3 conv are 147 KB: they stay
+ * in L2). */
 void bcast_items(void* arg, int64_t begin, int64_t end) {
 #if CVML_SIMD_X86
     const bcast_args* a = static_cast<const bcast_args*>(arg);
@@ -549,8 +550,8 @@ bool bcast_fits(conv_gemm* f) {
            g.o * groups4 * 4 * 9 <= 4 * 1024 * 1024;
 }
 
-/* The weight copy (int8 weights in place, or int32 ones cast as upstream casts them),
- * each tap's weight sums, and the image's geometry (taps mode's c4 image). */
+/* The weight copy (from int8 weights, or int32 ones cast as upstream casts them), each
+ * tap's weight sums, the starts, and the scratch (bcast_image_planes' image). */
 int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     const conv_geom& g = f->g;
     const ir_tensor* wt = ctx->inputs[1];
