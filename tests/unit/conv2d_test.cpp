@@ -658,11 +658,13 @@ TEST(Conv2d, TapsModeOnInt8Input) {
  * whose last row and column do or do not read padding), channel counts off a
  * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), a bias
  * that is a graph input (added by the tile function, not folded), 1 to 3 threads; and the mode must
- * have been taken exactly where it applies. */
+ * have been taken exactly where it applies. Several threads split small weights by output
+ * rows and large ones (over 256 KiB, the last cases) by blocks of output channels. */
 TEST(Conv2d, BroadcastModeAgainstReference) {
     uint32_t seed = 4200;
     const int64_t bcast0 = cpu_path_count(CPU_PATH_CONV_BCAST);
-    int expected = 0;
+    const int64_t rows0 = cpu_path_count(CPU_PATH_CONV_BCAST_ROWS);
+    int expected = 0, expected_rows = 0;
     const int iters = 20;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
@@ -677,7 +679,13 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
         c.ph = c.pw = 1;
         c.dh = c.dw = 1;
         c.h = pick(4, 1, 11);
-        const int ow = 7 * pick(5, 1, 8);
+        int ow = 7 * pick(5, 1, 8);
+        if (iter >= iters - 2) {  // a weight copy over 256 KiB: split by blocks
+            c.c = iter == iters - 1 ? 300 : 260;
+            c.o = 128;
+            c.h = 5;
+            ow = 14;
+        }
         c.w = c.sw == 1 ? ow : 2 * ow - pick(8, 0, 1);  // an even or odd input width
         const int oh = (c.h - 1) / c.sh + 1;
         c.bias = pick(6, 0, 1) == 1;
@@ -702,11 +710,15 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
             ASSERT_EQ(got, expect) << "iter " << iter << " " << c.c << "->" << c.o << " " << c.h
                                    << "x" << c.w << " threads " << threads << " " << error;
         }
-        expected += oh >= 2 && c.o % 32 == 0 ? 3 : 0;
+        const bool taken = oh >= 2 && c.o % 32 == 0;
+        expected += taken ? 3 : 0;
+        expected_rows += taken && c.c < 256 ? 2 : 0;  // threads 2 and 3
     }
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - bcast0, expected)
             << "broadcast mode not taken exactly where it applies";
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_ROWS) - rows0, expected_rows)
+            << "broadcast mode's split by rows not taken exactly where it applies";
     }
 }
 

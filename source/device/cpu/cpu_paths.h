@@ -10,6 +10,7 @@ enum cpu_path {
     CPU_PATH_CONV_NARROW,     /* conv2d: a narrow last strip (dot products along K) */
     CPU_PATH_CONV_TAPS4,      /* conv2d: taps mode (a channel-interleaved image, nothing packed) */
     CPU_PATH_CONV_BCAST,      /* conv2d: broadcast mode (channels along vectors, padding skipped) */
+    CPU_PATH_CONV_BCAST_ROWS, /* conv2d: broadcast mode split between threads by output rows */
     CPU_PATH_DW_VNNI,         /* conv2d: the vpdpbusd depthwise, straight from the input */
     CPU_PATH_CONV_FUSED_TAIL, /* conv2d: the tail in the GEMM micro-kernel (bumped per run) */
     CPU_PATH_COUNT

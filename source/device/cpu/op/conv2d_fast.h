@@ -104,6 +104,10 @@ struct gemm_bcast_mode {
     int32_t* tap_sums; /* [o][9]: each output channel's weights of one tap, summed */
     int32_t* starts;   /* [9 classes][o] (gemm_bcast_starts) */
     ep_tile_keep keep; /* a segment's columns, all kept */
+    /* Items (output row, block) row-major instead of block-major, and the image built by
+     * rows: with several threads and a weight copy small enough for every thread's L2
+     * (bcast_rows_first). */
+    bool rows_first;
 };
 
 /* The implicit im2col GEMM. Flat mode (the default): GEMM column y * wq + x of the

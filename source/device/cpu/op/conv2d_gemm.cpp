@@ -372,32 +372,46 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
 
 /* Broadcast mode's image: each group of 4 channels' plane interleaved by 4 (u8 x + 128)
  * as one run of h * w pixels, with no padding (no tap that reads it is multiplied), so a
- * group is a few whole-vector steps however small its rows. Items are groups. */
-void bcast_image_planes(void* arg, int64_t begin, int64_t end) {
-    const image_args* a = static_cast<const image_args*>(arg);
+ * group is a few whole-vector steps however small its rows. This writes pixels
+ * [p0, p0 + n) of group grp. */
+void bcast_image_run(const image_args* a, int64_t grp, int64_t p0, int64_t n) {
     const conv_gemm* f = a->f;
     const conv_geom& g = f->g;
     const int64_t hw = g.h * g.w;
-    for (int64_t grp = begin; grp < end; ++grp) {
-        uint8_t* dst = reinterpret_cast<uint8_t*>(a->img) + grp * hw * 4;
-        if (a->x->storage == STORAGE_INT8) {
-            const int8_t* planes[4];
-            for (int64_t i = 0; i < 4; ++i) {
-                const int64_t c = grp * 4 + i;
-                planes[i] =
-                    c < g.c ? static_cast<const int8_t*>(a->x->data) + a->base + c * hw : nullptr;
-            }
-            gemm_interleave4(f->level, planes, 0, hw, hw, dst);
-            continue;
+    uint8_t* dst = reinterpret_cast<uint8_t*>(a->img) + (grp * hw + p0) * 4;
+    if (a->x->storage == STORAGE_INT8) {
+        const int8_t* planes[4];
+        for (int64_t i = 0; i < 4; ++i) {
+            const int64_t c = grp * 4 + i;
+            planes[i] =
+                c < g.c ? static_cast<const int8_t*>(a->x->data) + a->base + c * hw + p0 : nullptr;
         }
-        // An int32 or int16 input, value by value (upstream casts each to int8).
-        for (int64_t j = 0; j < hw; ++j)
-            for (int64_t i = 0; i < 4; ++i) {
-                const int64_t c = grp * 4 + i;
-                const int32_t v = c < g.c ? cpu_load(a->x, a->base + c * hw + j) : 0;
-                dst[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
-            }
+        gemm_interleave4(f->level, planes, 0, n, n, dst);
+        return;
     }
+    // An int32 or int16 input, value by value (upstream casts each to int8).
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < 4; ++i) {
+            const int64_t c = grp * 4 + i;
+            const int32_t v = c < g.c ? cpu_load(a->x, a->base + c * hw + p0 + j) : 0;
+            dst[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+        }
+}
+
+/* Items are groups (each thread builds whole planes). */
+void bcast_image_planes(void* arg, int64_t begin, int64_t end) {
+    const image_args* a = static_cast<const image_args*>(arg);
+    const int64_t hw = a->f->g.h * a->f->g.w;
+    for (int64_t grp = begin; grp < end; ++grp) bcast_image_run(a, grp, 0, hw);
+}
+
+/* Items are input rows (each thread builds the rows of every group that its output
+ * rows read most of, when the items below go rows first). */
+void bcast_image_rows(void* arg, int64_t begin, int64_t end) {
+    const image_args* a = static_cast<const image_args*>(arg);
+    const conv_geom& g = a->f->g;
+    for (int64_t grp = 0; grp < a->f->taps4.groups4; ++grp)
+        bcast_image_run(a, grp, begin * g.w, (end - begin) * g.w);
 }
 
 struct bcast_args {
@@ -408,7 +422,7 @@ struct bcast_args {
 
 /* Items are (block of output channels, output row), block-major, so a thread's items
  * share a block's weights (32 channels of a 512-channel 3x3 conv are 147 KB: they stay
- * in L2). */
+ * in L2); or row-major (bcast_rows_first). */
 void bcast_items(void* arg, int64_t begin, int64_t end) {
 #if CVML_SIMD_X86
     const bcast_args* a = static_cast<const bcast_args*>(arg);
@@ -453,7 +467,10 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
             cpu_parallel_for(ctx, chw, cast8_range, &c);
         } else if (f->bcast.on) {
             image_args ia = {f, xt, n * chw, own};
-            cpu_parallel_for(ctx, f->taps4.groups4, bcast_image_planes, &ia);
+            if (f->bcast.rows_first)
+                cpu_parallel_for(ctx, g.h, bcast_image_rows, &ia);
+            else
+                cpu_parallel_for(ctx, f->taps4.groups4, bcast_image_planes, &ia);
         } else if (f->taps4.on) {
             image_args ia = {f, xt, n * chw, own};
             cpu_parallel_for(ctx, f->taps4.groups4 * g.h, image4_rows, &ia);
@@ -550,6 +567,22 @@ bool bcast_fits(conv_gemm* f) {
            g.o * groups4 * 4 * 9 <= 4 * 1024 * 1024;
 }
 
+/* How threads split broadcast mode's work. Block-major (each thread its own output
+ * channels, every row) reads each weight once; but the layer before wrote its output
+ * split by pixels (the GEMM's strips, or this split), so each thread would read half
+ * of the image from the other core's cache, and write output lines the next layer reads
+ * on the other core. Rows first (each thread its own output rows, every channel) keeps
+ * a thread's image rows and output rows on its own core, at the price of every thread
+ * reading every weight: that pays while the copy fits in L2 beside the image. On
+ * ResNet-18 at 2 threads (2026-11-26) rows first took the 56x56 convs from 0.279 to 0.273
+ * ms and the 1x1 conv after them from 0.031 to 0.026; on the 14x14 ones (590 KB of
+ * weights) it gained nothing. */
+constexpr int64_t kBcastRowsFirstMaxWeights = 256 * 1024;
+
+bool bcast_rows_first(const conv_gemm* f, int64_t copy_bytes) {
+    return f->threads > 1 && copy_bytes <= kBcastRowsFirstMaxWeights;
+}
+
 /* The weight copy (from int8 weights, or int32 ones cast as upstream casts them), each
  * tap's weight sums, the starts, and the scratch (bcast_image_planes' image). */
 int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
@@ -580,6 +613,7 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     const uint16_t all[3] = {static_cast<uint16_t>((1u << f->bcast.pixels) - 1), 0, 0};
     epilogue_tile_keep(&f->bcast.keep, all, f->bcast.pixels);
     f->bcast.on = true;
+    f->bcast.rows_first = bcast_rows_first(f, g.o * groups4 * 4 * 9);
     gemm_bcast_starts(f);
     // The image (bcast_image_planes) starts 64 bytes into the scratch: a segment's
     // pointer to the input column left of the row may be formed (never read).
@@ -587,6 +621,7 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     f->image_bytes = align64(static_cast<size_t>(groups4 * g.h * g.w * 4));
     *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
     cpu_path_taken(CPU_PATH_CONV_BCAST);
+    if (f->bcast.rows_first) cpu_path_taken(CPU_PATH_CONV_BCAST_ROWS);
     return CVML_OK;
 }
 

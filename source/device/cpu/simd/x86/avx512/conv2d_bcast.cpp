@@ -174,7 +174,8 @@ CVML_TARGET_AVX512 void segments_of_row(const conv_gemm* f, const uint8_t* img, 
     const int64_t segments = g.ow / P;
     // A block's weights come from memory once, for its first row, and from L2 for the
     // others (a 512-channel block is 147 KB); the second row fetches the next block's
-    // for its first (elsewhere each step prefetches the line it has just read).
+    // for its first (elsewhere each step prefetches the line it has just read). Rows first
+    // (bcast_rows_first), all blocks' weights stay in L2 and that prefetch is early.
     const size_t block_bytes = 9 * static_cast<size_t>(f->taps4.groups4) * 64 * kVectors;
     const int64_t prefetch =
         y == 1 && (block + 1) * GEMM_BCAST_BLOCK < g.o ? static_cast<int64_t>(block_bytes) : 0;
@@ -201,7 +202,7 @@ CVML_TARGET_AVX512 void segments_of_row(const conv_gemm* f, const uint8_t* img, 
 
 void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out* b, int64_t begin,
                         int64_t end) {
-    const int64_t oh = f->g.oh;
+    const int64_t oh = f->g.oh, blocks = f->g.o / GEMM_BCAST_BLOCK;
     // Rows of 16 (one vector of a segment's pixels); the tile functions read a row as
     // GEMM_NT values, so the last row's reads run 32 values past the block (never kept).
     alignas(64) int32_t tile[GEMM_BCAST_BLOCK * 16 + GEMM_NT - 16] = {};
@@ -216,7 +217,8 @@ void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out*
         o.out = b->tail->out;
     }
     for (int64_t item = begin; item < end; ++item) {
-        const int64_t block = item / oh, y = item % oh;
+        const int64_t block = f->bcast.rows_first ? item % blocks : item / oh;
+        const int64_t y = f->bcast.rows_first ? item / blocks : item % oh;
         const bool wide = f->bcast.pixels == 14;
         if (f->g.sw == 1)
             (wide ? segments_of_row<14, 1> : segments_of_row<7, 1>)(f, img, b, &o, block, y);
