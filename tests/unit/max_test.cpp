@@ -5,6 +5,7 @@
 
 #include "nn_case_util.h"
 #include "op_runner.h"
+#include "reduce_narrow_util.h"
 #include "reduce_ref.h"
 
 using cvml_test::Operand;
@@ -112,4 +113,10 @@ TEST(Max, ConformanceCases) {
                     {}, 230);
     nn_case::replay("max", "043_max_all", {{"keepdims", "True"}, {"axis", "()"}}, {3, 2, 3}, 32, {},
                     96);
+}
+
+// A tensor stored as int8 or int16 (a convolution's output before a global pool) is read
+// as it is stored.
+TEST(Max, NarrowStoredInputAgainstReference) {
+    reduce_narrow::check_against_reference("max", false, 9300);
 }

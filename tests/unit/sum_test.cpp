@@ -5,6 +5,7 @@
 
 #include "nn_case_util.h"
 #include "op_runner.h"
+#include "reduce_narrow_util.h"
 #include "reduce_ref.h"
 
 using cvml_test::Operand;
@@ -169,4 +170,10 @@ TEST(Sum, ConformanceCases) {
     nn_case::replay("sum", "040_sum_size1_bug", {{"keepdims", "False"}, {"axis", "(1,)"}},
                     {2, 2, 1}, 8, {}, 34);
     nn_case::replay("sum", "041_sum_overflow", {{"axis", "(1,)"}}, {2, 255}, 24, {}, 3070, 1, 0, 3);
+}
+
+// A tensor stored as int8 or int16 (a convolution's output before a global pool) is read
+// as it is stored.
+TEST(Sum, NarrowStoredInputAgainstReference) {
+    reduce_narrow::check_against_reference("sum", true, 9100);
 }

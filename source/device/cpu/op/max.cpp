@@ -9,7 +9,7 @@ int max_run(cpu_node_ctx* ctx) {
     return reduce_run(ctx, REDUCE_MAX);
 }
 
-const cpu_kernel max_kernel = {"max", nullptr, max_run, nullptr};
+const cpu_kernel max_kernel = {"max", reduce_prerun, max_run, nullptr};
 
 }  // namespace
 

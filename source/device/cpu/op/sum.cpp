@@ -9,7 +9,7 @@ int sum_run(cpu_node_ctx* ctx) {
     return reduce_run(ctx, REDUCE_SUM);
 }
 
-const cpu_kernel sum_kernel = {"sum", nullptr, sum_run, nullptr};
+const cpu_kernel sum_kernel = {"sum", reduce_prerun, sum_run, nullptr};
 
 }  // namespace
 
