@@ -17,9 +17,15 @@
 #include <string.h>
 
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/simd/simd.h"
 #include "operator/reduce.h"
 
 enum reduce_kind { REDUCE_SUM = 0, REDUCE_MAX = 1 };
+
+/* Narrow inputs pay where a convolution's GEMM writes int8 through its fused tail (x86,
+ * aarch64); a build with scalar kernels only (a microcontroller) keeps reading int32 and
+ * keeps its code size (scripts/test_mcu.sh's budget). */
+constexpr bool kReduceNarrowIn = CVML_SIMD_X86 || CVML_SIMD_AARCH64;
 
 struct reduce_plan {
     const void* x;
@@ -45,11 +51,10 @@ static inline int32_t reduce_fold(int kind, int32_t t, int32_t v) {
 
 /* The fold of n consecutive values from the first on. Wrapping sums and maxima do not
  * depend on the order, so the loop is split in lanes the compiler can vectorize. */
-template <typename T>
-static inline int32_t reduce_run_of(int kind, const T* x, int64_t n) {
+static inline int32_t reduce_run_of(int kind, const int32_t* x, int64_t n) {
     if (kind == REDUCE_SUM) {
         uint32_t s = 0;
-        for (int64_t k = 0; k < n; ++k) s += static_cast<uint32_t>(static_cast<int32_t>(x[k]));
+        for (int64_t k = 0; k < n; ++k) s += static_cast<uint32_t>(x[k]);
         return static_cast<int32_t>(s);
     }
     int32_t t = x[0];
@@ -57,15 +62,22 @@ static inline int32_t reduce_run_of(int kind, const T* x, int64_t n) {
     return t;
 }
 
+/* The same over a narrow input, value by value (a global pool's runs are short: 49). */
+static inline int32_t reduce_run_narrow(const reduce_plan* p, int64_t at) {
+    int32_t t = ir_storage_load(p->x, p->storage, at);
+    for (int64_t k = 1; k < p->axis_size; ++k)
+        t = reduce_fold(p->kind, t, ir_storage_load(p->x, p->storage, at + k));
+    return t;
+}
+
 static inline int32_t reduce_run_stored(const reduce_plan* p, int64_t at) {
-    if (p->storage == STORAGE_INT8)
-        return reduce_run_of(p->kind, static_cast<const int8_t*>(p->x) + at, p->axis_size);
-    if (p->storage == STORAGE_INT16)
-        return reduce_run_of(p->kind, static_cast<const int16_t*>(p->x) + at, p->axis_size);
-    return reduce_run_of(p->kind, static_cast<const int32_t*>(p->x) + at, p->axis_size);
+    if (!kReduceNarrowIn || p->storage == STORAGE_INT32)
+        return reduce_run_of(p->kind, static_cast<const int32_t*>(p->x) + at, p->axis_size);
+    return reduce_run_narrow(p, at);
 }
 
 static inline int32_t reduce_load(const reduce_plan* p, int64_t i) {
+    if (!kReduceNarrowIn) return static_cast<const int32_t*>(p->x)[i];
     return ir_storage_load(p->x, p->storage, i);
 }
 
@@ -110,7 +122,7 @@ static inline void reduce_general_range(void* arg, int64_t begin, int64_t end) {
 /* Both reduces read their input in any storage (and write int32). */
 static inline int reduce_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     *scratch_bytes = 0;
-    ctx->caps = CPU_CAP_NARROW_IN(0) | CPU_CAP_INT16;
+    ctx->caps = kReduceNarrowIn ? CPU_CAP_NARROW_IN(0) | CPU_CAP_INT16 : 0u;
     return CVML_OK;
 }
 
