@@ -2,16 +2,22 @@
 
 namespace cvml_test {
 
+cvml_graph* new_graph(int threads, cvml_context** ctx) {
+    cvml_init();
+    *ctx = nullptr;
+    cvml_context_create(ctx);
+    cvml_context_set_threads(*ctx, threads);
+    cvml_graph* g = nullptr;
+    cvml_graph_create(*ctx, &g);
+    return g;
+}
+
 OpResult run_op(const std::string& op,
                 const std::vector<std::pair<std::string, std::string>>& attrs,
                 const std::vector<Operand>& operands, int outputs, int threads) {
     OpResult r;
-    cvml_init();
     cvml_context* ctx = nullptr;
-    cvml_context_create(&ctx);
-    cvml_context_set_threads(ctx, threads);
-    cvml_graph* g = nullptr;
-    cvml_graph_create(ctx, &g);
+    cvml_graph* g = new_graph(threads, &ctx);
     std::vector<cvml_tensor*> ins;
     cvml_tensor* input = nullptr;
     const Operand* input_operand = nullptr;

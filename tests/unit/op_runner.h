@@ -35,6 +35,10 @@ OpResult run_op(const std::string& op,
                 const std::vector<std::pair<std::string, std::string>>& attrs,
                 const std::vector<Operand>& operands, int outputs = 1, int threads = 1);
 
+/* cvml_init(), a context with `threads` CPU threads (in *ctx) and an empty graph on it.
+ * The caller releases the graph, the context, and calls cvml_release(). */
+cvml_graph* new_graph(int threads, cvml_context** ctx);
+
 /* Deterministic pseudo-random values in [-bound, bound]. */
 std::vector<int32_t> random_values(size_t n, int32_t bound, uint32_t seed);
 

@@ -32,12 +32,8 @@ inline Run run_after_clip(const char* op,
                           const std::vector<int32_t>& shape, const std::vector<int32_t>& x,
                           int precision, int threads) {
     Run r;
-    cvml_init();
     cvml_context* ctx = nullptr;
-    cvml_context_create(&ctx);
-    cvml_context_set_threads(ctx, threads);
-    cvml_graph* g = nullptr;
-    cvml_graph_create(ctx, &g);
+    cvml_graph* g = cvml_test::new_graph(threads, &ctx);
     cvml_tensor *in = nullptr, *clipped = nullptr, *y = nullptr;
     const std::string prec = std::to_string(precision);
     const char* ck[] = {"precision"};
