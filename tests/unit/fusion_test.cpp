@@ -466,6 +466,43 @@ bool has_avx512() {
     return avx512;
 }
 
+/* Outputs at most 8 wide with the saturating int8 tail: at avx512 the direct depthwise
+ * runs two planes in one vector (dw_slide_pair). Widths 1 to 8 (stride 1) and 2 to 8
+ * (stride 2, odd and even inputs), an odd channel count (a plane left for the one-plane
+ * kernel), two images (a pair across them), padding 1 and 0; and the mode must run. */
+TEST(Fusion, DepthwisePairsOfSmallPlanes) {
+    const int64_t before = cpu_path_count(CPU_PATH_DW_PAIRS);
+    for (int w : {1, 3, 7, 8, 15, 16})
+        for (int stride : {1, 2})
+            for (int pad : {0, 1}) {
+                if (w + 2 * pad < 3) continue;
+                check_all([&](G& g) {
+                    cvml_tensor* x = g.data({2, 5, 5, w});
+                    const std::string s =
+                        "(" + std::to_string(stride) + ", " + std::to_string(stride) + ")";
+                    const std::string p =
+                        "(" + std::to_string(pad) + ", " + std::to_string(pad) + ")";
+                    cvml_tensor* wt = g.weight({5, 1, 3, 3}, 127, 8);
+                    cvml_tensor* b = g.weight({5}, 1000, 12);
+                    cvml_tensor* clipped = g.op("cvm_clip", {{"precision", "8"}}, {x});
+                    cvml_tensor* dw = g.op("conv2d",
+                                           {{"channels", "5"},
+                                            {"kernel_size", "(3, 3)"},
+                                            {"padding", p},
+                                            {"strides", s},
+                                            {"groups", "5"}},
+                                           {clipped, wt, b});
+                    // relu after the int8 shift (a clip of [0, 127], saturating) into a
+                    // conv that reads it as int8 (a graph output would stay int32).
+                    cvml_tensor* y = g.op("relu", {}, {g.rshift(dw, 8, 6)});
+                    return std::vector<cvml_tensor*>{g.rshift(g.conv(y, 5, 4, 1), 8, 8)};
+                });
+            }
+    if (has_avx512()) {
+        EXPECT_GT(cpu_path_count(CPU_PATH_DW_PAIRS), before);
+    }
+}
+
 /* At avx512 the GEMM micro-kernel puts whole tiles (8 output channels, 33..48 columns)
  * through the tail in registers and stores int8 (gemm_tail): with and without a residual
  * add, relu or the plain int8 clip; flat strips whose columns skip the padding (a 3x3

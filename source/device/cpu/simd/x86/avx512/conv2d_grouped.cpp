@@ -3,6 +3,7 @@
  * the phase image or vpdpbusd straight from the input with the fused tail in registers. */
 #include <string.h>
 
+#include "device/cpu/cpu_paths.h"
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/x86/avx512/phase_row_writer.h"
 #include "device/cpu/simd/x86/avx512/epilogue_avx512.h"
@@ -277,6 +278,83 @@ CVML_TARGET_AVX512 void depthwise_plane_pointwise(const conv_grouped* f, const d
     }
 }
 
+/* Two planes at once, for outputs at most 8 wide (MobileNet-v1's 7x7 layers): a 16-column
+ * chunk of one plane would leave 9 of its 16 lanes idle, so output columns 0..7 of
+ * plane a run in lanes 0..7 and those of plane b in lanes 8..15. A two-source vpermt2d
+ * takes 128-bit lanes 0 and 1's windows from a's input row and lanes 2 and 3's from b's,
+ * and the pick is the one-plane pick (the same offsets within each lane); the weights
+ * and starts are a's in the low half and b's in the high half. Only for the saturating
+ * int8 tail with no added operand (dw_pair_fits), which reads nothing per element. */
+struct dw_pair {
+    __m512i from_two; /* vpermt2d indices */
+    __m512i pick;
+};
+
+CVML_TARGET_AVX512 dw_pair dw_pair_of(const conv_geom& g, const dw_shuffles& d) {
+    alignas(64) int32_t idx[16];
+    for (int l = 0; l < 4; ++l)
+        for (int j = 0; j < 4; ++j)
+            idx[4 * l + j] = static_cast<int32_t>((l < 2 ? 0 : 16) + g.sw * (l % 2) + j);
+    return {_mm512_load_si512(idx), d.pick[0]};
+}
+
+bool dw_pair_fits(const conv_geom& g, int64_t groups, const dw_tail& t) {
+    return groups == 1 && g.dh == 1 && g.kh == 3 && (g.sh == 1 || g.sh == 2) && g.ow <= 8 &&
+           t.sat && !t.rc.add;
+}
+
+/* Input row ih of both planes as one operand (zeros outside the input). */
+CVML_TARGET_AVX512 inline __m512i dw_pair_operand(const dw_shuffles& d, const dw_pair& pr,
+                                                  const conv_geom& g, const int8_t* col_a,
+                                                  const int8_t* col_b, int64_t ih, uint64_t mask) {
+    if (ih < 0 || ih >= g.h) return d.offset;
+    const __m512i a = _mm512_maskz_loadu_epi8(mask, col_a + ih * g.w);
+    const __m512i b = _mm512_maskz_loadu_epi8(mask, col_b + ih * g.w);
+    return _mm512_xor_si512(
+        _mm512_shuffle_epi8(_mm512_permutex2var_epi32(a, pr.from_two, b), pr.pick), d.offset);
+}
+
+template <int SH>
+CVML_TARGET_AVX512 void dw_slide_pair(const conv_grouped* f, const dw_shuffles& d,
+                                      const dw_pair& pr, const dw_tail& tail, const int8_t* xa,
+                                      const int8_t* xb, int64_t pa, int64_t pb, int32_t add_a,
+                                      int32_t add_b) {
+    constexpr int KH = 3;
+    const conv_geom& g = f->g;
+    const dw_tail t = tail;  // a local copy: the tail's constants stay in registers
+    const int64_t oa = pa % g.o, ob = pb % g.o;
+    const int32_t* corr = f->dw.direct.corr;
+    const __m512i start = _mm512_inserti64x4(
+        _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(add_a) -
+                                               static_cast<uint32_t>(corr[oa * (KH + 1) + KH]))),
+        _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(add_b) -
+                                               static_cast<uint32_t>(corr[ob * (KH + 1) + KH]))),
+        1);
+    __m512i w[KH];
+    for (int r = 0; r < KH; ++r)
+        w[r] = _mm512_inserti64x4(_mm512_set1_epi32(f->dw.direct.w4[oa * KH + r]),
+                                  _mm256_set1_epi32(f->dw.direct.w4[ob * KH + r]), 1);
+    const uint64_t mask = f->dw.direct.masks[0];
+    const int8_t* col_a = xa - g.pw;
+    const int8_t* col_b = xb - g.pw;
+    __m512i op[KH];  // op[r]: input row y * SH - ph + r
+    for (int r = 0; r < KH - SH; ++r)
+        op[r] = dw_pair_operand(d, pr, g, col_a, col_b, r - g.ph, mask);
+    const __mmask16 low = static_cast<__mmask16>((1u << g.ow) - 1u);
+    const __mmask16 high = static_cast<__mmask16>(low << 8);
+    const __m512i none = _mm512_setzero_si512();
+    for (int64_t y = 0; y < g.oh; ++y) {
+        for (int r = KH - SH; r < KH; ++r)
+            op[r] = dw_pair_operand(d, pr, g, col_a, col_b, y * SH - g.ph + r, mask);
+        __m512i v = start;
+        for (int r = 0; r < KH; ++r) DW_DPBUSD(v, op[r], w[r]);
+        v = cpu_ep::rc_apply<false, false, -1, true>(t.rc, t.k, v, none, 0, low);
+        cpu_ep::store16_i8_sat(t.out, (pa * g.oh + y) * g.ow, low, v);
+        cpu_ep::store16_i8_sat(t.out, (pb * g.oh + y) * g.ow - 8, high, v);
+        for (int r = 0; r < KH - SH; ++r) op[r] = op[r + SH];
+    }
+}
+
 /* A kernel that takes whole planes of this shape (pointwise or sliding), or null. */
 typedef void (*dw_plane_fn)(const conv_grouped*, const dw_shuffles&, const dw_tail&, const int8_t*,
                             int64_t, int32_t);
@@ -343,15 +421,30 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     dw_tail t;
     dw_tail_of(ep, yt, &t);
     const dw_plane_fn whole = dw_plane_for(g, f->dw.direct.groups);
+    const bool pairs = dw_pair_fits(g, f->dw.direct.groups, t);
+    if (pairs && slot == 0) cpu_path_taken(CPU_PATH_DW_PAIRS);
+    const dw_pair pr = dw_pair_of(g, d);
     const int64_t planes = g.n * g.o;
-    for (int64_t p = planes * slot / f->threads; p < planes * (slot + 1) / f->threads; ++p) {
-        const int64_t n = p / g.o, o = p % g.o;
-        const int8_t* x =
-            static_cast<const int8_t*>(xt->data) + (n * g.c + (o / g.opg) * g.ic) * g.h * g.w;
-        // What the sums start from besides the +128's correction, wrapping like the
-        // tail's add would: the bias and, when folded, the rounding addend.
-        const int32_t add = static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[o] : 0) +
-                                                 static_cast<uint32_t>(f->dw.direct.half));
+    const int8_t* in = static_cast<const int8_t*>(xt->data);
+    // Plane p's input, and what its sums start from besides the +128's correction,
+    // wrapping like the tail's add would: the bias and, when folded, the rounding addend.
+    const auto input_of = [&](int64_t p) {
+        return in + (p / g.o * g.c + (p % g.o / g.opg) * g.ic) * g.h * g.w;
+    };
+    const auto add_of = [&](int64_t p) {
+        return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[p % g.o] : 0) +
+                                    static_cast<uint32_t>(f->dw.direct.half));
+    };
+    const int64_t end = planes * (slot + 1) / f->threads;
+    for (int64_t p = planes * slot / f->threads; p < end; ++p) {
+        if (pairs && p + 1 < end) {
+            const auto slide = g.sh == 1 ? dw_slide_pair<1> : dw_slide_pair<2>;
+            slide(f, d, pr, t, input_of(p), input_of(p + 1), p, p + 1, add_of(p), add_of(p + 1));
+            ++p;
+            continue;
+        }
+        const int8_t* x = input_of(p);
+        const int32_t add = add_of(p);
         if (whole) {
             whole(f, d, t, x, p, add);
             continue;
