@@ -74,6 +74,24 @@ TEST(Sum, SizeOneAxisIndexBug) {
     EXPECT_EQ(r.outputs[0], (std::vector<int32_t>{11, 110}));
 }
 
+// A trailing reduction whose kept axes end in a size-1 one: upstream's pairing puts the
+// size-3 output dim on that axis, so output i does not fold the run at i * 4 (the
+// kernel's shortcut for a global pool must not apply).
+TEST(Sum, SizeOneKeptAxisBeforeTrailingRun) {
+    const std::vector<int32_t> shape = {2, 3, 1, 4};
+    auto x = cvml_test::random_values(24, 127, 77);
+    auto want = reduce_ref::reduce(shape, x, {3}, false, false, true, 0);
+    ASSERT_NE(want.values, reduce_ref::reduce(shape, x, {3}, false, false, true, 1).values);
+    for (int threads : {1, 3}) {
+        auto r = run_op("sum", {{"axis", "(3,)"}}, {Operand{shape, 8, x, false}}, 1, threads);
+        ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
+        EXPECT_EQ(r.outputs[0], want.values);
+        auto n = reduce_narrow::run_after_clip("sum", {{"axis", "(3,)"}}, shape, x, 8, threads);
+        ASSERT_EQ(n.rc, CVML_OK) << n.error;
+        EXPECT_EQ(n.values, want.values);
+    }
+}
+
 TEST(Sum, WrapsAround) {
     Operand x{{2, 2}, 31, {0x7fffffff, 1, -0x7fffffff, -3}, false};
     auto r = run_op("sum", {{"axis", "1"}}, {x});
