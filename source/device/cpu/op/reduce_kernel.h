@@ -128,7 +128,7 @@ static inline void reduce_general_range(void* arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Both reduces read their input in any storage (and write int32). */
+/* Both reduces read their input in any storage where kReduceNarrowIn (and write int32). */
 static inline int reduce_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     *scratch_bytes = 0;
     ctx->caps = kReduceNarrowIn ? CPU_CAP_NARROW_IN(0) | CPU_CAP_INT16 : 0u;

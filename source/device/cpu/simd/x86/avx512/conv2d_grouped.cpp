@@ -250,7 +250,7 @@ CVML_TARGET_AVX512 void dw_slide(const conv_grouped* f, const dw_shuffles& d, co
     for (int r = 0; r < KH - SH; ++r) dw_row_operands<NC>(d, g, col, r - g.ph, edge, masks, op[r]);
     __mmask16 m[NC];
     for (int k = 0; k < NC; ++k) m[k] = cpu_ep::lanes_from(16 * (c + k), g.ow);
-    const bool one_store = NC >= 2 && t.sat && !t.rc.add;
+    const bool one_store = t.sat && !t.rc.add;
     for (int64_t y = 0; y < g.oh; ++y) {
         for (int r = KH - SH; r < KH; ++r)
             dw_row_operands<NC>(d, g, col, y * SH - g.ph + r, edge, masks, op[r]);
@@ -260,10 +260,14 @@ CVML_TARGET_AVX512 void dw_slide(const conv_grouped* f, const dw_shuffles& d, co
             for (int r = 0; r < KH; ++r) DW_DPBUSD(sums[k], op[r][k], w[r]);
         }
         const int64_t at = plane_at + y * g.ow + 16 * c;
-        if (NC >= 2 && one_store) {
-            dw_row_store_sat < NC<2 ? 2 : NC>(t, sums, at, g.ow - 16 * c);
+        if constexpr (NC >= 2) {
+            if (one_store) {
+                dw_row_store_sat<NC>(t, sums, at, g.ow - 16 * c);
+            } else {
+                for (int k = 0; k < NC; ++k) dw_tail_store(t, sums[k], at + 16 * k, m[k]);
+            }
         } else {
-            for (int k = 0; k < NC; ++k) dw_tail_store(t, sums[k], at + 16 * k, m[k]);
+            dw_tail_store(t, sums[0], at, m[0]);
         }
         for (int r = 0; r < KH - SH; ++r)
             for (int k = 0; k < NC; ++k) op[r][k] = op[r + SH][k];
