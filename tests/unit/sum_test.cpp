@@ -16,12 +16,6 @@ namespace {
 // The formalization's worked example, shape (3, 3, 2).
 const std::vector<int32_t> kData = {1, 2, 2, 3, 1, 3, 1, 4, 4, 3, 5, 2, 7, 1, 7, 2, 7, 3};
 
-std::string axes_str(const std::vector<int>& a) {
-    std::string s = "(";
-    for (size_t i = 0; i < a.size(); ++i) s += (i ? ", " : "") + std::to_string(a[i]);
-    return s + (a.size() == 1 ? ",)" : ")");
-}
-
 }  // namespace
 
 TEST(Sum, FormalizationExamples) {
@@ -133,9 +127,10 @@ TEST(Sum, PropertyAgainstReference) {
         for (int d : shape) n *= d;
         auto x = cvml_test::random_values(n, 127, seed++);
         auto want = reduce_ref::reduce(shape, x, axis, keep, excl, true, 0);
-        std::vector<std::pair<std::string, std::string>> a = {{"axis", axes_str(axis)},
-                                                              {"keepdims", keep ? "True" : "False"},
-                                                              {"exclude", excl ? "True" : "False"}};
+        std::vector<std::pair<std::string, std::string>> a = {
+            {"axis", reduce_narrow::axes_str(axis)},
+            {"keepdims", keep ? "True" : "False"},
+            {"exclude", excl ? "True" : "False"}};
         for (int threads : {1, 3}) {
             auto r = run_op("sum", a, {Operand{shape, 8, x, false}}, 1, threads);
             ASSERT_EQ(r.run_rc, CVML_OK) << r.error << " iter " << iter;
@@ -168,8 +163,9 @@ TEST(Sum, LongTrailingRunsAgainstReference) {
         auto x = cvml_test::random_values(n, (1 << 17) - 1, seed++);
         auto want = reduce_ref::reduce(shapes[i], x, axes[i], true, false, true, 0);
         for (int threads : {1, 3}) {
-            auto r = run_op("sum", {{"axis", axes_str(axes[i])}, {"keepdims", "True"}},
-                            {Operand{shapes[i], 18, x, false}}, 1, threads);
+            auto r =
+                run_op("sum", {{"axis", reduce_narrow::axes_str(axes[i])}, {"keepdims", "True"}},
+                       {Operand{shapes[i], 18, x, false}}, 1, threads);
             ASSERT_EQ(r.verify_rc, CVML_OK) << r.error;
             ASSERT_EQ(r.run_rc, CVML_OK) << r.error;
             ASSERT_EQ(r.outputs[0], want.values) << "shape " << i;

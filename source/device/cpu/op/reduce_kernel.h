@@ -67,11 +67,15 @@ static inline int32_t reduce_run_of(int kind, const int32_t* x, int64_t n) {
     return t;
 }
 
+static inline int32_t reduce_load(const reduce_plan* p, int64_t i) {
+    if (!kReduceNarrowIn) return static_cast<const int32_t*>(p->x)[i];
+    return ir_storage_load(p->x, p->storage, i);
+}
+
 /* The same over a narrow input, value by value (a global pool's runs are short: 49). */
 static inline int32_t reduce_run_narrow(const reduce_plan* p, int64_t at) {
-    int32_t t = ir_storage_load(p->x, p->storage, at);
-    for (int64_t k = 1; k < p->axis_size; ++k)
-        t = reduce_fold(p->kind, t, ir_storage_load(p->x, p->storage, at + k));
+    int32_t t = reduce_load(p, at);
+    for (int64_t k = 1; k < p->axis_size; ++k) t = reduce_fold(p->kind, t, reduce_load(p, at + k));
     return t;
 }
 
@@ -79,11 +83,6 @@ static inline int32_t reduce_run_stored(const reduce_plan* p, int64_t at) {
     if (!kReduceNarrowIn || p->storage == STORAGE_INT32)
         return reduce_run_of(p->kind, static_cast<const int32_t*>(p->x) + at, p->axis_size);
     return reduce_run_narrow(p, at);
-}
-
-static inline int32_t reduce_load(const reduce_plan* p, int64_t i) {
-    if (!kReduceNarrowIn) return static_cast<const int32_t*>(p->x)[i];
-    return ir_storage_load(p->x, p->storage, i);
 }
 
 static inline void reduce_general_range(void* arg, int64_t begin, int64_t end) {

@@ -274,6 +274,14 @@ CVML_TARGET_AVX512 void dw_slide(const conv_grouped* f, const dw_shuffles& d, co
     }
 }
 
+/* Where the sums of output channel o start when every kernel row is read (the sliding
+ * kernels: rows outside the input are operands of the value 0): `add` less the +128's
+ * correction for the whole kernel, wrapping. */
+inline int32_t dw_whole_start(const conv_grouped* f, int64_t o, int32_t add) {
+    const int32_t corr = f->dw.direct.corr[o * (f->g.kh + 1) + f->g.kh];
+    return static_cast<int32_t>(static_cast<uint32_t>(add) - static_cast<uint32_t>(corr));
+}
+
 template <int KH, int SH>
 CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_grouped* f, const dw_shuffles& d,
                                               const dw_tail& t, const int8_t* x, int64_t plane,
@@ -281,8 +289,7 @@ CVML_TARGET_AVX512 void depthwise_plane_slide(const conv_grouped* f, const dw_sh
     const conv_geom& g = f->g;
     const int64_t o = plane % g.o;
     const int32_t* w4 = f->dw.direct.w4 + o * KH;
-    const __m512i start = _mm512_set1_epi32(static_cast<int32_t>(
-        static_cast<uint32_t>(add) - static_cast<uint32_t>(f->dw.direct.corr[o * (KH + 1) + KH])));
+    const __m512i start = _mm512_set1_epi32(dw_whole_start(f, o, add));
     const int64_t at = plane * g.oh * g.ow;
     int64_t c = 0;
     for (; c + 4 <= f->dw.direct.chunks; c += 4) dw_slide<KH, SH, 4>(f, d, t, x, w4, c, start, at);
@@ -363,13 +370,8 @@ CVML_TARGET_AVX512 void dw_slide_pair(const conv_grouped* f, const dw_shuffles& 
     const conv_geom& g = f->g;
     const dw_tail t = tail;  // a local copy: the tail's constants stay in registers
     const int64_t oa = pa % g.o, ob = pb % g.o;
-    const int32_t* corr = f->dw.direct.corr;
-    const __m512i start = _mm512_inserti64x4(
-        _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(add_a) -
-                                               static_cast<uint32_t>(corr[oa * (KH + 1) + KH]))),
-        _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(add_b) -
-                                               static_cast<uint32_t>(corr[ob * (KH + 1) + KH]))),
-        1);
+    const __m512i start = _mm512_inserti64x4(_mm512_set1_epi32(dw_whole_start(f, oa, add_a)),
+                                             _mm256_set1_epi32(dw_whole_start(f, ob, add_b)), 1);
     __m512i w[KH];
     for (int r = 0; r < KH; ++r)
         w[r] = _mm512_inserti64x4(_mm512_set1_epi32(f->dw.direct.w4[oa * KH + r]),
