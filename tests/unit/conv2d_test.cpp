@@ -654,7 +654,8 @@ TEST(Conv2d, TapsModeOnInt8Input) {
 
 /* Broadcast mode (avx512: 3x3, stride 1 or 2, padding 1, output widths a multiple of 7 up
  * to 56, output channels a multiple of 32): every border class of pixel (first and last
- * row and column, one-segment and many-segment rows, planes of 2 rows, strided outputs
+ * row and column, one-segment and many-segment rows, planes of 2 rows, 7-wide planes of
+ * odd and even heights (two rows a segment), strided outputs
  * whose last row and column do or do not read padding), channel counts off a
  * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), a bias
  * that is a graph input (added by the tile function, not folded), 1 to 3 threads; and the mode must
@@ -664,7 +665,9 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
     uint32_t seed = 4200;
     const int64_t bcast0 = cpu_path_count(CPU_PATH_CONV_BCAST);
     const int64_t rows0 = cpu_path_count(CPU_PATH_CONV_BCAST_ROWS);
-    int expected = 0, expected_rows = 0;
+    const int64_t pairs0 = cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS);
+    int expected = 0, expected_rows = 0, expected_pairs = 0;
+    std::set<int> pair_heights;
     const int iters = 20;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
@@ -679,7 +682,7 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
         c.ph = c.pw = 1;
         c.dh = c.dw = 1;
         c.h = pick(4, 1, 11);
-        int ow = 7 * pick(5, 1, 8);
+        int ow = iter % 4 == 1 ? 7 : 7 * pick(5, 1, 8);  // 7 wide: pairs of rows
         if (iter >= iters - 2) {  // a weight copy over 256 KiB: split by blocks
             c.c = iter == iters - 1 ? 300 : 260;
             c.o = 128;
@@ -713,12 +716,17 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
         const bool taken = oh >= 2 && c.o % 32 == 0;
         expected += taken ? 3 : 0;
         expected_rows += taken && c.c < 256 ? 2 : 0;  // threads 2 and 3
+        expected_pairs += taken && ow == 7 ? 3 : 0;
+        if (taken && ow == 7) pair_heights.insert(oh % 2);
     }
+    EXPECT_EQ(pair_heights.size(), 2u) << "pairs of rows need planes of odd and even heights";
     if (cpu_simd_level() == CPU_SIMD_AVX512) {
         EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - bcast0, expected)
             << "broadcast mode not taken exactly where it applies";
         EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_ROWS) - rows0, expected_rows)
             << "broadcast mode's split by rows not taken exactly where it applies";
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS) - pairs0, expected_pairs)
+            << "broadcast mode's pairs of 7-wide rows not taken exactly where they apply";
     }
 }
 

@@ -108,6 +108,11 @@ struct gemm_bcast_mode {
      * rows: with several threads and a weight copy small enough for every thread's L2
      * (bcast_rows_first). */
     bool rows_first;
+    /* Outputs 7 wide: a segment is two output rows (14 pixels, one run of the plane), so a
+     * block's weights are read once per two rows and 28 sums are in flight, not 14. */
+    bool pairs;
+    int64_t row_items;      /* items per block: oh, or ceil(oh / 2) in pairs */
+    ep_tile_keep keep_pair; /* a pair's 14 columns, all kept */
 };
 
 /* The implicit im2col GEMM. Flat mode (the default): GEMM column y * wq + x of the

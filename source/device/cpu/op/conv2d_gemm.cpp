@@ -482,7 +482,7 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
             bcast_args ba = {f,
                              reinterpret_cast<const uint8_t*>(img),
                              {&plan, bias, yt->data, n * g.o * f->N, tail.kind ? &tail : nullptr}};
-            cpu_parallel_for(ctx, g.o / GEMM_BCAST_BLOCK * g.oh, bcast_items, &ba);
+            cpu_parallel_for(ctx, g.o / GEMM_BCAST_BLOCK * f->bcast.row_items, bcast_items, &ba);
             continue;
         }
         strip_args sa = {f,        img,         padded,         &plan,   bias,
@@ -612,6 +612,10 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     }
     const uint16_t all[3] = {static_cast<uint16_t>((1u << f->bcast.pixels) - 1), 0, 0};
     epilogue_tile_keep(&f->bcast.keep, all, f->bcast.pixels);
+    f->bcast.pairs = g.ow == 7;
+    f->bcast.row_items = f->bcast.pairs ? (g.oh + 1) / 2 : g.oh;
+    const uint16_t pair[3] = {0x3FFF, 0, 0};
+    epilogue_tile_keep(&f->bcast.keep_pair, pair, 14);
     f->bcast.on = true;
     f->bcast.rows_first = bcast_rows_first(f, g.o * groups4 * 4 * 9);
     gemm_bcast_starts(f);
@@ -622,6 +626,7 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
     cpu_path_taken(CPU_PATH_CONV_BCAST);
     if (f->bcast.rows_first) cpu_path_taken(CPU_PATH_CONV_BCAST_ROWS);
+    if (f->bcast.pairs) cpu_path_taken(CPU_PATH_CONV_BCAST_PAIRS);
     return CVML_OK;
 }
 

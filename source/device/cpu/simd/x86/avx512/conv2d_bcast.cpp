@@ -26,31 +26,60 @@ namespace {
  * a broadcast); four vectors of 7 pixels did not fit with the broadcasts GCC hoists. */
 constexpr int kVectors = 2;
 
-/* One tap over every group of 4 input channels, for the segment's pixels [X0, X1) (the
- * others read padding there): pixel x's bytes of group g4 are at pix + g4 * plane4 +
- * 4 * S * x (S: the column stride), the block's weights of that group at w + g4 * 128.
- * The accumulators are an array indexed by constants only, every loop over them
- * unrolled, so that they live in registers; the pixels' offsets are constants too (in an
- * image with each pixel's channels together they took a register each, and the loop ran
- * out of them). */
-template <int P, int S, int X0, int X1>
+/* Which of a segment's pixels a tap skips (it reads padding there): the first pixel of
+ * each row for the left kernel column where the segment starts its rows (Left), the last
+ * for the right one where it ends them (Right), and every pixel of a row whose input row
+ * is padding (SkipRow: 1 the first row, 2 the second). */
+template <int W, int Tap, bool Left, bool Right, int SkipRow>
+constexpr bool tap_skips(int x) {
+    return (Tap == 0 && Left && x % W == 0) || (Tap == 2 && Right && x % W == W - 1) ||
+           (SkipRow == 1 && x < W) || (SkipRow == 2 && x >= W);
+}
+
+/* One tap over every group of 4 input channels, for a segment of W pixels in each of
+ * R output rows (the pixels tap_skips names are left out): pixel x of row j's bytes of
+ * group g4 are at pix[j] + g4 * plane4 + 4 * S * x (S: the column stride), the block's
+ * weights of that group at w + g4 * 128. The accumulators are an array indexed by
+ * constants only, every loop over them unrolled, so that they live in registers; the
+ * pixels' offsets are constants too (in an image with each pixel's channels together
+ * they took a register each, and the loop ran out of them). */
+template <int W, int R, int S, int Tap, bool Left, bool Right, int SkipRow>
 CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tap_steps(
-    __m512i (&acc)[P][kVectors], const uint8_t* pix, int64_t plane4, const int8_t* w,
-    int64_t groups4, int64_t prefetch) {
-    for (int64_t g4 = 0; g4 < groups4; ++g4, pix += plane4, w += 64 * kVectors) {
+    __m512i (&acc)[W * R][kVectors], const uint8_t* const (&rows)[R], int64_t plane4,
+    const int8_t* w, int64_t groups4, int64_t prefetch) {
+    const uint8_t* pix[R];
+#pragma GCC unroll 2
+    for (int j = 0; j < R; ++j) pix[j] = rows[j] + 4 * Tap;
+    for (int64_t g4 = 0; g4 < groups4; ++g4, w += 64 * kVectors) {
         const __m512i w0 = _mm512_loadu_si512(w);
         const __m512i w1 = _mm512_loadu_si512(w + 64);
         _mm_prefetch(reinterpret_cast<const char*>(w + prefetch), _MM_HINT_T1);
         _mm_prefetch(reinterpret_cast<const char*>(w + prefetch + 64), _MM_HINT_T1);
 #pragma GCC unroll 16
-        for (int x = X0; x < X1; ++x) {
+        for (int x = 0; x < W * R; ++x) {
+            if (tap_skips<W, Tap, Left, Right, SkipRow>(x)) continue;
             int32_t bytes;
-            memcpy(&bytes, pix + 4 * S * x, 4);
+            memcpy(&bytes, pix[x / W] + 4 * S * (x % W), 4);
             const __m512i b = _mm512_set1_epi32(bytes);
             bcast_dpbusd(acc[x][0], b, w0);
             bcast_dpbusd(acc[x][1], b, w1);
         }
+#pragma GCC unroll 2
+        for (int j = 0; j < R; ++j) pix[j] += plane4;
     }
+}
+
+/* A kernel row's three taps for the segment, the rows whose input row is padding
+ * (SkipRow) left out. */
+template <int W, int R, int S, bool Left, bool Right, int SkipRow>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void kernel_row(
+    __m512i (&acc)[W * R][kVectors], const uint8_t* const (&rows)[R], int64_t plane4,
+    const int8_t* w, size_t tap_bytes, int64_t groups4, int64_t prefetch) {
+    tap_steps<W, R, S, 0, Left, Right, SkipRow>(acc, rows, plane4, w, groups4, prefetch);
+    tap_steps<W, R, S, 1, Left, Right, SkipRow>(acc, rows, plane4, w + tap_bytes, groups4,
+                                                prefetch);
+    tap_steps<W, R, S, 2, Left, Right, SkipRow>(acc, rows, plane4, w + 2 * tap_bytes, groups4,
+                                                prefetch);
 }
 
 /* The border class of output row y: 0 where the first kernel row reads padding, 2 where
@@ -113,21 +142,22 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tail_store(const s
                            cpu_ep::rc_apply<Add, false, 1, true, 0>(o.c, o.k, v, none, at, m));
 }
 
-/* The sums of one segment (P pixels from x0 of output row y) for a block of 32
- * channels, each channel's pixels made one vector and written (segment_out), at column
- * stride S. Left / Right: the first / last pixel's taps of the left / right kernel
- * column read padding (the segment starts / ends the row). */
-template <int P, int S, bool Left, bool Right>
+/* The sums of one segment (W pixels from x0 of output rows y .. y + R - 1) for a block of
+ * 32 channels, each channel's pixels made one vector and written (segment_out), at
+ * column stride S. Two rows only where the output is W wide, so that the segment's
+ * pixels are one run of the output plane. Left / Right: the first / last pixel's taps of
+ * the left / right kernel column read padding (the segment starts / ends the row). */
+template <int W, int R, int S, bool Left, bool Right>
 CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
                                 int64_t prefetch, const int32_t* starts, int64_t y, int64_t x0,
                                 const segment_out& o) {
+    constexpr int P = W * R;
     const conv_geom& g = f->g;
-    const int64_t cls = 3 * row_class(g, y);
     __m512i acc[P][kVectors];
 #pragma GCC unroll 16
     for (int x = 0; x < P; ++x) {
-        const int64_t col = Left && x == 0 ? 0 : Right && x == P - 1 ? 2 : 1;
-        const int32_t* s = starts + (cls + col) * g.o;
+        const int64_t col = Left && x % W == 0 ? 0 : Right && x % W == W - 1 ? 2 : 1;
+        const int32_t* s = starts + (3 * row_class(g, y + x / W) + col) * g.o;
         acc[x][0] = _mm512_loadu_si512(s);
         acc[x][1] = _mm512_loadu_si512(s + 16);
     }
@@ -135,66 +165,98 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
     const size_t tap_bytes = static_cast<size_t>(groups4) * 64 * kVectors;
 #pragma GCC unroll 3
     for (int r = 0; r < 3; ++r) {
-        const int64_t iy = y * g.sh + r - 1;
-        if (iy < 0 || iy >= g.h) continue;  // a padding row
-        // Pixel x's tap s is input column (x0 + x) * S + s - 1; row is column x0 * S - 1.
-        const uint8_t* row = img + (iy * g.w + x0 * S - 1) * 4;
+        // Row j's pixel x, tap s: input row (y + j) * S + r - 1, column (x0 + x) * S + s - 1.
+        const uint8_t* rows[R];
+        bool inside[R];
+#pragma GCC unroll 2
+        for (int j = 0; j < R; ++j) {
+            const int64_t iy = (y + j) * g.sh + r - 1;
+            inside[j] = iy >= 0 && iy < g.h;
+            rows[j] = img + ((inside[j] ? iy : 0) * g.w + x0 * S - 1) * 4;
+        }
         const int8_t* wr = wblock + static_cast<size_t>(3 * r) * tap_bytes;
-        tap_steps<P, S, Left ? 1 : 0, P>(acc, row, plane4, wr, groups4, prefetch);
-        tap_steps<P, S, 0, P>(acc, row + 4, plane4, wr + tap_bytes, groups4, prefetch);
-        tap_steps<P, S, 0, Right ? P - 1 : P>(acc, row + 8, plane4, wr + 2 * tap_bytes, groups4,
-                                              prefetch);
+        if (R == 1 || (inside[0] && inside[R - 1])) {
+            if (inside[0])
+                kernel_row<W, R, S, Left, Right, 0>(acc, rows, plane4, wr, tap_bytes, groups4,
+                                                    prefetch);
+        } else if (inside[R - 1]) {
+            kernel_row<W, R, S, Left, Right, 1>(acc, rows, plane4, wr, tap_bytes, groups4,
+                                                prefetch);
+        } else if (inside[0]) {
+            kernel_row<W, R, S, Left, Right, 2>(acc, rows, plane4, wr, tap_bytes, groups4,
+                                                prefetch);
+        }
     }
     const __mmask16 m = static_cast<__mmask16>((1u << P) - 1u);
 #pragma GCC unroll 2
     for (int v = 0; v < kVectors; ++v) {
-        __m512i rows[16];
+        __m512i lanes[16];
 #pragma GCC unroll 16
-        for (int x = 0; x < 16; ++x) rows[x] = x < P ? acc[x][v] : _mm512_setzero_si512();
-        transpose16(rows);  // rows[c]: channel 16 v + c, lane x: pixel x
+        for (int x = 0; x < 16; ++x) lanes[x] = x < P ? acc[x][v] : _mm512_setzero_si512();
+        transpose16(lanes);  // lanes[c]: channel 16 v + c, lane x: pixel x
         const int64_t at = o.at + 16 * v * o.stride;
         if (o.kind & gemm_impl::GEMM_TAIL_ADD) {
-            for (int c = 0; c < 16; ++c) tail_store<true>(o, rows[c], at + c * o.stride, m);
+            for (int c = 0; c < 16; ++c) tail_store<true>(o, lanes[c], at + c * o.stride, m);
         } else if (o.kind) {
-            for (int c = 0; c < 16; ++c) tail_store<false>(o, rows[c], at + c * o.stride, m);
+            for (int c = 0; c < 16; ++c) tail_store<false>(o, lanes[c], at + c * o.stride, m);
         } else {
-            for (int c = 0; c < 16; ++c) _mm512_store_si512(o.tile + 16 * (16 * v + c), rows[c]);
+            for (int c = 0; c < 16; ++c) _mm512_store_si512(o.tile + 16 * (16 * v + c), lanes[c]);
         }
     }
 }
 
-template <int P, int S>
-CVML_TARGET_AVX512 void segments_of_row(const conv_gemm* f, const uint8_t* img, const bcast_out* b,
-                                        segment_out* o, int64_t block, int64_t y) {
+/* Output rows y .. y + R - 1 of one block, segment by segment. */
+template <int W, int R, int S>
+CVML_TARGET_AVX512 void segments_of_rows(const conv_gemm* f, const uint8_t* img, const bcast_out* b,
+                                         segment_out* o, int64_t block, int64_t y) {
     const conv_geom& g = f->g;
     const int64_t o0 = block * GEMM_BCAST_BLOCK;
     const int8_t* wblock = f->bcast.w + static_cast<size_t>(block) * 9 *
                                             static_cast<size_t>(f->taps4.groups4) * 64 * kVectors;
     const int32_t* starts = f->bcast.starts + o0;
-    const int64_t segments = g.ow / P;
+    const int64_t segments = g.ow / W;
     // A block's weights come from memory once, for its first row, and from L2 for the
-    // others (a 512-channel block is 147 KB); the second row fetches the next block's
+    // others (a 512-channel block is 147 KB); the second item fetches the next block's
     // for its first (elsewhere each step prefetches the line it has just read). Rows first
     // (bcast_rows_first), all blocks' weights stay in L2 and that prefetch is early.
     const size_t block_bytes = 9 * static_cast<size_t>(f->taps4.groups4) * 64 * kVectors;
     const int64_t prefetch =
-        y == 1 && (block + 1) * GEMM_BCAST_BLOCK < g.o ? static_cast<int64_t>(block_bytes) : 0;
+        y == R && (block + 1) * GEMM_BCAST_BLOCK < g.o ? static_cast<int64_t>(block_bytes) : 0;
+    const ep_tile_keep* keep = R == 2 ? &f->bcast.keep_pair : &f->bcast.keep;
     for (int64_t sg = 0; sg < segments; ++sg) {
-        const int64_t x0 = sg * P;
+        const int64_t x0 = sg * W;
         const int64_t first = b->out_base + o0 * f->N + y * g.ow + x0;
         o->at = first;
-        const bool left = sg == 0, right = (x0 + P - 1) * S + 1 >= g.w;
+        const bool left = sg == 0, right = (x0 + W - 1) * S + 1 >= g.w;
         if (left && right)
-            segment<P, S, true, true>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<W, R, S, true, true>(f, img, wblock, prefetch, starts, y, x0, *o);
         else if (left)
-            segment<P, S, true, false>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<W, R, S, true, false>(f, img, wblock, prefetch, starts, y, x0, *o);
         else if (right)
-            segment<P, S, false, true>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<W, R, S, false, true>(f, img, wblock, prefetch, starts, y, x0, *o);
         else
-            segment<P, S, false, false>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<W, R, S, false, false>(f, img, wblock, prefetch, starts, y, x0, *o);
         if (!o->kind)
-            epilogue_apply_tile_planned(b->plan, o->tile, 16, GEMM_BCAST_BLOCK, &f->bcast.keep,
+            epilogue_apply_tile_planned(b->plan, o->tile, 16, GEMM_BCAST_BLOCK, keep,
                                         b->bias ? b->bias + o0 : nullptr, b->out, first, f->N);
+    }
+}
+
+/* One item's rows at column stride S: a whole row, or (pairs) two 7-wide rows as one
+ * segment, and a single row where the plane's rows are odd. */
+template <int S>
+CVML_TARGET_AVX512 void item_rows(const conv_gemm* f, const uint8_t* img, const bcast_out* b,
+                                  segment_out* o, int64_t block, int64_t item_row) {
+    if (f->bcast.pairs) {
+        const int64_t y = 2 * item_row;
+        if (y + 1 < f->g.oh)
+            segments_of_rows<7, 2, S>(f, img, b, o, block, y);
+        else
+            segments_of_rows<7, 1, S>(f, img, b, o, block, y);
+    } else if (f->bcast.pixels == 14) {
+        segments_of_rows<14, 1, S>(f, img, b, o, block, item_row);
+    } else {
+        segments_of_rows<7, 1, S>(f, img, b, o, block, item_row);
     }
 }
 
@@ -202,7 +264,7 @@ CVML_TARGET_AVX512 void segments_of_row(const conv_gemm* f, const uint8_t* img, 
 
 void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out* b, int64_t begin,
                         int64_t end) {
-    const int64_t oh = f->g.oh, blocks = f->g.o / GEMM_BCAST_BLOCK;
+    const int64_t blocks = f->g.o / GEMM_BCAST_BLOCK;
     // Rows of 16 (one vector of a segment's pixels); the tile functions read a row as
     // GEMM_NT values, so the last row's reads run 32 values past the block (never kept).
     alignas(64) int32_t tile[GEMM_BCAST_BLOCK * 16 + GEMM_NT - 16] = {};
@@ -216,14 +278,14 @@ void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out*
         o.k = cpu_ep::rc_consts_of(o.c);
         o.out = b->tail->out;
     }
+    const int64_t rows = f->bcast.row_items;
     for (int64_t item = begin; item < end; ++item) {
-        const int64_t block = f->bcast.rows_first ? item % blocks : item / oh;
-        const int64_t y = f->bcast.rows_first ? item / blocks : item % oh;
-        const bool wide = f->bcast.pixels == 14;
+        const int64_t block = f->bcast.rows_first ? item % blocks : item / rows;
+        const int64_t row = f->bcast.rows_first ? item / blocks : item % rows;
         if (f->g.sw == 1)
-            (wide ? segments_of_row<14, 1> : segments_of_row<7, 1>)(f, img, b, &o, block, y);
+            item_rows<1>(f, img, b, &o, block, row);
         else
-            (wide ? segments_of_row<14, 2> : segments_of_row<7, 2>)(f, img, b, &o, block, y);
+            item_rows<2>(f, img, b, &o, block, row);
     }
 }
 
