@@ -413,7 +413,7 @@ void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int3
     const size_t stride = gemm_narrow_stride(a->K);
     for (int64_t mb = mb0; mb < mb1; ++mb) {
         const int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
-        narrow_block_avx512(a, cols, stride, c, m0, tile);
+        narrow_block_avx512(a, cols, stride, c, m0, tile, mb1 - mb0 > 1);
         fn(arg, m0, GEMM_MR, n0, c, tile);
     }
 #else

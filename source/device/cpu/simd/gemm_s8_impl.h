@@ -48,8 +48,10 @@ void pack_rows_avx512(const int8_t* base, const int64_t* offsets, const int8_t* 
                       int32_t K, uint8_t* packed);
 void pack_select_avx512(const int8_t* base, const int64_t* offsets, const int8_t* pad, int32_t K,
                         const gemm_select* sel, uint8_t* packed);
+/* stream: part of a run of blocks (fetch the rows two blocks on), not one block after
+ * its tile (whose rows that tile has just read). */
 void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride, int32_t c,
-                         int32_t m0, int32_t* tile);
+                         int32_t m0, int32_t* tile, bool stream);
 /* ---- avx2 (x86/avx2/gemm_s8.cpp) */
 void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile);
