@@ -84,6 +84,8 @@ typedef struct gemm_tail {
     int64_t out_first;               /* where row 0's first kept column goes */
     int64_t out_stride;              /* between output rows */
     const struct ep_tile_keep* keep; /* the tile columns kept */
+    int32_t own_ahead;               /* fetch the next tile's output lines for writing */
+    int64_t out_size;                /* the output's length, for those fetches */
 } gemm_tail;
 /* Fills t (but for out, out_first, out_stride and keep) from a plan made without a bias
  * for the int8 output of a GEMM with these weights; returns 1 where the level fuses

@@ -239,6 +239,21 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
 /* gemm_run_tiles_tail and gemm_run_tiles_taps_tail at avx512: the tail's state is set up
  * once per call (a strip's tiles share their kept columns); whole tiles go through it,
  * the others to fn. */
+namespace {
+
+/* The next row block's output lines of a whole tile's columns (GEMM_NT bytes a row: one
+ * or two lines), fetched for writing (gemm_tail::own_ahead). */
+inline void own_rows_ahead(const gemm_tail* tail, int64_t at) {
+    for (int r = 0; r < GEMM_MR; ++r) {
+        const int64_t first = at + (GEMM_MR + r) * tail->out_stride;
+        if (first + GEMM_NT > tail->out_size) return;
+        __asm__ volatile("prefetchw %0" ::"m"(tail->out[first]));
+        __asm__ volatile("prefetchw %0" ::"m"(tail->out[first + GEMM_NT - 1]));
+    }
+}
+
+}  // namespace
+
 void run_tiles_tail_avx512(const gemm_weights* a, const uint8_t* b, const int64_t* boff, int32_t N,
                            int64_t t0, int64_t t1, const gemm_tail* tail, gemm_tile_fn fn,
                            void* arg) {
@@ -267,6 +282,8 @@ void run_tiles_tail_avx512(const gemm_weights* a, const uint8_t* b, const int64_
             continue;
         }
         ts.at = tail->out_first + static_cast<int64_t>(m0) * tail->out_stride;
+        if (tail->own_ahead && cols == GEMM_NT && m0 + 2 * GEMM_MR <= a->M)
+            own_rows_ahead(tail, ts.at);
         if (boff) {
             const int8_t* ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
             ukr_tail_for<true>(tail->kind, ap, static_cast<size_t>(a->lda), 4,
