@@ -165,7 +165,7 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
     const size_t tap_bytes = static_cast<size_t>(groups4) * 64 * kVectors;
 #pragma GCC unroll 3
     for (int r = 0; r < 3; ++r) {
-        // Row j's pixel x, tap s: input row (y + j) * S + r - 1, column (x0 + x) * S + s - 1.
+        // Row j's pixel x, tap s: input row (y + j) * sh + r - 1, column (x0 + x) * S + s - 1.
         const uint8_t* rows[R];
         bool inside[R];
 #pragma GCC unroll 2

@@ -236,9 +236,6 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
     ukr_for<true>(nc, ap, rs, 4, bp, 64, k4n, start, tile, boff);
 }
 
-/* gemm_run_tiles_tail and gemm_run_tiles_taps_tail at avx512: the tail's state is set up
- * once per call (a strip's tiles share their kept columns); whole tiles go through it,
- * the others to fn. */
 namespace {
 
 /* The next row block's output lines of a whole tile's columns (GEMM_NT bytes a row: one
@@ -254,6 +251,9 @@ inline void own_rows_ahead(const gemm_tail* tail, int64_t at) {
 
 }  // namespace
 
+/* gemm_run_tiles_tail and gemm_run_tiles_taps_tail at avx512: the tail's state is set up
+ * once per call (a strip's tiles share their kept columns); whole tiles go through it,
+ * the others to fn. */
 void run_tiles_tail_avx512(const gemm_weights* a, const uint8_t* b, const int64_t* boff, int32_t N,
                            int64_t t0, int64_t t1, const gemm_tail* tail, gemm_tile_fn fn,
                            void* arg) {
