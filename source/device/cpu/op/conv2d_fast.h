@@ -122,6 +122,7 @@ struct gemm_bcast_mode {
 struct conv_gemm : conv_base {
     gemm_weights w;
     bool bias_folded; /* the constant bias is in the GEMM's sums (gemm_weights_fold_bias) */
+    bool own_ahead;   /* the fused tail fetches its next tiles' output lines (gemm_tail) */
     /* the image */
     bool direct;            /* 1x1, stride 1, no padding: the input itself is the image */
     int64_t hq, wq;         /* rows and columns of one phase plane */

@@ -436,16 +436,6 @@ void bcast_items(void* arg, int64_t begin, int64_t end) {
 
 }  // namespace
 
-/* An output larger than L2 (the 7x7 stem's 784 KB) is written far from where it was
- * last cached, and the stores of a tile whose K is short (147) wait for their lines; on
- * one thread, fetching the next tile's lines for writing first took ResNet-18's stem
- * from 0.723 to 0.687 ms. Not where a tile is shorter still (MobileNet-v1's pointwise
- * layers with K 32-128: the same or 1-2% slower, the fetches landing too late), nor on
- * two threads, where it slowed those layers by 3-16% (the fetches compete with the other
- * core's traffic). */
-constexpr int64_t kOwnAheadMinOutput = 256 * 1024;
-constexpr int64_t kOwnAheadMinK = 144;
-
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, const int32_t* bias) {
     const conv_geom& g = f->g;
     uint8_t* scratch = static_cast<uint8_t*>(ctx->scratch);
@@ -463,8 +453,7 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
     if (!bias && gemm_tail_plan(&f->w, &plan, &tail)) {
         tail.out = static_cast<int8_t*>(yt->data);
         tail.out_stride = f->N;
-        tail.own_ahead =
-            f->threads == 1 && g.o * f->N >= kOwnAheadMinOutput && f->K >= kOwnAheadMinK;
+        tail.own_ahead = f->own_ahead;
         tail.out_size = g.n * g.o * f->N;
         cpu_path_taken(CPU_PATH_CONV_FUSED_TAIL);
     }
@@ -674,6 +663,16 @@ int choose_strips(conv_gemm* f) {
     return CVML_OK;
 }
 
+/* An output larger than L2 (the 7x7 stem's 784 KB) is written far from where it was
+ * last cached, and the stores of a tile whose K is short (147) wait for their lines; on
+ * one thread, fetching the next tile's lines for writing first took ResNet-18's stem
+ * from 0.723 to 0.687 ms. Not where a tile is shorter still (MobileNet-v1's pointwise
+ * layers with K 32-128: the same or 1-2% slower, the fetches landing too late), nor on
+ * two threads, where it slowed those layers by 3-16% (the fetches compete with the other
+ * core's traffic). */
+constexpr int64_t kOwnAheadMinOutput = 256 * 1024;
+constexpr int64_t kOwnAheadMinK = 144;
+
 }  // namespace
 
 /* groups == 1: packed (or in-place) weights, the image geometry and the tap table. */
@@ -692,6 +691,7 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     if (rc) return rc;
     f->direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                 g.oh == g.h && g.ow == g.w;
+    f->own_ahead = f->threads == 1 && g.o * f->N >= kOwnAheadMinOutput && f->K >= kOwnAheadMinK;
     f->hq = (g.h + 2 * g.ph + g.sh - 1) / g.sh;
     f->wq = (g.w + 2 * g.pw + g.sw - 1) / g.sw;
     f->nf = g.oh * f->wq;
