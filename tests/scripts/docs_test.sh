@@ -106,7 +106,8 @@ for doc in $docs; do
         fi
         why=$(skip_reason "$stmt")
         if [ -n "$why" ]; then
-            printf '%s' "$stmt" | sed "s/^/# skipped ($why): /" >> "$script"
+            # awk, not sed: a reason may hold a path, whose '/' would end sed's pattern
+            printf '%s' "$stmt" | awk -v prefix="# skipped ($why): " '{print prefix $0}' >> "$script"
             skipped=$((skipped + 1))
         else
             printf '%s' "$stmt" >> "$script"
