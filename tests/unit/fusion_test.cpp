@@ -193,8 +193,10 @@ TEST(Fusion, ResidualOperandOrder) {
 }
 
 /* max_pool2d between convolutions reads and writes int8 storage; at avx512 a column
- * stride of 2 splits each row into phases in registers. Rows past one 64-byte vector,
- * odd widths, padding, ceil_mode and strides 1 and 3 around it. */
+ * stride of 2 splits each row into phases in registers, and each thread pools a band of
+ * output rows of every plane, building only the rows its band reads. Rows past one
+ * 64-byte vector, odd widths, padding, ceil_mode and strides 1 and 3 around it; bands of
+ * one row and empty ones (5 threads for 4 output rows). */
 TEST(Fusion, Int8PoolsBetweenConvs) {
     const Attrs pools[] = {
         {{"pool_size", "(3, 3)"}, {"strides", "(2, 2)"}, {"padding", "(1, 1)"}},
@@ -204,13 +206,18 @@ TEST(Fusion, Int8PoolsBetweenConvs) {
         {{"pool_size", "(3, 3)"}, {"strides", "(3, 3)"}, {"padding", "(1, 1)"}},
     };
     for (const Attrs& pool : pools)
-        for (int w : {9, 70, 131})
-            check_all([&](G& g) {
-                cvml_tensor* x = g.data({1, 3, 7, w});
-                cvml_tensor* a = g.rshift(g.conv(x, 3, 4, 1), 8, 8);  // negatives: -128 pads
-                cvml_tensor* p = g.op("max_pool2d", pool, {a});
-                return std::vector<cvml_tensor*>{g.rshift(g.conv(p, 4, 2, 1), 8, 8)};
-            });
+        for (int h : {7, 30})
+            for (int w : {9, 70, 131}) {
+                const auto build = [&](G& g) {
+                    cvml_tensor* x = g.data({1, 3, h, w});
+                    cvml_tensor* a = g.rshift(g.conv(x, 3, 4, 1), 8, 8);  // negatives: -128 pads
+                    cvml_tensor* p = g.op("max_pool2d", pool, {a});
+                    return std::vector<cvml_tensor*>{g.rshift(g.conv(p, 4, 2, 1), 8, 8)};
+                };
+                check_all(build);
+                EXPECT_EQ(run(build, "avx512", 5, true), run(build, "scalar", 1, false))
+                    << h << "x" << w << " at 5 threads";
+            }
 }
 
 /* Values proven within int16 (but not int8) between kernels that take int16: stored as

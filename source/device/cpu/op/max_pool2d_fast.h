@@ -32,10 +32,11 @@ void max_row_avx512(int32_t* acc, const int32_t* src, int64_t n);
 void max_row8_avx512(int8_t* acc, const int8_t* src, int64_t n);
 void max_row_avx2(int32_t* acc, const int32_t* src, int64_t n);
 void max_row8_avx2(int8_t* acc, const int8_t* src, int64_t n);
-/* int8 planes at avx512: every window offset of a 64-column block folded in a register,
- * and the phase planes of column stride 2. */
-void pool_rows8_avx512(const pool_fast* f, const int8_t* ph, int8_t* y);
-void phase_planes8_s2_avx512(const pool_fast* f, const int8_t* x, int8_t* ph);
+/* int8 planes at avx512, output rows [i0, i1): every window offset of a 64-column block
+ * folded in a register, and the rows of the phase planes of column stride 2 they read. */
+void pool_rows8_avx512(const pool_fast* f, const int8_t* ph, int8_t* y, int64_t i0, int64_t i1);
+void phase_planes8_s2_avx512(const pool_fast* f, const int8_t* x, int8_t* ph, int64_t i0,
+                             int64_t i1);
 #endif
 
 }  // namespace cpu_max_pool2d
