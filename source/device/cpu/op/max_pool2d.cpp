@@ -63,33 +63,6 @@ void max_row8_plain(int8_t* acc, const int8_t* src, int64_t n) {
     max_row_body(acc, src, n);
 }
 
-/* Whether int8 planes are pooled by bands of output rows (pool_band8): avx512 at column
- * stride 2, the kernels that build and fold a band's rows alone. */
-bool pools_by_bands(const pool_fast* f) {
-#if CVML_SIMD_X86
-    return f->level == CPU_SIMD_AVX512 && f->sw == 2;
-#else
-    (void)f;
-    return false;
-#endif
-}
-
-/* Output rows [i0, i1) of one int8 plane (pools_by_bands). */
-void pool_band8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph, int64_t i0,
-                int64_t i1) {
-#if CVML_SIMD_X86
-    phase_planes8_s2_avx512(f, x, ph, i0, i1);
-    pool_rows8_avx512(f, ph, y, i0, i1);
-#else
-    (void)f;
-    (void)x;
-    (void)y;
-    (void)ph;
-    (void)i0;
-    (void)i1;
-#endif
-}
-
 /* Padding as -128 cannot win over a window's input cell, and every window has one. */
 void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
     void (*max_row)(int8_t*, const int8_t*, int64_t) = max_row8_plain;
@@ -126,6 +99,29 @@ struct pool_fast_args {
     int64_t planes;
 };
 
+#if CVML_SIMD_X86
+/* int8 planes at avx512 with column stride 2 (ResNet's 3x3 pool) go by bands of output
+ * rows, the kernels building and folding a band's rows alone. */
+bool pools_by_bands(const pool_fast* f) {
+    return f->level == CPU_SIMD_AVX512 && f->sw == 2;
+}
+
+/* Thread slot `slot`'s band of output rows in every plane: the rows the convolution
+ * before it wrote on this core (its strips are output rows), and those the convolution
+ * after it reads here (broadcast mode's rows, or strips). */
+void pool_band8(const pool_fast_args* a, int64_t slot, int8_t* ph) {
+    const pool_fast* f = a->f;
+    const int64_t i0 = f->oh * slot / f->threads, i1 = f->oh * (slot + 1) / f->threads;
+    if (i0 == i1) return;
+    const int8_t* x = static_cast<const int8_t*>(a->ctx->inputs[0]->data);
+    int8_t* y = static_cast<int8_t*>(a->ctx->outputs[0]->data);
+    for (int64_t t = 0; t < a->planes; ++t) {
+        phase_planes8_s2_avx512(f, x + t * f->h * f->w, ph, i0, i1);
+        pool_rows8_avx512(f, ph, y + t * f->oh * f->ow, i0, i1);
+    }
+}
+#endif
+
 void pool_fast_slot(void* arg, int64_t begin, int64_t end) {
     const pool_fast_args* a = static_cast<const pool_fast_args*>(arg);
     const pool_fast* f = a->f;
@@ -142,18 +138,12 @@ void pool_fast_slot(void* arg, int64_t begin, int64_t end) {
         int32_t* ph = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a->ctx->scratch) +
                                                  f->slot_bytes * slot);
         int32_t* acc = ph + f->sw * f->hp * f->wq;
+#if CVML_SIMD_X86
         if (int8_io && pools_by_bands(f)) {
-            // Each thread its band of output rows in every plane: the rows the convolution
-            // before it wrote on this core (its strips are output rows), and those the
-            // convolution after it reads here (broadcast mode's rows, or strips).
-            const int64_t i0 = f->oh * slot / f->threads, i1 = f->oh * (slot + 1) / f->threads;
-            if (i0 == i1) continue;
-            for (int64_t t = 0; t < a->planes; ++t)
-                pool_band8(f, static_cast<const int8_t*>(x->data) + t * f->h * f->w,
-                           static_cast<int8_t*>(y->data) + t * f->oh * f->ow,
-                           reinterpret_cast<int8_t*>(ph), i0, i1);
+            pool_band8(a, slot, reinterpret_cast<int8_t*>(ph));
             continue;
         }
+#endif
         for (int64_t t = a->planes * slot / f->threads; t < a->planes * (slot + 1) / f->threads;
              ++t) {
             if (int8_io) {
