@@ -730,6 +730,74 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
     }
 }
 
+/* Broadcast mode for 1x1 kernels (avx512: stride 1, no padding, outputs 7 or 14 wide,
+ * output channels a multiple of 32): planes of one row and many, 7-wide planes of odd and
+ * even heights (two rows a segment), channel counts off a multiple of 4, int8-stored
+ * inputs and int32-stored ones (a graph input), a bias that is a graph input (added by the
+ * tile function), 1 to 3 threads (always split by blocks of channels); and the mode taken
+ * exactly where it applies (not on wider outputs, widths that are not a multiple of 7, or
+ * channels off whole blocks). */
+TEST(Conv2d, BroadcastMode1x1AgainstReference) {
+    uint32_t seed = 4700;
+    const int64_t bcast0 = cpu_path_count(CPU_PATH_CONV_BCAST);
+    const int64_t rows0 = cpu_path_count(CPU_PATH_CONV_BCAST_ROWS);
+    const int64_t pairs0 = cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS);
+    int expected = 0, expected_pairs = 0;
+    std::set<int> pair_heights;
+    const int widths[] = {7, 14, 7, 14, 21, 8, 7, 14};
+    const int iters = 16;
+    for (int iter = 0; iter < iters; ++iter) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.groups = 1;
+        c.n = pick(1, 1, 2);
+        c.c = pick(2, 1, 70);
+        c.o = 32 * pick(3, 1, 3) + (iter % 7 == 6 ? 16 : 0);  // some not whole blocks
+        c.kh = c.kw = 1;
+        c.sh = c.sw = 1;
+        c.ph = c.pw = 0;
+        c.dh = c.dw = 1;
+        c.h = iter % 5 == 0 ? 1 : pick(4, 2, 9);
+        c.w = widths[iter % 8];
+        c.bias = pick(6, 0, 1) == 1;
+        const bool clipped = iter % 3 != 2;  // else the graph's input itself, stored as int32
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.c, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2, 3}) {
+            std::string error;
+            std::vector<int32_t> got;
+            if (clipped) {
+                got = run_after_clip(c, x, w, b, threads, &error, c.bias && iter % 2 == 1);
+            } else {
+                std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
+                                            Operand{{c.o, c.c, 1, 1}, 8, w, true}};
+                if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
+                auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
+                got = r.outputs.empty() ? std::vector<int32_t>{} : r.outputs[0];
+                error = r.error;
+            }
+            ASSERT_EQ(got, expect) << "iter " << iter << " " << c.c << "->" << c.o << " " << c.h
+                                   << "x" << c.w << " threads " << threads << " " << error;
+        }
+        const bool taken = (c.w == 7 || c.w == 14) && c.o % 32 == 0;
+        expected += taken ? 3 : 0;
+        expected_pairs += taken && c.w == 7 ? 3 : 0;
+        if (taken && c.w == 7) pair_heights.insert(c.h % 2);
+    }
+    EXPECT_EQ(pair_heights.size(), 2u) << "pairs of rows need planes of odd and even heights";
+    if (cpu_simd_level() == CPU_SIMD_AVX512) {
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - bcast0, expected)
+            << "broadcast mode not taken exactly where it applies";
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_ROWS) - rows0, 0)
+            << "a 1x1 kernel's broadcast mode goes by blocks of channels";
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS) - pairs0, expected_pairs)
+            << "broadcast mode's pairs of 7-wide rows not taken exactly where they apply";
+    }
+}
+
 /* Strided convolutions on an int8-stored input: at avx512 the image rows of column stride 2
  * are split into phases in registers (rows over 64 columns span several vectors), and rows
  * no tap reads are skipped (1x1 stride 2, or a row dilation that is a multiple of the row

@@ -531,16 +531,17 @@ TEST(Fusion, TailInGemmMicroKernel) {
 }
 
 /* The same chains after broadcast mode's convolutions (3x3, stride 1 or 2, padding 1,
- * output widths a multiple of 7, 32-channel blocks), whose tail runs on each channel's
- * pixels once its sums are transposed: with and without a residual add, one and many
- * segments a row, an int8 output (the matched chain) and, where the conv's output is the
- * graph's, int32 (the tile function). */
+ * output widths a multiple of 7; or 1x1, stride 1, outputs 7 or 14 wide; 32-channel
+ * blocks), whose tail runs on each channel's pixels once its sums are transposed: with and
+ * without a residual add, one and many segments a row, an int8 output (the matched chain)
+ * and, where the conv's output is the graph's, int32 (the tile function). */
 TEST(Fusion, TailInBroadcastMode) {
     const TailCase cases[] = {
         {8, 7, 7, 32, 3, 1, false, true},   {5, 7, 7, 64, 3, 1, true, false},
         {16, 3, 14, 32, 3, 1, true, true},  {4, 9, 28, 32, 3, 1, false, false},
         {12, 2, 21, 64, 3, 1, true, true},  {8, 14, 14, 32, 3, 2, true, true},
-        {6, 13, 27, 32, 3, 2, false, true},
+        {6, 13, 27, 32, 3, 2, false, true}, {16, 7, 7, 32, 1, 1, true, true},
+        {9, 5, 7, 64, 1, 1, false, true},   {20, 14, 14, 32, 1, 1, true, false},
     };
     const int64_t before = cpu_path_count(CPU_PATH_CONV_BCAST);
     for (const TailCase& k : cases) {
@@ -548,15 +549,16 @@ TEST(Fusion, TailInBroadcastMode) {
         check_all([&](G& g) {
             // The conv's own output as the graph's: stored as int32.
             cvml_tensor* x = g.data({1, k.c, k.h, k.w});
-            cvml_tensor* w = g.weight({k.o, k.c, 3, 3}, 127, 8);
+            cvml_tensor* w = g.weight({k.o, k.c, k.k, k.k}, 127, 8);
             cvml_tensor* b = g.weight({k.o}, 1000, 12);
-            const std::string st =
-                "(" + std::to_string(k.stride) + ", " + std::to_string(k.stride) + ")";
+            auto pair = [](int v) {
+                return "(" + std::to_string(v) + ", " + std::to_string(v) + ")";
+            };
             return std::vector<cvml_tensor*>{g.rshift(g.op("conv2d",
                                                            {{"channels", std::to_string(k.o)},
-                                                            {"kernel_size", "(3, 3)"},
-                                                            {"strides", st},
-                                                            {"padding", "(1, 1)"}},
+                                                            {"kernel_size", pair(k.k)},
+                                                            {"strides", pair(k.stride)},
+                                                            {"padding", pair(k.k / 2)}},
                                                            {x, w, b}),
                                                       8, 8)};
         });

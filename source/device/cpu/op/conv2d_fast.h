@@ -84,25 +84,29 @@ struct gemm_taps_mode {
 };
 
 /* Broadcast mode (avx512; 3x3 convs of stride 1 or 2 and padding 1 with outputs at most
- * GEMM_BCAST_MAX_W wide: ResNet's. The output channels run along the vectors
- * (blocks of GEMM_BCAST_BLOCK, two vectors) and each output pixel's 4 input bytes of a
- * channel group are broadcast, a segment of `pixels` pixels of one output row at a time,
- * so a pixel multiplies only the taps that read the input: the implicit GEMM multiplies
- * the padding too (18% of a 7x7 plane's multiply-adds, 9% of a 14x14 one's). The image
- * is channel-interleaved by 4 as taps mode's (u8 x + 128), without padding (no tap that
- * reads it is multiplied) or stride phases; the
- * weights a copy ordered [block][tap][group of 4 channels][32 channels][4]. Each sum starts from
- * the GEMM's start (-128 * rowsum
- * + bias + rounding addend) plus 128 * the weights of the taps its pixel's border class
- * skips (a class per (top, middle, bottom) x (left, middle, right)). */
+ * GEMM_BCAST_MAX_W wide: ResNet's; and 1x1 stride-1 convs with outputs at most
+ * GEMM_BCAST_1X1_MAX_W wide: MobileNet's deep pointwise layers). The output channels run
+ * along the vectors (blocks of GEMM_BCAST_BLOCK, two vectors) and each output pixel's 4
+ * input bytes of a channel group are broadcast, a segment of `pixels` pixels of one output
+ * row at a time, so a pixel multiplies only the taps that read the input: the implicit
+ * GEMM multiplies the padding too (18% of a 7x7 plane's multiply-adds, 9% of a 14x14
+ * one's), and on small 1x1 outputs its vectors of 16 pixels leave a narrow last strip (49
+ * = 3 x 16 + 1). The image is channel-interleaved by 4 as taps mode's (u8 x + 128),
+ * without padding (no tap that reads it is multiplied) or stride phases; the weights a
+ * copy ordered [block][tap][group of 4 channels][32 channels][4]. Each sum starts from the
+ * GEMM's start (-128 * rowsum + bias + rounding addend) plus, for a 3x3 kernel, 128 * the
+ * weights of the taps its pixel's border class skips (a class per (top, middle, bottom) x
+ * (left, middle, right); a 1x1 kernel skips nothing and has one class). */
 #define GEMM_BCAST_MAX_W 56
+#define GEMM_BCAST_1X1_MAX_W 14
 #define GEMM_BCAST_BLOCK 32
 struct gemm_bcast_mode {
     bool on;
+    int32_t taps;      /* 9 (3x3) or 1 (1x1) */
     int32_t pixels;    /* per segment: 7 or 14, dividing the output width */
     int8_t* w;         /* the weight copy */
-    int32_t* tap_sums; /* [o][9]: each output channel's weights of one tap, summed */
-    int32_t* starts;   /* [9 classes][o] (gemm_bcast_starts) */
+    int32_t* tap_sums; /* [o][taps]: each output channel's weights of one tap, summed */
+    int32_t* starts;   /* [taps classes][o] (gemm_bcast_starts) */
     ep_tile_keep keep; /* a segment's columns, all kept */
     /* Items (output row, block) row-major instead of block-major, and the image built by
      * rows: with several threads and a weight copy small enough for every thread's L2

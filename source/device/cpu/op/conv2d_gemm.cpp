@@ -552,21 +552,26 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
 }
 
 /* Broadcast mode (gemm_bcast_mode): avx512, a 3x3 kernel of stride 1 or 2 (the same
- * both ways), dilation 1 and padding 1, an output of at least 2 x 2 whose width is a
- * multiple of 7 up to GEMM_BCAST_MAX_W, whole blocks of output channels, and a weight
- * copy of at most 4 MiB. Sets the segment and block shape where it fits. */
+ * both ways), dilation 1 and padding 1, and an output of at least 2 x 2 whose width is a
+ * multiple of 7 up to GEMM_BCAST_MAX_W; or a 1x1 kernel of stride 1 without padding whose
+ * output width is 7 or 14 (GEMM_BCAST_1X1_MAX_W: on wider ones the GEMM runs whole
+ * vectors of pixels and reads the input in place, where this builds an image); whole
+ * blocks of output channels, and a weight copy of at most 4 MiB. Sets the segment shape
+ * and the taps where it fits. */
 bool bcast_fits(conv_gemm* f) {
     const conv_geom& g = f->g;
-    if (f->level != CPU_SIMD_AVX512 || !f->w.start || f->direct) return false;
+    if (f->level != CPU_SIMD_AVX512 || !f->w.start) return false;
     const char* off = getenv("CVML_CONV_BCAST");  // "0": off, to compare with the GEMM
     if (off && strcmp(off, "0") == 0) return false;
-    if (g.kh != 3 || g.kw != 3 || g.sh != g.sw || g.sh > 2 || g.dh != 1 || g.dw != 1 || g.ph != 1 ||
-        g.pw != 1 || g.oh < 2 || g.ow < 2 || g.ow > GEMM_BCAST_MAX_W)
-        return false;
+    const bool k3 = g.kh == 3 && g.kw == 3 && g.sh == g.sw && g.sh <= 2 && g.dh == 1 && g.dw == 1 &&
+                    g.ph == 1 && g.pw == 1 && g.oh >= 2 && g.ow >= 2 && g.ow <= GEMM_BCAST_MAX_W;
+    const bool k1 = f->direct && g.ow <= GEMM_BCAST_1X1_MAX_W;
+    if (!k3 && !k1) return false;
+    f->bcast.taps = k3 ? 9 : 1;
     f->bcast.pixels = g.ow % 14 == 0 ? 14 : g.ow % 7 == 0 ? 7 : 0;
     const int64_t groups4 = (g.c + 3) / 4;
     return f->bcast.pixels != 0 && g.o % GEMM_BCAST_BLOCK == 0 &&
-           g.o * groups4 * 4 * 9 <= 4 * 1024 * 1024;
+           g.o * groups4 * 4 * f->bcast.taps <= 4 * 1024 * 1024;
 }
 
 /* How threads split broadcast mode's work. Block-major (each thread its own output
@@ -578,11 +583,14 @@ bool bcast_fits(conv_gemm* f) {
  * reading every weight: that pays while the copy fits in L2 beside the image. On
  * ResNet-18 at 2 threads (2026-11-26) rows first took the 56x56 convs from 0.279 to 0.273
  * ms and the 1x1 conv after them from 0.031 to 0.026; on the 14x14 ones (590 KB of
- * weights) it gained nothing. */
+ * weights) it gained nothing. Not for a 1x1 kernel: block-major, a block's weights (16 KB
+ * for 512 input channels) stay in L1 for all its rows, where rows first reads every
+ * block's from L2 for each row (MobileNet-v1's 512-channel 14x14 layers at 2 threads,
+ * 0.133 -> 0.124 ms block-major, per-node minima of 3 interleaved rounds). */
 constexpr int64_t kBcastRowsFirstMaxWeights = 256 * 1024;
 
 bool bcast_rows_first(const conv_gemm* f, int64_t copy_bytes) {
-    return f->threads > 1 && copy_bytes <= kBcastRowsFirstMaxWeights;
+    return f->threads > 1 && f->bcast.taps == 9 && copy_bytes <= kBcastRowsFirstMaxWeights;
 }
 
 /* The weight copy (from int8 weights, or int32 ones cast as upstream casts them), each
@@ -592,26 +600,27 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     const ir_tensor* wt = ctx->inputs[1];
     const int8_t* w8 = wt->storage == STORAGE_INT8 ? static_cast<const int8_t*>(wt->data) : nullptr;
     const int32_t* w32 = w8 ? nullptr : cpu_in(ctx, 1);
-    const int64_t groups4 = (g.c + 3) / 4, block = GEMM_BCAST_BLOCK;
+    const int64_t groups4 = (g.c + 3) / 4, block = GEMM_BCAST_BLOCK, taps = f->bcast.taps;
     f->taps4.groups4 = groups4;
     f->bcast.w =
-        static_cast<int8_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * groups4 * 4 * 9), 1));
+        static_cast<int8_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * groups4 * 4 * taps), 1));
     f->bcast.tap_sums =
-        static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * 9), sizeof(int32_t)));
+        static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * taps), sizeof(int32_t)));
     f->bcast.starts =
-        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(g.o * 9)));
+        static_cast<int32_t*>(cvml_mem_alloc(sizeof(int32_t) * static_cast<size_t>(g.o * taps)));
     if (!f->bcast.w || !f->bcast.tap_sums || !f->bcast.starts) return cvml_fail_out_of_memory();
     for (int64_t o = 0; o < g.o; ++o) {
-        int8_t* wb = f->bcast.w + (o / block) * 9 * groups4 * 4 * block + (o % block) * 4;
-        uint32_t* sums = reinterpret_cast<uint32_t*>(f->bcast.tap_sums + o * 9);
+        int8_t* wb = f->bcast.w + (o / block) * taps * groups4 * 4 * block + (o % block) * 4;
+        uint32_t* sums = reinterpret_cast<uint32_t*>(f->bcast.tap_sums + o * taps);
         for (int64_t c = 0; c < g.c; ++c)
-            for (int64_t t = 0; t < 9; ++t) {
-                const int64_t i = (o * g.c + c) * 9 + t;
+            for (int64_t t = 0; t < taps; ++t) {
+                const int64_t i = (o * g.c + c) * taps + t;
                 const int8_t v = w8 ? w8[i] : static_cast<int8_t>(w32[i]);
                 wb[(t * groups4 + c / 4) * 4 * block + c % 4] = v;
                 sums[t] += static_cast<uint32_t>(static_cast<int32_t>(v));
             }
     }
+    f->direct = false;  // a 1x1 conv reads the image too
     const uint16_t all[3] = {static_cast<uint16_t>((1u << f->bcast.pixels) - 1), 0, 0};
     epilogue_tile_keep(&f->bcast.keep, all, f->bcast.pixels);
     f->bcast.pairs = g.ow == 7;
@@ -619,7 +628,7 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     const uint16_t pair[3] = {0x3FFF, 0, 0};
     epilogue_tile_keep(&f->bcast.keep_pair, pair, 14);
     f->bcast.on = true;
-    f->bcast.rows_first = bcast_rows_first(f, g.o * groups4 * 4 * 9);
+    f->bcast.rows_first = bcast_rows_first(f, g.o * groups4 * 4 * taps);
     gemm_bcast_starts(f);
     // The image (bcast_image_planes) starts 64 bytes into the scratch: a segment's
     // pointer to the input column left of the row may be formed (never read).
@@ -741,18 +750,18 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
 
 void gemm_bcast_starts(conv_gemm* f) {
     if (!f->bcast.on) return;
-    const int64_t o = f->g.o;
-    for (int64_t cls = 0; cls < 9; ++cls) {
+    const int64_t o = f->g.o, taps = f->bcast.taps;
+    for (int64_t cls = 0; cls < taps; ++cls) {
         const int64_t rows = cls / 3, cols = cls % 3;
         for (int64_t m = 0; m < o; ++m) {
             uint32_t start = static_cast<uint32_t>(f->w.start[m]);
-            for (int64_t t = 0; t < 9; ++t) {
+            for (int64_t t = 0; t < taps; ++t) {
                 const int64_t r = t / 3, s = t % 3;
-                const bool skipped = (rows == 0 && r == 0) || (rows == 2 && r == 2) ||
-                                     (cols == 0 && s == 0) || (cols == 2 && s == 2);
+                const bool skipped = taps == 9 && ((rows == 0 && r == 0) || (rows == 2 && r == 2) ||
+                                                   (cols == 0 && s == 0) || (cols == 2 && s == 2));
                 // The GEMM's start takes back 128 * every weight (B's + 128); a skipped
                 // tap's product is not in the sums, so neither is its share of that.
-                if (skipped) start += 128u * static_cast<uint32_t>(f->bcast.tap_sums[m * 9 + t]);
+                if (skipped) start += 128u * static_cast<uint32_t>(f->bcast.tap_sums[m * taps + t]);
             }
             f->bcast.starts[cls * o + m] = static_cast<int32_t>(start);
         }

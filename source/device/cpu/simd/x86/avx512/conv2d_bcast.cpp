@@ -142,6 +142,29 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void tail_store(const s
                            cpu_ep::rc_apply<Add, false, 1, true, 0>(o.c, o.k, v, none, at, m));
 }
 
+/* A segment's P sums per channel of the block, each channel's pixels made one vector
+ * and written (segment_out). */
+template <int P>
+CVML_TARGET_AVX512 inline __attribute__((always_inline)) void store_segment(
+    __m512i (&acc)[P][kVectors], const segment_out& o) {
+    const __mmask16 m = static_cast<__mmask16>((1u << P) - 1u);
+#pragma GCC unroll 2
+    for (int v = 0; v < kVectors; ++v) {
+        __m512i lanes[16];
+#pragma GCC unroll 16
+        for (int x = 0; x < 16; ++x) lanes[x] = x < P ? acc[x][v] : _mm512_setzero_si512();
+        transpose16(lanes);  // lanes[c]: channel 16 v + c, lane x: pixel x
+        const int64_t at = o.at + 16 * v * o.stride;
+        if (o.kind & gemm_impl::GEMM_TAIL_ADD) {
+            for (int c = 0; c < 16; ++c) tail_store<true>(o, lanes[c], at + c * o.stride, m);
+        } else if (o.kind) {
+            for (int c = 0; c < 16; ++c) tail_store<false>(o, lanes[c], at + c * o.stride, m);
+        } else {
+            for (int c = 0; c < 16; ++c) _mm512_store_si512(o.tile + 16 * (16 * v + c), lanes[c]);
+        }
+    }
+}
+
 /* The sums of one segment (W pixels from x0 of output rows y .. y + R - 1) for a block of
  * 32 channels, each channel's pixels made one vector and written (segment_out), at
  * column stride S. Two rows only where the output is W wide, so that the segment's
@@ -187,22 +210,31 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
                                                 prefetch);
         }
     }
-    const __mmask16 m = static_cast<__mmask16>((1u << P) - 1u);
-#pragma GCC unroll 2
-    for (int v = 0; v < kVectors; ++v) {
-        __m512i lanes[16];
+    store_segment<P>(acc, o);
+}
+
+/* The same for a 1x1 kernel without padding: its one tap reads every pixel, so each
+ * channel has one start (the GEMM's) and pixel x of row j reads input column
+ * (x0 + x) * S of input row (y + j) * S. */
+template <int W, int R, int S>
+CVML_TARGET_AVX512 void segment_1x1(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
+                                    int64_t prefetch, const int32_t* starts, int64_t y, int64_t x0,
+                                    const segment_out& o) {
+    constexpr int P = W * R;
+    const conv_geom& g = f->g;
+    const __m512i start0 = _mm512_loadu_si512(starts), start1 = _mm512_loadu_si512(starts + 16);
+    __m512i acc[P][kVectors];
 #pragma GCC unroll 16
-        for (int x = 0; x < 16; ++x) lanes[x] = x < P ? acc[x][v] : _mm512_setzero_si512();
-        transpose16(lanes);  // lanes[c]: channel 16 v + c, lane x: pixel x
-        const int64_t at = o.at + 16 * v * o.stride;
-        if (o.kind & gemm_impl::GEMM_TAIL_ADD) {
-            for (int c = 0; c < 16; ++c) tail_store<true>(o, lanes[c], at + c * o.stride, m);
-        } else if (o.kind) {
-            for (int c = 0; c < 16; ++c) tail_store<false>(o, lanes[c], at + c * o.stride, m);
-        } else {
-            for (int c = 0; c < 16; ++c) _mm512_store_si512(o.tile + 16 * (16 * v + c), lanes[c]);
-        }
+    for (int x = 0; x < P; ++x) {
+        acc[x][0] = start0;
+        acc[x][1] = start1;
     }
+    const uint8_t* rows[R];
+#pragma GCC unroll 2
+    for (int j = 0; j < R; ++j) rows[j] = img + ((y + j) * S * g.w + x0 * S) * 4;
+    tap_steps<W, R, S, 0, false, false, 0>(acc, rows, g.h * g.w * 4, wblock, f->taps4.groups4,
+                                           prefetch);
+    store_segment<P>(acc, o);
 }
 
 /* Output rows y .. y + R - 1 of one block, segment by segment. */
@@ -211,15 +243,15 @@ CVML_TARGET_AVX512 void segments_of_rows(const conv_gemm* f, const uint8_t* img,
                                          segment_out* o, int64_t block, int64_t y) {
     const conv_geom& g = f->g;
     const int64_t o0 = block * GEMM_BCAST_BLOCK;
-    const int8_t* wblock = f->bcast.w + static_cast<size_t>(block) * 9 *
-                                            static_cast<size_t>(f->taps4.groups4) * 64 * kVectors;
+    const size_t block_bytes =
+        static_cast<size_t>(f->bcast.taps) * static_cast<size_t>(f->taps4.groups4) * 64 * kVectors;
+    const int8_t* wblock = f->bcast.w + static_cast<size_t>(block) * block_bytes;
     const int32_t* starts = f->bcast.starts + o0;
     const int64_t segments = g.ow / W;
     // A block's weights come from memory once, for its first row, and from L2 for the
     // others (a 512-channel block is 147 KB); the second item fetches the next block's
     // for its first (elsewhere each step prefetches the line it has just read). Rows first
     // (bcast_rows_first), all blocks' weights stay in L2 and that prefetch is early.
-    const size_t block_bytes = 9 * static_cast<size_t>(f->taps4.groups4) * 64 * kVectors;
     const int64_t prefetch =
         y == R && (block + 1) * GEMM_BCAST_BLOCK < g.o ? static_cast<int64_t>(block_bytes) : 0;
     const ep_tile_keep* keep = R == 2 ? &f->bcast.keep_pair : &f->bcast.keep;
@@ -228,7 +260,9 @@ CVML_TARGET_AVX512 void segments_of_rows(const conv_gemm* f, const uint8_t* img,
         const int64_t first = b->out_base + o0 * f->N + y * g.ow + x0;
         o->at = first;
         const bool left = sg == 0, right = (x0 + W - 1) * S + 1 >= g.w;
-        if (left && right)
+        if (f->bcast.taps == 1)
+            segment_1x1<W, R, S>(f, img, wblock, prefetch, starts, y, x0, *o);
+        else if (left && right)
             segment<W, R, S, true, true>(f, img, wblock, prefetch, starts, y, x0, *o);
         else if (left)
             segment<W, R, S, true, false>(f, img, wblock, prefetch, starts, y, x0, *o);
