@@ -652,6 +652,49 @@ TEST(Conv2d, TapsModeOnInt8Input) {
     }
 }
 
+/* Broadcast mode's path counts since construction: all of it, split by rows, and pairs of
+ * 7-wide rows; `expect` checks how many conv2d preruns took each (at avx512 only). */
+struct BcastPaths {
+    int64_t all0 = cpu_path_count(CPU_PATH_CONV_BCAST);
+    int64_t rows0 = cpu_path_count(CPU_PATH_CONV_BCAST_ROWS);
+    int64_t pairs0 = cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS);
+    void expect(int64_t all, int64_t rows, int64_t pairs) const {
+        if (cpu_simd_level() != CPU_SIMD_AVX512) return;
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - all0, all)
+            << "broadcast mode not taken exactly where it applies";
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_ROWS) - rows0, rows)
+            << "broadcast mode's split by rows not taken exactly where it applies";
+        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS) - pairs0, pairs)
+            << "broadcast mode's pairs of 7-wide rows not taken exactly where they apply";
+    }
+};
+
+/* A broadcast-mode case at 1 to 3 threads against the reference: after a clip (the input
+ * int8-stored; the bias a graph input when bias_input) or on the graph's input itself
+ * (stored as int32). */
+void expect_bcast_case(const ConvCfg& c, const std::vector<int32_t>& x,
+                       const std::vector<int32_t>& w, const std::vector<int32_t>& b, bool clipped,
+                       bool bias_input, int iter) {
+    const auto expect = ref_conv(c, x, w, b);
+    for (int threads : {1, 2, 3}) {
+        std::string error;
+        std::vector<int32_t> got;
+        if (clipped) {
+            got = run_after_clip(c, x, w, b, threads, &error, bias_input);
+        } else {
+            std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
+                                        Operand{{c.o, c.c, c.kh, c.kw}, 8, w, true}};
+            if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
+            auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
+            got = r.outputs.empty() ? std::vector<int32_t>{} : r.outputs[0];
+            error = r.error;
+        }
+        ASSERT_EQ(got, expect) << "iter " << iter << " " << c.c << "->" << c.o << " " << c.kh << "x"
+                               << c.kw << " kernel on " << c.h << "x" << c.w << " threads "
+                               << threads << " " << error;
+    }
+}
+
 /* Broadcast mode (avx512: 3x3, stride 1 or 2, padding 1, output widths a multiple of 7 up
  * to 56, output channels a multiple of 32): every border class of pixel (first and last
  * row and column, one-segment and many-segment rows, planes of 2 rows, 7-wide planes of
@@ -663,9 +706,7 @@ TEST(Conv2d, TapsModeOnInt8Input) {
  * rows and large ones (over 256 KiB, the last cases) by blocks of output channels. */
 TEST(Conv2d, BroadcastModeAgainstReference) {
     uint32_t seed = 4200;
-    const int64_t bcast0 = cpu_path_count(CPU_PATH_CONV_BCAST);
-    const int64_t rows0 = cpu_path_count(CPU_PATH_CONV_BCAST_ROWS);
-    const int64_t pairs0 = cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS);
+    const BcastPaths paths;
     int expected = 0, expected_rows = 0, expected_pairs = 0;
     std::set<int> pair_heights;
     const int iters = 20;
@@ -696,23 +737,7 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
         auto w = cvml_test::random_values(c.o * c.c * 9, 127, seed++);
         auto b = cvml_test::random_values(c.o, 100000, seed++);
-        auto expect = ref_conv(c, x, w, b);
-        for (int threads : {1, 2, 3}) {
-            std::string error;
-            std::vector<int32_t> got;
-            if (clipped) {
-                got = run_after_clip(c, x, w, b, threads, &error, c.bias && iter % 2 == 1);
-            } else {
-                std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
-                                            Operand{{c.o, c.c, 3, 3}, 8, w, true}};
-                if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
-                auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
-                got = r.outputs.empty() ? std::vector<int32_t>{} : r.outputs[0];
-                error = r.error;
-            }
-            ASSERT_EQ(got, expect) << "iter " << iter << " " << c.c << "->" << c.o << " " << c.h
-                                   << "x" << c.w << " threads " << threads << " " << error;
-        }
+        expect_bcast_case(c, x, w, b, clipped, c.bias && iter % 2 == 1, iter);
         const bool taken = oh >= 2 && c.o % 32 == 0;
         expected += taken ? 3 : 0;
         expected_rows += taken && c.c < 256 ? 2 : 0;  // threads 2 and 3
@@ -720,14 +745,7 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
         if (taken && ow == 7) pair_heights.insert(oh % 2);
     }
     EXPECT_EQ(pair_heights.size(), 2u) << "pairs of rows need planes of odd and even heights";
-    if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - bcast0, expected)
-            << "broadcast mode not taken exactly where it applies";
-        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_ROWS) - rows0, expected_rows)
-            << "broadcast mode's split by rows not taken exactly where it applies";
-        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS) - pairs0, expected_pairs)
-            << "broadcast mode's pairs of 7-wide rows not taken exactly where they apply";
-    }
+    paths.expect(expected, expected_rows, expected_pairs);
 }
 
 /* Broadcast mode for 1x1 kernels (avx512: stride 1, no padding, outputs 7 or 14 wide,
@@ -739,9 +757,7 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
  * channels off whole blocks). */
 TEST(Conv2d, BroadcastMode1x1AgainstReference) {
     uint32_t seed = 4700;
-    const int64_t bcast0 = cpu_path_count(CPU_PATH_CONV_BCAST);
-    const int64_t rows0 = cpu_path_count(CPU_PATH_CONV_BCAST_ROWS);
-    const int64_t pairs0 = cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS);
+    const BcastPaths paths;
     int expected = 0, expected_pairs = 0;
     std::set<int> pair_heights;
     const int widths[] = {7, 14, 7, 14, 21, 8, 7, 14};
@@ -765,37 +781,14 @@ TEST(Conv2d, BroadcastMode1x1AgainstReference) {
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
         auto w = cvml_test::random_values(c.o * c.c, 127, seed++);
         auto b = cvml_test::random_values(c.o, 100000, seed++);
-        auto expect = ref_conv(c, x, w, b);
-        for (int threads : {1, 2, 3}) {
-            std::string error;
-            std::vector<int32_t> got;
-            if (clipped) {
-                got = run_after_clip(c, x, w, b, threads, &error, c.bias && iter % 2 == 1);
-            } else {
-                std::vector<Operand> ops = {Operand{{c.n, c.c, c.h, c.w}, 8, x, false},
-                                            Operand{{c.o, c.c, 1, 1}, 8, w, true}};
-                if (c.bias) ops.push_back(Operand{{c.o}, 18, b, true});
-                auto r = run_op("conv2d", attrs_of(c), ops, 1, threads);
-                got = r.outputs.empty() ? std::vector<int32_t>{} : r.outputs[0];
-                error = r.error;
-            }
-            ASSERT_EQ(got, expect) << "iter " << iter << " " << c.c << "->" << c.o << " " << c.h
-                                   << "x" << c.w << " threads " << threads << " " << error;
-        }
+        expect_bcast_case(c, x, w, b, clipped, c.bias && iter % 2 == 1, iter);
         const bool taken = (c.w == 7 || c.w == 14) && c.o % 32 == 0;
         expected += taken ? 3 : 0;
         expected_pairs += taken && c.w == 7 ? 3 : 0;
         if (taken && c.w == 7) pair_heights.insert(c.h % 2);
     }
     EXPECT_EQ(pair_heights.size(), 2u) << "pairs of rows need planes of odd and even heights";
-    if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - bcast0, expected)
-            << "broadcast mode not taken exactly where it applies";
-        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_ROWS) - rows0, 0)
-            << "a 1x1 kernel's broadcast mode goes by blocks of channels";
-        EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS) - pairs0, expected_pairs)
-            << "broadcast mode's pairs of 7-wide rows not taken exactly where they apply";
-    }
+    paths.expect(expected, 0, expected_pairs);  // 1x1: always by blocks of channels
 }
 
 /* Strided convolutions on an int8-stored input: at avx512 the image rows of column stride 2
