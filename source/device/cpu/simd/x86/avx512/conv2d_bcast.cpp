@@ -215,7 +215,7 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
 
 /* The same for a 1x1 kernel without padding: its one tap reads every pixel, so each
  * channel has one start (the GEMM's) and pixel x of row j reads input column
- * (x0 + x) * S of input row (y + j) * S. */
+ * (x0 + x) * S of input row (y + j) * sh. */
 template <int W, int R, int S>
 CVML_TARGET_AVX512 void segment_1x1(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
                                     int64_t prefetch, const int32_t* starts, int64_t y, int64_t x0,
@@ -231,7 +231,7 @@ CVML_TARGET_AVX512 void segment_1x1(const conv_gemm* f, const uint8_t* img, cons
     }
     const uint8_t* rows[R];
 #pragma GCC unroll 2
-    for (int j = 0; j < R; ++j) rows[j] = img + ((y + j) * S * g.w + x0 * S) * 4;
+    for (int j = 0; j < R; ++j) rows[j] = img + ((y + j) * g.sh * g.w + x0 * S) * 4;
     tap_steps<W, R, S, 0, false, false, 0>(acc, rows, g.h * g.w * 4, wblock, f->taps4.groups4,
                                            prefetch);
     store_segment<P>(acc, o);
