@@ -66,5 +66,10 @@ file(WRITE ${PROJECT_BINARY_DIR}/python/_install.py
   "LIBRARY = \"${cvml_python_to_library}\"\n")
 install(FILES ${PROJECT_BINARY_DIR}/python/_install.py DESTINATION ${CVML_INSTALL_PYTHONDIR}/cvml)
 
+# cvml-convert, the ONNX converter's command, beside cvml: it runs the package above.
+file(RELATIVE_PATH cvml_bin_to_python "/${CMAKE_INSTALL_BINDIR}" "/${CVML_INSTALL_PYTHONDIR}")
+configure_file(${PROJECT_SOURCE_DIR}/tools/cvml-convert.in ${PROJECT_BINARY_DIR}/cvml-convert @ONLY)
+install(PROGRAMS ${PROJECT_BINARY_DIR}/cvml-convert DESTINATION ${CMAKE_INSTALL_BINDIR})
+
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
   DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/cvml)

@@ -4,7 +4,8 @@
 # sudo) only when something is missing.
 set -euo pipefail
 
-want=(cmake g++ gcc make libgtest-dev python3 python3-numpy python3-pytest valgrind clang clang-format
+want=(cmake g++ gcc make libgtest-dev python3 python3-numpy python3-pytest python3-onnx
+      dataset-fashion-mnist valgrind clang clang-format
       libclang-rt-14-dev gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
       g++-mingw-w64-x86-64-posix wine wine64 golang-go
       gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)

@@ -19,6 +19,7 @@ class Stats:
         self.channel_sum = {}
         self.count = {}
         self.hist = {}
+        self.zeros = {}
 
 
 def _batches(data, size):
@@ -45,6 +46,7 @@ def gather(graph, data, batch=100):
             return
         h, _ = np.histogram(np.abs(v), bins=BINS, range=(0.0, top))
         st.hist[name] = st.hist.get(name, 0) + h
+        st.zeros[name] = st.zeros.get(name, 0) + int(np.count_nonzero(v == 0))
 
     for keep in (first, second):
         for chunk in _batches(data, batch):
@@ -73,6 +75,10 @@ def threshold(st, name, method, levels=127):
     if method == "mse":
         return _mse(hist, edges, levels)
     if method == "entropy":
+        # Exact zeros (half of a ReLU's output) are exact at every threshold; left in,
+        # their spike dominates the divergence and drags the threshold down.
+        hist = hist.copy()
+        hist[0] -= st.zeros.get(name, 0)
         return _entropy(hist, edges, levels)
     raise ValueError("unknown calibration method %s" % method)
 

@@ -328,6 +328,16 @@ def _check_resize(n, a, consts, opset, problems):
     nearest = a.get("nearest_mode", "round_prefer_floor")
     if nearest != "floor":
         problems.add(n, "Resize nearest_mode %s is not supported (only floor)" % nearest)
+    scales = consts.get(n.inputs[2]) if len(n.inputs) > 2 and n.inputs[2] else None
+    if scales is not None and np.size(scales) and not _integer_scales(np.ravel(scales)):
+        problems.add(n, "Resize scales %s are not supported (only (1, 1, k, k) with an "
+                     "integer k)" % [float(v) for v in np.ravel(scales)])
+
+
+def _integer_scales(s):
+    s = [float(v) for v in s]
+    return len(s) == 4 and s[:2] == [1.0, 1.0] and s[2] == s[3] and s[2] == int(s[2]) and \
+        s[2] >= 1
 
 
 # ---- constant folding --------------------------------------------------------------
@@ -364,8 +374,7 @@ def _check_after_folding(graph, problems):
         if n.op == "Resize":
             scales = resize_scales(n, [np.zeros(graph.shapes[n.inputs[0]])] + [
                 graph.consts.get(t) if t else None for t in n.inputs[1:]], graph.opset)
-            if len(scales) != 4 or scales[:2] != [1.0, 1.0] or scales[2] != scales[3] or \
-                    scales[2] != int(scales[2]):
+            if not _integer_scales(scales):
                 problems.add(n, "Resize scales %s are not supported (only (1, 1, k, k) "
                              "with an integer k)" % scales)
         if n.op in ("Sub", "Mul", "Div") and n.inputs[1] not in graph.consts:
