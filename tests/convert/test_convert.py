@@ -344,3 +344,19 @@ def test_calibration_of_the_wrong_shape(tmp_path):
 def test_usage_errors_exit_64(tmp_path):
     p = run_cli("m.onnx", "--out", tmp_path / "x")
     assert p.returncode == 64 and "--calibration" in p.stderr
+
+
+def test_hostile_shapes_are_refused_before_allocating(tmp_path):
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.zeros((1, 1, 4, 4), np.float32))
+    b = Builder((1, 1, 100000, 100000))
+    path = b.save(b.node("Relu", ["input"]), tmp_path / "huge.onnx")
+    expect_failure(tmp_path, path, calib, "outside CVM's limits", lines=1)
+    b = Builder((1, 1, 64, 64))
+    x = b.node("Resize", ["input", b.const(np.array([], np.float32)),
+                          b.const(np.array([1, 1, 4096, 4096], np.float32))], name="blowup",
+               mode="nearest", coordinate_transformation_mode="asymmetric",
+               nearest_mode="floor")
+    path = b.save(x, tmp_path / "blowup.onnx")
+    np.save(calib, np.zeros((2, 1, 64, 64), np.float32))
+    expect_failure(tmp_path, path, calib, "node blowup (Resize) output", lines=1)

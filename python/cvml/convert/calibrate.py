@@ -27,9 +27,16 @@ def _batches(data, size):
         yield data[i:i + size]
 
 
+# Elements of the largest tensor in one batch: calibration's memory, whatever the
+# model (about 64 MB of float32).
+BATCH_ELEMENTS = 1 << 24
+
+
 def gather(graph, data, batch=100):
     """Runs the float model over data (N, *input shape without the batch)."""
     st = Stats()
+    largest = max(int(np.prod(s)) for s in graph.shapes.values()) // max(graph.batch, 1)
+    batch = max(1, min(batch, BATCH_ELEMENTS // max(largest, 1)))
 
     def first(name, v):
         m = float(np.abs(v).max()) if v.size else 0.0

@@ -58,6 +58,9 @@ class CvmGraph:
 
     # ---- building --------------------------------------------------------------
     def _add(self, node, shape, prec):
+        if any(d < 1 or d > 1 << 24 for d in shape) or int(np.prod(shape)) > 1 << 30 or \
+                not 1 <= len(shape) <= 6:
+            raise ValueError("shape %s is outside CVM's limits" % list(shape))
         if not 1 <= prec <= 32:
             raise ValueError("precision %d outside 1..32 at %s" % (prec, node["name"]))
         node["id"] = len(self.nodes)

@@ -87,9 +87,33 @@ class FloatGraph:
         return self.consts[t]
 
 
+def _grown_shape(node, args):
+    """The output shape of the operators whose output can outgrow their inputs, known
+    before computing it, or None."""
+    op = node.op
+    if op == "Conv":
+        x, w = args[0], args[1]
+        k, st, dl, p = F.conv_attrs(node, w.shape)
+        return [x.shape[0], w.shape[0]] + [
+            max(0, (x.shape[2 + i] + p[i] + p[i + 2] - (k[i] - 1) * dl[i] - 1) // st[i] + 1)
+            for i in range(2)]
+    if op in ("Add", "Sub", "Mul", "Div"):
+        try:
+            return list(np.broadcast_shapes(np.shape(args[0]), np.shape(args[1])))
+        except ValueError:
+            raise ConvertError("node %s (%s): the inputs' shapes %s and %s do not broadcast"
+                               % (node.name, op, list(np.shape(args[0])),
+                                  list(np.shape(args[1]))))
+    return None
+
+
 def evaluate(node, args, opset, model_batch):
     """One node's outputs (a list) from its input values."""
     op = node.op
+    grown = _grown_shape(node, args)
+    if grown is not None:
+        per_batch = [1] + list(grown[1:]) if grown else grown
+        check_shape("node %s (%s) output" % (node.name, op), per_batch or [1])
     if op == "Conv":
         return [F.op_conv(node, *args)]
     if op == "BatchNormalization":
@@ -123,7 +147,10 @@ def evaluate(node, args, opset, model_batch):
     if op == "Concat":
         return [np.concatenate(args, axis=node.attrs["axis"])]
     if op == "Resize":
-        return [F.op_resize(node, args[0], resize_scales(node, args, opset))]
+        scales = resize_scales(node, args, opset)
+        out = [int(d * s) for d, s in zip(args[0].shape, scales)]
+        check_shape("node %s (Resize) output" % node.name, out)
+        return [F.op_resize(node, args[0], scales)]
     if op == "Softmax":
         return [F.op_softmax(node, args[0], opset)]
     if op == "Transpose":
@@ -342,10 +369,24 @@ def _integer_scales(s):
 
 # ---- constant folding --------------------------------------------------------------
 
+# Bounds on what the float evaluator may allocate, so that a hostile model (a huge
+# input, an enormous upsampling) is refused instead of exhausting memory. They are
+# CVM's own shape limits (docs/FORMAT.md): a model past them could not load anyway.
+MAX_DIM = 1 << 24
+MAX_ELEMENTS = 1 << 26
+
+
+def check_shape(what, shape):
+    if any(d < 1 or d > MAX_DIM for d in shape) or int(np.prod(shape)) > MAX_ELEMENTS:
+        raise ConvertError("%s: shape %s is outside CVM's limits (each dimension 1..2^24, "
+                           "at most 2^26 elements for conversion)" % (what, list(shape)))
+
+
 def _fold_constants(graph):
     """Finds every tensor's shape on the model's own input shape, then replaces the
     nodes whose inputs are all constant (Shape of a tensor of known shape counts as
     constant) by their values."""
+    check_shape("input %s" % graph.input_name, graph.input_shape)
     zero = np.zeros(graph.input_shape, np.float32)
     env = graph.run(zero)
     graph.shapes = {k: tuple(np.shape(v)) for k, v in env.items()}

@@ -172,7 +172,7 @@ class Quantizer:
             lower = getattr(self, "lower_" + n.op, None)
             try:
                 out = lower(n) if lower else None
-            except _Unsupported as e:
+            except (_Unsupported, ValueError) as e:
                 self.problems.add(n, str(e))
                 out = None
             if out is None:
