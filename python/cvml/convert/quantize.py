@@ -303,19 +303,26 @@ class Quantizer:
         return QT(self.cvm.lut(idx, tp), 1.0 / 127.0)
 
     def lower_Softmax(self, n):
+        """Probabilities times 2^(b-1) - 1: exp(x - max) from a table over the 8-bit
+        gap (15-bit entries), summed, and divided (truncating) into the scaled
+        numerators. b is the output's bits when the softmax is a model output (ties
+        between close classes are rarer), else 8."""
         x = self.to_bits(n.inputs[0], 8)
         s = float(x.scale)
         shape = x.shape
+        is_output = n.outputs[0] in self.g.outputs
+        b = self.wide_bits(n.outputs[0], self.opt.output_bits if is_output else 8)
+        b = min(b, 16)
         top = self.cvm.reduce("max", x.entry, (1,), True, (shape[0], 1))
         gap = self.cvm.broadcast("broadcast_sub", top, x.entry, kind="compute")
-        table = np.round(np.exp(-np.arange(255) * s) * 16383).astype(np.int64)
+        table = np.round(np.exp(-np.arange(255) * s) * bound(15)).astype(np.int64)
         tp = self.cvm.param(self.param_name(n.name + ".exp_table"), table)
         e = self.cvm.lut(gap, tp)
         total = self.cvm.reduce("sum", e, (1,), True, (shape[0], 1))
-        k = self.cvm.param(self.param_name(n.name + ".out_scale"), np.array([127]))
+        k = self.cvm.param(self.param_name(n.name + ".out_scale"), np.array([bound(b)]))
         num = self.cvm.broadcast("broadcast_mul", e, k, kind="compute")
         p = self.cvm.broadcast("broadcast_div", num, total, kind="compute")
-        return QT(self.cvm.cvm_clip(p, 8, kind="compute"), 1.0 / 127.0)
+        return QT(self.cvm.cvm_clip(p, b, kind="compute"), 1.0 / bound(b))
 
     # -- arithmetic -------------------------------------------------------------------
     def lower_Add(self, n):
