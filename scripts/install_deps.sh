@@ -4,8 +4,13 @@
 # sudo) only when something is missing.
 set -euo pipefail
 
+# python3-onnx and dataset-fashion-mnist are for the ONNX converter and its accuracy
+# tests; libopenblas0-pthread gives numpy an optimized BLAS for the converter's float
+# evaluator (Debian's reference BLAS is some twenty times slower). python3-torch is
+# needed only to retrain the reference models (tests/convert/train_models.py), never
+# by the suite.
 want=(cmake g++ gcc make libgtest-dev python3 python3-numpy python3-pytest python3-onnx
-      dataset-fashion-mnist valgrind clang clang-format
+      dataset-fashion-mnist libopenblas0-pthread valgrind clang clang-format
       libclang-rt-14-dev gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
       g++-mingw-w64-x86-64-posix wine wine64 golang-go
       gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
