@@ -42,6 +42,11 @@ def test_same_bytes_at_every_level_and_thread_count(case, tmp_path):
     r = convert(path, _calib(shape))
     prefix = str(tmp_path / case)
     write(r, prefix)
+    tool = os.path.join(os.path.dirname(os.environ.get("CVML_LIBRARY", "")), "tools", "cvml")
+    if os.path.exists(tool):
+        v = subprocess.run([tool, "validate", prefix], capture_output=True, text=True)
+        assert v.returncode == 0 and v.stderr == "" and ": valid (" in v.stdout, (v.stdout,
+                                                                                  v.stderr)
     x = np.random.RandomState(11).randint(-127, 128, size=(12,) + tuple(shape)).astype(np.int8)
     np.save(tmp_path / "inputs.npy", x)
     env = dict(os.environ)
