@@ -9,11 +9,16 @@ if(NOT CVML_SANITIZE AND TARGET cvml)
     COMMAND sh ${cvml_convert_runner} $<TARGET_FILE:cvml> ${PROJECT_SOURCE_DIR} test_convert.py)
   add_test(NAME convert.levels
     COMMAND sh ${cvml_convert_runner} $<TARGET_FILE:cvml> ${PROJECT_SOURCE_DIR} test_levels.py)
-  add_test(NAME convert.accuracy
-    COMMAND sh ${cvml_convert_runner} $<TARGET_FILE:cvml> ${PROJECT_SOURCE_DIR}
-            test_accuracy.py needs-dataset)
-  set_tests_properties(convert.pytest convert.levels convert.accuracy PROPERTIES
+  set_tests_properties(convert.pytest convert.levels PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS convert)
+  # One test a reference model, so that CTest runs them side by side.
+  foreach(model coverage mobilenet_v1 mobilenet_v2 plain_cnn resnet)
+    add_test(NAME convert.accuracy.${model}
+      COMMAND sh ${cvml_convert_runner} $<TARGET_FILE:cvml> ${PROJECT_SOURCE_DIR}
+              test_accuracy.py needs-dataset -k ${model})
+    set_tests_properties(convert.accuracy.${model} PROPERTIES
+      SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS convert)
+  endforeach()
   # cvml-convert as `cmake --install` puts it beside cvml, run from the prefix.
   add_test(NAME convert.installed
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scripts/run_convert_installed.sh ${PROJECT_BINARY_DIR}

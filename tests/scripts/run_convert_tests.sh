@@ -1,12 +1,14 @@
 #!/bin/sh
 # Runs one of the ONNX converter's pytest files (tests/convert) against a built
 # libcvml.so.
-# usage: run_convert_tests.sh LIBCVML SOURCE_DIR TEST_FILE [needs-dataset]
+# usage: run_convert_tests.sh LIBCVML SOURCE_DIR TEST_FILE [needs-dataset|-] [PYTEST_ARGS...]
 # Exits 77 (CTest's skip), saying why, when no python3 with numpy, pytest and onnx is
 # found, or when the test needs the Fashion-MNIST dataset and it is absent
 # (scripts/install_deps.sh installs python3-onnx and dataset-fashion-mnist).
 set -eu
 lib=$1 src=$2 file=$3 needs=${4:-}
+shift 3
+[ $# -gt 0 ] && shift
 dataset=/usr/share/datasets/fashion-mnist
 if [ "$needs" = needs-dataset ] && [ ! -f "$dataset/t10k-images-idx3-ubyte.gz" ]; then
     echo "skipped: the Fashion-MNIST dataset is not in $dataset (Debian dataset-fashion-mnist)"
@@ -15,7 +17,7 @@ fi
 for py in /usr/bin/python3 python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy, pytest, onnx' 2>/dev/null; then
         export CVML_LIBRARY="$lib" CVML_SOURCE_DIR="$src"
-        exec "$py" -m pytest -q -p no:cacheprovider "$src/tests/convert/$file"
+        exec "$py" -m pytest -q -p no:cacheprovider "$src/tests/convert/$file" "$@"
     fi
 done
 echo "skipped: no python3 with numpy, pytest and onnx (run scripts/install_deps.sh)"
