@@ -1,5 +1,8 @@
-"""Converted models give the same bytes at every SIMD level and thread count: each
-level runs in its own process (CVML_SIMD is read once), at 1, 2 and 3 threads."""
+"""Converted models (the small ones built here and the reference models) pass `cvml
+validate`, charge the same gas from the graph file as loaded, and give the same bytes
+at every SIMD level and thread count: each level runs in its own process (CVML_SIMD
+is read once), at 1, 2 and 3 threads."""
+import ctypes
 import os
 import subprocess
 import sys
@@ -7,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+import cvml
 from cvml.convert import convert, write
 from test_convert import CASES, _calib, build
 
@@ -47,6 +51,15 @@ def test_same_bytes_at_every_level_and_thread_count(case, tmp_path):
         v = subprocess.run([tool, "validate", prefix], capture_output=True, text=True)
         assert v.returncode == 0 and v.stderr == "" and ": valid (" in v.stdout, (v.stdout,
                                                                                   v.stderr)
+    # The gas of the graph file alone (CVMAPIGetGasFromGraphFile) is the loaded model's.
+    with cvml.Model.from_files(prefix + ".json", prefix + ".params") as m:
+        lib = m._lib.dll
+        loaded_gas = m.gas
+    lib.CVMAPIGetGasFromGraphFile.argtypes = [ctypes.c_char_p,
+                                              ctypes.POINTER(ctypes.c_ulonglong)]
+    gas = ctypes.c_ulonglong()
+    assert lib.CVMAPIGetGasFromGraphFile(r.graph_json.encode(), ctypes.byref(gas)) == 0
+    assert gas.value == loaded_gas == sum(r.cvm.gas()[:2])
     x = np.random.RandomState(11).randint(-127, 128, size=(12,) + tuple(shape)).astype(np.int8)
     np.save(tmp_path / "inputs.npy", x)
     env = dict(os.environ)
