@@ -35,6 +35,13 @@ class Builder:
         return self.node("Conv", ins, name=name, kernel_shape=[k, k], strides=[stride, stride],
                          pads=[pad] * 4, group=group)
 
+    def batchnorm(self, x, channels):
+        r = self.rng
+        scale, bias = r.rand(channels) + 0.5, r.randn(channels) * 0.1
+        mean, var = r.randn(channels) * 0.1, r.rand(channels) + 0.5
+        return self.node("BatchNormalization", [x] + [self.const(v.astype(np.float32))
+                                                      for v in (scale, bias, mean, var)])
+
     def model(self, out, batch_dim=None):
         shape = list(self.input_shape)
         if batch_dim is not None:

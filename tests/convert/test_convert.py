@@ -26,12 +26,8 @@ def _calib(shape, n=64, seed=1):
 # ---- models -------------------------------------------------------------------------
 
 def conv_bn_relu_pool_gemm(b):
-    x = b.conv("input", 1, 6)
+    x = b.batchnorm(b.conv("input", 1, 6), 6)
     c = b.rng
-    x = b.node("BatchNormalization", [x, b.const(c.rand(6).astype(np.float32) + 0.5),
-                                      b.const(c.randn(6).astype(np.float32) * 0.1),
-                                      b.const(c.randn(6).astype(np.float32) * 0.1),
-                                      b.const(c.rand(6).astype(np.float32) + 0.5)])
     x = b.node("Relu", [x])
     x = b.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
     x = b.node("Flatten", [x], axis=1)
@@ -72,10 +68,7 @@ def coverage(b):
     x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
                ceil_mode=1)
     c = b.rng
-    x = b.node("BatchNormalization", [x, b.const(c.rand(6).astype(np.float32) + 0.5),
-                                      b.const(c.randn(6).astype(np.float32) * 0.1),
-                                      b.const(c.randn(6).astype(np.float32) * 0.1),
-                                      b.const(c.rand(6).astype(np.float32) + 0.5)])
+    x = b.batchnorm(x, 6)
     x = b.node("Identity", [x])
     a = b.node("Relu", [b.conv(x, 6, 4, k=1, pad=0)])
     d = b.node("Relu", [b.conv(x, 6, 4)])

@@ -5,17 +5,10 @@
 # Exits 77 (CTest's skip) when no python3 with numpy and onnx is found.
 set -eu
 build=$1 src=$2 work=$3
-py=
-for p in /usr/bin/python3 python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy, onnx' 2>/dev/null; then
-        py=$p
-        break
-    fi
-done
-[ -n "$py" ] || { echo "skipped: no python3 with numpy and onnx (run scripts/install_deps.sh)"; exit 77; }
-rm -rf "$work" && mkdir -p "$work"
-prefix="$work/prefix"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+. "$(dirname "$0")/find_python.sh"
+find_python numpy onnx ||
+    { echo "skipped: no python3 with numpy and onnx (run scripts/install_deps.sh)"; exit 77; }
+install_into "$build" "$work"
 convert="$prefix/bin/cvml-convert"
 [ -x "$convert" ] || { echo "FAIL: no executable $convert" >&2; exit 1; }
 [ -x "$prefix/bin/cvml" ] || { echo "FAIL: cvml-convert is not beside cvml in $prefix/bin" >&2; exit 1; }

@@ -14,11 +14,8 @@ if [ "$needs" = needs-dataset ] && [ ! -f "$dataset/t10k-images-idx3-ubyte.gz" ]
     echo "skipped: the Fashion-MNIST dataset is not in $dataset (Debian dataset-fashion-mnist)"
     exit 77
 fi
-for py in /usr/bin/python3 python3; do
-    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy, pytest, onnx' 2>/dev/null; then
-        export CVML_LIBRARY="$lib" CVML_SOURCE_DIR="$src"
-        exec "$py" -m pytest -q -p no:cacheprovider "$src/tests/convert/$file" "$@"
-    fi
-done
-echo "skipped: no python3 with numpy, pytest and onnx (run scripts/install_deps.sh)"
-exit 77
+. "$(dirname "$0")/find_python.sh"
+find_python numpy pytest onnx ||
+    { echo "skipped: no python3 with numpy, pytest and onnx (run scripts/install_deps.sh)"; exit 77; }
+export CVML_LIBRARY="$lib" CVML_SOURCE_DIR="$src"
+exec "$py" -m pytest -q -p no:cacheprovider "$src/tests/convert/$file" "$@"

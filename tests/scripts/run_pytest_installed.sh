@@ -6,17 +6,10 @@
 # Exits 77 (CTest's skip) when no python3 with numpy and pytest is found.
 set -eu
 build=$1 src=$2 work=$3
-py=
-for p in /usr/bin/python3 python3; do
-    if command -v "$p" > /dev/null 2>&1 && "$p" -c 'import numpy, pytest' 2> /dev/null; then
-        py=$p
-        break
-    fi
-done
-[ -n "$py" ] || { echo "skipped: no python3 with numpy and pytest (run scripts/install_deps.sh)"; exit 77; }
-rm -rf "$work" && mkdir -p "$work"
-prefix="$work/prefix"
-cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+. "$(dirname "$0")/find_python.sh"
+find_python numpy pytest ||
+    { echo "skipped: no python3 with numpy and pytest (run scripts/install_deps.sh)"; exit 77; }
+install_into "$build" "$work"
 pkg=$(find "$prefix" -path '*/python/cvml/__init__.py' | head -1)
 [ -n "$pkg" ] || { echo "FAIL: no python/cvml package under $prefix" >&2; exit 1; }
 pythonpath=$(dirname "$(dirname "$pkg")")
