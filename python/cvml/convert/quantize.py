@@ -251,6 +251,9 @@ class Quantizer:
         return QT(e, acc_scale)
 
     def lower_Gemm(self, n):
+        if len(self.shape(n.inputs[0])) != 2:
+            raise _Unsupported("input A must be 2-D (flatten it first), not %s"
+                               % list(self.shape(n.inputs[0])))
         x = self.to_bits(n.inputs[0], 8)
         w = self.const(n.inputs[1]).astype(np.float64)
         if not n.attrs.get("transB", 0):
