@@ -80,6 +80,8 @@ def _calibration_images(graph, data, method, limit):
         raise ConvertError("calibration data holds no images")
     if not np.issubdtype(data.dtype, np.number) or not np.all(np.isfinite(data)):
         raise ConvertError("calibration data must be finite numbers")
+    if limit < 1:
+        raise ConvertError("at least one calibration image is needed (images=%d)" % limit)
     n = MRT_IMAGES if method == "mrt" else limit
     return data[:n].astype(np.float32)
 

@@ -31,6 +31,12 @@ def _bits(text):
     return name, int(value)
 
 
+def _positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError("expected a positive count, got %r" % text)
+    return int(text)
+
+
 def parser():
     p = _Parser(prog=PROG, description="Convert a float ONNX model to a CVM model with "
                 "post-training quantization (docs/convert.md).")
@@ -42,7 +48,7 @@ def parser():
     p.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
                    help="activation thresholds (default %(default)s); mrt reproduces MRT: "
                    "abs-max, per-tensor weights, 16 images, no bias correction")
-    p.add_argument("--images", type=int, default=DEFAULT_IMAGES,
+    p.add_argument("--images", type=_positive, default=DEFAULT_IMAGES,
                    help="calibration images used at most (default %(default)s)")
     p.add_argument("--per-tensor", action="store_true",
                    help="one weight scale a layer instead of one a channel")
@@ -56,7 +62,8 @@ def parser():
                    help="print gas, params size and a per-layer float/integer table")
     p.add_argument("--evaluate", nargs=2, metavar=("X.npy", "LABELS.npy"),
                    help="top-1 of the float and the converted model, and their agreement")
-    p.add_argument("--threads", type=int, default=None, help="cvm-lite threads for runs")
+    p.add_argument("--threads", type=_positive, default=None,
+                   help="cvm-lite threads for runs")
     return p
 
 
