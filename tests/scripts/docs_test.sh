@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs every command the user documentation shows, as written: each ```sh block of
-# README.md, examples/*/README.md, examples/models/README.md, python/README.md and
+# README.md, docs/cli.md, examples/*/README.md, python/README.md and
 # tools/bench/README.md, statement by statement in order, in a fresh copy of the tree (the files git tracks,
 # plus new ones not ignored), with HOME a scratch directory and no CVML_* variables.
 #
@@ -90,7 +90,7 @@ statements() {
         }'
 }
 
-docs=$(cd "$fresh" && for doc in README.md examples/*/README.md python/README.md \
+docs=$(cd "$fresh" && for doc in README.md docs/cli.md examples/*/README.md python/README.md \
     tools/bench/README.md; do [ ! -f "$doc" ] || echo "$doc"; done)
 failures=0 ran=0 skipped=0
 for doc in $docs; do

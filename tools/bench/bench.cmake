@@ -17,20 +17,6 @@ target_link_libraries(cvml_bench PRIVATE cvml_static)
 if(WIN32)
   target_link_libraries(cvml_bench PRIVATE psapi)  # GetProcessMemoryInfo
 endif()
-# --save needs the CVM writer (cvml_graph_save_file); until the core defines it the
-# models are only built in memory.
-file(GLOB_RECURSE cvml_bench_core ${PROJECT_SOURCE_DIR}/api/*.cpp ${PROJECT_SOURCE_DIR}/source/*.cpp)
-set(cvml_bench_have_save FALSE)
-foreach(f IN LISTS cvml_bench_core)
-  file(STRINGS ${f} hit REGEX "^int cvml_graph_save_file\\(")
-  if(hit)
-    set(cvml_bench_have_save TRUE)
-  endif()
-endforeach()
-if(NOT cvml_bench_have_save)
-  target_compile_definitions(cvml_bench PRIVATE CVML_BENCH_NO_SAVE=1)
-endif()
-
 # Regenerates the benchmark models into the build tree (needs the CVM writer).
 add_custom_target(bench_models
   COMMAND ${CVML_BENCH_DIR}/make_models.sh ${CMAKE_BINARY_DIR}/bench_models $<TARGET_FILE:cvml_bench>

@@ -260,6 +260,43 @@ struct OpRow {
     int nodes = 0;
 };
 
+/* Everything the report shows, gathered before any of it is printed. */
+struct BenchFacts {
+    std::string model_name;
+    int threads = 1;
+    const char* simd = "";
+    double load_rss_mb = 0, rss_mb = 0; /* peak RSS after loading, and at the end */
+    bool hwm_reset = false;             /* rss_mb covers only preparing and running */
+    double prerun_ms = 0, median = 0;
+    std::vector<double> sorted; /* the timed runs' latencies, fastest first */
+    std::vector<int32_t> output;
+    size_t nonzero = 0, distinct = 0;
+    uint64_t hash = 0;
+    std::vector<std::string> node_names, node_ops;
+    std::vector<uint64_t> macs; /* per node: conv2d and dense only */
+    uint64_t total_macs = 0;
+    std::vector<double> node_ms; /* with --profile: the mean of the profiled runs */
+    std::vector<OpRow> rows;     /* with --profile: by operator, slowest first */
+    double profiled_total = 0;
+    uint64_t const_bytes = 0;
+    size_t arena = 0;
+};
+
+/* The library, a context and a graph, released in that order's reverse. */
+struct Session {
+    bool initialized = false;
+    cvml_context* ctx = nullptr;
+    cvml_graph* g = nullptr;
+    Session() = default;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session() {
+        if (g) cvml_graph_release(g);
+        if (ctx) cvml_context_release(ctx);
+        if (initialized) cvml_release();
+    }
+};
+
 std::string json_escape(const std::string& s) {
     std::string o;
     for (char c : s) {
@@ -301,6 +338,270 @@ int write_input_bytes(cvml_graph* g, const std::vector<int32_t>& values, const s
     return CVML_OK;
 }
 
+/* The library and a context with the options' SIMD level, threads, plugins and
+ * devices; returns the exit status of a failure, else 0. */
+int start(const Options& o, Session* s, BenchFacts* f) {
+    if (!o.simd.empty()) set_env("CVML_SIMD", o.simd.c_str());
+    if (cvml_init()) {
+        fprintf(stderr, "cvml bench: %s\n", cvml_last_error());
+        return 2;
+    }
+    s->initialized = true;
+    cvml_context_create(&s->ctx);
+    if (o.threads) cvml_context_set_threads(s->ctx, o.threads);
+    if (int bad = configure_devices(s->ctx, o)) return bad;
+    cvml_context_get_threads(s->ctx, &f->threads);
+    return 0;
+}
+
+/* Loads the model file or builds the built-in model. */
+int open_model(const Options& o, Session* s, BenchFacts* f) {
+    std::string err;
+    int rc;
+    if (!o.graph.empty()) {
+        rc = cvml_graph_load_file(s->ctx, "cvm", o.graph.c_str(), o.params.c_str(), &s->g);
+        f->model_name = o.graph;
+        if (rc) err = cvml_last_error();
+    } else {
+        rc = bench::build_model(s->ctx, o.spec, &s->g, &err);
+        f->model_name = o.spec.name;
+    }
+    if (rc) fprintf(stderr, "cvml bench: %s: %s\n", f->model_name.c_str(), err.c_str());
+    return rc;
+}
+
+/* --save: the built-in model as DIR/NAME.json + .params, with an input beside it. */
+int save_model(const Options& o, cvml_graph* g) {
+    std::string base =
+        o.save + "/" + o.spec.name + (o.spec.batch != 1 ? "_b" + std::to_string(o.spec.batch) : "");
+    int rc = cvml_graph_save_file(g, "cvm", (base + ".json").c_str(), (base + ".params").c_str());
+    if (rc) {
+        fprintf(stderr, "cvml bench: saving %s: %s\n", base.c_str(), cvml_last_error());
+        return rc;
+    }
+    rc = write_input_bytes(g, bench::make_input(g, o.spec.seed), base + ".input.bin");
+    if (!rc) printf("%s.json %s.params %s.input.bin\n", base.c_str(), base.c_str(), base.c_str());
+    return rc;
+}
+
+/* Peak RSS of loading/building vs of preparing and running: Linux resets the
+ * high-water mark when "5" is written to clear_refs. */
+void start_memory_watch(BenchFacts* f) {
+    f->load_rss_mb = peak_rss_mb();
+#ifdef __GLIBC__
+    malloc_trim(0);  // hand the builder's freed temporaries back before measuring
+#endif
+    if (FILE* file = fopen("/proc/self/clear_refs", "w")) {
+        f->hwm_reset = fputs("5", file) >= 0;
+        f->hwm_reset = (fclose(file) == 0) && f->hwm_reset;
+    }
+}
+
+/* Sets the input, plans the graph, warms up and times `runs` runs. */
+int time_runs(const Options& o, cvml_graph* g, BenchFacts* f) {
+    std::vector<int32_t> input = bench::make_input(g, o.spec.seed);
+    cvml_tensor* in = nullptr;
+    cvml_graph_get_input(g, 0, &in);
+    int rc = cvml_tensor_set_i32(in, input.data(), input.size());
+    double t0 = now_ms();
+    if (!rc) rc = cvml_graph_prerun(g);
+    f->prerun_ms = now_ms() - t0;
+    for (int i = 0; i < o.warmup && !rc; ++i) rc = cvml_graph_run(g);
+    std::vector<double> times;
+    for (int i = 0; i < o.runs && !rc; ++i) {
+        if (o.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
+        double s = now_ms();
+        rc = cvml_graph_run(g);
+        times.push_back(now_ms() - s);
+    }
+    if (rc) return rc;
+    f->sorted = times;
+    std::sort(f->sorted.begin(), f->sorted.end());
+    const std::vector<double>& s = f->sorted;
+    f->median = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+    return 0;
+}
+
+/* Output facts: a hash, how many values are nonzero and how many distinct. */
+void read_output(cvml_graph* g, BenchFacts* f) {
+    cvml_tensor* out = nullptr;
+    cvml_graph_get_output(g, 0, &out);
+    size_t on = 0;
+    cvml_tensor_element_count(out, &on);
+    f->output.assign(on, 0);
+    cvml_tensor_get_i32(out, f->output.data(), on);
+    std::vector<int32_t> s2 = f->output;
+    std::sort(s2.begin(), s2.end());
+    f->distinct = std::unique(s2.begin(), s2.end()) - s2.begin();
+    for (int32_t v : f->output) f->nonzero += v != 0;
+    f->hash = fnv1a(f->output);
+}
+
+/* Each node's name and operator, and the MACs of conv2d and dense from their shapes:
+ * output elements times K, where K is prod(weight dims)/dims[0] of the constants
+ * consumed in node order. */
+void count_macs(cvml_graph* g, BenchFacts* f) {
+    int node_count = 0;
+    cvml_graph_node_count(g, &node_count);
+    f->macs.assign(node_count, 0);
+    for (int i = 0; i < node_count; ++i) {
+        const char* name = nullptr;
+        const char* op = nullptr;
+        cvml_graph_node_info(g, i, &name, &op);
+        f->node_names.push_back(name ? name : "");
+        f->node_ops.push_back(op);
+        if (strcmp(op, "conv2d") && strcmp(op, "dense")) continue;
+        cvml_tensor* t = nullptr;
+        if (cvml_graph_find_tensor(g, name, &t)) continue;
+        size_t n = 0;
+        cvml_tensor_element_count(t, &n);
+        f->macs[i] = n;  // times K, filled from the weight below
+    }
+    int tc = 0;
+    cvml_graph_tensor_count(g, &tc);
+    std::vector<uint64_t> weight_k;
+    for (int t = 0; t < tc; ++t) {
+        cvml_tensor* tt = nullptr;
+        cvml_graph_get_tensor(g, t, &tt);
+        int is_const = 0;
+        cvml_tensor_is_const(tt, &is_const);
+        int nd = 0;
+        int32_t dims[CVML_MAX_DIMS];
+        cvml_tensor_shape(tt, &nd, dims);
+        if (is_const && (nd == 4 || nd == 2)) {
+            uint64_t k = 1;
+            for (int d = 1; d < nd; ++d) k *= (uint64_t)dims[d];
+            weight_k.push_back(k);
+        }
+    }
+    size_t wi = 0;
+    for (int i = 0; i < node_count; ++i) {
+        if (!f->macs[i]) continue;
+        if (wi < weight_k.size()) f->macs[i] *= weight_k[wi++];
+        f->total_macs += f->macs[i];
+    }
+}
+
+/* --profile: one more pass of `runs` runs with node timing on, summed by operator. */
+void profile_operators(const Options& o, cvml_graph* g, BenchFacts* f) {
+    const size_t node_count = f->node_ops.size();
+    f->node_ms.assign(node_count, 0);
+    cvml_graph_set_profiling(g, 1);
+    for (int r = 0; r < o.runs; ++r) {
+        cvml_graph_run(g);
+        for (size_t i = 0; i < node_count; ++i) {
+            uint64_t ns = 0;
+            cvml_graph_node_time(g, (int)i, &ns);
+            f->node_ms[i] += ns / 1e6 / o.runs;
+        }
+    }
+    cvml_graph_set_profiling(g, 0);
+    std::map<std::string, OpRow> by_op;
+    for (size_t i = 0; i < node_count; ++i) {
+        const std::string& op = f->node_ops[i];
+        if (op == "null") continue;
+        OpRow& r = by_op[op];
+        r.op = op;
+        r.ms += f->node_ms[i];
+        r.macs += f->macs[i];
+        r.nodes++;
+        f->profiled_total += f->node_ms[i];
+    }
+    for (auto& kv : by_op) f->rows.push_back(kv.second);
+    std::sort(f->rows.begin(), f->rows.end(),
+              [](const OpRow& a, const OpRow& b) { return a.ms > b.ms; });
+}
+
+/* Peak RSS at the end, the parameters' bytes as stored, the CPU arena, the SIMD level. */
+void read_memory(cvml_graph* g, BenchFacts* f) {
+    f->rss_mb = peak_rss_mb();
+    int tc = 0;
+    cvml_graph_tensor_count(g, &tc);
+    for (int t = 0; t < tc; ++t) {
+        cvml_tensor* tt = nullptr;
+        cvml_graph_get_tensor(g, t, &tt);
+        int is_const = 0, p = 32;
+        cvml_tensor_is_const(tt, &is_const);
+        cvml_tensor_precision(tt, &p);
+        size_t n = 0;
+        cvml_tensor_element_count(tt, &n);
+        if (is_const) f->const_bytes += n * (p <= 8 ? 1 : 4);
+    }
+    cvml_graph_cpu_arena_bytes(g, &f->arena);
+    f->simd = cvml_cpu_simd_level();
+}
+
+void print_json(const Options& o, const BenchFacts& f) {
+    printf(
+        "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"simd\": \"%s\", "
+        "\"runs\": %d, \"warmup\": %d, \"gap_ms\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
+        "\"max_ms\": %.4f, \"prerun_ms\": %.3f, \"macs\": %llu, \"gmacs_per_s\": %.2f, "
+        "\"peak_rss_mb\": %.2f, \"run_peak_rss_mb\": %.2f, \"load_peak_rss_mb\": %.2f, "
+        "\"param_bytes\": %llu, \"arena_bytes\": %zu, \"output_hash\": \"%016llx\", "
+        "\"output_nonzero\": %zu, \"output_distinct\": %zu, \"output_count\": %zu",
+        json_escape(f.model_name).c_str(), o.spec.batch, f.threads, f.simd, o.runs, o.warmup,
+        o.gap_ms, f.median, f.sorted.front(), f.sorted.back(), f.prerun_ms,
+        (unsigned long long)f.total_macs, f.total_macs / (f.median * 1e6),
+        f.rss_mb > f.load_rss_mb ? f.rss_mb : f.load_rss_mb, f.hwm_reset ? f.rss_mb : -1.0,
+        f.load_rss_mb, (unsigned long long)f.const_bytes, f.arena, (unsigned long long)f.hash,
+        f.nonzero, f.distinct, f.output.size());
+    if (o.profile) {
+        printf(", \"operators\": [");
+        for (size_t i = 0; i < f.rows.size(); ++i) {
+            const OpRow& r = f.rows[i];
+            printf(
+                "%s{\"op\": \"%s\", \"nodes\": %d, \"ms\": %.4f, \"share\": %.4f, "
+                "\"macs\": %llu, \"gmacs_per_s\": %.2f}",
+                i ? ", " : "", r.op.c_str(), r.nodes, r.ms,
+                f.profiled_total > 0 ? r.ms / f.profiled_total : 0.0, (unsigned long long)r.macs,
+                r.ms > 0 ? r.macs / (r.ms * 1e6) : 0.0);
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+/* --profile as text: the operators, slowest first, and with --nodes every node. */
+void print_profile(const Options& o, const BenchFacts& f) {
+    printf("\n%-22s %5s %10s %7s %12s %9s\n", "operator", "nodes", "ms", "share", "MMAC", "GMAC/s");
+    for (const OpRow& r : f.rows)
+        printf("%-22s %5d %10.4f %6.1f%% %12.1f %9.1f\n", r.op.c_str(), r.nodes, r.ms,
+               f.profiled_total > 0 ? 100 * r.ms / f.profiled_total : 0.0, r.macs / 1e6,
+               r.ms > 0 ? r.macs / (r.ms * 1e6) : 0.0);
+    printf("%-22s %5s %10.4f\n", "total (profiled)", "", f.profiled_total);
+    if (!o.nodes) return;
+    printf("\n%-28s %-18s %10s %12s %9s\n", "node", "operator", "ms", "MMAC", "GMAC/s");
+    for (size_t i = 0; i < f.node_ops.size(); ++i) {
+        if (f.node_ops[i] == "null") continue;
+        printf("%-28s %-18s %10.4f %12.1f %9.1f\n", f.node_names[i].c_str(), f.node_ops[i].c_str(),
+               f.node_ms[i], f.macs[i] / 1e6,
+               f.node_ms[i] > 0 ? f.macs[i] / (f.node_ms[i] * 1e6) : 0.0);
+    }
+}
+
+void print_text(const Options& o, const BenchFacts& f) {
+    printf("model      %s (batch %d)\n", f.model_name.c_str(), o.spec.batch);
+    printf("threads    %d\nsimd       %s\n", f.threads, f.simd);
+    printf("latency    median %.3f ms, min %.3f ms, max %.3f ms (%d runs, %d warm-up", f.median,
+           f.sorted.front(), f.sorted.back(), o.runs, o.warmup);
+    if (o.gap_ms > 0) printf(", %d ms idle before each", o.gap_ms);
+    printf(")\n");
+    printf("prerun     %.3f ms\n", f.prerun_ms);
+    printf("compute    %.3f GMAC, %.1f GMAC/s at the median\n", f.total_macs / 1e9,
+           f.total_macs / (f.median * 1e6));
+    if (f.hwm_reset)
+        printf(
+            "memory     peak RSS %.1f MiB while preparing and running (%.1f MiB while "
+            "building/loading), parameters %.2f MiB, arena %.2f MiB\n",
+            f.rss_mb, f.load_rss_mb, f.const_bytes / 1048576.0, f.arena / 1048576.0);
+    else
+        printf("memory     peak RSS %.1f MiB, parameters %.2f MiB, arena %.2f MiB\n", f.rss_mb,
+               f.const_bytes / 1048576.0, f.arena / 1048576.0);
+    printf("output     %zu values, %zu nonzero, %zu distinct, hash %016llx\n", f.output.size(),
+           f.nonzero, f.distinct, (unsigned long long)f.hash);
+    if (o.profile) print_profile(o, f);
+}
+
 }  // namespace
 
 int cvml_bench_main(int argc, char** argv) {
@@ -320,289 +621,24 @@ int cvml_bench_main(int argc, char** argv) {
         fprintf(stderr, "cvml bench: %s\n", err.c_str());
         return 1;
     }
-    if (!o.simd.empty()) set_env("CVML_SIMD", o.simd.c_str());
-    if (cvml_init()) {
-        fprintf(stderr, "cvml bench: %s\n", cvml_last_error());
-        return 2;
-    }
-    cvml_context* ctx = nullptr;
-    cvml_context_create(&ctx);
-    if (o.threads) cvml_context_set_threads(ctx, o.threads);
-    if (int bad = configure_devices(ctx, o)) {
-        cvml_context_release(ctx);
-        cvml_release();
-        return bad;
-    }
-    int threads = 1;
-    cvml_context_get_threads(ctx, &threads);
-
-    cvml_graph* g = nullptr;
-    int rc;
-    std::string model_name;
-    if (!o.graph.empty()) {
-        rc = cvml_graph_load_file(ctx, "cvm", o.graph.c_str(), o.params.c_str(), &g);
-        model_name = o.graph;
-        if (rc) err = cvml_last_error();
-    } else {
-        rc = bench::build_model(ctx, o.spec, &g, &err);
-        model_name = o.spec.name;
-    }
-    if (rc) {
-        fprintf(stderr, "cvml bench: %s: %s\n", model_name.c_str(), err.c_str());
-        cvml_context_release(ctx);
-        cvml_release();
+    Session s;
+    BenchFacts f;
+    if (int rc = start(o, &s, &f)) return rc;
+    if (int rc = open_model(o, &s, &f)) return rc;
+    if (!o.save.empty()) return save_model(o, s.g);
+    start_memory_watch(&f);
+    if (int rc = time_runs(o, s.g, &f)) {
+        fprintf(stderr, "cvml bench: %s: %s\n", f.model_name.c_str(), cvml_last_error());
         return rc;
     }
-    if (!o.save.empty()) {
-        std::string base = o.save + "/" + o.spec.name +
-                           (o.spec.batch != 1 ? "_b" + std::to_string(o.spec.batch) : "");
-#if CVML_BENCH_NO_SAVE
-        rc = CVML_ERR_RUNTIME;
-        if (rc) {
-            fprintf(stderr, "cvml bench: this build has no model writer (cvml_graph_save_file)\n");
-#else
-        rc = cvml_graph_save_file(g, "cvm", (base + ".json").c_str(), (base + ".params").c_str());
-        if (rc) {
-            fprintf(stderr, "cvml bench: saving %s: %s\n", base.c_str(), cvml_last_error());
-#endif
-        } else {
-            rc = write_input_bytes(g, bench::make_input(g, o.spec.seed), base + ".input.bin");
-            if (!rc)
-                printf("%s.json %s.params %s.input.bin\n", base.c_str(), base.c_str(),
-                       base.c_str());
-        }
-        cvml_graph_release(g);
-        cvml_context_release(ctx);
-        cvml_release();
-        return rc;
-    }
-
-    // Peak RSS of loading/building vs of preparing and running: Linux resets the
-    // high-water mark when "5" is written to clear_refs.
-    const double load_rss_mb = peak_rss_mb();
-#ifdef __GLIBC__
-    malloc_trim(0);  // hand the builder's freed temporaries back before measuring
-#endif
-    bool hwm_reset = false;
-    if (FILE* f = fopen("/proc/self/clear_refs", "w")) {
-        hwm_reset = fputs("5", f) >= 0;
-        hwm_reset = (fclose(f) == 0) && hwm_reset;
-    }
-
-    std::vector<int32_t> input = bench::make_input(g, o.spec.seed);
-    cvml_tensor* in = nullptr;
-    cvml_graph_get_input(g, 0, &in);
-    rc = cvml_tensor_set_i32(in, input.data(), input.size());
-    double t0 = now_ms();
-    if (!rc) rc = cvml_graph_prerun(g);
-    double prerun_ms = now_ms() - t0;
-    for (int i = 0; i < o.warmup && !rc; ++i) rc = cvml_graph_run(g);
-    std::vector<double> times;
-    for (int i = 0; i < o.runs && !rc; ++i) {
-        if (o.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
-        double s = now_ms();
-        rc = cvml_graph_run(g);
-        times.push_back(now_ms() - s);
-    }
-    if (rc) {
-        fprintf(stderr, "cvml bench: %s: %s\n", model_name.c_str(), cvml_last_error());
-        cvml_graph_release(g);
-        cvml_context_release(ctx);
-        cvml_release();
-        return rc;
-    }
-    std::vector<double> sorted = times;
-    std::sort(sorted.begin(), sorted.end());
-    double median = sorted.size() % 2
-                        ? sorted[sorted.size() / 2]
-                        : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-
-    // Output facts: a hash and how many values are neither 0 nor at the clip bound.
-    cvml_tensor* out = nullptr;
-    cvml_graph_get_output(g, 0, &out);
-    size_t on = 0;
-    cvml_tensor_element_count(out, &on);
-    std::vector<int32_t> ov(on);
-    cvml_tensor_get_i32(out, ov.data(), on);
-    size_t nonzero = 0, distinct = 0;
-    {
-        std::vector<int32_t> s2 = ov;
-        std::sort(s2.begin(), s2.end());
-        distinct = std::unique(s2.begin(), s2.end()) - s2.begin();
-        for (int32_t v : ov) nonzero += v != 0;
-    }
-
-    // Per-operator profile: one more pass of `runs` runs with node timing on.
-    std::vector<OpRow> rows;
-    double profiled_total = 0;
-    uint64_t total_macs = 0;
-    int node_count = 0;
-    cvml_graph_node_count(g, &node_count);
-    std::vector<double> node_ms(node_count, 0);
-    std::vector<uint64_t> macs(node_count, 0);
-    {
-        // MACs from gas: conv2d/dense charge 3*K (+1 with bias) per output element.
-        for (int i = 0; i < node_count; ++i) {
-            const char* name = nullptr;
-            const char* op = nullptr;
-            cvml_graph_node_info(g, i, &name, &op);
-            macs[i] = 0;
-            if (strcmp(op, "conv2d") && strcmp(op, "dense")) continue;
-            cvml_tensor* t = nullptr;
-            if (cvml_graph_find_tensor(g, name, &t)) continue;
-            int nd = 0;
-            int32_t dims[CVML_MAX_DIMS];
-            cvml_tensor_shape(t, &nd, dims);
-            size_t n = 0;
-            cvml_tensor_element_count(t, &n);
-            macs[i] = n;  // times K, filled from the weight below
-        }
-        // The weight of node i is the constant whose name the builder/loader gives; find K
-        // as prod(weight dims)/dims[0] by scanning constants consumed in node order.
-        int tc = 0;
-        cvml_graph_tensor_count(g, &tc);
-        std::vector<std::pair<int, uint64_t>> weights;  // (tensor index, K)
-        for (int t = 0; t < tc; ++t) {
-            cvml_tensor* tt = nullptr;
-            cvml_graph_get_tensor(g, t, &tt);
-            int is_const = 0;
-            cvml_tensor_is_const(tt, &is_const);
-            int nd = 0;
-            int32_t dims[CVML_MAX_DIMS];
-            cvml_tensor_shape(tt, &nd, dims);
-            if (is_const && (nd == 4 || nd == 2)) {
-                uint64_t k = 1;
-                for (int d = 1; d < nd; ++d) k *= (uint64_t)dims[d];
-                weights.push_back({t, k});
-            }
-        }
-        size_t wi = 0;
-        for (int i = 0; i < node_count; ++i) {
-            if (!macs[i]) continue;
-            if (wi < weights.size()) macs[i] *= weights[wi++].second;
-            total_macs += macs[i];
-        }
-    }
-    if (o.profile) {
-        cvml_graph_set_profiling(g, 1);
-        for (int r = 0; r < o.runs; ++r) {
-            cvml_graph_run(g);
-            for (int i = 0; i < node_count; ++i) {
-                uint64_t ns = 0;
-                cvml_graph_node_time(g, i, &ns);
-                node_ms[i] += ns / 1e6 / o.runs;
-            }
-        }
-        cvml_graph_set_profiling(g, 0);
-        std::map<std::string, OpRow> by_op;
-        for (int i = 0; i < node_count; ++i) {
-            const char* name = nullptr;
-            const char* op = nullptr;
-            cvml_graph_node_info(g, i, &name, &op);
-            if (!strcmp(op, "null")) continue;
-            OpRow& r = by_op[op];
-            r.op = op;
-            r.ms += node_ms[i];
-            r.macs += macs[i];
-            r.nodes++;
-            profiled_total += node_ms[i];
-        }
-        for (auto& kv : by_op) rows.push_back(kv.second);
-        std::sort(rows.begin(), rows.end(),
-                  [](const OpRow& a, const OpRow& b) { return a.ms > b.ms; });
-    }
-
-    const double rss_mb = peak_rss_mb();
-    uint64_t const_bytes = 0;
-    {
-        int tc = 0;
-        cvml_graph_tensor_count(g, &tc);
-        for (int t = 0; t < tc; ++t) {
-            cvml_tensor* tt = nullptr;
-            cvml_graph_get_tensor(g, t, &tt);
-            int is_const = 0, p = 32;
-            cvml_tensor_is_const(tt, &is_const);
-            cvml_tensor_precision(tt, &p);
-            size_t n = 0;
-            cvml_tensor_element_count(tt, &n);
-            if (is_const) const_bytes += n * (p <= 8 ? 1 : 4);
-        }
-    }
-    size_t arena = 0;
-    cvml_graph_cpu_arena_bytes(g, &arena);
-    const char* simd = cvml_cpu_simd_level();
-    uint64_t h = fnv1a(ov);
-
-    if (o.json) {
-        printf(
-            "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"simd\": \"%s\", "
-            "\"runs\": %d, \"warmup\": %d, \"gap_ms\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, "
-            "\"max_ms\": %.4f, \"prerun_ms\": %.3f, \"macs\": %llu, \"gmacs_per_s\": %.2f, "
-            "\"peak_rss_mb\": %.2f, \"run_peak_rss_mb\": %.2f, \"load_peak_rss_mb\": %.2f, "
-            "\"param_bytes\": %llu, \"arena_bytes\": %zu, \"output_hash\": \"%016llx\", "
-            "\"output_nonzero\": %zu, \"output_distinct\": %zu, \"output_count\": %zu",
-            json_escape(model_name).c_str(), o.spec.batch, threads, simd, o.runs, o.warmup,
-            o.gap_ms, median, sorted.front(), sorted.back(), prerun_ms,
-            (unsigned long long)total_macs, total_macs / (median * 1e6),
-            rss_mb > load_rss_mb ? rss_mb : load_rss_mb, hwm_reset ? rss_mb : -1.0, load_rss_mb,
-            (unsigned long long)const_bytes, arena, (unsigned long long)h, nonzero, distinct, on);
-        if (o.profile) {
-            printf(", \"operators\": [");
-            for (size_t i = 0; i < rows.size(); ++i)
-                printf(
-                    "%s{\"op\": \"%s\", \"nodes\": %d, \"ms\": %.4f, \"share\": %.4f, "
-                    "\"macs\": %llu, \"gmacs_per_s\": %.2f}",
-                    i ? ", " : "", rows[i].op.c_str(), rows[i].nodes, rows[i].ms,
-                    profiled_total > 0 ? rows[i].ms / profiled_total : 0.0,
-                    (unsigned long long)rows[i].macs,
-                    rows[i].ms > 0 ? rows[i].macs / (rows[i].ms * 1e6) : 0.0);
-            printf("]");
-        }
-        printf("}\n");
-    } else {
-        printf("model      %s (batch %d)\n", model_name.c_str(), o.spec.batch);
-        printf("threads    %d\nsimd       %s\n", threads, simd);
-        printf("latency    median %.3f ms, min %.3f ms, max %.3f ms (%d runs, %d warm-up", median,
-               sorted.front(), sorted.back(), o.runs, o.warmup);
-        if (o.gap_ms > 0) printf(", %d ms idle before each", o.gap_ms);
-        printf(")\n");
-        printf("prerun     %.3f ms\n", prerun_ms);
-        printf("compute    %.3f GMAC, %.1f GMAC/s at the median\n", total_macs / 1e9,
-               total_macs / (median * 1e6));
-        if (hwm_reset)
-            printf(
-                "memory     peak RSS %.1f MiB while preparing and running (%.1f MiB while "
-                "building/loading), parameters %.2f MiB, arena %.2f MiB\n",
-                rss_mb, load_rss_mb, const_bytes / 1048576.0, arena / 1048576.0);
-        else
-            printf("memory     peak RSS %.1f MiB, parameters %.2f MiB, arena %.2f MiB\n", rss_mb,
-                   const_bytes / 1048576.0, arena / 1048576.0);
-        printf("output     %zu values, %zu nonzero, %zu distinct, hash %016llx\n", on, nonzero,
-               distinct, (unsigned long long)h);
-        if (o.profile) {
-            printf("\n%-22s %5s %10s %7s %12s %9s\n", "operator", "nodes", "ms", "share", "MMAC",
-                   "GMAC/s");
-            for (const OpRow& r : rows)
-                printf("%-22s %5d %10.4f %6.1f%% %12.1f %9.1f\n", r.op.c_str(), r.nodes, r.ms,
-                       profiled_total > 0 ? 100 * r.ms / profiled_total : 0.0, r.macs / 1e6,
-                       r.ms > 0 ? r.macs / (r.ms * 1e6) : 0.0);
-            printf("%-22s %5s %10.4f\n", "total (profiled)", "", profiled_total);
-            if (o.nodes) {
-                printf("\n%-28s %-18s %10s %12s %9s\n", "node", "operator", "ms", "MMAC", "GMAC/s");
-                for (int i = 0; i < node_count; ++i) {
-                    const char* name = nullptr;
-                    const char* op = nullptr;
-                    cvml_graph_node_info(g, i, &name, &op);
-                    if (!strcmp(op, "null")) continue;
-                    printf("%-28s %-18s %10.4f %12.1f %9.1f\n", name, op, node_ms[i], macs[i] / 1e6,
-                           node_ms[i] > 0 ? macs[i] / (node_ms[i] * 1e6) : 0.0);
-                }
-            }
-        }
-    }
-    if (o.hash && !o.json) printf("%016llx\n", (unsigned long long)h);
-    cvml_graph_release(g);
-    cvml_context_release(ctx);
-    cvml_release();
+    read_output(s.g, &f);
+    count_macs(s.g, &f);
+    if (o.profile) profile_operators(o, s.g, &f);
+    read_memory(s.g, &f);
+    if (o.json)
+        print_json(o, f);
+    else
+        print_text(o, f);
+    if (o.hash && !o.json) printf("%016llx\n", (unsigned long long)f.hash);
     return 0;
 }

@@ -3,8 +3,8 @@
  * Why: between two inferences the workers sleep. On the machines measured (a 2-vCPU
  * KVM guest, Linux 6.x), a worker woken after 20 ms or more of idle was often placed on
  * the waking caller's CPU and stayed there for the whole run, so the two threads shared
- * one core: a 2-thread ResNet-18 took 9.5 ms instead of 5.0 (the 1-thread time). A
- * worker bound to a CPU of its own cannot be stacked that way, whatever the gap.
+ * one core: a 2-thread ResNet-18 ran at the 1-thread speed. A worker bound to a CPU of
+ * its own cannot be stacked that way, whatever the gap.
  *
  * Only workers are bound, never the caller's thread (it belongs to the application);
  * see thread_pool.cpp for how a worker moves out of the caller's way. Binding is

@@ -581,12 +581,11 @@ bool bcast_fits(conv_gemm* f) {
  * on the other core. Rows first (each thread its own output rows, every channel) keeps
  * a thread's image rows and output rows on its own core, at the price of every thread
  * reading every weight: that pays while the copy fits in L2 beside the image. On
- * ResNet-18 at 2 threads (2026-11-26) rows first took the 56x56 convs from 0.279 to 0.273
- * ms and the 1x1 conv after them from 0.031 to 0.026; on the 14x14 ones (590 KB of
- * weights) it gained nothing. Not for a 1x1 kernel: block-major, a block's weights (16 KB
- * for 512 input channels) stay in L1 for all its rows, where rows first reads every
- * block's from L2 for each row (MobileNet-v1's 512-channel 14x14 layers at 2 threads,
- * 0.133 -> 0.124 ms block-major, per-node minima of 3 interleaved rounds). */
+ * ResNet-18 at 2 threads rows first made the 56x56 convs and the 1x1 conv after them
+ * faster; on the 14x14 ones (590 KB of weights) it gained nothing. Not for a 1x1 kernel:
+ * block-major, a block's weights (16 KB for 512 input channels) stay in L1 for all its
+ * rows, where rows first reads every block's from L2 for each row (MobileNet-v1's
+ * 512-channel 14x14 layers at 2 threads are 7% faster block-major). */
 constexpr int64_t kBcastRowsFirstMaxWeights = 256 * 1024;
 
 bool bcast_rows_first(const conv_gemm* f, int64_t copy_bytes) {
@@ -674,8 +673,8 @@ int choose_strips(conv_gemm* f) {
 
 /* An output larger than L2 (the 7x7 stem's 784 KB) is written far from where it was
  * last cached, and the stores of a tile whose K is short (147) wait for their lines; on
- * one thread, fetching the next tile's lines for writing first took ResNet-18's stem
- * from 0.723 to 0.687 ms. Not where a tile is shorter still (MobileNet-v1's pointwise
+ * one thread, fetching the next tile's lines for writing first made ResNet-18's stem 5%
+ * faster. Not where a tile is shorter still (MobileNet-v1's pointwise
  * layers with K 32-128: the same or 1-2% slower, the fetches landing too late), nor on
  * two threads, where it slowed those layers by 3-16% (the fetches compete with the other
  * core's traffic). */

@@ -7,8 +7,8 @@
  *   of few channels (C4 not a multiple of 4 words: a network's first layer, RGB) under a
  *   window wider than 1x1 is instead gathered into the GEMM's rows at each run
  *   (gather_rows), so that the GEMM reads them in 16-byte pieces: gathered 4 bytes at a
- *   time it was bound by address arithmetic (ResNet-18's first layer: 0.52 of 3.7 ms at
- *   batch 64 on an H200);
+ *   time it was bound by address arithmetic (ResNet-18's first layer took a seventh of
+ *   a batch-64 run);
  * - groups > 1 (depthwise included) multiplies the int32 values as they are, a strip of
  *   outputs per thread (conv_grouped.cuh);
  * - every sum wraps mod 2^32, so the order of the additions does not change the bytes. */

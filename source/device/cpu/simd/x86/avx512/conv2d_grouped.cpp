@@ -157,9 +157,9 @@ CVML_TARGET_AVX512 inline __attribute__((always_inline)) void dw_tail_store(cons
 /* NC (2..4) consecutive 16-column chunks of one output row, from output `at` on, `left`
  * of them inside the row, through the saturating int8 tail (no added operand) and
  * stored with one masked store. On Zen 4 four 16-byte masked stores a row took a third
- * of MobileNet-v1's 112x112 depthwise layer (0.117 -> 0.080 ms, 1 thread); one store
- * of the row's bytes gathered in a register does not. A single chunk keeps its 16-byte
- * store (a 64-byte one was slower there, 14x14 planes 1.4x). */
+ * of MobileNet-v1's 112x112 depthwise layer on one thread; one store of the row's
+ * bytes gathered in a register does not. A single chunk keeps its 16-byte store (a
+ * 64-byte one was slower there, 14x14 planes 1.4x). */
 template <int NC>
 CVML_TARGET_AVX512 inline __attribute__((always_inline)) void dw_row_store_sat(
     const dw_tail& t, const __m512i (&sums)[4], int64_t at, int64_t left) {
