@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs every command the user documentation shows, as written: each ```sh block of
-# README.md, docs/cli.md, examples/*/README.md, python/README.md and
+# README.md, docs/cli.md, docs/convert.md, examples/*/README.md, python/README.md and
 # tools/bench/README.md, statement by statement in order, in a fresh copy of the tree (the files git tracks,
 # plus new ones not ignored), with HOME a scratch directory and no CVML_* variables.
 #
@@ -39,10 +39,13 @@ CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache"
 fi
 
 # ---- what this machine cannot run
-have_go=0 have_numpy=0 have_shared=0
+have_go=0 have_numpy=0 have_shared=0 have_convert=0
 command -v go > /dev/null 2>&1 && have_go=1
 /usr/bin/python3 -c 'import numpy' 2> /dev/null && have_numpy=1
 [ -d "$work/fresh/shared/models" ] && have_shared=1
+# The converter's examples need onnx and the Fashion-MNIST data set.
+/usr/bin/python3 -c 'import numpy, onnx' 2> /dev/null &&
+    [ -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ] && have_convert=1
 
 # skip_reason STATEMENT: why the statement is not run here ("" to run it).
 skip_reason() {
@@ -55,6 +58,12 @@ skip_reason() {
     esac
     case "$1" in *"go build"* | *cvmlrun*)
         [ "$have_go" = 1 ] || echo "no Go toolchain (Debian: golang-go)"
+        return
+        ;;
+    esac
+    case "$1" in *make_data.py* | *cvml.convert* | *cvml-convert* | */tmp/fmnist* | */tmp/convert_*)
+        [ "$have_convert" = 1 ] ||
+            echo "no onnx or Fashion-MNIST data for /usr/bin/python3 (scripts/install_deps.sh)"
         return
         ;;
     esac
@@ -90,7 +99,7 @@ statements() {
         }'
 }
 
-docs=$(cd "$fresh" && for doc in README.md docs/cli.md examples/*/README.md python/README.md \
+docs=$(cd "$fresh" && for doc in README.md docs/cli.md docs/convert.md examples/*/README.md python/README.md \
     tools/bench/README.md; do [ ! -f "$doc" ] || echo "$doc"; done)
 failures=0 ran=0 skipped=0
 for doc in $docs; do
