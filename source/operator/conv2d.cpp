@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 
+#include "operator/conv2d_geom.h"
 #include "operator/nn_attr.h"
 #include "operator/op_common.h"
 
@@ -81,15 +82,16 @@ int conv2d_infer_shape(op_infer_ctx* ctx) {
     if (!rc)
         rc = nn_verify_attr_range(p->kernel_size.values[1], "Conv2D.kernel_size[1]", 1, INT32_MAX);
     if (rc) return rc;
-    const int64_t dk_h = 1 + (p->kernel_size.values[0] - 1) * p->dilation.values[0];
-    const int64_t dk_w = 1 + (p->kernel_size.values[1] - 1) * p->dilation.values[1];
+    const int64_t dk_h = conv2d_dilated_extent(p->kernel_size.values[0], p->dilation.values[0]);
+    const int64_t dk_w = conv2d_dilated_extent(p->kernel_size.values[1], p->dilation.values[1]);
     ir_tensor* y = ctx->outputs[0];
     y->ndim = 4;
     y->dims[0] = x->dims[0];
     y->dims[1] = p->channels;
-    // C++ division truncates toward zero, as upstream's int64 arithmetic does.
-    y->dims[2] = (x->dims[2] + p->padding.values[0] * 2 - dk_h) / p->strides.values[0] + 1;
-    y->dims[3] = (x->dims[3] + p->padding.values[1] * 2 - dk_w) / p->strides.values[1] + 1;
+    y->dims[2] = conv2d_out_extent(x->dims[2], p->padding.values[0], p->kernel_size.values[0],
+                                   p->strides.values[0], p->dilation.values[0]);
+    y->dims[3] = conv2d_out_extent(x->dims[3], p->padding.values[1], p->kernel_size.values[1],
+                                   p->strides.values[1], p->dilation.values[1]);
     if (dk_h > x->dims[2] + 2 * p->padding.values[0])
         return cvml_fail(CVML_ERR_LOGIC, "kernel size exceed input (%lld vs. %lld)",
                          static_cast<long long>(dk_h),

@@ -99,18 +99,3 @@ static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {
 static inline int32_t* cpu_out(const cpu_node_ctx* ctx, int i) {
     return static_cast<int32_t*>(ctx->outputs[i]->data);
 }
-
-/* Two's-complement wrap-around arithmetic, defined in C++ (unlike signed overflow):
- * upstream's g++ -O3 build wraps, and consensus depends on it. */
-static inline int32_t wrap_add(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-static inline int32_t wrap_sub(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
-}
-static inline int32_t wrap_mul(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
-}
-static inline int32_t wrap_neg(int32_t a) {
-    return static_cast<int32_t>(0u - static_cast<uint32_t>(a));
-}

@@ -9,6 +9,7 @@
 
 #include "graph/verify.h"
 #include "module/registry.h"
+#include "operator/format_limits.h"
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
@@ -18,9 +19,6 @@
 #include "utility/memory.h"
 
 namespace {
-
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxSize = int64_t{1} << 30;
 
 /* What the checks and the IR need of the document, kept compact: the document is
  * read one piece at a time (a node, a graph attribute), each piece's tree freed once
@@ -860,13 +858,13 @@ int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
         int64_t size = 1;
         for (int32_t d = 0; d < ndim; ++d) {
             int64_t x = shape_dim(f->shape, first + d);
-            if (x < 1 || x > kMaxDim)
+            if (x < 1 || x > kFormatMaxDim)
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "shape of entry %" PRId32
                                  ": dimension should be in (0, 2^24], but %lld",
                                  i, static_cast<long long>(x));
             size *= x;
-            if (size > kMaxSize)
+            if (size > kFormatMaxElements)
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "shape of entry %" PRId32
                                  ": size should not exceed 2^30, but %lld",

@@ -1,6 +1,7 @@
 /* abs on the CPU: |x|, INT32_MIN wrapping to itself. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 
 namespace {
 

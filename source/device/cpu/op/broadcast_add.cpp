@@ -1,12 +1,11 @@
 /* broadcast_add on the CPU: a + b with two's-complement wrap-around, NumPy broadcasting
  * (broadcast_kernel.h). */
 #include "device/cpu/op/broadcast_kernel.h"
-#include "device/cpu/op/elemwise_scalar.h"
 
 namespace {
 
 struct broadcast_add_fn {
-    static int32_t apply(int32_t a, int32_t b) { return wrap_add(a, b); }
+    static int32_t apply(int32_t a, int32_t b) { return cvml_wrap_add(a, b); }
 };
 
 const cpu_kernel broadcast_add_kernel = {"broadcast_add", cpu_broadcast::prerun,

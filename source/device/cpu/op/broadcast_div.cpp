@@ -1,7 +1,7 @@
 /* broadcast_div on the CPU: a / b truncated toward zero, 0 where b == 0, NumPy broadcasting
  * (broadcast_kernel.h). */
 #include "device/cpu/op/broadcast_kernel.h"
-#include "device/cpu/op/elemwise_scalar.h"
+#include "operator/scalar.h"
 
 namespace {
 

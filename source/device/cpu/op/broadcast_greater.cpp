@@ -1,6 +1,5 @@
 /* broadcast_greater on the CPU: 1 where a > b, else 0, NumPy broadcasting (broadcast_kernel.h). */
 #include "device/cpu/op/broadcast_kernel.h"
-#include "device/cpu/op/elemwise_scalar.h"
 
 namespace {
 

@@ -1,6 +1,5 @@
 /* broadcast_max on the CPU: max(a, b), NumPy broadcasting (broadcast_kernel.h). */
 #include "device/cpu/op/broadcast_kernel.h"
-#include "device/cpu/op/elemwise_scalar.h"
 
 namespace {
 

@@ -3,14 +3,13 @@
  * keeps the other operand's shape (MRT's requantization scales) is an element-wise
  * epilogue chain instead: any storage in and out, and a fused tail of its own. */
 #include "device/cpu/op/broadcast_kernel.h"
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "utility/memory.h"
 
 namespace {
 
 struct broadcast_mul_fn {
-    static int32_t apply(int32_t a, int32_t b) { return wrap_mul(a, b); }
+    static int32_t apply(int32_t a, int32_t b) { return cvml_wrap_mul(a, b); }
 };
 
 /* Which input is scaled by a one-element constant with the output's shape (the

@@ -1,6 +1,5 @@
 /* clip on the CPU: max(min(x, a_max), a_min). Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "operator/clip.h"
 

@@ -1,6 +1,5 @@
 /* cvm_clip on the CPU: clip to +-(2^(p-1)-1); is_sign is ignored as upstream ignores it. Element i
  * reads only element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "operator/cvm_clip.h"
 

@@ -1,7 +1,8 @@
 /* cvm_left_shift on the CPU: clip(x << b) as upstream's formal device (divergence D1: upstream's
  * CPU kernel always fails). Element i reads only element i of its inputs, so the output may share
  * an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 #include "operator/cvm_left_shift.h"
 
 namespace {

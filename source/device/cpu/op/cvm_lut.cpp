@@ -1,6 +1,7 @@
 /* cvm_lut on the CPU: y[i] = table_flat[clip(data[i], 0, size-1)], upstream's take
  * without an axis with the operands swapped. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 
 namespace {
 

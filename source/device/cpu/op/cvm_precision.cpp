@@ -1,6 +1,7 @@
 /* cvm_precision on the CPU: the bit length of |x|, 0 -> 1. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 
 namespace {
 

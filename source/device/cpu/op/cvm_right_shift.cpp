@@ -1,6 +1,5 @@
 /* cvm_right_shift on the CPU: upstream's CPU rounding shift with its quirks (cvml_ops.h).
  * Element i reads only element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "operator/cvm_right_shift.h"
 

@@ -82,8 +82,7 @@ void dense_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
     for (int32_t r = 0; r < rows; ++r)
         for (int32_t c = 0; c < cols; ++c) {
             const int64_t u = m0 + r, b = n0 + c, i = b * a->f->units + u;
-            int32_t v = static_cast<int32_t>(static_cast<uint32_t>(tile[r * GEMM_NT + c]) +
-                                             static_cast<uint32_t>(a->bias ? a->bias[u] : 0));
+            int32_t v = cvml_wrap_add(tile[r * GEMM_NT + c], a->bias ? a->bias[u] : 0);
             cpu_store(a->y, i, epilogue_value(a->ep, v, i));
         }
 }

@@ -4,7 +4,8 @@
  * copies one contiguous inner row. */
 #include <string.h>
 
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 #include "operator/take.h"
 
 namespace {
