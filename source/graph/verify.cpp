@@ -6,7 +6,6 @@
 
 #include "operator/format_limits.h"
 #include "operator/op_def.h"
-#include "module/registry.h"
 #include "utility/error.h"
 #include "utility/memory.h"
 
@@ -86,7 +85,7 @@ int graph_prepare_node(ir_graph* g, ir_node* node) {
     char name[128];
     op_strip_suffix(node->op_name ? node->op_name : "", name, sizeof name);
     const op_def* op = op_registry_find(name);
-    if (!op) return graph_node_error(node, registry_operator_missing(name));
+    if (!op) return graph_node_error(node, op_registry_missing(name));
     node->op = op;
     int rc = op_parse_attrs(op, node);
     if (rc) return graph_node_error(node, rc);

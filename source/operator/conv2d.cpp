@@ -147,30 +147,19 @@ int conv2d_gas_base(const op_infer_ctx* ctx, int64_t* base) {
     return CVML_OK;
 }
 
-const op_def conv2d_op = {
+}  // namespace
+
+extern const op_def op_def_conv2d = {
     .name = "conv2d",
     .attrs = conv2d_attrs,
     .attr_count = sizeof(conv2d_attrs) / sizeof(conv2d_attrs[0]),
     .param_size = sizeof(conv2d_param),
-    .parse_extra = nullptr,
     .pair_tuples = 1,
-    .release_param = nullptr,
     .fixed_inputs = 3,
     .num_inputs = conv2d_num_inputs,
     .num_outputs = 1,
     .infer_shape = conv2d_infer_shape,
     .infer_precision = conv2d_infer_precision,
     .gas_base = conv2d_gas_base,
-    .may_share_input_storage = 0,
-    .runnable = 1,
     .verify_load = conv2d_verify_load,
 };
-
-}  // namespace
-
-int register_op_conv2d(void) {
-    return op_registry_add(&conv2d_op);
-}
-int unregister_op_conv2d(void) {
-    return op_registry_remove(&conv2d_op);
-}

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "graph/verify.h"
-#include "module/registry.h"
 #include "operator/format_limits.h"
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
@@ -978,8 +977,7 @@ int add_op_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* 
     // broken attributes is "not registered").
     char stripped[128];
     op_strip_suffix(node->op_name, stripped, sizeof stripped);
-    if (!op_registry_find(stripped))
-        return graph_node_error(node, registry_operator_missing(stripped));
+    if (!op_registry_find(stripped)) return graph_node_error(node, op_registry_missing(stripped));
     json_doc attrs_doc;
     int rc = parse_op_attrs(op_attrs, g, node, &attrs_doc);
     if (!rc) rc = graph_prepare_node(g, node);

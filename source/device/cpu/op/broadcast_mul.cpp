@@ -61,19 +61,12 @@ void broadcast_mul_postrun(cpu_node_ctx* ctx) {
     ctx->state = nullptr;
 }
 
-const cpu_kernel broadcast_mul_kernel = {"broadcast_mul",
-                                         broadcast_mul_prerun,
-                                         broadcast_mul_run,
-                                         broadcast_mul_postrun,
-                                         nullptr,
-                                         0,
-                                         broadcast_mul_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_broadcast_mul(void) {
-    return cpu_kernel_registry_add(&broadcast_mul_kernel);
-}
-int unregister_cpu_op_broadcast_mul(void) {
-    return cpu_kernel_registry_remove(&broadcast_mul_kernel);
-}
+extern const cpu_kernel cpu_kernel_broadcast_mul = {
+    .op = "broadcast_mul",
+    .prerun = broadcast_mul_prerun,
+    .run = broadcast_mul_run,
+    .postrun = broadcast_mul_postrun,
+    .writes_over_input = broadcast_mul_writes_over_input,
+};

@@ -621,19 +621,14 @@ int32_t conv2d_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes)
     return 0;
 }
 
-const cpu_kernel conv2d_kernel = {"conv2d",
-                                  conv2d_prerun,
-                                  conv2d_run,
-                                  conv2d_postrun,
-                                  conv2d_fused,
-                                  CPU_CAP_NARROW_IN(1),
-                                  conv2d_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_conv2d(void) {
-    return cpu_kernel_registry_add(&conv2d_kernel);
-}
-int unregister_cpu_op_conv2d(void) {
-    return cpu_kernel_registry_remove(&conv2d_kernel);
-}
+extern const cpu_kernel cpu_kernel_conv2d = {
+    .op = "conv2d",
+    .prerun = conv2d_prerun,
+    .run = conv2d_run,
+    .postrun = conv2d_postrun,
+    .fused = conv2d_fused,
+    .narrow_consts = CPU_CAP_NARROW_IN(1),
+    .writes_over_input = conv2d_writes_over_input,
+};

@@ -31,13 +31,9 @@ int cvm_left_shift_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_left_shift_kernel = {"cvm_left_shift", nullptr, cvm_left_shift_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_cvm_left_shift(void) {
-    return cpu_kernel_registry_add(&cvm_left_shift_kernel);
-}
-int unregister_cpu_op_cvm_left_shift(void) {
-    return cpu_kernel_registry_remove(&cvm_left_shift_kernel);
-}
+extern const cpu_kernel cpu_kernel_cvm_left_shift = {
+    .op = "cvm_left_shift",
+    .run = cvm_left_shift_run,
+};

@@ -285,14 +285,12 @@ int dense_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel dense_kernel = {"dense",       dense_prerun, dense_run,
-                                 dense_postrun, nullptr,      CPU_CAP_NARROW_IN(1)};
-
 }  // namespace
 
-int register_cpu_op_dense(void) {
-    return cpu_kernel_registry_add(&dense_kernel);
-}
-int unregister_cpu_op_dense(void) {
-    return cpu_kernel_registry_remove(&dense_kernel);
-}
+extern const cpu_kernel cpu_kernel_dense = {
+    .op = "dense",
+    .prerun = dense_prerun,
+    .run = dense_run,
+    .postrun = dense_postrun,
+    .narrow_consts = CPU_CAP_NARROW_IN(1),
+};

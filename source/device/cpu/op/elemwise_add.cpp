@@ -32,15 +32,11 @@ int elemwise_add_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel elemwise_add_kernel = {
-    "elemwise_add",          elemwise_add_prerun, elemwise_add_run, nullptr, nullptr, 0,
-    cpu_ew_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_elemwise_add(void) {
-    return cpu_kernel_registry_add(&elemwise_add_kernel);
-}
-int unregister_cpu_op_elemwise_add(void) {
-    return cpu_kernel_registry_remove(&elemwise_add_kernel);
-}
+extern const cpu_kernel cpu_kernel_elemwise_add = {
+    .op = "elemwise_add",
+    .prerun = elemwise_add_prerun,
+    .run = elemwise_add_run,
+    .writes_over_input = cpu_ew_writes_over_input,
+};

@@ -26,13 +26,9 @@ int elemwise_sub_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel elemwise_sub_kernel = {"elemwise_sub", nullptr, elemwise_sub_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_elemwise_sub(void) {
-    return cpu_kernel_registry_add(&elemwise_sub_kernel);
-}
-int unregister_cpu_op_elemwise_sub(void) {
-    return cpu_kernel_registry_remove(&elemwise_sub_kernel);
-}
+extern const cpu_kernel cpu_kernel_elemwise_sub = {
+    .op = "elemwise_sub",
+    .run = elemwise_sub_run,
+};

@@ -25,13 +25,9 @@ int negative_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel negative_kernel = {"negative", nullptr, negative_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_negative(void) {
-    return cpu_kernel_registry_add(&negative_kernel);
-}
-int unregister_cpu_op_negative(void) {
-    return cpu_kernel_registry_remove(&negative_kernel);
-}
+extern const cpu_kernel cpu_kernel_negative = {
+    .op = "negative",
+    .run = negative_run,
+};

@@ -140,13 +140,10 @@ int nms_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel nms_kernel = {"non_max_suppression", nms_prerun, nms_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_non_max_suppression(void) {
-    return cpu_kernel_registry_add(&nms_kernel);
-}
-int unregister_cpu_op_non_max_suppression(void) {
-    return cpu_kernel_registry_remove(&nms_kernel);
-}
+extern const cpu_kernel cpu_kernel_non_max_suppression = {
+    .op = "non_max_suppression",
+    .prerun = nms_prerun,
+    .run = nms_run,
+};

@@ -5,6 +5,7 @@
 
 #pragma GCC optimize("O2") /* the hot loops, in an -Os library too */
 
+#include "cvml_ops.h"
 #include "device/cpu/simd/arm/cortexm/accumulate.h"
 
 #include "graph/graph.h"
