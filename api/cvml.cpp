@@ -19,6 +19,7 @@
 #include "module/registry.h"
 #include "module/scheduler.h"
 #include "module/serializer.h"
+#include "operator/format_limits.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
 #include "utility/memory.h"
@@ -484,11 +485,11 @@ static int add_variable(cvml_graph* g, const char* name, int ndim, const int32_t
         return cvml_fail(CVML_ERR_LOGIC, "'%s': precision %d outside 1..32", name, precision);
     int64_t size = 1;
     for (int i = 0; i < ndim; ++i) {
-        if (dims[i] < 1 || dims[i] > (1 << 24))
+        if (dims[i] < 1 || dims[i] > kFormatMaxDim)
             return cvml_fail(CVML_ERR_LOGIC, "'%s': dim %d is %" PRId32 ", outside 1..2^24", name,
                              i, dims[i]);
         size *= dims[i];
-        if (size > (int64_t{1} << 30))
+        if (size > kFormatMaxElements)
             return cvml_fail(CVML_ERR_LOGIC, "'%s': more than 2^30 elements", name);
     }
     int32_t ni = ir_graph_add_node(ir, name);

@@ -61,8 +61,20 @@ CVML_OPS_FN int32_t cvml_precision_bound(int32_t precision) {
     return (int32_t)((((uint32_t)1) << (precision - 1)) - 1u);
 }
 
+/* Two's-complement wrap-around, which C and C++ leave undefined for signed overflow:
+ * upstream's g++ -O3 build wraps, and consensus depends on it. Every device computes
+ * int32 arithmetic through these. */
 CVML_OPS_FN int32_t cvml_wrap_add(int32_t x, int32_t y) {
     return (int32_t)((uint32_t)x + (uint32_t)y);
+}
+CVML_OPS_FN int32_t cvml_wrap_sub(int32_t x, int32_t y) {
+    return (int32_t)((uint32_t)x - (uint32_t)y);
+}
+CVML_OPS_FN int32_t cvml_wrap_mul(int32_t x, int32_t y) {
+    return (int32_t)((uint32_t)x * (uint32_t)y);
+}
+CVML_OPS_FN int32_t cvml_wrap_neg(int32_t x) {
+    return (int32_t)(0u - (uint32_t)x);
 }
 
 CVML_OPS_FN int32_t cvml_clip(int32_t x, int32_t lo, int32_t hi) {
@@ -90,7 +102,7 @@ CVML_OPS_FN int32_t cvml_step_value(const cvml_step* s, int32_t x, int32_t y) {
         case CVML_STEP_RIGHT_SHIFT:
             return cvml_right_shift(x, s->a, s->b);
         case CVML_STEP_MUL:
-            return (int32_t)((uint32_t)x * (uint32_t)s->a);
+            return cvml_wrap_mul(x, s->a);
         case CVML_STEP_ADD:
             return cvml_wrap_add(x, y);
         default:

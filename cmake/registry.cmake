@@ -1,12 +1,14 @@
-# Registration tables generated from the source folders, as Tengine Lite does, instead of
-# static constructors that a static link may drop. One generator serves every registry:
-# operators, operator aliases, serializers, CPU kernels, devices and the CUDA kernels.
+# Tables generated from the source folders, instead of static constructors that a static
+# link may drop. One generator serves every table: the operators and their aliases, the
+# CPU kernels and the CUDA kernels (const tables of descriptors, in flash on a
+# microcontroller), and the serializers and devices (registered at run time, since
+# plugins add devices).
 #
 #   cvml_registry_discover(<var> DIR <dir> SYMBOL <pattern> [ONLY <names...>] [RECURSE])
 #       Finds the C/C++/CUDA files of <dir> and reads them. A file NAME.ext registers iff
 #       a line of it matches the regular expression <pattern> with @NAME@ replaced by
-#       NAME (its register symbol being defined, for example
-#       `^int register_op_@NAME@\\(`); every other file is a shared helper. With ONLY,
+#       NAME (its descriptor or register symbol being defined, for example
+#       `^extern const op_def op_def_@NAME@ =`); every other file is a shared helper. With ONLY,
 #       registering files whose NAME is not listed are left out of the build, and so
 #       are their helpers: a helper NAME_*.ext belongs to NAME (the longest such). Sets
 #         <var>_NAMES     registering names kept, sorted
@@ -15,14 +17,23 @@
 #         <var>_LEFT_OUT  registering names that ONLY dropped
 #       Adding an operator is adding its file: the folder is globbed with
 #       CONFIGURE_DEPENDS, so a new file re-runs the configure step.
-#   cvml_registry_add(KIND <kind> PREFIX <prefix> NAMES <names...>)
-#       adds a group to the core's table: every NAME defines
-#       `int register_<prefix>_NAME(void)` and `int unregister_<prefix>_NAME(void)`.
-#   cvml_registry_write(<output.cpp> [LEFT_OUT <names...>])
-#       writes the declarations and the table, in the order the groups were added
-#       (sorted within each group, so the order never depends on the file system), and
+#   cvml_registry_aliases(<var> <sources...>)
+#       Sets <var> to the rows ("NAME SYMBOL") of the operator aliases the sources
+#       define, one per line `CVML_OP_ALIAS(SYMBOL, "NAME", ...)` (operator/op_def.h).
+#   cvml_registry_write_sorted(<output.cpp> INCLUDE <header> TYPE <type> TABLE <name>
+#                              ROWS <"NAME SYMBOL"...> [LEFT_OUT <names...>])
+#       writes a const table `const <type>* const <name>[]` of the descriptors SYMBOL,
+#       sorted by NAME in strcmp order (looked up by binary search), and its length
+#       `<name>_count`; stops on a NAME given twice. With LEFT_OUT (the operators), also
 #       the names of the operators a CVML_OPERATORS build left out, so that loading a
 #       model that needs one says so.
+#   cvml_registry_add(KIND <kind> PREFIX <prefix> NAMES <names...>)
+#       adds a group to the core's run-time registrations: every NAME defines
+#       `int register_<prefix>_NAME(void)` and `int unregister_<prefix>_NAME(void)`.
+#   cvml_registry_write(<output.cpp>)
+#       writes the declarations and the table of run-time registrations, in the order
+#       the groups were added (sorted within each group, so the order never depends on
+#       the file system).
 #   cvml_registry_write_table(<output> INCLUDE <header> DECL <pattern> ROW <pattern>
 #                             TABLE <declaration> NAMES <names...>)
 #       writes a NULL-terminated table of another shape (the CUDA kernels): DECL (a
@@ -111,8 +122,58 @@ function(cvml_registry_add)
   endforeach()
 endfunction()
 
+function(cvml_registry_aliases var)
+  set(rows "")
+  foreach(src IN LISTS ARGN)
+    file(STRINGS "${src}" lines REGEX "^CVML_OP_ALIAS\\(")
+    foreach(line IN LISTS lines)
+      if(NOT line MATCHES "^CVML_OP_ALIAS\\(([A-Za-z0-9_]+), \"([^\"]+)\"")
+        message(FATAL_ERROR "registry: '${src}': cannot read '${line}'")
+      endif()
+      list(APPEND rows "${CMAKE_MATCH_2} op_alias_${CMAKE_MATCH_1}")
+    endforeach()
+  endforeach()
+  set(${var} "${rows}" PARENT_SCOPE)
+endfunction()
+
+function(cvml_registry_write_sorted output)
+  cmake_parse_arguments(ARG "" "INCLUDE;TYPE;TABLE" "ROWS;LEFT_OUT" ${ARGN})
+  # A space sorts before every character of a name, so the rows sort by name.
+  set(rows ${ARG_ROWS})
+  list(SORT rows)
+  set(decls "")
+  set(entries "")
+  set(previous "")
+  list(LENGTH rows count)
+  foreach(row IN LISTS rows)
+    string(REPLACE " " ";" parts "${row}")
+    list(GET parts 0 name)
+    list(GET parts 1 symbol)
+    if(name STREQUAL previous)
+      message(FATAL_ERROR "registry: '${name}' is defined twice (${ARG_TABLE})")
+    endif()
+    set(previous "${name}")
+    string(APPEND decls "extern const ${ARG_TYPE} ${symbol};\n")
+    string(APPEND entries "    &${symbol},\n")
+  endforeach()
+  if(count EQUAL 0)
+    set(entries "    nullptr,\n")
+  endif()
+  set(text "/* Generated by cmake/registry.cmake from the source folders. Do not edit. */\n#include \"${ARG_INCLUDE}\"\n\n${decls}\n/* Sorted by name (strcmp): looked up by binary search. */\nconst ${ARG_TYPE}* const ${ARG_TABLE}[] = {\n${entries}};\nconst int32_t ${ARG_TABLE}_count = ${count};\n")
+  if(DEFINED ARG_LEFT_OUT OR "LEFT_OUT" IN_LIST ARGN)
+    set(left_out ${ARG_LEFT_OUT})
+    list(SORT left_out)
+    list(LENGTH left_out left_count)
+    set(left_rows "")
+    foreach(name IN LISTS left_out)
+      string(APPEND left_rows "    \"${name}\",\n")
+    endforeach()
+    string(APPEND text "\n/* Operators this build left out (CVML_OPERATORS). */\nconst char* const cvml_left_out_operators[] = {\n${left_rows}    nullptr,\n};\nconst int32_t cvml_left_out_operator_count = ${left_count};\n")
+  endif()
+  cvml_registry_write_if_changed("${output}" "${text}")
+endfunction()
+
 function(cvml_registry_write output)
-  cmake_parse_arguments(ARG "" "" "LEFT_OUT" ${ARGN})
   get_property(entries GLOBAL PROPERTY CVML_REGISTRY_ENTRIES)
   set(decls "")
   set(rows "")
@@ -128,14 +189,7 @@ function(cvml_registry_write output)
   if(count EQUAL 0)
     set(rows "    {\"none\", \"none\", nullptr, nullptr},\n")
   endif()
-  set(left_rows "")
-  set(left_out ${ARG_LEFT_OUT})
-  list(SORT left_out)
-  list(LENGTH left_out left_count)
-  foreach(name IN LISTS left_out)
-    string(APPEND left_rows "    \"${name}\",\n")
-  endforeach()
-  set(text "/* Generated by cmake/registry.cmake from the source folders. Do not edit. */\n#include \"module/registry.h\"\n\n${decls}\nconst registry_entry cvml_generated_registry[] = {\n${rows}};\nconst int cvml_generated_registry_count = ${count};\n\n/* Operators this build left out (CVML_OPERATORS). */\nconst char* const cvml_left_out_operators[] = {\n${left_rows}    nullptr,\n};\nconst int cvml_left_out_operator_count = ${left_count};\n")
+  set(text "/* Generated by cmake/registry.cmake from the source folders. Do not edit. */\n#include \"module/registry.h\"\n\n${decls}\nconst registry_entry cvml_generated_registry[] = {\n${rows}};\nconst int cvml_generated_registry_count = ${count};\n")
   cvml_registry_write_if_changed("${output}" "${text}")
 endfunction()
 

@@ -4,18 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "operator/format_limits.h"
 #include "operator/op_def.h"
-#include "module/registry.h"
 #include "utility/error.h"
 #include "utility/memory.h"
 
 namespace {
-
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxSize = int64_t{1} << 30;
-constexpr int64_t kMaxGasBase = int64_t{1} << 30;
-constexpr uint64_t kMaxOps = uint64_t{1} << 40;
-constexpr uint64_t kMaxMem = uint64_t{1} << 40;
 
 op_infer_ctx make_ctx(const ir_graph* g, const ir_node* node) {
     op_infer_ctx ctx;
@@ -66,12 +60,12 @@ int check_shape_limits(const ir_tensor* t) {
                          t->ndim);
     int64_t size = 1;
     for (int32_t i = 0; i < t->ndim; ++i) {
-        if (t->dims[i] < 1 || t->dims[i] > kMaxDim)
+        if (t->dims[i] < 1 || t->dims[i] > kFormatMaxDim)
             return cvml_fail(CVML_ERR_LOGIC,
                              "tensor '%s': dim %" PRId32 " is %lld, outside 1..2^24", t->name, i,
                              static_cast<long long>(t->dims[i]));
         size *= t->dims[i];
-        if (size > kMaxSize)
+        if (size > kFormatMaxElements)
             return cvml_fail(CVML_ERR_LOGIC, "tensor '%s': more than 2^30 elements", t->name);
     }
     return CVML_OK;
@@ -91,7 +85,7 @@ int graph_prepare_node(ir_graph* g, ir_node* node) {
     char name[128];
     op_strip_suffix(node->op_name ? node->op_name : "", name, sizeof name);
     const op_def* op = op_registry_find(name);
-    if (!op) return graph_node_error(node, registry_operator_missing(name));
+    if (!op) return graph_node_error(node, op_registry_missing(name));
     node->op = op;
     int rc = op_parse_attrs(op, node);
     if (rc) return graph_node_error(node, rc);
@@ -213,7 +207,7 @@ int graph_compute_gas(ir_graph* g) {
             int rc = node->op->gas_base(&ctx, &base);
             if (rc) return graph_node_error(node, rc);
         }
-        if (base > kMaxGasBase || base < 0)
+        if (base > kFormatMaxGasBase || base < 0)
             return graph_node_error(node, cvml_fail(CVML_ERR_LOGIC, "gas base %lld exceeds 2^30",
                                                     static_cast<long long>(base)));
         // Upstream charges entry 0 for every operator (get_valid_counts included, see
@@ -221,12 +215,12 @@ int graph_compute_gas(ir_graph* g) {
         uint64_t out_size =
             static_cast<uint64_t>(ir_tensor_element_count(g->tensors[node->outputs[0]]));
         ops += static_cast<uint64_t>(base) * out_size;
-        if (ops > kMaxOps)
+        if (ops > kFormatMaxGasOps)
             return graph_node_error(node, cvml_fail(CVML_ERR_LOGIC, "gas ops exceed 2^40"));
         for (int32_t i = 0; i < node->output_count; ++i)
             mem += 5 * static_cast<uint64_t>(ir_tensor_element_count(g->tensors[node->outputs[i]]));
     }
-    if (mem > kMaxMem) return cvml_fail(CVML_ERR_LOGIC, "gas memory exceeds 2^40");
+    if (mem > kFormatMaxGasMemory) return cvml_fail(CVML_ERR_LOGIC, "gas memory exceeds 2^40");
     g->gas_ops = ops;
     g->gas_mem = mem;
     g->gas = ops + mem;

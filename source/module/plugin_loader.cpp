@@ -11,7 +11,6 @@
 #include "module/device.h"
 #include "module/plugin_ir.h"
 #include "module/serializer.h"
-#include "operator/op_def.h"
 #include "utility/error.h"
 #include "utility/memory.h"
 #include "utility/sort.h"
@@ -56,9 +55,9 @@
 namespace {
 
 constexpr int32_t kMaxPlugins = 32;
-constexpr int32_t kMaxItems = 64; /* devices + operators + serializers per plugin */
+constexpr int32_t kMaxItems = 64; /* devices + serializers per plugin */
 
-enum item_kind { ITEM_DEVICE, ITEM_OPERATOR, ITEM_SERIALIZER };
+enum item_kind { ITEM_DEVICE, ITEM_SERIALIZER };
 
 struct plugin_item {
     item_kind kind;
@@ -264,8 +263,6 @@ void unregister_items(plugin_slot* s) {
         const plugin_item& it = s->items[i];
         if (it.kind == ITEM_DEVICE)
             device_registry_remove(static_cast<cvml_device*>(const_cast<void*>(it.ptr)));
-        else if (it.kind == ITEM_OPERATOR)
-            op_registry_remove(static_cast<const op_def*>(it.ptr));
         else
             serializer_registry_remove(static_cast<const cvml_serializer*>(it.ptr));
     }
@@ -282,10 +279,9 @@ int add_item(item_kind kind, const void* ptr, const char* what) {
     if (g_current->item_count == kMaxItems)
         return cvml_fail(CVML_ERR_RUNTIME, "plugin '%s' registers more than %d items",
                          g_current->name, kMaxItems);
-    int rc =
-        kind == ITEM_DEVICE ? device_registry_add(static_cast<cvml_device*>(const_cast<void*>(ptr)))
-        : kind == ITEM_OPERATOR ? op_registry_add(static_cast<const op_def*>(ptr))
-                                : serializer_registry_add(static_cast<const cvml_serializer*>(ptr));
+    int rc = kind == ITEM_DEVICE
+                 ? device_registry_add(static_cast<cvml_device*>(const_cast<void*>(ptr)))
+                 : serializer_registry_add(static_cast<const cvml_serializer*>(ptr));
     if (!rc) g_current->items[g_current->item_count++] = {kind, ptr};
     return rc;
 }

@@ -162,16 +162,6 @@ int32_t serializer_registry_count(void) {
     return g_serializer_count;
 }
 
-int registry_operator_missing(const char* name) {
-    for (int i = 0; i < cvml_left_out_operator_count; ++i)
-        if (strcmp(cvml_left_out_operators[i], name) == 0)
-            return cvml_fail(CVML_ERR_RUNTIME,
-                             "Operator %s is not registered: this build left it out "
-                             "(CVML_OPERATORS); rebuild with it in the list",
-                             name);
-    return cvml_fail(CVML_ERR_RUNTIME, "Operator %s is not registered", name);
-}
-
 int registry_register_all(void) {
     for (int i = 0; i < cvml_generated_registry_count; ++i) {
         const registry_entry* e = &cvml_generated_registry[i];

@@ -3,26 +3,14 @@
 #include "operator/op_common.h"
 #include "operator/op_elemwise.h"
 
-static const op_def broadcast_add_op = {
+extern constexpr op_def op_def_broadcast_add = {
     .name = "broadcast_add",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_broadcast,
     .infer_precision = op_infer_precision_max_plus_one,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
 
-int register_op_broadcast_add(void) {
-    return op_registry_add(&broadcast_add_op);
-}
-int unregister_op_broadcast_add(void) {
-    return op_registry_remove(&broadcast_add_op);
-}
+/* Upstream's aliases of broadcast_add (op_alias_of). */
+CVML_OP_ALIAS(add_symbol, "__add_symbol__", op_def_broadcast_add);
+CVML_OP_ALIAS(add, "add", op_def_broadcast_add);

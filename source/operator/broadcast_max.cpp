@@ -14,26 +14,13 @@ int infer_precision_max(op_infer_ctx* ctx) {
 
 }  // namespace
 
-static const op_def broadcast_max_op = {
+extern constexpr op_def op_def_broadcast_max = {
     .name = "broadcast_max",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_broadcast,
     .infer_precision = infer_precision_max,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
 
-int register_op_broadcast_max(void) {
-    return op_registry_add(&broadcast_max_op);
-}
-int unregister_op_broadcast_max(void) {
-    return op_registry_remove(&broadcast_max_op);
-}
+/* Upstream's aliases of broadcast_max (op_alias_of). */
+CVML_OP_ALIAS(max_symbol, "__max_symbol__", op_def_broadcast_max);

@@ -28,27 +28,15 @@ int broadcast_mul_step(const ir_graph* g, const ir_node* node, int32_t input, cv
 
 }  // namespace
 
-static const op_def broadcast_mul_op = {
+extern constexpr op_def op_def_broadcast_mul = {
     .name = "broadcast_mul",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_broadcast,
     .infer_precision = infer_precision_sum,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
     .step = broadcast_mul_step,
 };
 
-int register_op_broadcast_mul(void) {
-    return op_registry_add(&broadcast_mul_op);
-}
-int unregister_op_broadcast_mul(void) {
-    return op_registry_remove(&broadcast_mul_op);
-}
+/* Upstream's aliases of broadcast_mul (op_alias_of). */
+CVML_OP_ALIAS(mul_symbol, "__mul_symbol__", op_def_broadcast_mul);
+CVML_OP_ALIAS(multiply, "multiply", op_def_broadcast_mul);

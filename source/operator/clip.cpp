@@ -49,29 +49,17 @@ int clip_step(const ir_graph*, const ir_node* node, int32_t input, cvml_step* st
     return 1;
 }
 
-const op_def clip_op = {
+}  // namespace
+
+extern const op_def op_def_clip = {
     .name = "clip",
     .attrs = clip_attrs,
     .attr_count = 2,
     .param_size = sizeof(clip_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_as_input0,
     .infer_precision = clip_infer_precision,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
     .step = clip_step,
 };
-
-}  // namespace
-
-int register_op_clip(void) {
-    return op_registry_add(&clip_op);
-}
-int unregister_op_clip(void) {
-    return op_registry_remove(&clip_op);
-}

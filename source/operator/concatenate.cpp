@@ -55,28 +55,15 @@ int concatenate_infer_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def concatenate_op = {
+}  // namespace
+
+extern const op_def op_def_concatenate = {
     .name = "concatenate",
     .attrs = concatenate_attrs,
     .attr_count = 1,
     .param_size = sizeof(concatenate_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = -1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = concatenate_infer_shape,
     .infer_precision = concatenate_infer_precision,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_concatenate(void) {
-    return op_registry_add(&concatenate_op);
-}
-int unregister_op_concatenate(void) {
-    return op_registry_remove(&concatenate_op);
-}

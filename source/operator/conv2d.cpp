@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 
+#include "operator/conv2d_geom.h"
 #include "operator/nn_attr.h"
 #include "operator/op_common.h"
 
@@ -81,15 +82,16 @@ int conv2d_infer_shape(op_infer_ctx* ctx) {
     if (!rc)
         rc = nn_verify_attr_range(p->kernel_size.values[1], "Conv2D.kernel_size[1]", 1, INT32_MAX);
     if (rc) return rc;
-    const int64_t dk_h = 1 + (p->kernel_size.values[0] - 1) * p->dilation.values[0];
-    const int64_t dk_w = 1 + (p->kernel_size.values[1] - 1) * p->dilation.values[1];
+    const int64_t dk_h = conv2d_dilated_extent(p->kernel_size.values[0], p->dilation.values[0]);
+    const int64_t dk_w = conv2d_dilated_extent(p->kernel_size.values[1], p->dilation.values[1]);
     ir_tensor* y = ctx->outputs[0];
     y->ndim = 4;
     y->dims[0] = x->dims[0];
     y->dims[1] = p->channels;
-    // C++ division truncates toward zero, as upstream's int64 arithmetic does.
-    y->dims[2] = (x->dims[2] + p->padding.values[0] * 2 - dk_h) / p->strides.values[0] + 1;
-    y->dims[3] = (x->dims[3] + p->padding.values[1] * 2 - dk_w) / p->strides.values[1] + 1;
+    y->dims[2] = conv2d_out_extent(x->dims[2], p->padding.values[0], p->kernel_size.values[0],
+                                   p->strides.values[0], p->dilation.values[0]);
+    y->dims[3] = conv2d_out_extent(x->dims[3], p->padding.values[1], p->kernel_size.values[1],
+                                   p->strides.values[1], p->dilation.values[1]);
     if (dk_h > x->dims[2] + 2 * p->padding.values[0])
         return cvml_fail(CVML_ERR_LOGIC, "kernel size exceed input (%lld vs. %lld)",
                          static_cast<long long>(dk_h),
@@ -145,30 +147,19 @@ int conv2d_gas_base(const op_infer_ctx* ctx, int64_t* base) {
     return CVML_OK;
 }
 
-const op_def conv2d_op = {
+}  // namespace
+
+extern const op_def op_def_conv2d = {
     .name = "conv2d",
     .attrs = conv2d_attrs,
     .attr_count = sizeof(conv2d_attrs) / sizeof(conv2d_attrs[0]),
     .param_size = sizeof(conv2d_param),
-    .parse_extra = nullptr,
     .pair_tuples = 1,
-    .release_param = nullptr,
     .fixed_inputs = 3,
     .num_inputs = conv2d_num_inputs,
     .num_outputs = 1,
     .infer_shape = conv2d_infer_shape,
     .infer_precision = conv2d_infer_precision,
     .gas_base = conv2d_gas_base,
-    .may_share_input_storage = 0,
-    .runnable = 1,
     .verify_load = conv2d_verify_load,
 };
-
-}  // namespace
-
-int register_op_conv2d(void) {
-    return op_registry_add(&conv2d_op);
-}
-int unregister_op_conv2d(void) {
-    return op_registry_remove(&conv2d_op);
-}

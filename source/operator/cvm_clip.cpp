@@ -33,29 +33,17 @@ int cvm_clip_step(const ir_graph*, const ir_node* node, int32_t input, cvml_step
     return 1;
 }
 
-const op_def cvm_clip_op = {
+}  // namespace
+
+extern const op_def op_def_cvm_clip = {
     .name = "cvm_clip",
     .attrs = cvm_clip_attrs,
     .attr_count = 2,
     .param_size = sizeof(cvm_clip_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_as_input0,
     .infer_precision = cvm_clip_infer_precision,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
     .step = cvm_clip_step,
 };
-
-}  // namespace
-
-int register_op_cvm_clip(void) {
-    return op_registry_add(&cvm_clip_op);
-}
-int unregister_op_cvm_clip(void) {
-    return op_registry_remove(&cvm_clip_op);
-}

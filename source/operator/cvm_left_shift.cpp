@@ -34,28 +34,16 @@ int cvm_left_shift_infer_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def cvm_left_shift_op = {
+}  // namespace
+
+extern const op_def op_def_cvm_left_shift = {
     .name = "cvm_left_shift",
     .attrs = cvm_left_shift_attrs,
     .attr_count = 3,
     .param_size = sizeof(cvm_left_shift_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_as_input0,
     .infer_precision = cvm_left_shift_infer_precision,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_cvm_left_shift(void) {
-    return op_registry_add(&cvm_left_shift_op);
-}
-int unregister_op_cvm_left_shift(void) {
-    return op_registry_remove(&cvm_left_shift_op);
-}

@@ -31,28 +31,15 @@ int cvm_lut_infer_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def cvm_lut_op = {
+}  // namespace
+
+extern const op_def op_def_cvm_lut = {
     .name = "cvm_lut",
     .attrs = cvm_lut_attrs,
     .attr_count = 1,
     .param_size = sizeof(cvm_lut_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = cvm_lut_infer_shape,
     .infer_precision = cvm_lut_infer_precision,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_cvm_lut(void) {
-    return op_registry_add(&cvm_lut_op);
-}
-int unregister_op_cvm_lut(void) {
-    return op_registry_remove(&cvm_lut_op);
-}

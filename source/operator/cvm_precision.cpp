@@ -13,26 +13,11 @@ int infer_precision_6(op_infer_ctx* ctx) {
 
 }  // namespace
 
-static const op_def cvm_precision_op = {
+extern const op_def op_def_cvm_precision = {
     .name = "cvm_precision",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_as_input0,
     .infer_precision = infer_precision_6,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
 };
-
-int register_op_cvm_precision(void) {
-    return op_registry_add(&cvm_precision_op);
-}
-int unregister_op_cvm_precision(void) {
-    return op_registry_remove(&cvm_precision_op);
-}

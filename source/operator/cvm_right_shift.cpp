@@ -36,29 +36,17 @@ int cvm_right_shift_step(const ir_graph*, const ir_node* node, int32_t input, cv
     return 1;
 }
 
-const op_def cvm_right_shift_op = {
+}  // namespace
+
+extern const op_def op_def_cvm_right_shift = {
     .name = "cvm_right_shift",
     .attrs = cvm_right_shift_attrs,
     .attr_count = 3,
     .param_size = sizeof(cvm_right_shift_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_as_input0,
     .infer_precision = cvm_right_shift_infer_precision,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
     .step = cvm_right_shift_step,
 };
-
-}  // namespace
-
-int register_op_cvm_right_shift(void) {
-    return op_registry_add(&cvm_right_shift_op);
-}
-int unregister_op_cvm_right_shift(void) {
-    return op_registry_remove(&cvm_right_shift_op);
-}

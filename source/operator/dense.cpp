@@ -60,28 +60,17 @@ int dense_gas_base(const op_infer_ctx* ctx, int64_t* base) {
     return CVML_OK;
 }
 
-const op_def dense_op = {
+}  // namespace
+
+extern const op_def op_def_dense = {
     .name = "dense",
     .attrs = dense_attrs,
     .attr_count = sizeof(dense_attrs) / sizeof(dense_attrs[0]),
     .param_size = sizeof(dense_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 3,
     .num_inputs = dense_num_inputs,
     .num_outputs = 1,
     .infer_shape = dense_infer_shape,
     .infer_precision = dense_infer_precision,
     .gas_base = dense_gas_base,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_dense(void) {
-    return op_registry_add(&dense_op);
-}
-int unregister_op_dense(void) {
-    return op_registry_remove(&dense_op);
-}

@@ -14,27 +14,12 @@ int elemwise_add_step(const ir_graph*, const ir_node* node, int32_t input, cvml_
 
 }  // namespace
 
-static const op_def elemwise_add_op = {
+extern const op_def op_def_elemwise_add = {
     .name = "elemwise_add",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_binary,
     .infer_precision = op_infer_precision_max_plus_one,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
     .step = elemwise_add_step,
 };
-
-int register_op_elemwise_add(void) {
-    return op_registry_add(&elemwise_add_op);
-}
-int unregister_op_elemwise_add(void) {
-    return op_registry_remove(&elemwise_add_op);
-}

@@ -37,30 +37,18 @@ int expand_dims_infer_shape(op_infer_ctx* ctx) {
     return shape_set_output(ctx->outputs[0], out, n);
 }
 
-const op_def expand_dims_op = {
+}  // namespace
+
+extern const op_def op_def_expand_dims = {
     .name = "expand_dims",
     .attrs = expand_dims_attrs,
     .attr_count = 2,
     .param_size = sizeof(expand_dims_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = expand_dims_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
     .is_view = 1,
     .bound = op_bound_of_input0,
 };
-
-}  // namespace
-
-int register_op_expand_dims(void) {
-    return op_registry_add(&expand_dims_op);
-}
-int unregister_op_expand_dims(void) {
-    return op_registry_remove(&expand_dims_op);
-}

@@ -15,30 +15,15 @@ int flatten_infer_shape(op_infer_ctx* ctx) {
     return shape_set_output(ctx->outputs[0], dims, 2);
 }
 
-const op_def flatten_op = {
+}  // namespace
+
+extern const op_def op_def_flatten = {
     .name = "flatten",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = flatten_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
     .is_view = 1,
     .bound = op_bound_of_input0,
 };
-
-}  // namespace
-
-int register_op_flatten(void) {
-    return op_registry_add(&flatten_op);
-}
-int unregister_op_flatten(void) {
-    return op_registry_remove(&flatten_op);
-}

@@ -37,28 +37,15 @@ int get_valid_counts_infer_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def get_valid_counts_op = {
+}  // namespace
+
+extern const op_def op_def_get_valid_counts = {
     .name = "get_valid_counts",
     .attrs = get_valid_counts_attrs,
     .attr_count = sizeof(get_valid_counts_attrs) / sizeof(get_valid_counts_attrs[0]),
     .param_size = sizeof(get_valid_counts_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 2,
     .infer_shape = get_valid_counts_infer_shape,
     .infer_precision = get_valid_counts_infer_precision,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_get_valid_counts(void) {
-    return op_registry_add(&get_valid_counts_op);
-}
-int unregister_op_get_valid_counts(void) {
-    return op_registry_remove(&get_valid_counts_op);
-}

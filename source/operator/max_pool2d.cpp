@@ -81,29 +81,17 @@ int max_pool2d_gas_base(const op_infer_ctx* ctx, int64_t* base) {
     return CVML_OK;
 }
 
-const op_def max_pool2d_op = {
+}  // namespace
+
+extern const op_def op_def_max_pool2d = {
     .name = "max_pool2d",
     .attrs = max_pool2d_attrs,
     .attr_count = sizeof(max_pool2d_attrs) / sizeof(max_pool2d_attrs[0]),
     .param_size = sizeof(max_pool2d_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = max_pool2d_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
     .gas_base = max_pool2d_gas_base,
-    .may_share_input_storage = 0,
-    .runnable = 1,
     .bound = op_bound_of_input0,
 };
-
-}  // namespace
-
-int register_op_max_pool2d(void) {
-    return op_registry_add(&max_pool2d_op);
-}
-int unregister_op_max_pool2d(void) {
-    return op_registry_remove(&max_pool2d_op);
-}

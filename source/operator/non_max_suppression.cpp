@@ -69,31 +69,22 @@ int nms_gas_base(const op_infer_ctx* ctx, int64_t* base) {
     return CVML_OK;
 }
 
-const op_def nms_op = {
+}  // namespace
+
+extern constexpr op_def op_def_non_max_suppression = {
     .name = "non_max_suppression",
     .attrs = nms_attrs,
     .attr_count = sizeof(nms_attrs) / sizeof(nms_attrs[0]),
     .param_size = sizeof(nms_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = nms_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
     .gas_base = nms_gas_base,
-    .may_share_input_storage = 0,
-    .runnable = 1,
     .writes_input = 1,
 };
 
-}  // namespace
+/* Upstream's aliases of non_max_suppression (op_alias_of). */
+CVML_OP_ALIAS(vision_non_max_suppression, "vision.non_max_suppression", op_def_non_max_suppression);
 
 /* For the upstream alias vision.non_max_suppression (aliases.cpp). */
-
-int register_op_non_max_suppression(void) {
-    return op_registry_add(&nms_op);
-}
-int unregister_op_non_max_suppression(void) {
-    return op_registry_remove(&nms_op);
-}

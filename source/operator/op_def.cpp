@@ -9,49 +9,31 @@
 
 #include "utility/error.h"
 #include "utility/memory.h"
+#include "utility/sorted_table.h"
 
-/* ---- registry -------------------------------------------------------------------- */
-
-namespace {
-constexpr int32_t kMaxOps = 256;
-const op_def* g_ops[kMaxOps];
-int32_t g_op_count;
-}  // namespace
-
-int op_registry_add(const op_def* op) {
-    if (!op || !op->name) return cvml_fail(CVML_ERR_RUNTIME, "operator without a name");
-    if (op_registry_find(op->name))
-        return cvml_fail(CVML_ERR_RUNTIME, "operator '%s' registered twice", op->name);
-    if (g_op_count == kMaxOps)
-        return cvml_fail(CVML_ERR_RUNTIME, "operator table full (%" PRId32 ") registering '%s'",
-                         kMaxOps, op->name);
-    g_ops[g_op_count++] = op;
-    return CVML_OK;
-}
-
-int op_registry_remove(const op_def* op) {
-    for (int32_t i = 0; i < g_op_count; ++i) {
-        if (g_ops[i] != op) continue;
-        memmove(&g_ops[i], &g_ops[i + 1],
-                sizeof(g_ops[0]) * static_cast<size_t>(g_op_count - i - 1));
-        --g_op_count;
-        return CVML_OK;
-    }
-    return cvml_fail(CVML_ERR_RUNTIME, "operator '%s' is not registered", op ? op->name : "?");
-}
+/* ---- the operator table ----------------------------------------------------------- */
 
 const op_def* op_registry_find(const char* name) {
-    for (int32_t i = 0; i < g_op_count; ++i)
-        if (strcmp(g_ops[i]->name, name) == 0) return g_ops[i];
-    return nullptr;
+    return sorted_table_find(cvml_operator_table, cvml_operator_table_count, name,
+                             [](const op_def* op) { return op->name; });
 }
 
 int32_t op_registry_count(void) {
-    return g_op_count;
+    return cvml_operator_table_count;
 }
 
 const op_def* op_registry_at(int32_t index) {
-    return index >= 0 && index < g_op_count ? g_ops[index] : nullptr;
+    return index >= 0 && index < cvml_operator_table_count ? cvml_operator_table[index] : nullptr;
+}
+
+int op_registry_missing(const char* name) {
+    for (int32_t i = 0; i < cvml_left_out_operator_count; ++i)
+        if (strcmp(cvml_left_out_operators[i], name) == 0)
+            return cvml_fail(CVML_ERR_RUNTIME,
+                             "Operator %s is not registered: this build left it out "
+                             "(CVML_OPERATORS); rebuild with it in the list",
+                             name);
+    return cvml_fail(CVML_ERR_RUNTIME, "Operator %s is not registered", name);
 }
 
 void op_strip_suffix(const char* func_name, char* out, size_t cap) {

@@ -1,7 +1,8 @@
 /* An operator's definition ("typed facts", no kernel): its attribute table with
  * upstream's string encodings, validation, shape, precision and gas rules, and the
  * in-place rule of upstream's storage check. One file per operator in this folder
- * defines one `op_def` and registers it from `register_op_<file>()`. */
+ * defines one `extern const op_def op_def_<file>`, naming only the fields that are not
+ * zero; cmake/registry.cmake tables them, sorted by name (op_registry_find). */
 #pragma once
 
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 #include "cvml_ops.h"
 #include "graph/graph.h"
+#include "operator/attr_types.h"
 
 /* ---- attributes ---------------------------------------------------------------- */
 
@@ -19,35 +21,6 @@ enum attr_type {
     ATTR_OPT_INT, /* an int or "None"; into attr_opt_int */
     ATTR_STRING,  /* one of `choices` (or any string when choices is NULL); into attr_string */
 };
-
-#define ATTR_TUPLE_MAX 16
-
-typedef struct attr_tuple {
-    int32_t count;
-    int64_t values[ATTR_TUPLE_MAX];
-} attr_tuple;
-
-/* An ATTR_TUPLE of an operator that accepts exactly two values (op_def.pair_tuples:
- * conv2d's kernel_size, strides, padding, dilation). It is parsed as any tuple (the same
- * syntax, errors and ATTR_TUPLE_MAX limit), then only its first two values are kept and
- * `count` stays the number given, so a longer tuple still fails verification with the
- * message naming its count. Its readers check count == 2 before reading values. 24
- * bytes where an attr_tuple takes 136 (a microcontroller keeps one per conv2d node). */
-#define ATTR_PAIR_KEEP 2
-
-typedef struct attr_pair {
-    int32_t count;
-    int64_t values[ATTR_PAIR_KEEP];
-} attr_pair;
-
-typedef struct attr_opt_int {
-    uint8_t present; /* 0 for "None" or absent */
-    int32_t value;
-} attr_opt_int;
-
-typedef struct attr_string {
-    char value[32];
-} attr_string;
 
 typedef struct attr_spec {
     const char* name;
@@ -105,9 +78,10 @@ typedef struct op_def {
     /* Upstream's storage-reuse whitelist: the output may share a storage slot with
      * one of the node's own inputs. */
     uint8_t may_share_input_storage;
-    /* 0 for upstream aliases (add, nn.relu, ...): they verify and charge gas, but no
-     * device has a kernel under that name, so loading fails with a logic error. */
-    uint8_t runnable;
+    /* 1 for upstream aliases (add, nn.relu, ...: op_alias_of): they verify and charge
+     * gas, but no device has a kernel under that name, so loading fails with a logic
+     * error. */
+    uint8_t alias;
 
     /* Optional. Rules only a model being loaded (or built) must pass: cvm-lite's
      * refusals of models upstream accepts and then mishandles (divergence D5). Not
@@ -144,13 +118,52 @@ int attr_parse_int(const char* text, const char* what, int32_t* out);
 int attr_parse_bool(const char* text, const char* what, uint8_t* out);
 int attr_parse_tuple(const char* text, const char* what, attr_tuple* out);
 
-/* ---- registry --------------------------------------------------------------------- */
+/* ---- upstream's aliases -------------------------------------------------------------- */
 
-int op_registry_add(const op_def* op);
-int op_registry_remove(const op_def* op);
+/* Upstream's registry resolves its aliases ("add", "nn.relu", ...: add_alias in
+ * src/top/), so shape, precision and gas inference work on them and
+ * CVMAPIGetGasFromGraphFile succeeds, but its runtime looks kernels up by the name as
+ * written and finds none: loading fails with a logic error ("function undefined"). Here
+ * an alias is a row of the operator table of its own: a copy of its target's
+ * definition under the alias name, marked `alias` so that no device claims it, made at
+ * compile time. Upstream's storage-reuse whitelist is a list of names; no alias is on
+ * it.
+ *
+ * Names such as "__add_symbol__" are reachable only through a func_name that still
+ * ends in them after the "_<digits>"/"_" strip (for example "__add_symbol___"); the
+ * plain spelling strips to "__add_symbol_", which is not registered (runtime error),
+ * exactly as upstream. */
+constexpr op_def op_alias_of(op_def target, const char* name) {
+    target.name = name;
+    target.alias = 1;
+    target.may_share_input_storage = 0;
+    return target;
+}
+
+/* Defines the alias NAME of the operator TARGET (a constexpr op_def of the same file) as
+ * `op_alias_<SYMBOL>`; cmake/registry.cmake finds this line and tables it, so an
+ * operator that a CVML_OPERATORS build leaves out takes its aliases with it. */
+#define CVML_OP_ALIAS(SYMBOL, NAME, TARGET) \
+    extern constexpr op_def op_alias_##SYMBOL = op_alias_of(TARGET, NAME)
+
+/* ---- the operator table ----------------------------------------------------------- */
+
+/* The operator (or alias) named `name`: a binary search of the generated table. */
 const op_def* op_registry_find(const char* name);
 int32_t op_registry_count(void);
+/* The table's rows in name order. */
 const op_def* op_registry_at(int32_t index);
+/* The error for a model naming an operator that is not in the table: upstream's
+ * "Operator NAME is not registered" (CVML_ERR_RUNTIME), which says so when this build
+ * left the operator out (CVML_OPERATORS) rather than it not existing. */
+int op_registry_missing(const char* name);
+
+/* Written by cmake/registry.cmake (operator_table_gen.cpp): every operator and alias,
+ * sorted by name (strcmp), and the operators a CVML_OPERATORS build left out. */
+extern const op_def* const cvml_operator_table[];
+extern const int32_t cvml_operator_table_count;
+extern const char* const cvml_left_out_operators[];
+extern const int32_t cvml_left_out_operator_count;
 
 /* Upstream's name rule: one trailing "_<digits>" or "_" is stripped from func_name
  * ("conv2d_0" → "conv2d", "abs_" → "abs", "__add_symbol__" → "__add_symbol_"). */

@@ -14,27 +14,15 @@ int relu_step(const ir_graph*, const ir_node*, int32_t input, cvml_step* step) {
 
 }  // namespace
 
-static const op_def relu_op = {
+extern constexpr op_def op_def_relu = {
     .name = "relu",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_as_input0,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
     .may_share_input_storage = 1,
-    .runnable = 1,
     .step = relu_step,
 };
 
-int register_op_relu(void) {
-    return op_registry_add(&relu_op);
-}
-int unregister_op_relu(void) {
-    return op_registry_remove(&relu_op);
-}
+/* Upstream's aliases of relu (op_alias_of). */
+CVML_OP_ALIAS(nn_relu, "nn.relu", op_def_relu);

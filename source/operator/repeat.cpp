@@ -31,28 +31,15 @@ int repeat_infer_shape(op_infer_ctx* ctx) {
     return shape_set_output(ctx->outputs[0], out, ndim);
 }
 
-const op_def repeat_op = {
+}  // namespace
+
+extern const op_def op_def_repeat = {
     .name = "repeat",
     .attrs = repeat_attrs,
     .attr_count = 2,
     .param_size = sizeof(repeat_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = repeat_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_repeat(void) {
-    return op_registry_add(&repeat_op);
-}
-int unregister_op_repeat(void) {
-    return op_registry_remove(&repeat_op);
-}

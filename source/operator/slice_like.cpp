@@ -57,28 +57,16 @@ int slice_like_infer_shape(op_infer_ctx* ctx) {
     return shape_set_output(ctx->outputs[0], out, x->ndim);
 }
 
-const op_def slice_like_op = {
+}  // namespace
+
+extern const op_def op_def_slice_like = {
     .name = "slice_like",
     .attrs = slice_like_attrs,
     .attr_count = 1,
     .param_size = sizeof(slice_like_param),
     .parse_extra = slice_like_parse_extra,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = slice_like_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_slice_like(void) {
-    return op_registry_add(&slice_like_op);
-}
-int unregister_op_slice_like(void) {
-    return op_registry_remove(&slice_like_op);
-}

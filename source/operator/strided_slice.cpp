@@ -39,28 +39,15 @@ int strided_slice_infer_shape(op_infer_ctx* ctx) {
     return shape_set_output(ctx->outputs[0], out, x->ndim);
 }
 
-const op_def strided_slice_op = {
+}  // namespace
+
+extern const op_def op_def_strided_slice = {
     .name = "strided_slice",
     .attrs = strided_slice_attrs,
     .attr_count = 3,
     .param_size = sizeof(strided_slice_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = strided_slice_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_strided_slice(void) {
-    return op_registry_add(&strided_slice_op);
-}
-int unregister_op_strided_slice(void) {
-    return op_registry_remove(&strided_slice_op);
-}

@@ -1,10 +1,11 @@
 /* strided_slice's parsed attributes (upstream StridedSliceParam) and the per-axis rule
- * that both inference and every kernel use. */
+ * that inference and every device's kernel use. Dependency-free: it includes nothing
+ * from graph/, so the CUDA plugin shares it. */
 #pragma once
 
 #include <stdint.h>
 
-#include "operator/op_def.h"
+#include "operator/attr_types.h"
 
 typedef struct strided_slice_param {
     attr_tuple begin;  /* default (0,); missing entries are 0 */

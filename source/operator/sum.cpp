@@ -21,28 +21,16 @@ int sum_gas_base(const op_infer_ctx* ctx, int64_t* base) {
     return CVML_OK;
 }
 
-const op_def sum_op = {
+}  // namespace
+
+extern const op_def op_def_sum = {
     .name = "sum",
     .attrs = sum_attrs,
     .attr_count = sizeof(sum_attrs) / sizeof(sum_attrs[0]),
     .param_size = sizeof(sum_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = reduce_infer_shape,
     .infer_precision = sum_infer_precision,
     .gas_base = sum_gas_base,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_sum(void) {
-    return op_registry_add(&sum_op);
-}
-int unregister_op_sum(void) {
-    return op_registry_remove(&sum_op);
-}

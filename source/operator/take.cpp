@@ -54,28 +54,15 @@ int take_infer_shape(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def take_op = {
+}  // namespace
+
+extern const op_def op_def_take = {
     .name = "take",
     .attrs = take_attrs,
     .attr_count = 1,
     .param_size = sizeof(take_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 2,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = take_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_take(void) {
-    return op_registry_add(&take_op);
-}
-int unregister_op_take(void) {
-    return op_registry_remove(&take_op);
-}

@@ -41,28 +41,15 @@ int tile_infer_shape(op_infer_ctx* ctx) {
     return shape_set_output(ctx->outputs[0], out, odim);
 }
 
-const op_def tile_op = {
+}  // namespace
+
+extern const op_def op_def_tile = {
     .name = "tile",
     .attrs = tile_attrs,
     .attr_count = 1,
     .param_size = sizeof(tile_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = tile_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_tile(void) {
-    return op_registry_add(&tile_op);
-}
-int unregister_op_tile(void) {
-    return op_registry_remove(&tile_op);
-}

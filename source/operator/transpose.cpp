@@ -42,28 +42,15 @@ int transpose_infer_shape(op_infer_ctx* ctx) {
     return shape_set_output(ctx->outputs[0], out, ndim);
 }
 
-const op_def transpose_op = {
+}  // namespace
+
+extern const op_def op_def_transpose = {
     .name = "transpose",
     .attrs = transpose_attrs,
     .attr_count = 1,
     .param_size = sizeof(transpose_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = transpose_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_transpose(void) {
-    return op_registry_add(&transpose_op);
-}
-int unregister_op_transpose(void) {
-    return op_registry_remove(&transpose_op);
-}

@@ -36,28 +36,15 @@ int upsampling_infer_shape(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def upsampling_op = {
+}  // namespace
+
+extern const op_def op_def_upsampling = {
     .name = "upsampling",
     .attrs = upsampling_attrs,
     .attr_count = sizeof(upsampling_attrs) / sizeof(upsampling_attrs[0]),
     .param_size = sizeof(upsampling_param),
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 1,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = upsampling_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_upsampling(void) {
-    return op_registry_add(&upsampling_op);
-}
-int unregister_op_upsampling(void) {
-    return op_registry_remove(&upsampling_op);
-}

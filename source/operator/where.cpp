@@ -36,28 +36,12 @@ int where_infer_shape(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def where_op = {
+}  // namespace
+
+extern const op_def op_def_where = {
     .name = "where",
-    .attrs = nullptr,
-    .attr_count = 0,
-    .param_size = 0,
-    .parse_extra = nullptr,
-    .release_param = nullptr,
     .fixed_inputs = 3,
-    .num_inputs = nullptr,
     .num_outputs = 1,
     .infer_shape = where_infer_shape,
     .infer_precision = op_infer_precision_same_as_input0,
-    .gas_base = nullptr,
-    .may_share_input_storage = 0,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_where(void) {
-    return op_registry_add(&where_op);
-}
-int unregister_op_where(void) {
-    return op_registry_remove(&where_op);
-}

@@ -126,10 +126,6 @@ static int cp_prerun(cvml_device* dev, cvml_ir_graph* g, cvml_ir_subgraph* sg,
 
 /* ---- running ----------------------------------------------------------------------- */
 
-static int32_t wrap_neg(int32_t x) {
-    return (int32_t)(0u - (uint32_t)x);
-}
-
 static int run_node(const cvml_ir_graph* g, const cvml_ir_node* node, cp_state* st) {
     const char* op = g_ir->node_op(node);
     const cvml_ir_tensor* out = g_ir->node_output(g, node, 0);
@@ -149,11 +145,11 @@ static int run_node(const cvml_ir_graph* g, const cvml_ir_node* node, cp_state* 
         for (i = 0; i < n; ++i) y[i] = cvml_step_value(&step, x[i], operand ? operand[i] : 0);
     } else if (strcmp(op, "elemwise_sub") == 0) {
         if (!other) return g_host->fail(CVML_ERR_RUNTIME, CP_NAME ": elemwise_sub lacks input 1");
-        for (i = 0; i < n; ++i) y[i] = (int32_t)((uint32_t)x[i] - (uint32_t)other[i]);
+        for (i = 0; i < n; ++i) y[i] = cvml_wrap_sub(x[i], other[i]);
     } else if (strcmp(op, "negative") == 0) {
-        for (i = 0; i < n; ++i) y[i] = wrap_neg(x[i]);
+        for (i = 0; i < n; ++i) y[i] = cvml_wrap_neg(x[i]);
     } else if (strcmp(op, "abs") == 0) {
-        for (i = 0; i < n; ++i) y[i] = x[i] < 0 ? wrap_neg(x[i]) : x[i];
+        for (i = 0; i < n; ++i) y[i] = x[i] < 0 ? cvml_wrap_neg(x[i]) : x[i];
     } else if (y != x) { /* a view: the same values in the same order */
         memcpy(y, x, sizeof(int32_t) * (size_t)n);
     }

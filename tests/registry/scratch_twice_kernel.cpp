@@ -11,13 +11,9 @@ int twice_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel twice_kernel = {"scratch_twice", nullptr, twice_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_scratch_twice(void) {
-    return cpu_kernel_registry_add(&twice_kernel);
-}
-int unregister_cpu_op_scratch_twice(void) {
-    return cpu_kernel_registry_remove(&twice_kernel);
-}
+extern const cpu_kernel cpu_kernel_scratch_twice = {
+    .op = "scratch_twice",
+    .run = twice_run,
+};

@@ -11,20 +11,12 @@ int twice_precision(op_infer_ctx* ctx) {
     return CVML_OK;
 }
 
-const op_def twice_op = {
+}  // namespace
+
+extern const op_def op_def_scratch_twice = {
     .name = "scratch_twice",
     .fixed_inputs = 1,
     .num_outputs = 1,
     .infer_shape = op_infer_shape_same_as_input0,
     .infer_precision = twice_precision,
-    .runnable = 1,
 };
-
-}  // namespace
-
-int register_op_scratch_twice(void) {
-    return op_registry_add(&twice_op);
-}
-int unregister_op_scratch_twice(void) {
-    return op_registry_remove(&twice_op);
-}

@@ -7,7 +7,7 @@
 #include <climits>
 
 #include "broadcast_test_util.h"
-#include "device/cpu/op/elemwise_scalar.h"
+#include "operator/scalar.h"
 
 using namespace broadcast_test;
 

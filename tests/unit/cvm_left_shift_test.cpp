@@ -7,7 +7,7 @@
 
 #include <climits>
 
-#include "device/cpu/op/elemwise_scalar.h"
+#include "operator/scalar.h"
 #include "elem_test_util.h"
 
 using namespace elem_test;

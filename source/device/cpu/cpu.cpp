@@ -57,7 +57,7 @@ struct cpu_subgraph_state {
 };
 
 int cpu_supports(cvml_device*, const ir_graph*, const ir_node* node) {
-    return node->op && node->op->runnable && cpu_kernel_find(node->op->name) != nullptr;
+    return node->op && !node->op->alias && cpu_kernel_find(node->op->name) != nullptr;
 }
 
 void free_stand_in(ir_tensor* w) {

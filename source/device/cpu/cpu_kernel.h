@@ -1,5 +1,6 @@
-/* The CPU device's kernel interface. One file per operator in op/ defines a
- * `cpu_kernel` and registers it from `register_cpu_op_<file>()`. A kernel's prerun
+/* The CPU device's kernel interface. One file per operator in op/ defines
+ * `extern const cpu_kernel cpu_kernel_<file>`, naming only the fields that are not zero;
+ * cmake/registry.cmake tables them, sorted by operator name. A kernel's prerun
  * does every check and precomputation once (weight packing, scratch sizing); its run
  * only computes, never allocates, and reads only memory that was written. */
 #pragma once
@@ -80,10 +81,12 @@ typedef struct cpu_kernel {
     int32_t (*writes_over_input)(const cpu_node_ctx* ctx, size_t* scratch_bytes);
 } cpu_kernel;
 
-int cpu_kernel_registry_add(const cpu_kernel* k);
-int cpu_kernel_registry_remove(const cpu_kernel* k);
+/* The kernel of operator `op`: a binary search of the generated table. */
 const cpu_kernel* cpu_kernel_find(const char* op);
 int32_t cpu_kernel_count(void);
+/* Written by cmake/registry.cmake (cpu_kernel_table_gen.cpp), sorted by `op`. */
+extern const cpu_kernel* const cvml_cpu_kernel_table[];
+extern const int32_t cvml_cpu_kernel_table_count;
 
 /* Runs fn over [0, n) split into as many contiguous chunks as the runtime has threads.
  * The split depends only on n and the thread count, and each index is handled by
@@ -98,19 +101,4 @@ static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {
 }
 static inline int32_t* cpu_out(const cpu_node_ctx* ctx, int i) {
     return static_cast<int32_t*>(ctx->outputs[i]->data);
-}
-
-/* Two's-complement wrap-around arithmetic, defined in C++ (unlike signed overflow):
- * upstream's g++ -O3 build wraps, and consensus depends on it. */
-static inline int32_t wrap_add(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-static inline int32_t wrap_sub(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
-}
-static inline int32_t wrap_mul(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
-}
-static inline int32_t wrap_neg(int32_t a) {
-    return static_cast<int32_t>(0u - static_cast<uint32_t>(a));
 }

@@ -8,18 +8,13 @@
 #pragma once
 
 #include "cuda_kernel.h"
+#include "operator/conv2d_geom.h"
 
 namespace grouped {
 
 constexpr int kStrip = 4;
 
-struct geom {
-    int64_t n, c, h, w;    /* input */
-    int64_t o, ic, kh, kw; /* weight (o, c / groups, kh, kw) */
-    int64_t oh, ow;
-    int64_t sh, sw, ph, pw, dh, dw;
-    int64_t opg; /* output channels per group */
-};
+using geom = conv2d_geom;
 
 /* Strips in the output: N * O * OH rows of ceil(OW / kStrip). */
 inline int64_t strip_count(const geom& g) {

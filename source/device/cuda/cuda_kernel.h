@@ -176,17 +176,6 @@ static inline unsigned cuda_blocks(int64_t n, unsigned threads = 256) {
     return static_cast<unsigned>(b);
 }
 
-/* Two's-complement wrap-around, as upstream's -O3 build computes. */
-__device__ __forceinline__ int32_t dwrap_add(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-__device__ __forceinline__ int32_t dwrap_sub(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
-}
-__device__ __forceinline__ int32_t dwrap_mul(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
-}
-
 /* Output value v at flat index i after the tail's steps (cvml_ops.h, bit-exact with
  * the operators they stand for). */
 __device__ __forceinline__ int32_t cuda_tail_apply(const cuda_tail& t, int32_t v, int64_t i) {
@@ -263,7 +252,7 @@ __device__ __forceinline__ void cuda_tail_apply_n(const cuda_tail& t, int32_t (&
                 break;
             case CVML_STEP_MUL:
                 CUDA_UNROLL
-                for (int j = 0; j < N; ++j) v[j] = dwrap_mul(v[j], op.mul);
+                for (int j = 0; j < N; ++j) v[j] = cvml_wrap_mul(v[j], op.mul);
                 break;
             case CVML_STEP_ADD: {
                 const int32_t* y = t.operand[k] + first;

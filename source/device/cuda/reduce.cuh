@@ -87,7 +87,7 @@ static inline int cuda_reduce_make_plan(const cuda_reduce_params* prm, const cud
 
 template <int Kind>
 __device__ __forceinline__ int32_t reduce_fold(int32_t t, int32_t v) {
-    if (Kind == CUDA_REDUCE_SUM) return dwrap_add(t, v);
+    if (Kind == CUDA_REDUCE_SUM) return cvml_wrap_add(t, v);
     return v > t ? v : t;
 }
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "graph/verify.h"
-#include "module/registry.h"
+#include "operator/format_limits.h"
 #include "operator/op_def.h"
 #include "serializer/cvm/cvm_format.h"
 #include "serializer/cvm/json.h"
@@ -18,9 +18,6 @@
 #include "utility/memory.h"
 
 namespace {
-
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxSize = int64_t{1} << 30;
 
 /* What the checks and the IR need of the document, kept compact: the document is
  * read one piece at a time (a node, a graph attribute), each piece's tree freed once
@@ -860,13 +857,13 @@ int check_shapes_and_precisions(const file_graph* f, int32_t entries) {
         int64_t size = 1;
         for (int32_t d = 0; d < ndim; ++d) {
             int64_t x = shape_dim(f->shape, first + d);
-            if (x < 1 || x > kMaxDim)
+            if (x < 1 || x > kFormatMaxDim)
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "shape of entry %" PRId32
                                  ": dimension should be in (0, 2^24], but %lld",
                                  i, static_cast<long long>(x));
             size *= x;
-            if (size > kMaxSize)
+            if (size > kFormatMaxElements)
                 return cvml_fail(CVML_ERR_LOGIC,
                                  "shape of entry %" PRId32
                                  ": size should not exceed 2^30, but %lld",
@@ -980,8 +977,7 @@ int add_op_node(const file_graph* f, int32_t n, const char* op_attrs, ir_graph* 
     // broken attributes is "not registered").
     char stripped[128];
     op_strip_suffix(node->op_name, stripped, sizeof stripped);
-    if (!op_registry_find(stripped))
-        return graph_node_error(node, registry_operator_missing(stripped));
+    if (!op_registry_find(stripped)) return graph_node_error(node, op_registry_missing(stripped));
     json_doc attrs_doc;
     int rc = parse_op_attrs(op_attrs, g, node, &attrs_doc);
     if (!rc) rc = graph_prepare_node(g, node);

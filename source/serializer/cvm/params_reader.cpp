@@ -450,7 +450,7 @@ int cvm_check_loadable(ir_graph* g) {
     // lookup `cvm.runtime.cpu.<op>` fails (VERIFY, logic).
     for (int32_t n = 0; !rc && n < g->node_count; ++n) {
         const ir_node* node = g->nodes[n];
-        if (node->op && !node->op->runnable)
+        if (node->op && node->op->alias)
             rc = cvml_fail(CVML_ERR_LOGIC,
                            "node %" PRId32 " '%s': function undefined cvm.runtime.cpu.%s", n,
                            node->name, node->op->name);

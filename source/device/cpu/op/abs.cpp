@@ -1,6 +1,7 @@
 /* abs on the CPU: |x|, INT32_MIN wrapping to itself. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 
 namespace {
 
@@ -25,13 +26,9 @@ int abs_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel abs_kernel = {"abs", nullptr, abs_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_abs(void) {
-    return cpu_kernel_registry_add(&abs_kernel);
-}
-int unregister_cpu_op_abs(void) {
-    return cpu_kernel_registry_remove(&abs_kernel);
-}
+extern const cpu_kernel cpu_kernel_abs = {
+    .op = "abs",
+    .run = abs_run,
+};

@@ -3,14 +3,13 @@
  * keeps the other operand's shape (MRT's requantization scales) is an element-wise
  * epilogue chain instead: any storage in and out, and a fused tail of its own. */
 #include "device/cpu/op/broadcast_kernel.h"
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "utility/memory.h"
 
 namespace {
 
 struct broadcast_mul_fn {
-    static int32_t apply(int32_t a, int32_t b) { return wrap_mul(a, b); }
+    static int32_t apply(int32_t a, int32_t b) { return cvml_wrap_mul(a, b); }
 };
 
 /* Which input is scaled by a one-element constant with the output's shape (the
@@ -62,19 +61,12 @@ void broadcast_mul_postrun(cpu_node_ctx* ctx) {
     ctx->state = nullptr;
 }
 
-const cpu_kernel broadcast_mul_kernel = {"broadcast_mul",
-                                         broadcast_mul_prerun,
-                                         broadcast_mul_run,
-                                         broadcast_mul_postrun,
-                                         nullptr,
-                                         0,
-                                         broadcast_mul_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_broadcast_mul(void) {
-    return cpu_kernel_registry_add(&broadcast_mul_kernel);
-}
-int unregister_cpu_op_broadcast_mul(void) {
-    return cpu_kernel_registry_remove(&broadcast_mul_kernel);
-}
+extern const cpu_kernel cpu_kernel_broadcast_mul = {
+    .op = "broadcast_mul",
+    .prerun = broadcast_mul_prerun,
+    .run = broadcast_mul_run,
+    .postrun = broadcast_mul_postrun,
+    .writes_over_input = broadcast_mul_writes_over_input,
+};

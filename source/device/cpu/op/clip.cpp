@@ -1,6 +1,5 @@
 /* clip on the CPU: max(min(x, a_max), a_min). Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "operator/clip.h"
 
@@ -36,14 +35,11 @@ int clip_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel clip_kernel = {
-    "clip", clip_prerun, clip_run, nullptr, nullptr, 0, cpu_ew_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_clip(void) {
-    return cpu_kernel_registry_add(&clip_kernel);
-}
-int unregister_cpu_op_clip(void) {
-    return cpu_kernel_registry_remove(&clip_kernel);
-}
+extern const cpu_kernel cpu_kernel_clip = {
+    .op = "clip",
+    .prerun = clip_prerun,
+    .run = clip_run,
+    .writes_over_input = cpu_ew_writes_over_input,
+};

@@ -41,13 +41,9 @@ int concatenate_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel concatenate_kernel = {"concatenate", nullptr, concatenate_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_concatenate(void) {
-    return cpu_kernel_registry_add(&concatenate_kernel);
-}
-int unregister_cpu_op_concatenate(void) {
-    return cpu_kernel_registry_remove(&concatenate_kernel);
-}
+extern const cpu_kernel cpu_kernel_concatenate = {
+    .op = "concatenate",
+    .run = concatenate_run,
+};

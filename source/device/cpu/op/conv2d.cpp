@@ -373,28 +373,8 @@ bool cm_conv_applies(const cpu_node_ctx* ctx) {
 
 conv_geom make_geom(const cpu_node_ctx* ctx) {
     const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
-    const ir_tensor* x = ctx->inputs[0];
-    const ir_tensor* w = ctx->inputs[1];
-    const ir_tensor* y = ctx->outputs[0];
-    conv_geom g;
-    g.n = x->dims[0];
-    g.c = x->dims[1];
-    g.h = x->dims[2];
-    g.w = x->dims[3];
-    g.o = w->dims[0];
-    g.ic = w->dims[1];
-    g.kh = w->dims[2];
-    g.kw = w->dims[3];
-    g.oh = y->dims[2];
-    g.ow = y->dims[3];
-    g.sh = p->strides.values[0];
-    g.sw = p->strides.values[1];
-    g.ph = p->padding.values[0];
-    g.pw = p->padding.values[1];
-    g.dh = p->dilation.values[0];
-    g.dw = p->dilation.values[1];
-    g.opg = g.o / p->groups;
-    return g;
+    return conv2d_geom_of(ctx->inputs[0]->dims, ctx->inputs[1]->dims, ctx->outputs[0]->dims,
+                          p->strides.values, p->padding.values, p->dilation.values, p->groups);
 }
 /* The shift b of a rounding cvm_right_shift that starts the node's tail, else 0. */
 int32_t tail_round_shift(const cpu_node_ctx* ctx) {
@@ -641,19 +621,14 @@ int32_t conv2d_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes)
     return 0;
 }
 
-const cpu_kernel conv2d_kernel = {"conv2d",
-                                  conv2d_prerun,
-                                  conv2d_run,
-                                  conv2d_postrun,
-                                  conv2d_fused,
-                                  CPU_CAP_NARROW_IN(1),
-                                  conv2d_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_conv2d(void) {
-    return cpu_kernel_registry_add(&conv2d_kernel);
-}
-int unregister_cpu_op_conv2d(void) {
-    return cpu_kernel_registry_remove(&conv2d_kernel);
-}
+extern const cpu_kernel cpu_kernel_conv2d = {
+    .op = "conv2d",
+    .prerun = conv2d_prerun,
+    .run = conv2d_run,
+    .postrun = conv2d_postrun,
+    .fused = conv2d_fused,
+    .narrow_consts = CPU_CAP_NARROW_IN(1),
+    .writes_over_input = conv2d_writes_over_input,
+};

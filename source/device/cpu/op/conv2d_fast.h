@@ -12,16 +12,11 @@
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/gemm_s8.h"
 #include "device/cpu/simd/simd.h"
+#include "operator/conv2d_geom.h"
 
 namespace cpu_conv2d {
 
-struct conv_geom {
-    int64_t n, c, h, w;    /* input */
-    int64_t o, ic, kh, kw; /* weight (o, ic = c / groups, kh, kw) */
-    int64_t oh, ow;        /* output spatial */
-    int64_t sh, sw, ph, pw, dh, dw;
-    int64_t opg; /* output channels per group */
-};
+using conv_geom = conv2d_geom;
 
 /* The GEMM columns of a strip that are stored (x < ow): they are consecutive output
  * pixels from `first` on, so a tile row is compacted and written as one run. Built at

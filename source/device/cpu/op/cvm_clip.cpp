@@ -1,6 +1,5 @@
 /* cvm_clip on the CPU: clip to +-(2^(p-1)-1); is_sign is ignored as upstream ignores it. Element i
  * reads only element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "operator/cvm_clip.h"
 
@@ -35,14 +34,11 @@ int cvm_clip_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_clip_kernel = {
-    "cvm_clip", cvm_clip_prerun, cvm_clip_run, nullptr, nullptr, 0, cpu_ew_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_cvm_clip(void) {
-    return cpu_kernel_registry_add(&cvm_clip_kernel);
-}
-int unregister_cpu_op_cvm_clip(void) {
-    return cpu_kernel_registry_remove(&cvm_clip_kernel);
-}
+extern const cpu_kernel cpu_kernel_cvm_clip = {
+    .op = "cvm_clip",
+    .prerun = cvm_clip_prerun,
+    .run = cvm_clip_run,
+    .writes_over_input = cpu_ew_writes_over_input,
+};

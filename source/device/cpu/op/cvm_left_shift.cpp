@@ -1,7 +1,8 @@
 /* cvm_left_shift on the CPU: clip(x << b) as upstream's formal device (divergence D1: upstream's
  * CPU kernel always fails). Element i reads only element i of its inputs, so the output may share
  * an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 #include "operator/cvm_left_shift.h"
 
 namespace {
@@ -30,13 +31,9 @@ int cvm_left_shift_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_left_shift_kernel = {"cvm_left_shift", nullptr, cvm_left_shift_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_cvm_left_shift(void) {
-    return cpu_kernel_registry_add(&cvm_left_shift_kernel);
-}
-int unregister_cpu_op_cvm_left_shift(void) {
-    return cpu_kernel_registry_remove(&cvm_left_shift_kernel);
-}
+extern const cpu_kernel cpu_kernel_cvm_left_shift = {
+    .op = "cvm_left_shift",
+    .run = cvm_left_shift_run,
+};

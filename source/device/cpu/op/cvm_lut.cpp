@@ -1,6 +1,7 @@
 /* cvm_lut on the CPU: y[i] = table_flat[clip(data[i], 0, size-1)], upstream's take
  * without an axis with the operands swapped. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 
 namespace {
 
@@ -24,13 +25,9 @@ int lut_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_lut_kernel = {"cvm_lut", nullptr, lut_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_cvm_lut(void) {
-    return cpu_kernel_registry_add(&cvm_lut_kernel);
-}
-int unregister_cpu_op_cvm_lut(void) {
-    return cpu_kernel_registry_remove(&cvm_lut_kernel);
-}
+extern const cpu_kernel cpu_kernel_cvm_lut = {
+    .op = "cvm_lut",
+    .run = lut_run,
+};

@@ -1,6 +1,7 @@
 /* cvm_precision on the CPU: the bit length of |x|, 0 -> 1. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 
 namespace {
 
@@ -25,13 +26,9 @@ int cvm_precision_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_precision_kernel = {"cvm_precision", nullptr, cvm_precision_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_cvm_precision(void) {
-    return cpu_kernel_registry_add(&cvm_precision_kernel);
-}
-int unregister_cpu_op_cvm_precision(void) {
-    return cpu_kernel_registry_remove(&cvm_precision_kernel);
-}
+extern const cpu_kernel cpu_kernel_cvm_precision = {
+    .op = "cvm_precision",
+    .run = cvm_precision_run,
+};

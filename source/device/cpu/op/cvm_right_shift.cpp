@@ -1,6 +1,5 @@
 /* cvm_right_shift on the CPU: upstream's CPU rounding shift with its quirks (cvml_ops.h).
  * Element i reads only element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "operator/cvm_right_shift.h"
 
@@ -35,15 +34,11 @@ int cvm_right_shift_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel cvm_right_shift_kernel = {
-    "cvm_right_shift",       cvm_right_shift_prerun, cvm_right_shift_run, nullptr, nullptr, 0,
-    cpu_ew_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_cvm_right_shift(void) {
-    return cpu_kernel_registry_add(&cvm_right_shift_kernel);
-}
-int unregister_cpu_op_cvm_right_shift(void) {
-    return cpu_kernel_registry_remove(&cvm_right_shift_kernel);
-}
+extern const cpu_kernel cpu_kernel_cvm_right_shift = {
+    .op = "cvm_right_shift",
+    .prerun = cvm_right_shift_prerun,
+    .run = cvm_right_shift_run,
+    .writes_over_input = cpu_ew_writes_over_input,
+};

@@ -82,8 +82,7 @@ void dense_tile(void* arg, int32_t m0, int32_t rows, int32_t n0, int32_t cols,
     for (int32_t r = 0; r < rows; ++r)
         for (int32_t c = 0; c < cols; ++c) {
             const int64_t u = m0 + r, b = n0 + c, i = b * a->f->units + u;
-            int32_t v = static_cast<int32_t>(static_cast<uint32_t>(tile[r * GEMM_NT + c]) +
-                                             static_cast<uint32_t>(a->bias ? a->bias[u] : 0));
+            int32_t v = cvml_wrap_add(tile[r * GEMM_NT + c], a->bias ? a->bias[u] : 0);
             cpu_store(a->y, i, epilogue_value(a->ep, v, i));
         }
 }
@@ -286,14 +285,12 @@ int dense_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel dense_kernel = {"dense",       dense_prerun, dense_run,
-                                 dense_postrun, nullptr,      CPU_CAP_NARROW_IN(1)};
-
 }  // namespace
 
-int register_cpu_op_dense(void) {
-    return cpu_kernel_registry_add(&dense_kernel);
-}
-int unregister_cpu_op_dense(void) {
-    return cpu_kernel_registry_remove(&dense_kernel);
-}
+extern const cpu_kernel cpu_kernel_dense = {
+    .op = "dense",
+    .prerun = dense_prerun,
+    .run = dense_run,
+    .postrun = dense_postrun,
+    .narrow_consts = CPU_CAP_NARROW_IN(1),
+};

@@ -1,6 +1,5 @@
 /* elemwise_add on the CPU: a + b with wrap-around. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
 #include "device/cpu/simd/kernel_util.h"
 
 namespace {
@@ -18,7 +17,7 @@ void elemwise_add_range(void* arg, int64_t begin, int64_t end) {
     const int32_t* x = a->x;
     const int32_t* z = a->z;
     int32_t* y = a->y;
-    for (int64_t i = begin; i < end; ++i) y[i] = wrap_add(x[i], z[i]);
+    for (int64_t i = begin; i < end; ++i) y[i] = cvml_wrap_add(x[i], z[i]);
 }
 
 int elemwise_add_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
@@ -33,15 +32,11 @@ int elemwise_add_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel elemwise_add_kernel = {
-    "elemwise_add",          elemwise_add_prerun, elemwise_add_run, nullptr, nullptr, 0,
-    cpu_ew_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_elemwise_add(void) {
-    return cpu_kernel_registry_add(&elemwise_add_kernel);
-}
-int unregister_cpu_op_elemwise_add(void) {
-    return cpu_kernel_registry_remove(&elemwise_add_kernel);
-}
+extern const cpu_kernel cpu_kernel_elemwise_add = {
+    .op = "elemwise_add",
+    .prerun = elemwise_add_prerun,
+    .run = elemwise_add_run,
+    .writes_over_input = cpu_ew_writes_over_input,
+};

@@ -1,6 +1,6 @@
 /* elemwise_sub on the CPU: a - b with wrap-around. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
 
 namespace {
 
@@ -17,7 +17,7 @@ void elemwise_sub_range(void* arg, int64_t begin, int64_t end) {
     const int32_t* x = a->x;
     const int32_t* z = a->z;
     int32_t* y = a->y;
-    for (int64_t i = begin; i < end; ++i) y[i] = wrap_sub(x[i], z[i]);
+    for (int64_t i = begin; i < end; ++i) y[i] = cvml_wrap_sub(x[i], z[i]);
 }
 
 int elemwise_sub_run(cpu_node_ctx* ctx) {
@@ -26,13 +26,9 @@ int elemwise_sub_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel elemwise_sub_kernel = {"elemwise_sub", nullptr, elemwise_sub_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_elemwise_sub(void) {
-    return cpu_kernel_registry_add(&elemwise_sub_kernel);
-}
-int unregister_cpu_op_elemwise_sub(void) {
-    return cpu_kernel_registry_remove(&elemwise_sub_kernel);
-}
+extern const cpu_kernel cpu_kernel_elemwise_sub = {
+    .op = "elemwise_sub",
+    .run = elemwise_sub_run,
+};

@@ -9,13 +9,9 @@ int expand_dims_run(cpu_node_ctx* ctx) {
     return shape_copy::copy_input0(ctx);
 }
 
-const cpu_kernel expand_dims_kernel = {"expand_dims", nullptr, expand_dims_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_expand_dims(void) {
-    return cpu_kernel_registry_add(&expand_dims_kernel);
-}
-int unregister_cpu_op_expand_dims(void) {
-    return cpu_kernel_registry_remove(&expand_dims_kernel);
-}
+extern const cpu_kernel cpu_kernel_expand_dims = {
+    .op = "expand_dims",
+    .run = expand_dims_run,
+};

@@ -9,13 +9,9 @@ int flatten_run(cpu_node_ctx* ctx) {
     return shape_copy::copy_input0(ctx);
 }
 
-const cpu_kernel flatten_kernel = {"flatten", nullptr, flatten_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_flatten(void) {
-    return cpu_kernel_registry_add(&flatten_kernel);
-}
-int unregister_cpu_op_flatten(void) {
-    return cpu_kernel_registry_remove(&flatten_kernel);
-}
+extern const cpu_kernel cpu_kernel_flatten = {
+    .op = "flatten",
+    .run = flatten_run,
+};

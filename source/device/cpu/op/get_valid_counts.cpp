@@ -44,13 +44,9 @@ int gvc_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel get_valid_counts_kernel = {"get_valid_counts", nullptr, gvc_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_get_valid_counts(void) {
-    return cpu_kernel_registry_add(&get_valid_counts_kernel);
-}
-int unregister_cpu_op_get_valid_counts(void) {
-    return cpu_kernel_registry_remove(&get_valid_counts_kernel);
-}
+extern const cpu_kernel cpu_kernel_get_valid_counts = {
+    .op = "get_valid_counts",
+    .run = gvc_run,
+};

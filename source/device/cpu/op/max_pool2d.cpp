@@ -231,14 +231,11 @@ int max_pool2d_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel max_pool2d_kernel = {"max_pool2d", max_pool2d_prerun, max_pool2d_run,
-                                      max_pool2d_postrun};
-
 }  // namespace
 
-int register_cpu_op_max_pool2d(void) {
-    return cpu_kernel_registry_add(&max_pool2d_kernel);
-}
-int unregister_cpu_op_max_pool2d(void) {
-    return cpu_kernel_registry_remove(&max_pool2d_kernel);
-}
+extern const cpu_kernel cpu_kernel_max_pool2d = {
+    .op = "max_pool2d",
+    .prerun = max_pool2d_prerun,
+    .run = max_pool2d_run,
+    .postrun = max_pool2d_postrun,
+};

@@ -1,6 +1,6 @@
 /* negative on the CPU: -x with wrap-around. Element i reads only
  * element i of its inputs, so the output may share an input's storage. */
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
 
 namespace {
 
@@ -16,7 +16,7 @@ void negative_range(void* arg, int64_t begin, int64_t end) {
     const negative_args* a = static_cast<const negative_args*>(arg);
     const int32_t* x = a->x;
     int32_t* y = a->y;
-    for (int64_t i = begin; i < end; ++i) y[i] = wrap_neg(x[i]);
+    for (int64_t i = begin; i < end; ++i) y[i] = cvml_wrap_neg(x[i]);
 }
 
 int negative_run(cpu_node_ctx* ctx) {
@@ -25,13 +25,9 @@ int negative_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel negative_kernel = {"negative", nullptr, negative_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_negative(void) {
-    return cpu_kernel_registry_add(&negative_kernel);
-}
-int unregister_cpu_op_negative(void) {
-    return cpu_kernel_registry_remove(&negative_kernel);
-}
+extern const cpu_kernel cpu_kernel_negative = {
+    .op = "negative",
+    .run = negative_run,
+};

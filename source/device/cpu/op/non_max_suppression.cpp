@@ -26,16 +26,16 @@ constexpr int64_t K = 6;
 int64_t iou_percent(const int32_t* r1, const int32_t* r2) {
     const int32_t x1min = r1[0], y1min = r1[1], x1max = r1[2], y1max = r1[3];
     const int32_t x2min = r2[0], y2min = r2[1], x2max = r2[2], y2max = r2[3];
-    const uint64_t a1 = static_cast<uint64_t>(static_cast<int64_t>(wrap_sub(x1max, x1min)) *
-                                              wrap_sub(y1max, y1min));
-    const uint64_t a2 = static_cast<uint64_t>(static_cast<int64_t>(wrap_sub(x2max, x2min)) *
-                                              wrap_sub(y2max, y2min));
+    const uint64_t a1 = static_cast<uint64_t>(static_cast<int64_t>(cvml_wrap_sub(x1max, x1min)) *
+                                              cvml_wrap_sub(y1max, y1min));
+    const uint64_t a2 = static_cast<uint64_t>(static_cast<int64_t>(cvml_wrap_sub(x2max, x2min)) *
+                                              cvml_wrap_sub(y2max, y2min));
     const int64_t sum_area = static_cast<int64_t>(a1 + a2);
     if (sum_area <= 0) return 0;
     const int32_t wmin = x1max < x2max ? x1max : x2max, wmax = x1min > x2min ? x1min : x2min;
     const int32_t hmin = y1max < y2max ? y1max : y2max, hmax = y1min > y2min ? y1min : y2min;
-    int32_t w = wrap_sub(wmin, wmax);
-    int32_t h = wrap_sub(hmin, hmax);
+    int32_t w = cvml_wrap_sub(wmin, wmax);
+    int32_t h = cvml_wrap_sub(hmin, hmax);
     if (w < 0) w = 0;
     if (h < 0) h = 0;
     int64_t overlap = static_cast<int64_t>(h) * w;
@@ -140,13 +140,10 @@ int nms_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel nms_kernel = {"non_max_suppression", nms_prerun, nms_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_non_max_suppression(void) {
-    return cpu_kernel_registry_add(&nms_kernel);
-}
-int unregister_cpu_op_non_max_suppression(void) {
-    return cpu_kernel_registry_remove(&nms_kernel);
-}
+extern const cpu_kernel cpu_kernel_non_max_suppression = {
+    .op = "non_max_suppression",
+    .prerun = nms_prerun,
+    .run = nms_run,
+};

@@ -49,7 +49,7 @@ struct reduce_plan {
 };
 
 static inline int32_t reduce_fold(int kind, int32_t t, int32_t v) {
-    if (kind == REDUCE_SUM) return wrap_add(t, v);
+    if (kind == REDUCE_SUM) return cvml_wrap_add(t, v);
     return v > t ? v : t;
 }
 

@@ -26,14 +26,11 @@ int relu_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel relu_kernel = {
-    "relu", relu_prerun, relu_run, nullptr, nullptr, 0, cpu_ew_writes_over_input};
-
 }  // namespace
 
-int register_cpu_op_relu(void) {
-    return cpu_kernel_registry_add(&relu_kernel);
-}
-int unregister_cpu_op_relu(void) {
-    return cpu_kernel_registry_remove(&relu_kernel);
-}
+extern const cpu_kernel cpu_kernel_relu = {
+    .op = "relu",
+    .prerun = relu_prerun,
+    .run = relu_run,
+    .writes_over_input = cpu_ew_writes_over_input,
+};

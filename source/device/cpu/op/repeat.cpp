@@ -37,13 +37,9 @@ int repeat_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel repeat_kernel = {"repeat", nullptr, repeat_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_repeat(void) {
-    return cpu_kernel_registry_add(&repeat_kernel);
-}
-int unregister_cpu_op_repeat(void) {
-    return cpu_kernel_registry_remove(&repeat_kernel);
-}
+extern const cpu_kernel cpu_kernel_repeat = {
+    .op = "repeat",
+    .run = repeat_run,
+};

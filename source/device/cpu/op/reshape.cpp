@@ -9,13 +9,9 @@ int reshape_run(cpu_node_ctx* ctx) {
     return shape_copy::copy_input0(ctx);
 }
 
-const cpu_kernel reshape_kernel = {"reshape", nullptr, reshape_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_reshape(void) {
-    return cpu_kernel_registry_add(&reshape_kernel);
-}
-int unregister_cpu_op_reshape(void) {
-    return cpu_kernel_registry_remove(&reshape_kernel);
-}
+extern const cpu_kernel cpu_kernel_reshape = {
+    .op = "reshape",
+    .run = reshape_run,
+};

@@ -17,13 +17,9 @@ int slice_like_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel slice_like_kernel = {"slice_like", nullptr, slice_like_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_slice_like(void) {
-    return cpu_kernel_registry_add(&slice_like_kernel);
-}
-int unregister_cpu_op_slice_like(void) {
-    return cpu_kernel_registry_remove(&slice_like_kernel);
-}
+extern const cpu_kernel cpu_kernel_slice_like = {
+    .op = "slice_like",
+    .run = slice_like_run,
+};

@@ -9,13 +9,9 @@ int squeeze_run(cpu_node_ctx* ctx) {
     return shape_copy::copy_input0(ctx);
 }
 
-const cpu_kernel squeeze_kernel = {"squeeze", nullptr, squeeze_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_squeeze(void) {
-    return cpu_kernel_registry_add(&squeeze_kernel);
-}
-int unregister_cpu_op_squeeze(void) {
-    return cpu_kernel_registry_remove(&squeeze_kernel);
-}
+extern const cpu_kernel cpu_kernel_squeeze = {
+    .op = "squeeze",
+    .run = squeeze_run,
+};

@@ -35,13 +35,9 @@ int strided_slice_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel strided_slice_kernel = {"strided_slice", nullptr, strided_slice_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_strided_slice(void) {
-    return cpu_kernel_registry_add(&strided_slice_kernel);
-}
-int unregister_cpu_op_strided_slice(void) {
-    return cpu_kernel_registry_remove(&strided_slice_kernel);
-}
+extern const cpu_kernel cpu_kernel_strided_slice = {
+    .op = "strided_slice",
+    .run = strided_slice_run,
+};

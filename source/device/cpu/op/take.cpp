@@ -4,7 +4,8 @@
  * copies one contiguous inner row. */
 #include <string.h>
 
-#include "device/cpu/op/elemwise_scalar.h"
+#include "device/cpu/cpu_kernel.h"
+#include "operator/scalar.h"
 #include "operator/take.h"
 
 namespace {
@@ -59,13 +60,9 @@ int take_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel take_kernel = {"take", nullptr, take_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_take(void) {
-    return cpu_kernel_registry_add(&take_kernel);
-}
-int unregister_cpu_op_take(void) {
-    return cpu_kernel_registry_remove(&take_kernel);
-}
+extern const cpu_kernel cpu_kernel_take = {
+    .op = "take",
+    .run = take_run,
+};

@@ -60,13 +60,9 @@ int tile_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel tile_kernel = {"tile", nullptr, tile_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_tile(void) {
-    return cpu_kernel_registry_add(&tile_kernel);
-}
-int unregister_cpu_op_tile(void) {
-    return cpu_kernel_registry_remove(&tile_kernel);
-}
+extern const cpu_kernel cpu_kernel_tile = {
+    .op = "tile",
+    .run = tile_run,
+};

@@ -28,13 +28,9 @@ int transpose_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel transpose_kernel = {"transpose", nullptr, transpose_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_transpose(void) {
-    return cpu_kernel_registry_add(&transpose_kernel);
-}
-int unregister_cpu_op_transpose(void) {
-    return cpu_kernel_registry_remove(&transpose_kernel);
-}
+extern const cpu_kernel cpu_kernel_transpose = {
+    .op = "transpose",
+    .run = transpose_run,
+};

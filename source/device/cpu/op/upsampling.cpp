@@ -34,13 +34,9 @@ int upsampling_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel upsampling_kernel = {"upsampling", nullptr, upsampling_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_upsampling(void) {
-    return cpu_kernel_registry_add(&upsampling_kernel);
-}
-int unregister_cpu_op_upsampling(void) {
-    return cpu_kernel_registry_remove(&upsampling_kernel);
-}
+extern const cpu_kernel cpu_kernel_upsampling = {
+    .op = "upsampling",
+    .run = upsampling_run,
+};

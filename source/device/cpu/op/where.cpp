@@ -37,13 +37,9 @@ int where_run(cpu_node_ctx* ctx) {
     return CVML_OK;
 }
 
-const cpu_kernel where_kernel = {"where", nullptr, where_run, nullptr};
-
 }  // namespace
 
-int register_cpu_op_where(void) {
-    return cpu_kernel_registry_add(&where_kernel);
-}
-int unregister_cpu_op_where(void) {
-    return cpu_kernel_registry_remove(&where_kernel);
-}
+extern const cpu_kernel cpu_kernel_where = {
+    .op = "where",
+    .run = where_run,
+};

@@ -11,10 +11,6 @@ namespace {
 
 using namespace cpu_ep;
 
-inline int32_t wrap_add32(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-
 int push(epilogue* ep, const ep_step& s) {
     if (ep->step_count >= EP_MAX_STEPS) return 0;
     ep->steps[ep->step_count++] = s;
@@ -24,7 +20,7 @@ int push(epilogue* ep, const ep_step& s) {
 void apply_scalar(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
                   int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
-        int32_t v = wrap_add32(ir_storage_load(in, in_storage, in_index + i), bias);
+        int32_t v = cvml_wrap_add(ir_storage_load(in, in_storage, in_index + i), bias);
         ir_storage_store(out, out_storage, out_index + i, epilogue_value(ep, v, out_index + i));
     }
 }
@@ -127,7 +123,7 @@ int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
                 v = v < st.lo ? st.lo : v;
                 break;
             case EP_ROUND:
-                v = wrap_add32(v >> (st.shift - 1), 1) >> 1;
+                v = cvml_wrap_add(v >> (st.shift - 1), 1) >> 1;
                 break;
             case EP_SRA31:
                 v = v >> 31;
@@ -136,11 +132,10 @@ int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index) {
                 v = v >> st.shift;
                 break;
             case EP_MUL:
-                v = static_cast<int32_t>(static_cast<uint32_t>(v) *
-                                         static_cast<uint32_t>(st.factor));
+                v = cvml_wrap_mul(v, st.factor);
                 break;
             case EP_ADD:
-                v = wrap_add32(v, ir_storage_load(st.src, st.src_storage, index));
+                v = cvml_wrap_add(v, ir_storage_load(st.src, st.src_storage, index));
                 break;
             default:
                 break;

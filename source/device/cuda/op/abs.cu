@@ -3,7 +3,7 @@
 
 namespace {
 struct abs_fn {
-    __device__ int32_t operator()(int32_t x) const { return x < 0 ? dwrap_neg(x) : x; }
+    __device__ int32_t operator()(int32_t x) const { return cvm_abs_value(x); }
 };
 int abs_run(cuda_node_ctx* ctx) {
     return unary_run(ctx, abs_fn());

@@ -21,7 +21,10 @@
 
 namespace {
 
-using conv_geom = grouped::geom;
+using conv_geom = conv2d_geom;
+/* Named unqualified at its launch (the emulation names launches so): its geometry is the
+ * operator's, so argument lookup no longer finds it in grouped::. */
+using grouped::conv_grouped;
 
 struct conv_state {
     igemm::geom gemm;  /* what the GEMM is launched with */
@@ -49,25 +52,8 @@ conv_params conv_params_of(const cuda_node_ctx* ctx) {
 
 conv_geom make_geom(const conv_params* p, const cuda_tensor* x, const cuda_tensor* w,
                     const cuda_tensor* y) {
-    conv_geom g;
-    g.n = x->dims[0];
-    g.c = x->dims[1];
-    g.h = x->dims[2];
-    g.w = x->dims[3];
-    g.o = w->dims[0];
-    g.ic = w->dims[1];
-    g.kh = w->dims[2];
-    g.kw = w->dims[3];
-    g.oh = y->dims[2];
-    g.ow = y->dims[3];
-    g.sh = p->strides.values[0];
-    g.sw = p->strides.values[1];
-    g.ph = p->padding.values[0];
-    g.pw = p->padding.values[1];
-    g.dh = p->dilation.values[0];
-    g.dw = p->dilation.values[1];
-    g.opg = p->groups > 0 ? g.o / p->groups : 0;
-    return g;
+    return conv2d_geom_of(x->dims, w->dims, y->dims, p->strides.values, p->padding.values,
+                          p->dilation.values, p->groups);
 }
 
 /* K words rounded up to whole 16-byte pieces. */

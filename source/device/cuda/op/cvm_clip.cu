@@ -4,11 +4,11 @@
 namespace {
 struct cvm_clip_fn {
     int32_t bound;
-    __device__ int32_t operator()(int32_t x) const { return dclip_value(x, bound); }
+    __device__ int32_t operator()(int32_t x) const { return cvml_clip(x, -bound, bound); }
 };
 int cvm_clip_run(cuda_node_ctx* ctx) {
     const int32_t precision = static_cast<int32_t>(params_of(ctx).get("precision"));
-    return unary_run(ctx, cvm_clip_fn{dclip_bound(precision)});
+    return unary_run(ctx, cvm_clip_fn{cvml_precision_bound(precision)});
 }
 }  // namespace
 

@@ -8,7 +8,7 @@ __global__ void lut_kernel(const int32_t* data, const int32_t* table, int32_t* y
                            int64_t n) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-        y[i] = table[dclip_index(data[i], size)];
+        y[i] = table[cvm_clip_index(data[i], size)];
 }
 
 /* An empty table would leave the clipped index outside it; the CPU keeps that. */

@@ -3,7 +3,7 @@
 
 namespace {
 struct negative_fn {
-    __device__ int32_t operator()(int32_t x) const { return dwrap_neg(x); }
+    __device__ int32_t operator()(int32_t x) const { return cvml_wrap_neg(x); }
 };
 int negative_run(cuda_node_ctx* ctx) {
     return unary_run(ctx, negative_fn());

@@ -9,7 +9,7 @@ __global__ void take_flat(const int32_t* data, const int32_t* idx, int32_t* y, i
                           int64_t n) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-        y[i] = data[dclip_index(idx[i], axis_n)];
+        y[i] = data[cvm_clip_index(idx[i], axis_n)];
 }
 
 __global__ void take_axis(const int32_t* data, const int32_t* idx, int32_t* y, int64_t n_idx,
@@ -18,7 +18,7 @@ __global__ void take_axis(const int32_t* data, const int32_t* idx, int32_t* y, i
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const int64_t row = i / inner, k = i - row * inner;
         const int64_t o = row / n_idx, j = row - o * n_idx;
-        y[i] = data[(o * axis_n + dclip_index(idx[j], axis_n)) * inner + k];
+        y[i] = data[(o * axis_n + cvm_clip_index(idx[j], axis_n)) * inner + k];
     }
 }
 

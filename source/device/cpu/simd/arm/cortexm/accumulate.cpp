@@ -5,6 +5,7 @@
 
 #pragma GCC optimize("O2") /* the hot loops, in an -Os library too */
 
+#include "cvml_ops.h"
 #include "device/cpu/simd/arm/cortexm/accumulate.h"
 
 #include "graph/graph.h"
@@ -42,8 +43,7 @@ void accumulate(uint32_t* acc, const void* row, uint32_t wv, int64_t lo64, int64
 }
 
 inline int32_t scale_add(int32_t b, int32_t w, int32_t x) {
-    return static_cast<int32_t>(static_cast<uint32_t>(b) +
-                                static_cast<uint32_t>(w) * static_cast<uint32_t>(x));
+    return cvml_wrap_add(b, cvml_wrap_mul(w, x));
 }
 
 }  // namespace

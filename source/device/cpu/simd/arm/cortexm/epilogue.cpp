@@ -173,16 +173,12 @@ int32_t run_step(const epilogue* ep, int32_t s, int32_t* v, int32_t n, int64_t a
 
 #else
 
-inline int32_t wrap_add(int32_t a, int32_t b) {
-    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
-
 /* A shift then a clip, in one pass: ((x >> down) + add) >> post is EP_ROUND's rounding
  * shift by down + 1 (add 1, post 1, the + 1 wrapping) or EP_SRA's (add 0, post 0). */
 void shift_clip(int32_t* v, int32_t n, int32_t down, int32_t add, int32_t post, int32_t lo,
                 int32_t hi) {
     for (int32_t i = 0; i < n; ++i) {
-        int32_t x = wrap_add(v[i] >> down, add) >> post;
+        int32_t x = cvml_wrap_add(v[i] >> down, add) >> post;
         x = x > hi ? hi : x;
         v[i] = x < lo ? lo : x;
     }
@@ -207,7 +203,7 @@ int32_t run_step(const epilogue* ep, int32_t s, int32_t* v, int32_t n, int64_t a
             break;
         case EP_ROUND: {
             const int32_t down = st.shift - 1;
-            for (int32_t i = 0; i < n; ++i) v[i] = wrap_add(v[i] >> down, 1) >> 1;
+            for (int32_t i = 0; i < n; ++i) v[i] = cvml_wrap_add(v[i] >> down, 1) >> 1;
             break;
         }
         case EP_SRA31:
@@ -224,13 +220,13 @@ int32_t run_step(const epilogue* ep, int32_t s, int32_t* v, int32_t n, int64_t a
         case EP_ADD:
             if (st.src_storage == STORAGE_INT8) {
                 const int8_t* q = static_cast<const int8_t*>(st.src) + at;
-                for (int32_t i = 0; i < n; ++i) v[i] = wrap_add(v[i], q[i]);
+                for (int32_t i = 0; i < n; ++i) v[i] = cvml_wrap_add(v[i], q[i]);
             } else if (st.src_storage == STORAGE_INT16) {
                 const int16_t* q = static_cast<const int16_t*>(st.src) + at;
-                for (int32_t i = 0; i < n; ++i) v[i] = wrap_add(v[i], q[i]);
+                for (int32_t i = 0; i < n; ++i) v[i] = cvml_wrap_add(v[i], q[i]);
             } else {
                 const int32_t* q = static_cast<const int32_t*>(st.src) + at;
-                for (int32_t i = 0; i < n; ++i) v[i] = wrap_add(v[i], q[i]);
+                for (int32_t i = 0; i < n; ++i) v[i] = cvml_wrap_add(v[i], q[i]);
             }
             break;
         default:
