@@ -20,7 +20,7 @@ namespace {
  * 8-column one at avx2, a 12-column panel on aarch64. */
 int32_t panel_width(int level) {
     if (arm_level(level)) return ARM_PANEL;
-    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? 8 : 1;
+    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? AVX2_PANEL : 1;
 }
 
 /* avx2's int8 kernel negates weights (vpsignb), which -128 does not survive. */

@@ -24,7 +24,6 @@ namespace {
  * conv2d and dense operands are within +-127) take the scalar fallback. */
 
 #define AVX2_ROWS 4
-#define AVX2_PANEL 8 /* columns of a panel */
 
 /* Four weight bytes as one int32 (unaligned). */
 inline int32_t load_a(const int8_t* p) {
