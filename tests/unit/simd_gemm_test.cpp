@@ -52,10 +52,16 @@ std::vector<int32_t> values(size_t n, std::mt19937& rng, int mode) {
     return v;
 }
 
+/* cvm_range: weights within +-127 (a verified CVM model's: its -128s become -127), which
+ * is what avx2's int8 kernel takes (others take its exact fallback); B keeps the whole
+ * int8 range either way. */
 void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t seed, int splits,
-                bool plain = false, bool fold_bias = false) {
+                bool plain = false, bool fold_bias = false, bool cvm_range = false) {
     std::mt19937 rng(seed);
     std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
+    if (cvm_range)
+        for (auto& x : A)
+            if (static_cast<int8_t>(x) == INT8_MIN) x = -127;
     std::vector<int32_t> B = values(static_cast<size_t>(K) * N, rng, mode);
     std::vector<int32_t> ref(static_cast<size_t>(M) * N);
     for (int32_t m = 0; m < M; ++m)
@@ -75,6 +81,9 @@ void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t s
         ASSERT_EQ(gemm_weights_plain(level, a8.data(), M, K, &w), CVML_OK);
     else
         ASSERT_EQ(gemm_weights_pack(level, A.data(), M, K, &w), CVML_OK);
+    if (level == CPU_SIMD_AVX2 && cvm_range) {
+        ASSERT_EQ(w.has_min, 0);
+    }
     if (fold_bias) {
         // Folded where the level starts its sums from w.start (avx512): every sum then
         // includes the bias, wrapping like the tail's add would.
@@ -159,6 +168,9 @@ TEST(SimdGemm, OddSizesAllLevels) {
                     ++seed;
                     check_gemm(level, M, K, N, 0, seed, 1 + static_cast<int>(seed % 3));
                     check_gemm(level, M, K, N, 0, seed, 2, true);
+                    check_gemm(level, M, K, N, 0, seed, 1 + static_cast<int>(seed % 3), false,
+                               false, true);
+                    check_gemm(level, M, K, N, 0, seed, 2, true, false, true);
                 }
 }
 
@@ -170,12 +182,16 @@ TEST(SimdGemm, ExtremesAllLevels) {
                 check_gemm(level, 13, K, 50, mode, 9u + mode, 3, true);
                 check_gemm(level, 13, K, 50, mode, 11u + mode, 2, true, true);
                 check_gemm(level, 24, K, 17, mode, 13u + mode, 1, false, true);
+                check_gemm(level, 16, K, 50, mode, 15u + mode, 2, false, false, true);
+                check_gemm(level, 13, K, 50, mode, 17u + mode, 3, true, false, true);
             }
 }
 
 TEST(SimdGemm, LargeKWrapsLikeUpstream) {
     // 140000 products of (-128) * (-128) overflow int32: the sum must wrap, not saturate.
     for (int level : levels()) check_gemm(level, 8, 140000, 16, 2, 3, 1);
+    // The same with weights -127 (avx2's int8 kernel): 140000 * 16256 wraps too.
+    for (int level : levels()) check_gemm(level, 8, 140000, 16, 2, 3, 1, true, false, true);
 }
 
 /* gemm_run_narrow (dot products along K) against the reference, for every tail width,

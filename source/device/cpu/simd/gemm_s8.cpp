@@ -16,11 +16,16 @@ using namespace gemm_impl;
 
 namespace {
 
-/* B's columns are packed in multiples of this: a 16-column panel at avx512, the 12
- * columns (3 panels of 4) of an avx2 micro-kernel, a 12-column panel on aarch64. */
+/* B's columns are packed in multiples of this: a 16-column panel at avx512, an
+ * 8-column one at avx2, a 12-column panel on aarch64. */
 int32_t panel_width(int level) {
     if (arm_level(level)) return ARM_PANEL;
-    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? 12 : 1;
+    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? AVX2_PANEL : 1;
+}
+
+/* avx2's int8 kernel negates weights (vpsignb), which -128 does not survive. */
+inline void note_weight(int level, int8_t v, gemm_weights* out) {
+    if (level == CPU_SIMD_AVX2 && v == INT8_MIN) out->has_min = 1;
 }
 
 /* ---- scalar ------------------------------------------------------------------------- */
@@ -75,6 +80,7 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
         for (int32_t k = 0; k < K; ++k) {
             int8_t v = static_cast<int8_t>(w[static_cast<size_t>(m) * K + k]);
             sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+            note_weight(level, v, out);
             size_t mb = static_cast<size_t>(m / GEMM_MR), r = static_cast<size_t>(m % GEMM_MR);
             size_t blk = mb * GEMM_MR * static_cast<size_t>(out->Kp);
             if (level == CPU_SIMD_I8MM)  // 8-value steps of K, row pairs side by side
@@ -127,6 +133,7 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
         for (int32_t k = 0; k < K; ++k) {
             int8_t v = w[static_cast<size_t>(m) * K + k];
             sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+            note_weight(level, v, out);
             // The last partial block: interleaved by 4 at avx512, zero-padded rows at avx2.
             if (m >= tail0 && level == CPU_SIMD_AVX512)
                 static_cast<int8_t*>(
@@ -174,9 +181,7 @@ int32_t gemm_b_cols(int level, int32_t N) {
 }
 
 size_t gemm_b_bytes(int level, int32_t K, int32_t N) {
-    size_t elems =
-        static_cast<size_t>(round_up(K, GEMM_KG)) * static_cast<size_t>(gemm_b_cols(level, N));
-    return elems * (level == CPU_SIMD_AVX2 ? 2 : 1);
+    return static_cast<size_t>(round_up(K, GEMM_KG)) * static_cast<size_t>(gemm_b_cols(level, N));
 }
 
 void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t N, int32_t K,
@@ -216,22 +221,7 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
         return;
     }
     if (level == CPU_SIMD_AVX2) {
-        // Panels of 4 columns; per k4 step, column c's 4 values at (c % 4) * 4.
-        int16_t* base = static_cast<int16_t*>(packed);
-        const size_t panel = static_cast<size_t>(Kp / 4) * 16;
-        int32_t n = 0;
-        bool all = rows[0] && rows[1] && rows[2] && rows[3];
-        if (all)
-            for (; n + 8 <= N; n += 8)
-                pack8_avx2(rows, n,
-                           base + static_cast<size_t>(n / 4) * panel + static_cast<size_t>(k4) * 16,
-                           panel);
-        int32_t Np = gemm_b_cols(level, N);
-        for (; n < Np; ++n)
-            for (int i = 0; i < 4; ++i)
-                base[static_cast<size_t>(n / 4) * panel + static_cast<size_t>(k4) * 16 +
-                     static_cast<size_t>(n % 4) * 4 + static_cast<size_t>(i)] =
-                    rows[i] && n < N ? rows[i][n] : 0;
+        pack_group_avx2(rows, N, Kp, k4, static_cast<int8_t*>(packed));
         return;
     }
 #endif
@@ -251,6 +241,10 @@ void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, con
 #if CVML_SIMD_X86
     if (level == CPU_SIMD_AVX512) {
         pack_rows_avx512(base, offsets, pad, N, K, static_cast<uint8_t*>(packed));
+        return;
+    }
+    if (level == CPU_SIMD_AVX2) {
+        pack_rows_avx2(base, offsets, N, K, static_cast<int8_t*>(packed));
         return;
     }
 #endif
@@ -281,7 +275,7 @@ void compute_tile(const gemm_weights* a, const void* packed_b, int32_t N, int32_
         return;
     }
     if (a->level == CPU_SIMD_AVX2) {
-        tile_avx2(a, static_cast<const int16_t*>(packed_b), m0, n0, cols, tile);
+        tile_avx2(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
         return;
     }
 #endif

@@ -4,8 +4,9 @@
  * Every level gives the same int32 bits (sums wrap modulo 2^32 like upstream's):
  *  - avx512: vpdpbusd multiplies unsigned by signed bytes, so B is stored as x + 128
  *    and each row's sums start from -128 * rowsum(A); vpdpbusd does not saturate.
- *  - avx2: operands widened to int16 and multiplied with vpmaddwd, whose pair sums
- *    of int8 products cannot saturate (|2 * 128 * 128| < 2^31); vpmaddubsw would.
+ *  - avx2: vpmaddubsw on |x| and w with x's sign, whose pair sums cannot saturate
+ *    while |w| <= 127 (weights holding -128 take an exact scalar path), widened to
+ *    int32 by vpmaddwd against ones.
  *  - scalar: plain loops.
  * Tiles are GEMM_MR rows by up to GEMM_NT columns; tile t covers columns of n-tile
  * t / m_blocks and rows of m-block t % m_blocks, so a static split of tile indices
@@ -26,15 +27,16 @@ typedef struct gemm_weights {
     void* data;          /* level-specific layout */
     int32_t* start;      /* avx512: where each row's sums start, Mp entries: -128 * rowsum
                             (taking back B's +128), plus a bias (gemm_weights_fold_bias) */
-    const int8_t* plain; /* avx512 from gemm_weights_plain: the caller's rows, not owned */
+    const int8_t* plain; /* avx512, avx2 (gemm_weights_plain): the caller's rows, not owned */
     int32_t lda;
+    int32_t has_min; /* avx2: some weight is -128, which the int8 kernel cannot negate */
 } gemm_weights;
 
 /* Packs row-major weights (M x K int32 values, cast to int8 as upstream's conv2d
  * does). Returns CVML_OK or a runtime error (out of memory). */
 int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_weights* out);
 /* Uses int8 weights in place (row-major M x K, readable 4 bytes past the end) at the
- * avx512 level, so the weights exist once in memory; other levels pack a copy. */
+ * avx512 and avx2 levels, so the weights exist once in memory; other levels pack a copy. */
 int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_weights* out);
 void gemm_weights_free(gemm_weights* w);
 /* Adds bias[m] (M values) to every sum of row m, exactly as adding it to the result

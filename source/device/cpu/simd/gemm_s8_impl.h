@@ -53,10 +53,17 @@ void pack_select_avx512(const int8_t* base, const int64_t* offsets, const int8_t
 void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride, int32_t c,
                          int32_t m0, int32_t* tile, bool stream);
 /* ---- avx2 (x86/avx2/gemm_s8.cpp) */
-void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, int32_t cols,
+void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile);
-void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* p0, size_t panel);
+/* B in panels of 8 columns (gemm_pack_b_group, gemm_pack_b_rows at avx2). */
+void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp, int32_t k4,
+                     int8_t* packed);
+void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N, int32_t K,
+                    int8_t* packed);
 #endif
+
+/* avx2's B: int8 panels of this many columns, each k4 step one ymm (x86/avx2/). */
+#define AVX2_PANEL 8
 
 /* aarch64's levels (neon, dotprod, i8mm) share B's layout, signed in panels of 12
  * columns; the weights are signed, in blocks of GEMM_MR rows interleaved by 4 as at

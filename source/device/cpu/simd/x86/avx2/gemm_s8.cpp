@@ -1,5 +1,5 @@
-/* The int8 GEMM at avx2 (vpmaddwd): the 4 x 12 micro-kernel on int16-packed B, and
- * B's packing. */
+/* The int8 GEMM at avx2 (vpmaddubsw): the 4 x 16 micro-kernel on int8-packed B, its
+ * exact fallback for weights holding -128, and B's packing. */
 #include <string.h>
 
 #include "device/cpu/simd/gemm_s8_impl.h"
@@ -10,81 +10,103 @@
 namespace gemm_impl {
 namespace {
 
-/* ---- avx2 (vpmaddwd) ------------------------------------------------------------------
- * B is packed as int16 in panels of 4 columns, each k4 step one ymm holding every
- * column's 4 values in turn; the weights are int8 rows read in place. A row's 4 bytes,
- * broadcast and sign-extended, give the int16 pairs (w0, w1), (w2, w3) alternating, so
- * one vpmaddwd makes two partial sums per column, added at the end. */
+/* ---- avx2 (vpmaddubsw) ------------------------------------------------------------------
+ * B is packed as int8 in panels of 8 columns, each k4 step one ymm holding every
+ * column's 4 values in turn (the avx512 layout at half the width), so the sums of a
+ * column stay in its own int32 lane: no reduction across lanes. The weights are int8
+ * rows read in place; a row's 4 bytes are broadcast to every column.
+ *
+ * vpmaddubsw multiplies unsigned by signed bytes and saturates its pair sums to int16.
+ * It takes |x| (B, any int8: |-128| is the byte 128) and w with x's sign (vpsignb);
+ * with |w| <= 127 a pair sum is at most 2 * 128 * 127 = 32,512 < 32,767, so nothing
+ * saturates, and vpmaddwd against ones widens the pairs to int32 exactly. A weight of
+ * -128 cannot be negated in a byte: such weights (never a verified CVM model's, whose
+ * conv2d and dense operands are within +-127) take the scalar fallback. */
 
 #define AVX2_ROWS 4
-#define AVX2_COLS 12 /* 3 panels */
 
-/* acc += vpmaddwd(b, w), in this order: left to itself GCC computes every product
- * first and spills the accumulators from the 16 registers. */
-#define MADD_ACC(acc, b, w, t) \
-    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "xm"(b), "x"(w))
+/* Four weight bytes as one int32 (unaligned). */
+inline int32_t load_a(const int8_t* p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 
-CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int16_t* b, size_t panel,
-                               int32_t k4n, int32_t* tile) {
-    __m256i c00 = _mm256_setzero_si256(), c01 = _mm256_setzero_si256(),
-            c02 = _mm256_setzero_si256();
-    __m256i c10 = _mm256_setzero_si256(), c11 = _mm256_setzero_si256(),
-            c12 = _mm256_setzero_si256();
-    __m256i c20 = _mm256_setzero_si256(), c21 = _mm256_setzero_si256(),
-            c22 = _mm256_setzero_si256();
-    __m256i c30 = _mm256_setzero_si256(), c31 = _mm256_setzero_si256(),
-            c32 = _mm256_setzero_si256();
-    const int8_t* a0 = a;
-    const int8_t* a1 = a + lda;
-    const int8_t* a2 = a + 2 * lda;
-    const int8_t* a3 = a + 3 * lda;
+/* acc += vpmaddwd(vpmaddubsw(u, vpsignb(w, s)), ones), in this order: left to itself
+ * GCC computes every product first and spills the accumulators from the 16 registers. */
+#define MADD_ACC(acc, u, s, w, ones, t)                                          \
+    __asm__(                                                                     \
+        "vpsignb %3, %4, %1\n\tvpmaddubsw %1, %2, %1\n\tvpmaddwd %5, %1, %1\n\t" \
+        "vpaddd %1, %0, %0"                                                      \
+        : "+x"(acc), "=&x"(t)                                                    \
+        : "x"(u), "xm"(s), "x"(w), "xm"(ones))
+
+/* One step of a row: its 4 weight bytes at a times B's panels (|x| in u0, u1; x in s0,
+ * s1), into the row's accumulators. */
+template <int NC>
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0, __m256i& c1,
+                                                                    __m256i u0, __m256i s0,
+                                                                    __m256i u1, __m256i s1,
+                                                                    __m256i ones, const int8_t* a) {
+    const __m256i w = _mm256_set1_epi32(load_a(a));
     __m256i t;
+    MADD_ACC(c0, u0, s0, w, ones, t);
+    if (NC > 1) MADD_ACC(c1, u1, s1, w, ones, t);
+}
+
+/* Rows a, a + lda, .. (AVX2_ROWS of them) times NC panels of B (panel_bytes apart),
+ * over k4n steps of K, into the tile at its row stride. Named accumulators (GCC spills
+ * an array of vectors to the stack). */
+template <int NC>
+CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, size_t panel_bytes,
+                               int32_t k4n, int32_t* tile) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
+    __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
-        const int16_t* bk = b + static_cast<size_t>(k4) * 16;
-        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk));
-        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + panel));
-        const __m256i b2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + 2 * panel));
-        const size_t k = static_cast<size_t>(k4) * 4;
-        __m256i w;
-        w = _mm256_cvtepi8_epi16(
-            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a0 + k))));
-        MADD_ACC(c00, b0, w, t);
-        MADD_ACC(c01, b1, w, t);
-        MADD_ACC(c02, b2, w, t);
-        w = _mm256_cvtepi8_epi16(
-            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a1 + k))));
-        MADD_ACC(c10, b0, w, t);
-        MADD_ACC(c11, b1, w, t);
-        MADD_ACC(c12, b2, w, t);
-        w = _mm256_cvtepi8_epi16(
-            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a2 + k))));
-        MADD_ACC(c20, b0, w, t);
-        MADD_ACC(c21, b1, w, t);
-        MADD_ACC(c22, b2, w, t);
-        w = _mm256_cvtepi8_epi16(
-            _mm_castps_si128(_mm_broadcast_ss(reinterpret_cast<const float*>(a3 + k))));
-        MADD_ACC(c30, b0, w, t);
-        MADD_ACC(c31, b1, w, t);
-        MADD_ACC(c32, b2, w, t);
+        const int8_t* bk = b + static_cast<size_t>(k4) * 32;
+        const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk));
+        const __m256i u0 = _mm256_abs_epi8(s0);
+        const __m256i s1 =
+            NC > 1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + panel_bytes)) : s0;
+        const __m256i u1 = NC > 1 ? _mm256_abs_epi8(s1) : u0;
+        const int8_t* ak = a + static_cast<size_t>(k4) * 4;
+        ukr_row<NC>(c00, c01, u0, s0, u1, s1, ones, ak);
+        ukr_row<NC>(c10, c11, u0, s0, u1, s1, ones, ak + lda);
+        ukr_row<NC>(c20, c21, u0, s0, u1, s1, ones, ak + 2 * lda);
+        ukr_row<NC>(c30, c31, u0, s0, u1, s1, ones, ak + 3 * lda);
     }
-    // hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; the 64-bit permute puts them in order.
-    const __m256i c[AVX2_ROWS][3] = {
-        {c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
-    for (int r = 0; r < AVX2_ROWS; ++r) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT),
-                            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][0], c[r][1]), 0xD8));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(tile + r * GEMM_NT + 8),
-                         _mm256_castsi256_si128(
-                             _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][2], c[r][2]), 0xD8)));
-    }
+    const __m256i c[AVX2_ROWS][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+    for (int r = 0; r < AVX2_ROWS; ++r)
+        for (int p = 0; p < NC; ++p)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT + p * AVX2_PANEL),
+                                c[r][p]);
+}
+
+/* The exact fallback for weights holding -128: the same tile from the same packed B,
+ * one product at a time (sums wrap modulo 2^32). */
+void tile_avx2_scalar(const int8_t* ap, size_t lda, const int8_t* b, size_t panel_bytes,
+                      int32_t k4n, int32_t cols, int32_t* tile) {
+    for (int32_t r = 0; r < GEMM_MR; ++r)
+        for (int32_t c = 0; c < cols; ++c) {
+            const int8_t* bc = b + static_cast<size_t>(c / AVX2_PANEL) * panel_bytes +
+                               static_cast<size_t>(c % AVX2_PANEL) * 4;
+            const int8_t* ar = ap + static_cast<size_t>(r) * lda;
+            uint32_t acc = 0;
+            for (int32_t k = 0; k < k4n * 4; ++k)
+                acc += static_cast<uint32_t>(static_cast<int32_t>(ar[k]) *
+                                             static_cast<int32_t>(bc[(k / 4) * 32 + k % 4]));
+            tile[r * GEMM_NT + c] = static_cast<int32_t>(acc);
+        }
 }
 
 }  // namespace
 
-void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, int32_t cols,
+void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile) {
     const int32_t k4n = a->Kp / 4;
-    const size_t panel = static_cast<size_t>(k4n) * 16;
+    const size_t panel_bytes = static_cast<size_t>(k4n) * 32;
+    const int8_t* bp = b + static_cast<size_t>(n0 / AVX2_PANEL) * panel_bytes;
     const int8_t* ap;
     size_t lda;
     if (a->plain && m0 + GEMM_MR <= a->M) {
@@ -96,30 +118,77 @@ void tile_avx2(const gemm_weights* a, const int16_t* b, int32_t m0, int32_t n0, 
         ap = static_cast<const int8_t*>(a->data) + blk * static_cast<size_t>(a->Kp);
         lda = static_cast<size_t>(a->Kp);
     }
+    if (a->has_min) {
+        tile_avx2_scalar(ap, lda, bp, panel_bytes, k4n, cols, tile);
+        return;
+    }
     for (int32_t half = 0; half < GEMM_MR / AVX2_ROWS; ++half)
-        for (int32_t c = 0; c < cols; c += AVX2_COLS)
-            ukr_avx2(ap + static_cast<size_t>(half * AVX2_ROWS) * lda, lda,
-                     b + static_cast<size_t>((n0 + c) / 4) * panel, panel, k4n,
-                     tile + half * AVX2_ROWS * GEMM_NT + c);
+        for (int32_t c = 0; c < cols; c += 2 * AVX2_PANEL) {
+            const int8_t* ar = ap + static_cast<size_t>(half * AVX2_ROWS) * lda;
+            const int8_t* bc = bp + static_cast<size_t>(c / AVX2_PANEL) * panel_bytes;
+            int32_t* t = tile + half * AVX2_ROWS * GEMM_NT + c;
+            if (cols - c > AVX2_PANEL)
+                ukr_avx2<2>(ar, lda, bc, panel_bytes, k4n, t);
+            else
+                ukr_avx2<1>(ar, lda, bc, panel_bytes, k4n, t);
+        }
 }
 
-/* Columns n .. n + 7 of 4 rows into two panels (at p0 and p0 + panel). */
-CVML_TARGET_AVX2 void pack8_avx2(const int8_t* const rows[4], int32_t n, int16_t* p0,
-                                 size_t panel) {
+namespace {
+
+/* Columns n .. n + 15 of 4 rows into two panels (at p0 and p0 + panel_bytes). */
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pack16(const int8_t* const rows[4],
+                                                                   int32_t n, int8_t* p0,
+                                                                   size_t panel_bytes) {
     __m128i r[4];
-    for (int i = 0; i < 4; ++i) {
-        int64_t v;
-        memcpy(&v, rows[i] + n, 8);
-        r[i] = _mm_cvtepi8_epi16(_mm_cvtsi64_si128(v));
-    }
-    const __m128i lo01 = _mm_unpacklo_epi16(r[0], r[1]), lo23 = _mm_unpacklo_epi16(r[2], r[3]);
-    const __m128i hi01 = _mm_unpackhi_epi16(r[0], r[1]), hi23 = _mm_unpackhi_epi16(r[2], r[3]);
+    for (int i = 0; i < 4; ++i)
+        r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i] + n));
+    // Byte pairs of rows 0, 1 and of rows 2, 3, then their 16-bit pairs: each column's 4.
+    const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), lo23 = _mm_unpacklo_epi8(r[2], r[3]);
+    const __m128i hi01 = _mm_unpackhi_epi8(r[0], r[1]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
     _mm256_storeu_si256(
         reinterpret_cast<__m256i*>(p0),
-        _mm256_set_m128i(_mm_unpackhi_epi32(lo01, lo23), _mm_unpacklo_epi32(lo01, lo23)));
+        _mm256_set_m128i(_mm_unpackhi_epi16(lo01, lo23), _mm_unpacklo_epi16(lo01, lo23)));
     _mm256_storeu_si256(
-        reinterpret_cast<__m256i*>(p0 + panel),
-        _mm256_set_m128i(_mm_unpackhi_epi32(hi01, hi23), _mm_unpacklo_epi32(hi01, hi23)));
+        reinterpret_cast<__m256i*>(p0 + panel_bytes),
+        _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23), _mm_unpacklo_epi16(hi01, hi23)));
+}
+
+/* Group k4 of B (rows[i] NULL past K: zeros) into its panels: column c's 4 values at
+ * (c % 8) * 4 of the step, columns N .. (rounded up to a panel) zeros. */
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pack_group(
+    const int8_t* const rows[GEMM_KG], int32_t N, size_t panel_bytes, int32_t k4, int8_t* packed) {
+    int8_t* step = packed + static_cast<size_t>(k4) * 32;
+    int32_t n = 0;
+    if (rows[0] && rows[1] && rows[2] && rows[3])
+        for (; n + 16 <= N; n += 16)
+            pack16(rows, n, step + static_cast<size_t>(n / AVX2_PANEL) * panel_bytes, panel_bytes);
+    const int32_t Np = round_up(N, AVX2_PANEL);
+    for (; n < Np; ++n)
+        for (int i = 0; i < GEMM_KG; ++i)
+            step[static_cast<size_t>(n / AVX2_PANEL) * panel_bytes +
+                 static_cast<size_t>(n % AVX2_PANEL) * 4 + static_cast<size_t>(i)] =
+                rows[i] && n < N ? rows[i][n] : 0;
+}
+
+}  // namespace
+
+CVML_TARGET_AVX2 void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp,
+                                      int32_t k4, int8_t* packed) {
+    pack_group(rows, N, static_cast<size_t>(Kp / 4) * 32, k4, packed);
+}
+
+/* All row groups of B (gemm_pack_b_rows at avx2), the group's packing inlined: a call
+ * and a level dispatch per group cost as much as its unpacks. */
+CVML_TARGET_AVX2 void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N,
+                                     int32_t K, int8_t* packed) {
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 32;
+    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
+        // Rows past K pack to zeros: the weights read in place have other bytes there.
+        const int8_t* rows[GEMM_KG];
+        group_rows(base, offsets, nullptr, K, k4, rows);
+        pack_group(rows, N, panel_bytes, k4, packed);
+    }
 }
 
 }  // namespace gemm_impl
