@@ -270,7 +270,7 @@ typedef struct cvml_fusion_rules {
     int32_t (*tail_capacity)(void* user, int32_t step);
     void* user;
     /** A bound on a tail's cost, a step costing 1 and a right shift `shift_cost`; 0 for
-     * no bound beyond tail_capacity. */
+     * no bound beyond tail_capacity (shift_cost then does not matter). */
     int32_t max_cost;
     int32_t shift_cost;
 } cvml_fusion_rules;

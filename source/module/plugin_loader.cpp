@@ -294,7 +294,11 @@ int add_item(item_kind kind, const void* ptr, const char* what) {
 }
 
 int host_plan_order(cvml_ir_graph* g, cvml_ir_subgraph* sg) {
-    return plan_order(g, sg, nullptr);
+    int32_t* step_of_node = plan_step_of_node(g, sg);
+    if (!step_of_node) return cvml_fail_out_of_memory();
+    const int rc = plan_order(g, sg, step_of_node);
+    cvml_scratch_free(step_of_node);
+    return rc;
 }
 
 int host_register_device(cvml_device* dev) {

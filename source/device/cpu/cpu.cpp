@@ -4,7 +4,8 @@
  * core's fusion walk), copies become views, and tensors proven to fit int8 are stored
  * as int8 where every kernel touching them reads and writes narrow storage (CPU_CAP_*).
  * CVML_NO_FUSION=1 turns the three off (tests compare both). This file holds the device
- * and the preparation of its kernels; cpu_state.h names the files of the other steps. */
+ * and the preparation of its kernels, the state's lifecycle (scratch form, packed form,
+ * release); cpu_state.h names the files of the other steps. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,20 @@
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/cpu_state.h"
+#include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/simd.h"
 #include "graph/verify.h"
 #include "module/device.h"
+#include "module/plan/fusion.h"
 #include "module/plan/order.h"
 #include "operator/op_def.h"
 #include "utility/error.h"
 #include "utility/platform.h"
 #include "utility/memory.h"
 
-namespace cpu_dev {
+namespace {
+
+using namespace cpu_dev;
 
 void postrun_node(cpu_node_exec* ne) {
     if (ne->kernel && ne->kernel->postrun && ne->ctx.state) ne->kernel->postrun(&ne->ctx);
@@ -37,12 +42,6 @@ void free_tables(cpu_subgraph_state* st) {
     st->bound = nullptr;
     st->wide = nullptr;
 }
-
-}  // namespace cpu_dev
-
-namespace {
-
-using namespace cpu_dev;
 
 int cpu_supports(cvml_device*, const ir_graph*, const ir_node* node) {
     return node->op && node->op->runnable && cpu_kernel_find(node->op->name) != nullptr;
@@ -139,6 +138,127 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
     return CVML_OK;
 }
 
+/* ---- fused tails ---------------------------------------------------------------------- */
+
+/* The longest tail fused at the vector levels, in chain slots and steps: their tile
+ * and row code is tuned for chains this long. The scalar level takes all the chain
+ * has room for, so that MRT's requantize-add-requantize runs reach an int8 tensor
+ * instead of leaving an int32 one between (a quarter of the arena at that level). */
+constexpr int32_t kVectorTailSlots = 6;
+constexpr int32_t kVectorTailSteps = 6;
+
+/* The rule's links become the head's tail; the chain's nodes no longer run, and the head
+ * writes the chain's last output. */
+int take_tail(cpu_subgraph_state* st, const ir_graph* g, int32_t h, const fusion_link* links,
+              int32_t count) {
+    cpu_node_exec* head = &st->nodes[h];
+    head->tail.steps = static_cast<cpu_tail_step*>(
+        cvml_scratch_alloc(sizeof(cpu_tail_step) * static_cast<size_t>(count)));
+    if (!head->tail.steps) return cvml_fail_out_of_memory();
+    for (int32_t k = 0; k < count; ++k) {
+        head->tail.steps[k].step = links[k].op;
+        head->tail.steps[k].operand = links[k].operand;
+        st->nodes[links[k].step].skip = 1;
+    }
+    const ir_node* last = st->nodes[links[count - 1].step].ctx.node;
+    head->tensors[head->ctx.input_count] = g->tensors[last->outputs[0]];
+    head->tail.count = count;
+    head->ctx.tail = &head->tail;
+    return CVML_OK;
+}
+
+/* The walk with the CPU's rules: a step whose kernel applies tails (CPU_CAP_TAIL) takes
+ * the chain of element-wise operators after it (module/plan/fusion.h), as long as the
+ * level's bounds allow; a right shift takes two of the epilogue's chain slots once
+ * lowered (epilogue_add_step: a round and a clip). */
+int fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
+    static const cvml_fusion_rules kScalar = {
+        sizeof(cvml_fusion_rules), CVML_PLUGIN_ABI_VERSION, nullptr, nullptr, EP_MAX_STEPS - 2, 2};
+    static const cvml_fusion_rules kVector = {
+        sizeof(cvml_fusion_rules), CVML_PLUGIN_ABI_VERSION, nullptr, nullptr, kVectorTailSlots, 2};
+    static_assert(CPU_TAIL_MAX <= FUSION_MAX_TAIL, "the walk's links hold a CPU tail");
+    const bool scalar = st->rt.simd_level == CPU_SIMD_SCALAR;
+    const int32_t capacity = scalar ? CPU_TAIL_MAX : kVectorTailSteps;
+    fusion_link links[FUSION_MAX_TAIL];
+    for (int32_t h = 0; h < sg->node_count; ++h) {
+        if (!(st->nodes[h].ctx.caps & CPU_CAP_TAIL)) continue;
+        const int32_t count =
+            fusion_tail(g, sg, st->step_of_node, scalar ? &kScalar : &kVector, h, capacity, links);
+        const int rc = count ? take_tail(st, g, h, links, count) : CVML_OK;
+        if (rc) return rc;
+    }
+    return CVML_OK;
+}
+
+/* ---- the state's packed form ------------------------------------------------------------ */
+
+size_t round_to_word(size_t n) {
+    return (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+}
+
+/* Moves what a run needs into one heap block (cpu_subgraph_state): the steps that run,
+ * in order, each with its tensor list and tail; the steps fused away or made views give
+ * back their kernel state. Frees the scratch form and the prerun tables. */
+int pack_state(cpu_subgraph_state* st) {
+    int32_t running = 0, stand_ins = 0;
+    size_t slots = 0, steps = 0;
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        const cpu_node_exec* ne = &st->nodes[i];
+        if (ne->skip) continue;
+        ++running;
+        slots += static_cast<size_t>(ne->ctx.input_count + ne->ctx.output_count);
+        steps += static_cast<size_t>(ne->tail.count);
+    }
+    for (int32_t t = 0; t < st->tensor_count; ++t) stand_ins += st->wide[t] != nullptr;
+    const size_t exec_bytes = round_to_word(sizeof(cpu_node_exec) * static_cast<size_t>(running));
+    const size_t step_bytes = round_to_word(sizeof(cpu_tail_step) * steps);
+    const size_t slot_bytes = sizeof(ir_tensor*) * slots;
+    uint8_t* block = static_cast<uint8_t*>(
+        cvml_mem_alloc(exec_bytes + step_bytes + slot_bytes +
+                       sizeof(ir_tensor*) * static_cast<size_t>(stand_ins) + 1));
+    if (!block) return cvml_fail_out_of_memory();
+    cpu_node_exec* packed = reinterpret_cast<cpu_node_exec*>(block);
+    cpu_tail_step* step = reinterpret_cast<cpu_tail_step*>(block + exec_bytes);
+    ir_tensor** slot = reinterpret_cast<ir_tensor**>(block + exec_bytes + step_bytes);
+    ir_tensor** stand_in =
+        reinterpret_cast<ir_tensor**>(block + exec_bytes + step_bytes + slot_bytes);
+    int32_t k = 0;
+    for (int32_t i = 0; i < st->node_count; ++i) {
+        cpu_node_exec* ne = &st->nodes[i];
+        if (ne->skip) {
+            postrun_node(ne);
+        } else {
+            cpu_node_exec* p = &packed[k++];
+            *p = *ne;
+            const int32_t total = ne->ctx.input_count + ne->ctx.output_count;
+            memcpy(slot, ne->tensors, sizeof(ir_tensor*) * static_cast<size_t>(total));
+            p->tensors = slot;
+            p->ctx.inputs = slot;
+            p->ctx.outputs = slot + ne->ctx.input_count;
+            slot += total;
+            if (ne->tail.count) {
+                memcpy(step, ne->tail.steps,
+                       sizeof(cpu_tail_step) * static_cast<size_t>(ne->tail.count));
+                p->tail.steps = step;
+                step += ne->tail.count;
+            }
+            p->ctx.tail = ne->ctx.tail ? &p->tail : nullptr;
+        }
+        cvml_scratch_free(ne->tensors);
+        cvml_scratch_free(ne->tail.steps);
+    }
+    for (int32_t t = 0, n = 0; t < st->tensor_count; ++t)
+        if (st->wide[t]) stand_in[n++] = st->wide[t];
+    cvml_scratch_free(st->nodes);
+    free_tables(st);
+    st->nodes = packed;
+    st->node_count = running;
+    st->stand_ins = stand_in;
+    st->stand_in_count = stand_ins;
+    st->packed = true;
+    return CVML_OK;
+}
+
 /* Fusion, views, storage and the plan, in the state's scratch form. */
 int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* scratch) {
     // Kernels prepare first so that their scratch joins the arena plan; constants'
@@ -168,27 +288,7 @@ int prepare_state(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
     int rc = st->rt.fusion ? plan_order(g, sg, st->step_of_node) : CVML_OK;
     if (!rc) rc = prepare_nodes(g, sg, st, scratch);
     if (!rc && st->rt.fusion) rc = fuse_tails(g, sg, st);
-    if (!rc && st->rt.fusion) {
-        make_views(g, sg, st);
-        // The bounds are taken last and given back first, so that the plan's scratch
-        // (in a microcontroller's arena) does not have to go round them.
-        st->bound = static_cast<int64_t*>(
-            cvml_scratch_alloc(sizeof(int64_t) * (static_cast<size_t>(g->tensor_count) + 1)));
-        if (!st->bound) rc = cvml_fail_out_of_memory();
-    }
-    if (!rc && st->rt.fusion) {
-        compute_bounds(g, sg, st);
-        choose_storage(g, sg, st);
-        cvml_scratch_free(st->bound);
-        st->bound = nullptr;
-        rc = share_buffers(g, sg, st, scratch);
-    }
-    if (!rc) rc = choose_input_storage(g, st);
-    for (int32_t i = 0; i < st->node_count && !rc; ++i) {
-        cpu_node_exec* ne = &st->nodes[i];
-        if (!ne->skip && ne->kernel->fused) rc = ne->kernel->fused(&ne->ctx);
-    }
-    if (!rc) rc = plan_arena(g, sg, st, scratch);
+    if (!rc) rc = lay_out_tensors(g, sg, st, scratch);
     return rc;
 }
 

@@ -1,8 +1,7 @@
 /* The CPU device's state of a subgraph, shared by the files of its prerun: cpu.cpp
- * (the device, its kernels' preparation), cpu_fusion.cpp (tails and views),
- * cpu_storage.cpp (narrow storage), cpu_share.cpp (buffers taken over) and
- * cpu_arena.cpp (the plan and the packed form); the order of the steps, the fusion walk
- * and the arena planner are the core's (module/plan/). */
+ * (the device, its kernels' preparation and fused tails, the state's lifecycle),
+ * cpu_layout.cpp (where tensors live: views, storage, the arena); the order of the steps,
+ * the fusion walk and the arena planner are the core's (module/plan/). */
 #pragma once
 
 #include <stddef.h>
@@ -11,6 +10,7 @@
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_runtime.h"
 #include "graph/graph.h"
+#include "module/plan/fusion.h"
 
 namespace cpu_dev {
 
@@ -48,22 +48,15 @@ struct cpu_subgraph_state {
     int32_t stand_in_count;
 };
 
-/* The steps of a prerun, in order (cpu.cpp calls them). */
-int fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st);
-void make_views(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st);
-void compute_bounds(const ir_graph* g, const ir_subgraph* sg, cpu_subgraph_state* st);
-void choose_storage(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st);
-int choose_input_storage(ir_graph* g, cpu_subgraph_state* st);
-int share_buffers(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* scratch);
-int plan_arena(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, const size_t* scratch);
-int pack_state(cpu_subgraph_state* st);
-size_t arena_need(size_t size);
-
-/* Helpers several of them use. */
-bool is_graph_output(const ir_graph* g, int32_t tensor);
-bool is_view_node(const ir_node* n);
-int32_t alias_root(const cpu_subgraph_state* st, int32_t t);
-void postrun_node(cpu_node_exec* ne);
-void free_tables(cpu_subgraph_state* st);
+/* The steps of a prerun after the tails are fused (cpu.cpp calls it): where tensors live
+ * (views, narrow storage, buffers taken over, inputs' storage), the kernels told
+ * (cpu_kernel.fused), then the arena placed. */
+int lay_out_tensors(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* scratch);
+/* Bytes a caller's arena needs for a plan of `size` bytes: the plan, 64 bytes of slack
+ * (vector kernels may read, never use, up to a vector past a buffer) and the most that
+ * aligning its start to kArenaAlign can skip. */
+inline size_t arena_need(size_t size) {
+    return size ? size + kArenaAlign + (kArenaAlign - 1) : 0;
+}
 
 }  // namespace cpu_dev

@@ -1,6 +1,5 @@
 #include "module/plan/order.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 #include "cvml.h"
@@ -166,8 +165,7 @@ int order_for_memory(const ir_graph* g, const ir_subgraph* sg, const int32_t* st
         after_step(g, sg, step_of_node, &o, &h, p);
     }
     if (!rc && count != sg->node_count)
-        rc = cvml_fail(CVML_ERR_LOGIC, "subgraph %" PRId32 " is not in topological order (a bug)",
-                       sg->index);
+        rc = cvml_fail(CVML_ERR_LOGIC, "a subgraph is not in topological order (a bug)");
     cvml_scratch_free(h.pos);
     cvml_scratch_free(h.key);
     cvml_scratch_free(o.net);
@@ -182,16 +180,16 @@ int order_for_memory(const ir_graph* g, const ir_subgraph* sg, const int32_t* st
 
 }  // namespace
 
+int32_t* plan_step_of_node(const ir_graph* g, const ir_subgraph* sg) {
+    int32_t* step = static_cast<int32_t*>(
+        cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
+    if (!step) return nullptr;
+    for (int32_t n = 0; n < g->node_count; ++n) step[n] = -1;
+    for (int32_t i = 0; i < sg->node_count; ++i) step[sg->nodes[i]] = i;
+    return step;
+}
+
 int plan_order(ir_graph* g, ir_subgraph* sg, int32_t* step_of_node) {
-    int32_t* own = nullptr;
-    if (!step_of_node) {
-        own = static_cast<int32_t*>(
-            cvml_scratch_alloc(sizeof(int32_t) * (static_cast<size_t>(g->node_count) + 1)));
-        if (!own) return cvml_fail_out_of_memory();
-        for (int32_t n = 0; n < g->node_count; ++n) own[n] = -1;
-        for (int32_t i = 0; i < sg->node_count; ++i) own[sg->nodes[i]] = i;
-        step_of_node = own;
-    }
     const size_t n = static_cast<size_t>(sg->node_count);
     int32_t* order = static_cast<int32_t*>(cvml_scratch_alloc(sizeof(int32_t) * (n + 1)));
     int rc = order ? order_for_memory(g, sg, step_of_node, order) : cvml_fail_out_of_memory();
@@ -201,6 +199,5 @@ int plan_order(ir_graph* g, ir_subgraph* sg, int32_t* step_of_node) {
         for (int32_t i = 0; i < sg->node_count; ++i) step_of_node[sg->nodes[i]] = i;
     }
     cvml_scratch_free(order);
-    cvml_scratch_free(own);
     return rc;
 }

@@ -10,7 +10,11 @@
 
 #include "graph/graph.h"
 
-/* Reorders sg->nodes, before a device prepares them. `step_of_node` (graph node -> step
- * here, -1 elsewhere) is updated when given; null: the function makes its own. Returns
- * CVML_OK or an error (out of memory). */
+/* Reorders sg->nodes, before a device prepares them, and updates `step_of_node` (graph
+ * node -> step here, -1 elsewhere). Returns CVML_OK or an error (out of memory). */
 int plan_order(ir_graph* g, ir_subgraph* sg, int32_t* step_of_node);
+
+/* A new table of graph node -> step of sg (-1 elsewhere), from the load's scratch
+ * (cvml_scratch_free), or null when out of memory: what the planners take, for a
+ * plugin's calls. */
+int32_t* plan_step_of_node(const ir_graph* g, const ir_subgraph* sg);
