@@ -231,6 +231,10 @@ int cvml_context_set_devices(cvml_context* ctx, const char* const* names, int co
 static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
     cvml_graph* g = static_cast<cvml_graph*>(cvml_mem_calloc(1, sizeof(cvml_graph)));
     if (!g) return cvml_fail_out_of_memory();
+    if (graph_lock_init(&g->lock) != 0) {
+        cvml_mem_free(g);
+        return cvml_fail(CVML_ERR_RUNTIME, "cannot create the graph's lock");
+    }
     g->ir = ir;
     g->context = *ctx;
     *out = g;
@@ -440,6 +444,7 @@ int cvml_graph_release(cvml_graph* g) {
     REQUIRE(g, "NULL graph");
     scheduler_postrun(g->ir);
     ir_graph_release(g->ir);
+    graph_lock_destroy(&g->lock);
     cvml_mem_free(g);
     return CVML_OK;
 }

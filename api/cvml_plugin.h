@@ -49,7 +49,9 @@
  *    ABI).
  * History: 2.0 is the C ABI (1.x exposed the C++ IR). 2.1 appended
  * `cvml_device::island_work_per_element` and `cvml_ir_api::tensor_storage`. 2.2
- * appended `cvml_ir_api::graph_profiling` and `cvml_ir_api::node_set_time`.
+ * appended `cvml_ir_api::graph_profiling` and `cvml_ir_api::node_set_time`. 2.3 appended
+ * the planners every device shares: `cvml_host_api::plan_order`, `plan_fusion` and
+ * `plan_arena`.
  */
 #ifndef CVML_PLUGIN_H
 #define CVML_PLUGIN_H
@@ -65,7 +67,7 @@ extern "C" {
 #endif
 
 #define CVML_PLUGIN_ABI_MAJOR 2u
-#define CVML_PLUGIN_ABI_MINOR 2u
+#define CVML_PLUGIN_ABI_MINOR 3u
 #define CVML_PLUGIN_ABI_MAKE(major, minor) (((uint32_t)(major) << 16) | (uint32_t)(minor))
 #define CVML_PLUGIN_ABI_VERSION CVML_PLUGIN_ABI_MAKE(CVML_PLUGIN_ABI_MAJOR, CVML_PLUGIN_ABI_MINOR)
 #define CVML_PLUGIN_ABI_MAJOR_OF(version) ((uint32_t)(version) >> 16)
@@ -247,6 +249,44 @@ typedef struct cvml_ir_api {
     void (*node_set_time)(const cvml_ir_graph* g, const cvml_ir_node* node, uint64_t nanoseconds);
 } cvml_ir_api;
 
+/* ---- planning a subgraph (2.3) ---------------------------------------------------- */
+
+/** One buffer of a device's arena: live from step `first` (written) to step `last` (last
+ * read), both inclusive, in the order the device runs its subgraph's steps. */
+typedef struct cvml_plan_buffer {
+    size_t size;   /**< bytes; 0 takes no memory (offset 0) */
+    int32_t first; /**< first step the buffer is live */
+    int32_t last;  /**< last step it is read (less than `first` counts as `first`) */
+    size_t offset; /**< the result: where it lies in the arena */
+} cvml_plan_buffer;
+
+/** What a device's kernels can absorb: the fusion walk (cvml_host_api::plan_fusion)
+ * extends a head's tail while both bounds hold. */
+typedef struct cvml_fusion_rules {
+    uint32_t struct_size; /**< sizeof(cvml_fusion_rules) as the caller was compiled */
+    uint32_t abi_version;
+    /** The most steps the kernel of the subgraph's step `step` applies after its output
+     * (its tail), 0 when it applies none. */
+    int32_t (*tail_capacity)(void* user, int32_t step);
+    void* user;
+    /** A bound on a tail's cost, a step costing 1 and a right shift `shift_cost`; 0 for
+     * no bound beyond tail_capacity (shift_cost then does not matter). */
+    int32_t max_cost;
+    int32_t shift_cost;
+} cvml_fusion_rules;
+
+/** The walk's answer for one step of the subgraph. */
+typedef struct cvml_fused_step {
+    /** The step whose kernel computes this node as a step of its tail, or -1: the node
+     * runs itself. A head's tail is the steps naming it, in step order; the last one's
+     * output is what the head writes. */
+    int32_t head;
+    /** CVML_STEP_ADD: the graph index of the tensor added (written before the head runs),
+     * else -1. */
+    int32_t operand;
+    cvml_step step; /**< what the head applies for this node */
+} cvml_fused_step;
+
 /** What the library offers a plugin's entry point. Valid until the plugin is unloaded
  * (a device may keep the pointer and call `fail` while it runs). */
 typedef struct cvml_host_api {
@@ -263,6 +303,28 @@ typedef struct cvml_host_api {
     const char* plugin_dir;
     /** The model accessors. */
     const cvml_ir_api* ir;
+
+    /* ---- 2.3: the CPU device's planners, for every device ---- */
+    /** Puts the subgraph's steps in the order the CPU device runs them (source/module/
+     * plan/order.cpp: of the ready nodes, the one adding the fewest live elements first),
+     * before the device reads them (subgraph_node). Any topological order computes the
+     * same bytes; with the CPU's, plan_fusion fuses the nodes the CPU fuses. Returns
+     * CVML_OK or a runtime error (out of memory). */
+    int (*plan_order)(cvml_ir_graph* g, cvml_ir_subgraph* sg);
+    /** The fusion walk the CPU device uses (source/module/plan/fusion.cpp): each head
+     * (tail_capacity > 0, one output) absorbs the chain of element-wise nodes that alone
+     * read its output, here, later, while `rules` allow; an ADD's other operand must be
+     * written before the head runs. Fills `fused` (one per step of `sg`) and records the
+     * fused nodes in the graph (cvml_graph_node_fused_into). Returns CVML_OK or an
+     * error. */
+    int (*plan_fusion)(cvml_ir_graph* g, const cvml_ir_subgraph* sg, const cvml_fusion_rules* rules,
+                       cvml_fused_step* fused);
+    /** The arena planner the CPU device uses (source/module/plan/memory_plan.cpp):
+     * places every buffer so that two live at once never share a byte, at offsets that
+     * are multiples of `align` (a power of two), in time and memory bounded by the
+     * buffers' count whatever their lifetimes. Returns CVML_OK and the arena's size, or a
+     * runtime error (out of memory). */
+    int (*plan_arena)(cvml_plan_buffer* buffers, int32_t count, size_t align, size_t* arena_size);
 } cvml_host_api;
 
 /** The data symbol a plugin exports so the loader can check it before the plugin's

@@ -131,3 +131,18 @@ add_dependencies(cvml_cuda_emu_device_tests cvml_cuda_emu)
 # Whole networks too: label emu_network, left out of the sanitizer step as above.
 gtest_discover_tests(cvml_cuda_emu_device_tests TEST_PREFIX cuda_emu.device. DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 600 LABELS emu_network)
+
+# Fusion agreement: for every conformance case and benchmark model, each tail the CUDA
+# device fuses is the CPU's tail of that head (both call the core's fusion walk).
+add_executable(cvml_cuda_emu_fusion_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_fusion_test.cpp
+  ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
+target_include_directories(cvml_cuda_emu_fusion_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/bench)
+target_link_libraries(cvml_cuda_emu_fusion_tests PRIVATE cvml_static GTest::gtest GTest::gtest_main
+  ${CMAKE_DL_LIBS})
+target_compile_options(cvml_cuda_emu_fusion_tests PRIVATE ${CVML_WARNINGS})
+target_compile_definitions(cvml_cuda_emu_fusion_tests PRIVATE
+  CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}"
+  CVML_CONFORMANCE_CASES="${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases")
+add_dependencies(cvml_cuda_emu_fusion_tests cvml_cuda_emu)
+gtest_discover_tests(cvml_cuda_emu_fusion_tests TEST_PREFIX cuda_emu.fusion. DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 600)

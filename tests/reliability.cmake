@@ -13,6 +13,18 @@ if(NOT CVML_SANITIZE)
     --kill-s 30)
   set_tests_properties(reliability.hostile_models PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
 endif()
+# The same models loaded for the GPU, on the emulated CUDA plugin, within the same bounds;
+# every island kept there (CVML_CUDA_ISLAND_WORK=0), so that the graphs of relu and
+# concatenate nodes run whole on "cuda" (--on-cuda), the fan-out ones placed within a
+# second: the CUDA device plans with the core's planner and fusion walk.
+if(NOT CVML_SANITIZE AND TARGET cvml_cuda_emu)
+  add_test(NAME reliability.hostile_models.cuda COMMAND cvml_hostile --limit-s 10
+    --limit-mib 512 --kill-s 30 --device cuda --place-s 1 --on-cuda heads_4000
+    --on-cuda heads_8000 --on-cuda fanout_concat_4000 --on-cuda fanout_concat_8000)
+  set_tests_properties(reliability.hostile_models.cuda PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE
+    ENVIRONMENT "CVML_PLUGIN_PATH=${CMAKE_BINARY_DIR}/plugins/emu;CVML_CUDA_ISLAND_WORK=0")
+  add_dependencies(cvml_hostile cvml_cuda_emu)
+endif()
 
 # A shared handle from 8 threads, at CVML_NUM_THREADS 1 and 2 (TSan: scripts/test.sh).
 # Built without threads (CVML_WITH_THREADS=OFF, the embedded profile) the library takes no

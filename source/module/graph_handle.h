@@ -21,11 +21,15 @@ typedef struct graph_lock {
 #endif
 } graph_lock;
 
-static inline void graph_lock_init(graph_lock* l) {
+/* Every handle's lock is initialised where the handle is made (new_handle) and destroyed
+ * where it is released: zeroed memory is not a mutex (winpthreads' initializer is -1).
+ * Returns 0, or the error of pthread_mutex_init. */
+static inline int graph_lock_init(graph_lock* l) {
 #if CVML_WITH_THREADS
-    pthread_mutex_init(&l->mutex, nullptr);
+    return pthread_mutex_init(&l->mutex, nullptr);
 #else
     (void)l;
+    return 0;
 #endif
 }
 

@@ -9,6 +9,9 @@
 
 #include "cvml_plugin.h"
 #include "module/device.h"
+#include "module/plan/fusion.h"
+#include "module/plan/memory_plan.h"
+#include "module/plan/order.h"
 #include "module/plugin_ir.h"
 #include "module/serializer.h"
 #include "utility/error.h"
@@ -286,6 +289,14 @@ int add_item(item_kind kind, const void* ptr, const char* what) {
     return rc;
 }
 
+int host_plan_order(cvml_ir_graph* g, cvml_ir_subgraph* sg) {
+    int32_t* step_of_node = plan_step_of_node(g, sg);
+    if (!step_of_node) return cvml_fail_out_of_memory();
+    const int rc = plan_order(g, sg, step_of_node);
+    cvml_scratch_free(step_of_node);
+    return rc;
+}
+
 int host_register_device(cvml_device* dev) {
     return add_item(ITEM_DEVICE, dev, "register_device");
 }
@@ -395,6 +406,9 @@ int load_file(const char* given) {
         host_fail,
         s->dir,
         plugin_ir_api(),
+        host_plan_order,
+        fusion_plan,
+        memory_plan,
     };
     cvml_clear_error();
     g_current = s;

@@ -151,6 +151,34 @@ model heads_8000() {
     return heads_relu(8000);
 }
 
+/* Every head alive at once inside one subgraph: data feeds `heads` relu nodes whose
+ * outputs one concatenate reads, so an arena planner sees `heads` buffers live together
+ * (a device with kernels for both, such as the CUDA device, takes the whole graph). */
+model fanout_concat(int heads) {
+    std::vector<node> n{data_node({1, 10})};
+    std::vector<int> all;
+    for (int i = 0; i < heads; ++i) {
+        n.push_back(relu(0, {1, 10}, "relu_" + std::to_string(i)));
+        all.push_back(i + 1);
+    }
+    n.push_back(node{false,
+                     "concat",
+                     "concatenate",
+                     all,
+                     {},
+                     "{\"axis\": \"1\"}",
+                     {{1, 10 * static_cast<int64_t>(heads)}},
+                     -1});
+    return {graph_json(n, {{heads + 1, 0}}), empty_params()};
+}
+
+model fanout_concat_4000() {
+    return fanout_concat(4000);
+}
+model fanout_concat_8000() {
+    return fanout_concat(8000);
+}
+
 model relu_chain_100k() {
     std::vector<node> n{data_node({1, 10})};
     for (int i = 0; i < 100000; ++i) n.push_back(relu(i, {1, 10}, "relu_" + std::to_string(i)));
@@ -326,6 +354,8 @@ const std::vector<hostile_case>& cases() {
     static const std::vector<hostile_case> all = {
         {"heads_4000", "data feeds 4,000 relu heads", heads_4000},
         {"heads_8000", "data feeds 8,000 relu heads", heads_8000},
+        {"fanout_concat_4000", "4,000 relu heads alive at once, concatenated", fanout_concat_4000},
+        {"fanout_concat_8000", "8,000 relu heads alive at once, concatenated", fanout_concat_8000},
         {"relu_chain_100k", "a 100,000-node relu chain", relu_chain_100k},
         {"variables_100k", "100,000 variables", variables_100k},
         {"params_names_250k", "50,000 variables, 250,000 params names", params_names_250k},

@@ -3,7 +3,13 @@
 // measured, killed past a hard limit. Fails when any case exceeds the bounds (default
 // 10 s and 512 MiB), crashes, or is refused with a class other than logic/runtime.
 //
-//   cvml_hostile [--limit-s S] [--limit-mib M] [--kill-s K] [--list] [NAME...]
+// --device cuda loads every case for the GPU (CVMAPILoadModel's device type 1: the CUDA
+// plugin must be found, e.g. the emulated one through CVML_PLUGIN_PATH). A case named
+// with --on-cuda must then load with every operator node on "cuda", its load (parse,
+// placement, both devices' planning) within --place-s seconds.
+//
+//   cvml_hostile [--limit-s S] [--limit-mib M] [--kill-s K] [--device cpu|cuda]
+//                [--on-cuda NAME]... [--place-s S] [--list] [NAME...]
 //   cvml_hostile --write-seeds DIR    (small models of the same shapes, for tests/fuzz)
 #include <errno.h>
 #include <signal.h>
@@ -51,8 +57,22 @@ std::string read_file(const std::string& path) {
     return s;
 }
 
+/* Operator nodes of the loaded net, and how many of them run on "cuda". */
+void count_placement(void* net, int* ops, int* on_cuda) {
+    const cvml_graph* g = static_cast<const cvml_graph*>(net);
+    int count = 0;
+    *ops = *on_cuda = 0;
+    cvml_graph_node_count(g, &count);
+    for (int i = 0; i < count; ++i) {
+        const char* device = "";
+        if (cvml_graph_node_device(g, i, &device) != CVML_OK || !device[0]) continue;
+        ++*ops;
+        *on_cuda += strcmp(device, "cuda") == 0;
+    }
+}
+
 /* The child: gas query, load, one inference (inputs and outputs up to 256 MiB). */
-int run_one(const std::string& dir) {
+int run_one(const std::string& dir, int device_type) {
     std::string json = read_file(dir + "/model.json");
     std::string params = read_file(dir + "/model.params");
     double t0 = now();
@@ -64,12 +84,13 @@ int run_one(const std::string& dir) {
     int load_rc = json.size() > 0x7fffffff
                       ? 2
                       : CVMAPILoadModel(json.data(), static_cast<int>(json.size()), params.data(),
-                                        static_cast<int>(params.size()), &net, 0, 0);
+                                        static_cast<int>(params.size()), &net, device_type, 0);
     double t2 = now();
     if (load_rc && why.empty()) why = cvml_last_error();
-    int run_rc = -1;
+    int run_rc = -1, ops = 0, on_cuda = 0;
     unsigned long long in_len = 0, out_len = 0;
     if (load_rc == 0) {
+        count_placement(net, &ops, &on_cuda);
         CVMAPIGetInputLength(net, &in_len);
         CVMAPIGetOutputLength(net, &out_len);
         if (in_len <= (256u << 20) && out_len <= (256u << 20)) {
@@ -84,9 +105,10 @@ int run_one(const std::string& dir) {
     }
     double t3 = now();
     printf(
-        "gas_rc=%d gas=%llu load_rc=%d run_rc=%d in=%llu out=%llu gas_s=%.3f load_s=%.3f "
-        "run_s=%.3f %.90s\n",
-        gas_rc, gas, load_rc, run_rc, in_len, out_len, t1 - t0, t2 - t1, t3 - t2, why.c_str());
+        "gas_rc=%d gas=%llu load_rc=%d run_rc=%d in=%llu out=%llu ops=%d cuda=%d gas_s=%.3f "
+        "load_s=%.3f run_s=%.3f %.90s\n",
+        gas_rc, gas, load_rc, run_rc, in_len, out_len, ops, on_cuda, t1 - t0, t2 - t1, t3 - t2,
+        why.c_str());
     fflush(stdout);
     return 0;
 }
@@ -99,7 +121,7 @@ struct outcome {
     std::string line;
 };
 
-outcome measure(const char* self, const std::string& dir, double kill_s) {
+outcome measure(const char* self, const std::string& dir, const char* device, double kill_s) {
     outcome o{0, 0, 0, false, ""};
     int pipefd[2];
     if (pipe(pipefd) != 0) return o;
@@ -108,7 +130,7 @@ outcome measure(const char* self, const std::string& dir, double kill_s) {
     if (pid == 0) {
         dup2(pipefd[1], 1);
         close(pipefd[0]);
-        execl(self, self, "--run-one", dir.c_str(), static_cast<char*>(nullptr));
+        execl(self, self, "--run-one", dir.c_str(), device, static_cast<char*>(nullptr));
         _exit(127);
     }
     close(pipefd[1]);
@@ -149,10 +171,23 @@ bool good_rc(const std::string& line) {
     return true;
 }
 
+double field(const std::string& line, const char* key) {
+    size_t at = line.find(key);
+    return at == std::string::npos ? -1 : atof(line.c_str() + at + strlen(key));
+}
+
+/* A case the GPU must take: loaded, every operator node on "cuda", placed in time. */
+bool placed_on_cuda(const std::string& line, double place_s) {
+    const double ops = field(line, " ops="), on_cuda = field(line, " cuda=");
+    return field(line, "load_rc=") == 0 && ops > 0 && on_cuda == ops &&
+           field(line, "load_s=") <= place_s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 3 && strcmp(argv[1], "--run-one") == 0) return run_one(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "--run-one") == 0)
+        return run_one(argv[2], strcmp(argv[3], "cuda") == 0 ? 1 : 0);
     if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
         // The load fuzzer's format: graph JSON, "\n#PARAMS#\n", the params blob.
         for (const auto& c : hostile::seed_cases()) {
@@ -163,9 +198,10 @@ int main(int argc, char** argv) {
         }
         return 0;
     }
-    double limit_s = 10, limit_mib = 512, kill_s = 60;
+    double limit_s = 10, limit_mib = 512, kill_s = 60, place_s = 1;
     bool list = false;
-    std::vector<std::string> wanted;
+    const char* device = "cpu";
+    std::vector<std::string> wanted, on_cuda;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--limit-s" && i + 1 < argc)
@@ -174,6 +210,12 @@ int main(int argc, char** argv) {
             limit_mib = atof(argv[++i]);
         else if (a == "--kill-s" && i + 1 < argc)
             kill_s = atof(argv[++i]);
+        else if (a == "--device" && i + 1 < argc)
+            device = argv[++i];
+        else if (a == "--on-cuda" && i + 1 < argc)
+            on_cuda.push_back(argv[++i]);
+        else if (a == "--place-s" && i + 1 < argc)
+            place_s = atof(argv[++i]);
         else if (a == "--list")
             list = true;
         else
@@ -206,9 +248,11 @@ int main(int argc, char** argv) {
             }
             printf("%-20s %9zu B json  ", c.name, m.json.size());
         }
-        outcome o = measure(argv[0], dir, kill_s);
+        outcome o = measure(argv[0], dir, device, kill_s);
         bool ok = !o.killed && o.signal == 0 && o.seconds <= limit_s && o.mib <= limit_mib &&
                   good_rc(o.line);
+        for (const auto& w : on_cuda)
+            if (w == c.name) ok = ok && placed_on_cuda(o.line, place_s);
         printf("%7.2f s %7.1f MiB  %s%s%s\n", o.seconds, o.mib,
                o.killed   ? "KILLED "
                : o.signal ? "SIGNAL "
@@ -220,5 +264,13 @@ int main(int argc, char** argv) {
         unlink(params_path.c_str());
     }
     rmdir(dir);
+    for (const auto& w : on_cuda) {
+        bool known = false;
+        for (const auto& c : hostile::cases()) known |= w == c.name;
+        if (!known) {
+            fprintf(stderr, "--on-cuda %s: no such case\n", w.c_str());
+            ++failures;
+        }
+    }
     return failures ? 1 : 0;
 }

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "device/cpu/memory_plan.h"
+#include "module/plan/memory_plan.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-# cvml_cuda_emu: the CUDA plugin's own sources (cuda_device.cu, op/*.cu) compiled by the
+# cvml_cuda_emu: the CUDA plugin's own sources (*.cu, op/*.cu) compiled by the
 # C++ compiler against the host emulation of CUDA in this directory, so that the tests
 # run every kernel's index math, the plugin's memory planning, uploads and copies, and
 # compare the bytes with the CPU, on machines without a GPU or nvcc. The plugin is
@@ -11,7 +11,7 @@
 # per directory). Included by source/device/cuda/CMakeLists.txt.
 set(emu_dir ${CMAKE_CURRENT_BINARY_DIR}/emu)
 set(emu_sources ${CMAKE_CURRENT_SOURCE_DIR}/emu/cuda_emu.cpp)
-foreach(src IN ITEMS ${CMAKE_CURRENT_SOURCE_DIR}/cuda_device.cu ${cvml_cuda_ops})
+foreach(src IN ITEMS ${cvml_cuda_device_sources} ${cvml_cuda_ops})
   file(RELATIVE_PATH rel ${CMAKE_CURRENT_SOURCE_DIR} ${src})
   string(REPLACE "/" "_" stem ${rel})
   string(REGEX REPLACE "\\.cu$" ".cpp" stem ${stem})

@@ -1,5 +1,6 @@
-/* Lifetime-based placement of buffers in one arena: each request lives over a closed
- * interval of steps [first, last]; two requests whose intervals overlap never overlap
+/* The core's arena planner, shared by every device (the CPU directly, plugins through
+ * cvml_host_api::plan_arena). Lifetime-based placement of buffers in one arena: each request lives
+ * over a closed interval of steps [first, last]; two requests whose intervals overlap never overlap
  * in memory.
  *
  * The plan is greedy by decreasing size, each buffer at the lowest offset that fits
@@ -14,12 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct plan_request {
-    size_t size;   /* bytes */
-    int32_t first; /* first step the buffer is live (written) */
-    int32_t last;  /* last step the buffer is read */
-    size_t offset; /* result */
-} plan_request;
+#include "cvml_plugin.h"
+
+/* A buffer to place: size, first and last step, and the offset found (the plugin ABI's
+ * struct, so that a plugin's requests are planned as they are). */
+typedef cvml_plan_buffer plan_request;
 
 /* Pairs of simultaneously live buffers above which the time-ordered plan is used. */
 #define PLAN_EXACT_PAIRS (1 << 21)

@@ -1,4 +1,4 @@
-#include "device/cpu/memory_plan.h"
+#include "module/plan/memory_plan.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
