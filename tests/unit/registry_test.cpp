@@ -23,9 +23,10 @@ TEST(Registry, TablesAreSortedAndFindEveryRow) {
     for (int32_t i = 0; i < cvml_operator_table_count; ++i) {
         const op_def* op = cvml_operator_table[i];
         ASSERT_NE(op, nullptr);
-        if (i > 0)
+        if (i > 0) {
             EXPECT_LT(strcmp(cvml_operator_table[i - 1]->name, op->name), 0)
                 << "operator table out of order at " << op->name;
+        }
         EXPECT_EQ(op_registry_find(op->name), op) << op->name;
         EXPECT_EQ(op_registry_at(i), op);
     }
@@ -34,9 +35,10 @@ TEST(Registry, TablesAreSortedAndFindEveryRow) {
         const cpu_kernel* k = cvml_cpu_kernel_table[i];
         ASSERT_NE(k, nullptr);
         ASSERT_NE(k->run, nullptr) << k->op;
-        if (i > 0)
+        if (i > 0) {
             EXPECT_LT(strcmp(cvml_cpu_kernel_table[i - 1]->op, k->op), 0)
                 << "CPU kernel table out of order at " << k->op;
+        }
         EXPECT_EQ(cpu_kernel_find(k->op), k) << k->op;
     }
     EXPECT_EQ(op_registry_find("no_such_op"), nullptr);
