@@ -30,16 +30,8 @@ endif()
 # Built without threads (CVML_WITH_THREADS=OFF, the embedded profile) the library takes no
 # locks and its callers serialize their calls (README, "Build options"): not tested there.
 if(TARGET Threads::Threads AND CVML_WITH_THREADS)
-add_executable(cvml_shared_handle ${CMAKE_CURRENT_SOURCE_DIR}/hostile/shared_handle.cpp)
-target_include_directories(cvml_shared_handle PRIVATE ${PROJECT_SOURCE_DIR}/api)
-target_link_libraries(cvml_shared_handle PRIVATE cvml_static Threads::Threads)
-target_compile_options(cvml_shared_handle PRIVATE ${CVML_WARNINGS})
-foreach(n 1 2)
-  add_test(NAME reliability.shared_handle.t${n} COMMAND cvml_shared_handle
-    ${PROJECT_SOURCE_DIR}/../shared/models/cifar_resnet20_2019/case 8 100)
-  set_tests_properties(reliability.shared_handle.t${n} PROPERTIES
-    ENVIRONMENT CVML_NUM_THREADS=${n} SKIP_RETURN_CODE 77 TIMEOUT 300)
-endforeach()
+  include(${CMAKE_CURRENT_SOURCE_DIR}/hostile/shared_handle.cmake)
+  cvml_add_shared_handle_tests(reliability 300)
 endif()
 
 # Hostile files in the plugin path: FIFO, directory, truncated ELF, bad declarations.

@@ -24,14 +24,7 @@ struct Placement {
     std::vector<std::string> device; /* "" for variables */
 };
 
-struct Loaded {
-    cvml_context* ctx = nullptr;
-    cvml_graph* graph = nullptr;
-    ~Loaded() {
-        cvml_graph_release(graph);
-        cvml_context_release(ctx);
-    }
-};
+using Loaded = emu_setup::LoadedGraph;
 
 void use_devices(bool cuda, Loaded* m) {
     ASSERT_EQ(cvml_context_create(&m->ctx), CVML_OK);

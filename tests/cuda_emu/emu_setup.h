@@ -30,4 +30,14 @@ inline void init_with_emulated_plugin() {
     ASSERT_STREQ(name, "cuda") << "the emulated plugin did not load from " << plugin_dir();
 }
 
+/* A context and the graph loaded in it, released together. */
+struct LoadedGraph {
+    cvml_context* ctx = nullptr;
+    cvml_graph* graph = nullptr;
+    ~LoadedGraph() {
+        cvml_graph_release(graph);
+        cvml_context_release(ctx);
+    }
+};
+
 }  // namespace emu_setup

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cvml.h"
+#include "emu_setup.h"
 #include "models.h"
 
 namespace {
@@ -45,14 +46,7 @@ std::map<std::string, KernelCount> kernel_counts() {
     return out;
 }
 
-struct Model {
-    cvml_context* ctx = nullptr;
-    cvml_graph* graph = nullptr;
-    ~Model() {
-        cvml_graph_release(graph);
-        cvml_context_release(ctx);
-    }
-};
+using Model = emu_setup::LoadedGraph;
 
 /* Builds the model on `device` ("cuda" with the CPU for what it lacks, or "cpu"). */
 void build(const bench::ModelSpec& spec, bool cuda, Model* m) {

@@ -36,16 +36,8 @@ endforeach()
 # handle's lock must be made by graph_lock_init. Exit 77 (skipped) without ../shared.
 if(CVML_WITH_THREADS)
   find_package(Threads REQUIRED)
-  add_executable(cvml_shared_handle ${CMAKE_CURRENT_SOURCE_DIR}/hostile/shared_handle.cpp)
-  target_include_directories(cvml_shared_handle PRIVATE ${PROJECT_SOURCE_DIR}/api)
-  target_link_libraries(cvml_shared_handle PRIVATE cvml_static Threads::Threads)
-  target_compile_options(cvml_shared_handle PRIVATE ${CVML_WARNINGS})
-  foreach(n 1 2)
-    add_test(NAME windows.shared_handle.t${n} COMMAND cvml_shared_handle
-      ${PROJECT_SOURCE_DIR}/../shared/models/cifar_resnet20_2019/case 8 100)
-    set_tests_properties(windows.shared_handle.t${n} PROPERTIES
-      ENVIRONMENT "${cvml_test_env};CVML_NUM_THREADS=${n}" SKIP_RETURN_CODE 77 TIMEOUT 900)
-  endforeach()
+  include(${CMAKE_CURRENT_SOURCE_DIR}/hostile/shared_handle.cmake)
+  cvml_add_shared_handle_tests(windows 900 ${cvml_test_env})
 endif()
 
 # The C examples through cvml.dll: Wine finds the DLL through WINEPATH.
