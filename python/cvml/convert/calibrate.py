@@ -57,9 +57,9 @@ def gather(graph, data, batch=100):
 
     for keep in (first, second):
         for chunk in _batches(data, batch):
-            first_input = np.asarray(chunk, np.float32)
-            keep(graph.input_name, first_input)
-            graph.run(first_input, keep=keep)
+            x = np.asarray(chunk, np.float32)
+            keep(graph.input_name, x)
+            graph.run(x, keep=keep)
     return st
 
 

@@ -103,8 +103,6 @@ def op_gemm(node, a, b, c=None):
 
 
 def op_clip(node, x, lo=None, hi=None):
-    lo = node.attrs.get("min") if lo is None else lo
-    hi = node.attrs.get("max") if hi is None else hi
     if lo is not None:
         x = np.maximum(x, lo)
     if hi is not None:

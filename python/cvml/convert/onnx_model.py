@@ -193,8 +193,7 @@ def resize_scales(node, args, opset):
 
 
 def pad_widths(node, args, opset):
-    pads = node.attrs.get("pads") if opset < 11 else _opt(args, 1)
-    pads = [int(p) for p in pads]
+    pads = [int(p) for p in _opt(args, 1)]
     r = len(pads) // 2
     return [(pads[i], pads[i + r]) for i in range(r)]
 

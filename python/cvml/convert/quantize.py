@@ -170,17 +170,14 @@ class Quantizer:
         self.q[g.input_name] = QT(self.cvm.input(g.input_shape, 8), s_in)
         for n in g.nodes:
             lower = getattr(self, "lower_" + n.op, None)
+            if lower is None:  # reading and simplifying leave only operators lowered here
+                self.problems.add(n, "%s has no integer form" % n.op)
+                self.problems.raise_if_any()
             try:
-                out = lower(n) if lower else None
+                self.q[n.outputs[0]] = lower(n)
             except (_Unsupported, ValueError) as e:
                 self.problems.add(n, str(e))
-                out = None
-            if out is None:
-                self.problems.raise_if_any()
-                self.problems.add(n, "cannot be converted")
-                self.problems.raise_if_any()
-            self.q[n.outputs[0]] = out
-        self.problems.raise_if_any()
+            self.problems.raise_if_any()
         for name in g.outputs:
             self.cvm.heads.append(self.output_form(name).entry)
         self.problems.raise_if_any()
@@ -479,10 +476,8 @@ class _Unsupported(Exception):
 
 
 def _clip_bounds(n, graph):
-    if graph.opset >= 11:
-        lo = graph.consts.get(n.inputs[1]) if len(n.inputs) > 1 and n.inputs[1] else None
-        hi = graph.consts.get(n.inputs[2]) if len(n.inputs) > 2 and n.inputs[2] else None
-    else:
-        lo, hi = n.attrs.get("min"), n.attrs.get("max")
+    """Clip's bounds: inputs 1 and 2 at every opset the converter reads (11 and up)."""
+    lo = graph.consts.get(n.inputs[1]) if len(n.inputs) > 1 and n.inputs[1] else None
+    hi = graph.consts.get(n.inputs[2]) if len(n.inputs) > 2 and n.inputs[2] else None
     return (None if lo is None else float(np.asarray(lo).ravel()[0]),
             None if hi is None else float(np.asarray(hi).ravel()[0]))

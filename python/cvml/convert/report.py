@@ -52,11 +52,10 @@ def layer_table(result, images, threads=None):
     dbg = copy.copy(result.cvm)
     dbg.heads = list(result.cvm.heads) + [qt.entry for _, _, qt in layers]
     first = len(result.cvm.heads)
-    signal = np.zeros(len(layers))
-    noise = np.zeros(len(layers))
-    dot = np.zeros(len(layers))
-    nf = np.zeros(len(layers))
-    ni = np.zeros(len(layers))
+    signal = np.zeros(len(layers))  # sum of float^2
+    noise = np.zeros(len(layers))   # sum of (float - integer)^2
+    dot = np.zeros(len(layers))     # sum of float * integer
+    ni = np.zeros(len(layers))      # sum of integer^2
     with _model(result, dbg.graph_json(), threads) as m:
         for x in images:
             x = x[None]
@@ -68,12 +67,11 @@ def layer_table(result, images, threads=None):
                 signal[k] += f @ f
                 noise[k] += (f - i) @ (f - i)
                 dot[k] += f @ i
-                nf[k] += f @ f
                 ni[k] += i @ i
     lines = ["%-40s %-18s %6s %9s %8s" % ("tensor", "op", "bits", "sqnr_db", "cosine")]
     for k, (name, op, qt) in enumerate(layers):
         sqnr = 10 * np.log10(signal[k] / noise[k]) if noise[k] > 0 else float("inf")
-        cos = dot[k] / np.sqrt(nf[k] * ni[k]) if nf[k] > 0 and ni[k] > 0 else 1.0
+        cos = dot[k] / np.sqrt(signal[k] * ni[k]) if signal[k] > 0 and ni[k] > 0 else 1.0
         lines.append("%-40s %-18s %6d %9.2f %8.5f" % (name[-40:], op, qt.prec, sqnr, cos))
     return lines
 

@@ -39,8 +39,7 @@ def _fold_pads(graph, problems):
         if n.op != "Pad":
             kept.append(n)
             continue
-        pads = [int(p) for p in (graph.consts[n.inputs[1]] if graph.opset >= 11
-                                 else n.attrs["pads"])]
+        pads = [int(p) for p in graph.consts[n.inputs[1]]]
         readers = users.get(n.outputs[0], [])
         r = len(pads) // 2
         spatial_only = r == 4 and pads[0] == pads[1] == pads[4] == pads[5] == 0
