@@ -26,14 +26,7 @@ struct Placement {
 
 using Loaded = emu_setup::LoadedGraph;
 
-void use_devices(bool cuda, Loaded* m) {
-    ASSERT_EQ(cvml_context_create(&m->ctx), CVML_OK);
-    std::vector<const char*> devices = {"cpu"};
-    if (cuda) devices.insert(devices.begin(), "cuda");
-    ASSERT_EQ(cvml_context_set_devices(m->ctx, devices.data(), static_cast<int>(devices.size())),
-              CVML_OK)
-        << cvml_last_error();
-}
+using emu_setup::use_devices;
 
 Placement placement(cvml_graph* g) {
     Placement p;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -39,5 +40,15 @@ struct LoadedGraph {
         cvml_context_release(ctx);
     }
 };
+
+/* Creates m's context with the devices "cuda" (when asked) then "cpu", the fallback. */
+inline void use_devices(bool cuda, LoadedGraph* m) {
+    ASSERT_EQ(cvml_context_create(&m->ctx), CVML_OK);
+    std::vector<const char*> devices = {"cpu"};
+    if (cuda) devices.insert(devices.begin(), "cuda");
+    ASSERT_EQ(cvml_context_set_devices(m->ctx, devices.data(), static_cast<int>(devices.size())),
+              CVML_OK)
+        << cvml_last_error();
+}
 
 }  // namespace emu_setup

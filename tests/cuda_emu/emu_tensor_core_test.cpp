@@ -50,12 +50,8 @@ using Model = emu_setup::LoadedGraph;
 
 /* Builds the model on `device` ("cuda" with the CPU for what it lacks, or "cpu"). */
 void build(const bench::ModelSpec& spec, bool cuda, Model* m) {
-    ASSERT_EQ(cvml_context_create(&m->ctx), CVML_OK);
-    std::vector<const char*> devices = {"cpu"};
-    if (cuda) devices.insert(devices.begin(), "cuda");
-    ASSERT_EQ(cvml_context_set_devices(m->ctx, devices.data(), static_cast<int>(devices.size())),
-              CVML_OK)
-        << cvml_last_error();
+    emu_setup::use_devices(cuda, m);
+    if (::testing::Test::HasFatalFailure()) return;
     std::string err;
     ASSERT_EQ(bench::build_model(m->ctx, spec, &m->graph, &err), CVML_OK) << err;
     ASSERT_EQ(cvml_graph_prerun(m->graph), CVML_OK) << cvml_last_error();
