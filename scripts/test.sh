@@ -23,7 +23,13 @@ fuzz_seconds=${CVML_FUZZ_SECONDS:-30}
 
 scripts/install_deps.sh
 
-step() { printf '\n==== %s\n' "$*"; }
+# Each step prints how long the one before it took, so a slow CI run shows where its
+# time went.
+step_start=$SECONDS
+step() {
+  printf '\n==== (previous step %d s, %d s in all) %s\n' $((SECONDS - step_start)) "$SECONDS" "$*"
+  step_start=$SECONDS
+}
 
 step "release build"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -82,3 +88,4 @@ JOBS="$jobs" scripts/test_arm.sh
 
 step "the README's example command: scripts/run_example.sh"
 JOBS="$jobs" scripts/run_example.sh
+step "done"
