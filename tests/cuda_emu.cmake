@@ -51,23 +51,21 @@ gtest_discover_tests(cvml_cuda_emu_plugin_tests TEST_PREFIX cuda_emu.plugin. DIS
 
 # The benchmark's ResNet-18 and MobileNet on the emulated plugin: bytes equal to the CPU's,
 # every conv2d and the dense on the tensor-core path (the emulator counts mma.sync).
-if(EXISTS ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
-  add_executable(cvml_cuda_emu_tensor_core_tests
-    ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_tensor_core_test.cpp
-    ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
-  target_include_directories(cvml_cuda_emu_tensor_core_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/bench)
-  target_link_libraries(cvml_cuda_emu_tensor_core_tests PRIVATE cvml_static GTest::gtest
-    GTest::gtest_main ${CMAKE_DL_LIBS})
-  target_compile_options(cvml_cuda_emu_tensor_core_tests PRIVATE ${CVML_WARNINGS})
-  target_compile_definitions(cvml_cuda_emu_tensor_core_tests PRIVATE
-    CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
-  add_dependencies(cvml_cuda_emu_tensor_core_tests cvml_cuda_emu)
-  # Whole networks on the emulated device: about a minute in the release build, over ten
-  # under ASan on a loaded machine, so the sanitizer step leaves them out (label
-  # emu_network); the kernels they run are covered there by the smaller cuda_emu tests.
-  gtest_discover_tests(cvml_cuda_emu_tensor_core_tests TEST_PREFIX cuda_emu.tensor_cores.
-    DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS emu_network)
-endif()
+add_executable(cvml_cuda_emu_tensor_core_tests
+  ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_tensor_core_test.cpp
+  ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
+target_include_directories(cvml_cuda_emu_tensor_core_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/bench)
+target_link_libraries(cvml_cuda_emu_tensor_core_tests PRIVATE cvml_static GTest::gtest
+  GTest::gtest_main ${CMAKE_DL_LIBS})
+target_compile_options(cvml_cuda_emu_tensor_core_tests PRIVATE ${CVML_WARNINGS})
+target_compile_definitions(cvml_cuda_emu_tensor_core_tests PRIVATE
+  CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
+add_dependencies(cvml_cuda_emu_tensor_core_tests cvml_cuda_emu)
+# Whole networks on the emulated device: about a minute in the release build, over ten
+# under ASan on a loaded machine, so the sanitizer step leaves them out (label
+# emu_network); the kernels they run are covered there by the smaller cuda_emu tests.
+gtest_discover_tests(cvml_cuda_emu_tensor_core_tests TEST_PREFIX cuda_emu.tensor_cores.
+  DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS emu_network)
 
 # gpu_check as tools/gpu_check.sh builds it for a GPU: only the C API.
 add_executable(cvml_gpu_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu_check.cpp)

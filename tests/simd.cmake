@@ -26,14 +26,12 @@ foreach(level IN LISTS cvml_simd_levels)
   endforeach()
 endforeach()
 
-if(EXISTS ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
-  add_executable(cvml_simd_identity ${CMAKE_CURRENT_SOURCE_DIR}/simd/identity.cpp
-                 ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
-  target_include_directories(cvml_simd_identity PRIVATE ${PROJECT_SOURCE_DIR}/tools/bench)
-  target_compile_options(cvml_simd_identity PRIVATE ${CVML_WARNINGS})
-  target_link_libraries(cvml_simd_identity PRIVATE cvml_static)
-  add_test(NAME simd.identity.resnet18 COMMAND cvml_simd_identity resnet18)
-  add_test(NAME simd.identity.mobilenet_ssd COMMAND cvml_simd_identity mobilenet ssd)
-  set_tests_properties(simd.identity.resnet18 simd.identity.mobilenet_ssd PROPERTIES
-    LABELS simd TIMEOUT 900)
-endif()
+add_executable(cvml_simd_identity ${CMAKE_CURRENT_SOURCE_DIR}/simd/identity.cpp
+               ${PROJECT_SOURCE_DIR}/tools/bench/models.cpp)
+target_include_directories(cvml_simd_identity PRIVATE ${PROJECT_SOURCE_DIR}/tools/bench)
+target_compile_options(cvml_simd_identity PRIVATE ${CVML_WARNINGS})
+target_link_libraries(cvml_simd_identity PRIVATE cvml_static)
+add_test(NAME simd.identity.resnet18 COMMAND cvml_simd_identity resnet18)
+add_test(NAME simd.identity.mobilenet_ssd COMMAND cvml_simd_identity mobilenet ssd)
+set_tests_properties(simd.identity.resnet18 simd.identity.mobilenet_ssd PROPERTIES
+  LABELS simd TIMEOUT 900)

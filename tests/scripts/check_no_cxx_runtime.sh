@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fails when a static archive needs anything from the C++ runtime: operator new/delete,
 # the exception ABI (__cxa_*, __gxx_personality*), or any std:: symbol. The core must
-# link with a C compiler and -lm -lpthread -ldl alone (DESIGN.md, "The C++ dialect").
+# link with a C compiler and -lm -lpthread -ldl alone (docs/architecture.md, "The C++ dialect of the core").
 #
 # usage: check_no_cxx_runtime.sh ARCHIVE [NM]
 set -eu

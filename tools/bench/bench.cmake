@@ -1,26 +1,10 @@
-# The benchmark (tools/bench): the standalone `cvml-bench`; the `cvml` tool compiles
-# tools/bench/*.cpp into itself for `cvml bench`. Included from tools/CMakeLists.txt
-# or the top-level CMakeLists.txt, whichever comes first.
-if(TARGET cvml_bench)
-  return()
-endif()
+# The benchmark's build pieces beside the `cvml` tool, which compiles tools/bench/*.cpp
+# into itself for `cvml bench` (tools/CMakeLists.txt).
 set(CVML_BENCH_DIR ${CMAKE_CURRENT_LIST_DIR})
-file(GLOB CVML_BENCH_LIB_SOURCES CONFIGURE_DEPENDS ${CVML_BENCH_DIR}/*.cpp)
-# MODEL arguments are resolved as the cvml tool resolves them (tools/cvml/common.cpp).
-add_executable(cvml_bench ${CVML_BENCH_LIB_SOURCES} ${CVML_BENCH_DIR}/main/cvml_bench.cpp
-  ${PROJECT_SOURCE_DIR}/tools/cvml/common.cpp)
-set_target_properties(cvml_bench PROPERTIES OUTPUT_NAME cvml-bench
-  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)
-target_include_directories(cvml_bench PRIVATE ${CVML_BENCH_DIR} ${PROJECT_SOURCE_DIR}/tools/cvml)
-target_compile_options(cvml_bench PRIVATE ${CVML_WARNINGS})
-target_link_libraries(cvml_bench PRIVATE cvml_static)
-if(WIN32)
-  target_link_libraries(cvml_bench PRIVATE psapi)  # GetProcessMemoryInfo
-endif()
 # Regenerates the benchmark models into the build tree (needs the CVM writer).
 add_custom_target(bench_models
-  COMMAND ${CVML_BENCH_DIR}/make_models.sh ${CMAKE_BINARY_DIR}/bench_models $<TARGET_FILE:cvml_bench>
-  DEPENDS cvml_bench VERBATIM)
+  COMMAND ${CVML_BENCH_DIR}/make_models.sh ${CMAKE_BINARY_DIR}/bench_models $<TARGET_FILE:cvml_tool>
+  DEPENDS cvml_tool VERBATIM)
 
 # Peers for tools/bench/compare.sh, built only where they can be: oneDNN's models of the
 # benchmark networks where Debian's libdnnl-dev is installed, and the VNNI roofline on

@@ -1,4 +1,4 @@
-/* The cvm-lite benchmark: `cvml bench ...` and the standalone `cvml-bench`. */
+/* The cvm-lite benchmark: `cvml bench ...`. */
 #pragma once
 
 /* argv[0] is "bench" (or the program name); returns the process exit status. */

@@ -5,9 +5,7 @@
 
 #include "cli.h"
 
-#if CVML_HAVE_BENCH
 #include "bench/bench.h"
-#endif
 
 namespace {
 
@@ -22,9 +20,7 @@ const char kUsage[] =
     "  validate MODEL        load and verify a model, report the first rule it breaks\n"
     "  devices               list the devices a graph can run on\n"
     "  save MODEL --out P    write a model back as P.json + P.params\n"
-#if CVML_HAVE_BENCH
     "  bench [MODEL]         measure inference speed of a model or a built-in one\n"
-#endif
     "  version               print the library version\n"
     "\n"
     "MODEL is one of:\n"
@@ -66,17 +62,10 @@ int main(int argc, char** argv) {
         if (cmd == "validate") return cmd_validate(sub_argc, sub_argv);
         if (cmd == "devices") return cmd_devices(sub_argc, sub_argv);
         if (cmd == "save") return cmd_save(sub_argc, sub_argv);
-#if CVML_HAVE_BENCH
         if (cmd == "bench") {
             /* The benchmark parses its own arguments with argv[0] == "bench". */
             return cvml_bench_main(argc - 1, argv + 1);
         }
-#else
-        if (cmd == "bench") {
-            fprintf(stderr, "cvml: this build has no benchmark (tools/bench is not in the tree)\n");
-            return 64;
-        }
-#endif
         fprintf(stderr, "cvml: unknown command '%s' (see 'cvml --help')\n", cmd.c_str());
         return cli::kUsage;
     } catch (const cli::Error& e) {
