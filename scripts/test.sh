@@ -46,9 +46,9 @@ else
   step "fuzzing skipped: clang++ not found"
 fi
 
-step "tests under ASan + UBSan (valgrind runs, the per-SIMD-level repeats and whole networks on the emulated GPU are left to the release build)"
+step "tests under ASan + UBSan (valgrind runs, the per-SIMD-level repeats, whole networks on the emulated GPU and the nested plain builds are left to the release build)"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j"$jobs" \
-  -LE "valgrind|simd|emu_network"
+  -LE "valgrind|simd|emu_network|nested_build"
 
 step "ThreadSanitizer: one cifar_resnet20 net shared by 8 threads, CVML_NUM_THREADS 1 and 2"
 # Only the library and the shared-handle stress test (tests/hostile/shared_handle.cpp).
@@ -71,7 +71,7 @@ cmake -S . -B build/minimal -DCMAKE_BUILD_TYPE=Release -DCVML_MINIMAL=ON -DCVML_
 cmake --build build/minimal -j"$jobs"
 # Every SIMD level is the scalar one here, so the per-level repeats add nothing; the
 # converter's tests (Python, on the shared library) ran against the release build.
-ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd|convert"
+ctest --test-dir build/minimal --output-on-failure -j"$jobs" -LE "valgrind|simd|convert|nested_build"
 
 step "Cortex-M55, M7 and M4F under qemu (cross build, models in flash): scripts/test_mcu.sh"
 JOBS="$jobs" scripts/test_mcu.sh
