@@ -25,7 +25,8 @@ arm_cache_stale() {
   local build=$1 cache=$1/CMakeCache.txt lang file compiler value name
   [[ -f $cache ]] || return 1
   value=$(arm_cache_value "$cache" CMAKE_TOOLCHAIN_FILE)
-  if [[ $value != */cmake/toolchain/aarch64-linux-gnu.cmake ]]; then
+  # Absolute after the first configure, as given on the command line after a later one.
+  if [[ $value != *cmake/toolchain/aarch64-linux-gnu.cmake ]]; then
     echo "without the aarch64 toolchain file (CMAKE_TOOLCHAIN_FILE '$value')"
     return 0
   fi

@@ -51,6 +51,9 @@ expect() {
 toolchain=$src/cmake/toolchain/aarch64-linux-gnu.cmake
 cc=$work/bin/aarch64-linux-gnu-gcc cxx=$work/bin/aarch64-linux-gnu-g++
 fake good "$toolchain" Release "-O3 -DNDEBUG" "-O3 -DNDEBUG" "$cc" "$cxx"
+# A configure of an existing tree caches the toolchain file as the command line gave it.
+fake reconfigured cmake/toolchain/aarch64-linux-gnu.cmake Release "-O3 -DNDEBUG" \
+  "-O3 -DNDEBUG" "$cc" "$cxx"
 fake before_compiler "$toolchain" Release "" "" - -
 fake empty_cxx_flags "$toolchain" Release "-O3 -DNDEBUG" "" "$cc" "$cxx"
 fake host "" Release "-O3 -DNDEBUG" "-O3 -DNDEBUG" /usr/bin/cc /usr/bin/c++
@@ -61,6 +64,7 @@ fake gone_compiler "$toolchain" Release "-O3 -DNDEBUG" "-O3 -DNDEBUG" \
 mkdir -p "$work/unconfigured"
 
 expect good kept
+expect reconfigured kept
 expect unconfigured kept
 expect before_compiler stale "empty CMAKE_C_FLAGS_RELEASE"
 expect empty_cxx_flags stale "empty CMAKE_CXX_FLAGS_RELEASE"
