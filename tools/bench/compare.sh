@@ -146,8 +146,12 @@ if [[ $isa == avx512 && -x $roof ]]; then
   done
 fi
 
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs;" \
-     "$(date -u +%F); $rounds interleaved rounds of $runs runs, medians"
+# cpuinfo_field NAME: the first CPU's NAME in /proc/cpuinfo. A VM's model name can be as
+# bare as "AMD EPYC"; the family and model tell its generation (Zen 4 is family 25).
+cpuinfo_field() { awk -F': *' -v f="$1" '$1 ~ "^" f "[ \t]*$" { print $2; exit }' /proc/cpuinfo; }
+echo "machine: $(cpuinfo_field 'model name') (family $(cpuinfo_field 'cpu family') model" \
+     "$(cpuinfo_field model)), $(nproc) CPUs; $(date -u +%F); $rounds interleaved rounds" \
+     "of $runs runs, medians"
 if [[ $isa == avx2 ]]; then
   echo "isa avx2: cvm-lite CVML_SIMD=avx2 (level $level), oneDNN ONEDNN_MAX_CPU_ISA=AVX2"
 else
