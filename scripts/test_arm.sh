@@ -6,11 +6,13 @@
 #   2. cvml on the Cortex model from ../shared at every level: the expected output
 #      (skipped with a message where ../shared is absent);
 #   3. instruction counts, the speed measure under emulation: one line per model and
-#      level, `arm LEVEL MODEL: instructions N macs M`, N being the guest instructions of
-#      one inference as counted by a qemu TCG plugin (tests/arm/insn_count.c, built here
-#      for the host): a `cvml bench` of R + 1 runs minus one of 1 run, divided by R, so
-#      loading and planning cancel out. cifar_resnet20 at every level; the built-in
-#      ResNet-18 at the vector levels (at scalar it would take minutes).
+#      level, `arm LEVEL MODEL: instructions N macs M per_mac X`, N being the guest
+#      instructions of one inference as counted by a qemu TCG plugin
+#      (tests/arm/insn_count.c, built here for the host): a `cvml bench` of R + 1 runs
+#      minus one of 1 run, divided by R, so loading and planning cancel out.
+#      cifar_resnet20 at every level; the built-in ResNet-18 at the vector levels (at
+#      scalar it would take minutes). Fails where X is above its bound in max_per_mac
+#      below;
 #   4. the conformance cases at the Cortex-M levels: mve on a Cortex-M55 (mps3-an547) and
 #      dsp on a Cortex-M7 (mps2-an500), under qemu-system-arm, one image per core that
 #      reads every case from the host by semihosting (tests/arm/mcu): one line per core,
@@ -30,6 +32,13 @@
 # (scripts/install_deps.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/arm_cache.sh
+source scripts/lib/arm_cache.sh
+
+# The most instructions per MAC a model may take at a level, LEVEL.MODEL (docs/cpu.md):
+# above it the run fails. The bounds keep a slower kernel from passing unnoticed; they
+# sit a little above the figures measured at the dotprod level.
+declare -A max_per_mac=([dotprod.cifar_resnet20]=0.25 [dotprod.resnet18]=0.13)
 
 jobs=${JOBS:-$(nproc)}
 build=${CVML_ARM_BUILD:-build/aarch64}
@@ -44,8 +53,19 @@ sysroot=/usr/aarch64-linux-gnu
 qemu() { qemu-aarch64 -L "$sysroot" "$@"; }
 
 step "cross build (gcc-aarch64-linux-gnu)"
+command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 ||
+  fail "no aarch64-linux-gnu-g++: run scripts/install_deps.sh"
+# A tree configured without the cross compiler (or otherwise than here) would build at
+# the wrong optimization or for the wrong machine, and CMake keeps what it cached.
+if why=$(arm_cache_stale "$build"); then
+  echo "test_arm: $build was configured $why: deleting it and configuring afresh"
+  rm -rf "$build"
+fi
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain/aarch64-linux-gnu.cmake \
   -DCMAKE_BUILD_TYPE=Release -DCVML_WITH_CUDA=OFF >/dev/null
+if why=$(arm_cache_stale "$build"); then
+  fail "$build is configured $why even after configuring it afresh"
+fi
 cmake --build "$build" -j"$jobs" --target cvml_unit_tests cvml_conformance_tests \
   cvml_simd_probe cvml_tool cvml_layer_models
 plugin="$build/libinsn_count.so"
@@ -80,13 +100,23 @@ count() {
   echo "$(cat "$out") $(sed -n 's/.*"macs": \([0-9]*\).*/\1/p' <<<"$json")"
   rm -f "$out"
 }
-# report LEVEL CPU REPS NAME MODEL...: the instructions of one inference and the MACs.
+# report LEVEL CPU REPS NAME MODEL...: the instructions of one inference, the MACs and
+# the instructions per MAC; fails where max_per_mac has a bound for LEVEL.NAME that the
+# figure is above.
 report() {
-  local level=$1 cpu=$2 reps=$3 name=$4 one many
+  local level=$1 cpu=$2 reps=$3 name=$4 one many n per_mac bound
   shift 4
   read -r one macs < <(count "$level" "$cpu" 1 "$@")
   read -r many macs < <(count "$level" "$cpu" $((reps + 1)) "$@")
-  echo "arm $level $name: instructions $(((many - one) / reps)) macs $macs"
+  [[ $macs =~ ^[1-9][0-9]*$ ]] || fail "arm $level $name: cvml bench printed no MAC count"
+  n=$(((many - one) / reps))
+  per_mac=$(awk -v n="$n" -v m="$macs" 'BEGIN { printf "%.3f", n / m }')
+  echo "arm $level $name: instructions $n macs $macs per_mac $per_mac"
+  bound=${max_per_mac[$level.$name]:-}
+  # The exact ratio against the bound, not the rounded one printed.
+  [[ -z $bound ]] || awk -v n="$n" -v m="$macs" -v b="$bound" 'BEGIN { exit !(n / m <= b) }' ||
+    fail "arm $level $name: $n instructions for $macs MACs, $per_mac per MAC, above the" \
+      "bound $bound (max_per_mac in scripts/test_arm.sh)"
 }
 step "instruction counts per inference (qemu TCG plugin)"
 if [[ -f $model/symbol ]]; then
@@ -140,8 +170,9 @@ if [[ ${CVML_ARM_MCU:-1} != 0 ]]; then
     out=$(timeout 600 qemu-system-arm -M "$board" -nographic -monitor none -serial none \
       -semihosting-config enable=on,target=native -kernel "$dir/mcu_conformance.elf" 2>&1) || rc=$?
     echo "$out"
-    [[ $rc -eq 0 ]] && grep -q "^mcu-conformance $board .* failed 0 of" <<<"$out" ||
+    if [[ $rc -ne 0 ]] || ! grep -q "^mcu-conformance $board .* failed 0 of" <<<"$out"; then
       fail "conformance cases on $board (exit $rc)"
+    fi
     for layer in conv3x3_16_32x32 conv3x3_32_16x16 conv3x3_64_8x8 conv1x1_64_8x8; do
       counted=$(mcu_layer_count "$dir" "$board" "$layer")
       read -r n level <<<"$counted"
