@@ -1,4 +1,5 @@
-# libFuzzer targets (tests/fuzz): the JSON reader, the params reader, the whole load.
+# libFuzzer targets (tests/fuzz): the JSON reader, the params reader, the whole load, the
+# compiled plan's container.
 # Build them with clang in a separate build directory:
 #   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCVML_FUZZ=ON
 # or run tests/fuzz/run_fuzz.sh SECONDS, which does that and runs each target.
@@ -11,7 +12,7 @@ if(CVML_FUZZ)
       -fno-omit-frame-pointer)
   # The library's objects are instrumented for coverage and the sanitizers.
   target_compile_options(cvml_objects PRIVATE ${cvml_fuzz_flags} -fsanitize=fuzzer-no-link)
-  foreach(t json params load)
+  foreach(t json params load plan)
     add_executable(cvml_fuzz_${t} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_${t}.cpp)
     target_include_directories(cvml_fuzz_${t} PRIVATE ${PROJECT_SOURCE_DIR}/source
       ${PROJECT_SOURCE_DIR}/api)

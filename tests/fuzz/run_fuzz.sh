@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang (ASan + UBSan) in build-fuzz/ and runs each
-# for SECONDS seconds, seeded from the conformance models.
+# for SECONDS seconds, seeded from the conformance models (the compiled plan's target
+# from a plan it writes).
 #   tests/fuzz/run_fuzz.sh SECONDS [BUILD_DIR]
 set -eu
 seconds=${1:-30}
@@ -12,11 +13,11 @@ if ! command -v clang >/dev/null 2>&1 || ! command -v clang++ >/dev/null 2>&1; t
 fi
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCVML_FUZZ=ON -DCVML_WERROR=OFF -DCVML_BUILD_TOOLS=OFF >/dev/null
-cmake --build "$build" -j2 --target cvml_fuzz_json cvml_fuzz_params cvml_fuzz_load
+cmake --build "$build" -j2 --target cvml_fuzz_json cvml_fuzz_params cvml_fuzz_load cvml_fuzz_plan
 
 corpus=$build/fuzz-corpus
 rm -rf "$corpus"
-mkdir -p "$corpus/json" "$corpus/params" "$corpus/load"
+mkdir -p "$corpus/json" "$corpus/params" "$corpus/load" "$corpus/plan"
 for c in "$root"/tests/conformance/cases/*/; do
   n=$(basename "$c")
   cp "$c/model.json" "$corpus/json/$n"
@@ -30,8 +31,11 @@ done
 hostile=$root/build/release/tests/cvml_hostile
 if [ -x "$hostile" ]; then "$hostile" --write-seeds "$corpus/load"; fi
 
+# A compiled plan with every section, written by the target itself.
+CVML_FUZZ_PLAN_SEED="$corpus/plan" "$build/tests/cvml_fuzz_plan"
+
 status=0
-for t in json params load; do
+for t in json params load plan; do
   echo "== fuzzing $t for $seconds s"
   mkdir -p "$build/fuzz-findings/$t"
   if ! "$build/tests/cvml_fuzz_$t" "$corpus/$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
