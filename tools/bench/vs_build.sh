@@ -68,5 +68,6 @@ for model in resnet18 mobilenet; do
   done
 done
 echo
-echo "machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs;" \
-     "$rounds interleaved rounds of $runs runs"
+cpuinfo_field() { sed -n "s/^$1[[:space:]]*: //p" /proc/cpuinfo | head -1; }
+echo "machine: $(cpuinfo_field 'model name') (family $(cpuinfo_field 'cpu family') model" \
+     "$(cpuinfo_field model)), $(nproc) CPUs; $rounds interleaved rounds of $runs runs"
