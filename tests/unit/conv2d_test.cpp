@@ -8,6 +8,7 @@
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/cpu_paths.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 #include "nn_case_util.h"
 #include "op_runner.h"
 #include "operator/conv2d.h"
@@ -643,9 +644,8 @@ TEST(Conv2d, TapsModeOnInt8Input) {
             ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
         }
     }
-    // avx512 and the aarch64 levels have taps-mode kernels.
-    const int level = cpu_simd_level();
-    if (level == CPU_SIMD_AVX512 || cpu_simd_aarch64(level)) {
+    // The levels with taps-mode kernels (avx512, the aarch64 levels) take it.
+    if (cpu_simd_config_of(cpu_simd_level())->gemm_tile_taps) {
         int64_t dense1, narrow1, taps1, dwv1;
         path_counts(&dense1, &narrow1, &taps1, &dwv1);
         EXPECT_GE(taps1 - taps0, 3 * iters / 2) << "taps mode was not used " << taps1 - taps0;

@@ -15,6 +15,7 @@
 #include "device/cpu/cpu_state.h"
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 #include "graph/verify.h"
 #include "module/device.h"
 #include "module/plan/fusion.h"
@@ -177,7 +178,7 @@ int fuse_tails(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st) {
     static const cvml_fusion_rules kVector = {
         sizeof(cvml_fusion_rules), CVML_PLUGIN_ABI_VERSION, nullptr, nullptr, kVectorTailSlots, 2};
     static_assert(CPU_TAIL_MAX <= FUSION_MAX_TAIL, "the walk's links hold a CPU tail");
-    const bool scalar = st->rt.simd_level == CPU_SIMD_SCALAR;
+    const bool scalar = !st->rt.simd || !st->rt.simd->vector_tails;
     const int32_t capacity = scalar ? CPU_TAIL_MAX : kVectorTailSteps;
     fusion_link links[FUSION_MAX_TAIL];
     for (int32_t h = 0; h < sg->node_count; ++h) {
@@ -307,6 +308,9 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
     if (!st) return cvml_fail_out_of_memory();
     st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
     st->rt.simd_level = cpu_simd_level();
+#if CVML_CPU_FAST_PATHS
+    st->rt.simd = cpu_simd_config_of(st->rt.simd_level);
+#endif
     st->rt.fusion = CVML_BARE_METAL || !getenv("CVML_NO_FUSION");
     if (!st->rt.pool) {
         cvml_mem_free(st);

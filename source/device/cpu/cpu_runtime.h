@@ -19,6 +19,9 @@ enum cpu_simd_level {
 typedef struct cpu_runtime {
     thread_pool* pool;
     int simd_level; /* enum cpu_simd_level */
+    /* The level's record (simd/simd_config.h), chosen with the level; NULL in builds
+     * without vector levels (CVML_CPU_FAST_PATHS), whose kernels never consult it. */
+    const struct cpu_simd_config* simd;
     /* Fusion, views and narrow storage (off with CVML_NO_FUSION=1; a bare-metal image
      * has no environment, and is always on). Off at the scalar level, kernels take
      * their plain reference loops, which tests compare against. */

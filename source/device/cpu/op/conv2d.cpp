@@ -412,6 +412,7 @@ Mode* new_mode(const cpu_node_ctx* ctx, const conv_geom& g) {
     Mode* f = static_cast<Mode*>(cvml_mem_calloc(1, sizeof(Mode)));
     if (!f) return nullptr;
     f->level = cpu_level(ctx);
+    f->cfg = cpu_config(ctx);
     f->threads = cpu_threads(ctx);
     f->g = g;
     f->N = g.oh * g.ow;

@@ -12,6 +12,7 @@
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/gemm_s8.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 #include "operator/conv2d_geom.h"
 
 namespace cpu_conv2d {
@@ -49,6 +50,7 @@ struct dense_strip {
  * == 1, else a conv_grouped; each mode's own fields live only in its struct. */
 struct conv_base {
     int level;
+    const cpu_simd_config* cfg; /* the level's kernels and limits (simd_config.h) */
     int threads;
     conv_geom g;
     int64_t N, K;      /* GEMM columns (output pixels) and depth (ic * kh * kw) */
@@ -242,6 +244,11 @@ struct bcast_out {
     int64_t out_base;      /* the image's first output element */
     const gemm_tail* tail; /* the fused tail (gemm_tail_plan) or NULL: the plan's tiles */
 };
+
+/* The scalar level's grouped kernels (simd/simd_config.cpp), in its record. */
+void acc_row_plain(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
+void depthwise_plane_plain(const conv_grouped* f, const int8_t* img, const int64_t* taps,
+                           const int32_t* w, int32_t* acc);
 
 #if CVML_SIMD_X86
 /* groups == 1 at avx512 (simd/x86/avx512/conv2d_gemm.cpp): image items [begin, end) of

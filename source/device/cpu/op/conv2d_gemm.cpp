@@ -51,13 +51,12 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
     const conv_gemm* f = a->f;
     const conv_geom& g = f->g;
     const int64_t plane = f->hq * f->wq;
-#if CVML_SIMD_X86
-    if (a->x->storage == STORAGE_INT8 && f->level == CPU_SIMD_AVX512 && g.sw <= 2) {
-        image_rows_i8_avx512(f, static_cast<const int8_t*>(a->x->data) + a->base, a->img, begin,
-                             end);
+    if (a->x->storage == STORAGE_INT8 && f->cfg->image_rows_i8 &&
+        g.sw <= f->cfg->image_rows_max_sw) {
+        f->cfg->image_rows_i8(f, static_cast<const int8_t*>(a->x->data) + a->base, a->img, begin,
+                              end);
         return;
     }
-#endif
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
         int8_t* channel = image_item(f, a->img, &ic, &h);
@@ -191,8 +190,7 @@ bool taps4_fits(const conv_gemm* f);
  * 32 on 16x16 (11%) ran 15% and 10% faster in taps mode; 128 on 28x28 (7.5%) and 64 on
  * 8x8 (20%) 2.5% and 3% slower. */
 bool dense_pays(const conv_gemm* f) {
-    if (f->level != CPU_SIMD_AVX512 || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w))
-        return false;
+    if (!f->cfg->dense_strips || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w)) return false;
     const int64_t dense = half_vectors(f->N), flat = half_vectors(f->nf);
     if (20 * dense > 19 * flat) return false;
     return !taps4_fits(f) || 10 * f->g.o * (flat - dense) >= 64 * flat;
@@ -424,14 +422,8 @@ struct bcast_args {
  * share a block's weights (32 channels of a 512-channel 3x3 conv are 147 KB: they stay
  * in L2); or row-major (bcast_rows_first). */
 void bcast_items(void* arg, int64_t begin, int64_t end) {
-#if CVML_SIMD_X86
     const bcast_args* a = static_cast<const bcast_args*>(arg);
-    bcast_items_avx512(a->f, a->img, &a->out, begin, end);
-#else
-    (void)arg;
-    (void)begin;
-    (void)end;
-#endif
+    a->f->cfg->bcast_items(a->f, a->img, &a->out, begin, end);
 }
 
 }  // namespace
@@ -508,11 +500,11 @@ int rows_read_table(conv_gemm* f) {
     return CVML_OK;
 }
 
-/* Whether the level has taps-mode kernels for these weights: avx512 with whole row
- * blocks, or an aarch64 level (neon, dotprod, i8mm). */
+/* Whether the level has taps-mode kernels for these weights: some levels' (avx512) only
+ * for weights read in place in whole row blocks. */
 bool taps4_level(const conv_gemm* f) {
-    if (f->level == CPU_SIMD_AVX512) return gemm_narrow_ok(&f->w) != 0;
-    return cpu_simd_aarch64(f->level);
+    if (!f->cfg->gemm_tile_taps) return false;
+    return !f->cfg->taps_in_place || gemm_narrow_ok(&f->w) != 0;
 }
 
 /* Taps mode needs kernels for it (taps4_level), stride 1 and a kernel larger than 1x1 (a
@@ -560,7 +552,7 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
  * and the taps where it fits. */
 bool bcast_fits(conv_gemm* f) {
     const conv_geom& g = f->g;
-    if (f->level != CPU_SIMD_AVX512 || !f->w.start) return false;
+    if (!f->cfg->bcast_items || !f->w.start) return false;
     const char* off = getenv("CVML_CONV_BCAST");  // "0": off, to compare with the GEMM
     if (off && strcmp(off, "0") == 0) return false;
     const bool k3 = g.kh == 3 && g.kw == 3 && g.sh == g.sw && g.sh <= 2 && g.dh == 1 && g.dw == 1 &&

@@ -12,11 +12,8 @@
 #include "utility/memory.h"
 
 namespace cpu_conv2d {
-namespace {
 
-void acc_row_plain(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n) {
-    acc_row_body(acc, src, w, n);
-}
+namespace {
 
 struct grouped_args {
     cpu_node_ctx* ctx;
@@ -32,11 +29,7 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     const ir_tensor* xt = a->ctx->inputs[0];
     const int32_t* wt = f->wg;
     const ir_tensor* yt = a->ctx->outputs[0];
-    void (*acc_row)(uint32_t*, const int32_t*, uint32_t, int64_t) = acc_row_plain;
-#if CVML_SIMD_X86
-    if (f->level == CPU_SIMD_AVX512) acc_row = acc_row_avx512;
-    if (f->level == CPU_SIMD_AVX2) acc_row = acc_row_avx2;
-#endif
+    void (*acc_row)(uint32_t*, const int32_t*, uint32_t, int64_t) = f->cfg->acc_row;
     const int64_t planes = g.n * g.o, plane = g.oh * g.ow;
     // acc rows are wq apart, like the phase planes' rows: with stride 1 a tap is then one
     // flat run over all rows (the columns past ow are computed and dropped).
@@ -102,12 +95,10 @@ void depthwise_taps(const conv_grouped* f, int64_t* taps) {
 void depthwise_image(const conv_grouped* f, const int8_t* x, int8_t* img) {
     const conv_geom& g = f->g;
     const int64_t plane = f->dw.hq * f->wq;
-#if CVML_SIMD_X86
-    if (f->level == CPU_SIMD_AVX512 && g.sw <= 2) {
-        depthwise_image_avx512(f, x, img);
+    if (f->cfg->dw_image && g.sw <= f->cfg->dw_image_max_sw) {
+        f->cfg->dw_image(f, x, img);
         return;
     }
-#endif
     memset(img, 0, static_cast<size_t>(g.sh * g.sw * plane));
     for (int64_t h = 0; h < g.h; ++h) {
         int8_t* row = img + f->dw.row_at[h + g.ph];
@@ -121,46 +112,23 @@ void depthwise_image(const conv_grouped* f, const int8_t* x, int8_t* img) {
     }
 }
 
-void depthwise_plane_plain(const conv_grouped* f, const int8_t* img, const int64_t* taps,
-                           const int32_t* w, int32_t* acc) {
-    const conv_geom& g = f->g;
-    for (int64_t y = 0; y < g.oh; ++y)
-        for (int64_t x = 0; x < g.ow; ++x) {
-            uint32_t v = 0;
-            for (int64_t t = 0; t < g.kh * g.kw; ++t)
-                v += static_cast<uint32_t>(img[y * f->wq + taps[t] + x]) *
-                     static_cast<uint32_t>(w[t]);
-            acc[y * g.ow + x] = static_cast<int32_t>(v);
-        }
-}
-
 void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     const grouped_args* a = static_cast<const grouped_args*>(arg);
     const conv_grouped* f = a->f;
     const conv_geom& g = f->g;
     const ir_tensor* xt = a->ctx->inputs[0];
     const ir_tensor* yt = a->ctx->outputs[0];
-    void (*plane_fn)(const conv_grouped*, const int8_t*, const int64_t*, const int32_t*, int32_t*) =
-        depthwise_plane_plain;
-#if CVML_SIMD_X86
-    if (f->level == CPU_SIMD_AVX512) plane_fn = depthwise_plane_avx512;
-    if (f->level == CPU_SIMD_AVX2) plane_fn = depthwise_plane_avx2;
-#endif
-#if CVML_SIMD_AARCH64
-    const bool neon = cpu_simd_aarch64(f->level);
-    if (neon) plane_fn = depthwise_plane_neon;
-    // A 1x1 kernel with stride 1 and no padding reads the input as it is.
-    const bool flat = neon && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                      g.pw == 0 && g.oh == g.h && g.ow == g.w;
-#endif
+    const cpu_simd_config* cfg = f->cfg;
+    // A 1x1 kernel with stride 1 and no padding reads the input as it is, where the level
+    // has the kernel for it.
+    const bool flat = cfg->dw_1x1 && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+                      g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
     const int64_t planes = g.n * g.o, out_plane = g.oh * g.ow;
     for (int64_t slot = begin; slot < end; ++slot) {
-#if CVML_SIMD_X86
         if (f->dw.direct.w4) {
-            depthwise_direct_avx512(f, xt, yt, a->ep, a->bias, slot);
+            cfg->dw_direct(f, xt, yt, a->ep, a->bias, slot);
             continue;
         }
-#endif
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         int32_t* acc = reinterpret_cast<int32_t*>(base);
         int8_t* img = reinterpret_cast<int8_t*>(base + f->dw.acc_bytes);
@@ -168,16 +136,14 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
             const int64_t n = t / g.o, o = t % g.o;
             const int64_t c = (o / g.opg) * g.ic;
             const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;
-#if CVML_SIMD_AARCH64
             if (flat) {
-                depthwise_1x1_neon(x, f->wg[o], out_plane, acc);
+                cfg->dw_1x1(x, f->wg[o], out_plane, acc);
                 epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
                                yt->data, yt->storage, t * out_plane, out_plane);
                 continue;
             }
-#endif
             depthwise_image(f, x, img);
-            plane_fn(f, img, f->dw.taps, f->wg + o * g.kh * g.kw, acc);
+            cfg->dw_plane(f, img, f->dw.taps, f->wg + o * g.kh * g.kw, acc);
             epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
                            yt->data, yt->storage, t * out_plane, out_plane);
         }
@@ -189,7 +155,9 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
  * (3 * sw + 3 * dw <= 15), at most 4 tap groups, every weight within int8. */
 int depthwise_direct_prerun(conv_grouped* f) {
     const conv_geom& g = f->g;
-    if (f->level != CPU_SIMD_AVX512 || g.sw > 2 || 3 * g.sw + 3 * g.dw > 15 || g.kw > 16)
+    const cpu_simd_config* cfg = f->cfg;
+    if (!cfg->dw_direct || g.sw > cfg->dw_direct_max_sw ||
+        3 * g.sw + 3 * g.dw > cfg->dw_direct_window || g.kw > cfg->dw_direct_max_kw)
         return CVML_OK;
     const int64_t nw = g.o * g.kh * g.kw;
     for (int64_t i = 0; i < nw; ++i)

@@ -54,22 +54,9 @@ void pool_planes(void* arg, int64_t begin, int64_t end) {
  * reads and writes any storage. Verification keeps every pad below the pool size, so
  * every window holds an input cell and the output stays within the input's values. */
 
-void max_row_plain(int32_t* acc, const int32_t* src, int64_t n) {
-    max_row_body(acc, src, n);
-}
-
-/* int8 storage in and out: 64 lanes a vector. */
-void max_row8_plain(int8_t* acc, const int8_t* src, int64_t n) {
-    max_row_body(acc, src, n);
-}
-
 /* Padding as -128 cannot win over a window's input cell, and every window has one. */
 void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
-    void (*max_row)(int8_t*, const int8_t*, int64_t) = max_row8_plain;
-#if CVML_SIMD_X86
-    if (f->level == CPU_SIMD_AVX512) max_row = max_row8_avx512;
-    if (f->level == CPU_SIMD_AVX2) max_row = max_row8_avx2;
-#endif
+    void (*max_row)(int8_t*, const int8_t*, int64_t) = f->cfg->max_row8;
     memset(ph, -128, static_cast<size_t>(f->sw * f->hp * f->wq));
     for (int64_t h = 0; h < f->h; ++h) {
         int8_t* row = ph + (h + f->ph) * f->wq;
@@ -79,12 +66,10 @@ void pool_plane8(const pool_fast* f, const int8_t* x, int8_t* y, int8_t* ph) {
         }
         cpu_phase_row(x + h * f->w, f->w, f->pw, f->sw, f->hp * f->wq, row);
     }
-#if CVML_SIMD_X86
-    if (f->level == CPU_SIMD_AVX512) {
-        pool_rows8_avx512(f, ph, y, 0, f->oh);
+    if (f->cfg->pool_rows8) {
+        f->cfg->pool_rows8(f, ph, y, 0, f->oh);
         return;
     }
-#endif
     for (int64_t i = 0; i < f->oh; ++i) {
         int8_t* acc = y + i * f->ow;
         memset(acc, -128, static_cast<size_t>(f->ow));
@@ -99,11 +84,10 @@ struct pool_fast_args {
     int64_t planes;
 };
 
-#if CVML_SIMD_X86
-/* int8 planes at avx512 with column stride 2 (ResNet's 3x3 pool) go by bands of output
- * rows, the kernels building and folding a band's rows alone. */
+/* int8 planes with column stride 2 (ResNet's 3x3 pool) go by bands of output rows where
+ * the level has the kernels (avx512), which build and fold a band's rows alone. */
 bool pools_by_bands(const pool_fast* f) {
-    return f->level == CPU_SIMD_AVX512 && f->sw == 2;
+    return f->cfg->pool_phase8_s2 && f->cfg->pool_rows8 && f->sw == 2;
 }
 
 /* Thread slot `slot`'s band of output rows in every plane: the rows the convolution
@@ -116,34 +100,27 @@ void pool_band8(const pool_fast_args* a, int64_t slot, int8_t* ph) {
     const int8_t* x = static_cast<const int8_t*>(a->ctx->inputs[0]->data);
     int8_t* y = static_cast<int8_t*>(a->ctx->outputs[0]->data);
     for (int64_t t = 0; t < a->planes; ++t) {
-        phase_planes8_s2_avx512(f, x + t * f->h * f->w, ph, i0, i1);
-        pool_rows8_avx512(f, ph, y + t * f->oh * f->ow, i0, i1);
+        f->cfg->pool_phase8_s2(f, x + t * f->h * f->w, ph, i0, i1);
+        f->cfg->pool_rows8(f, ph, y + t * f->oh * f->ow, i0, i1);
     }
 }
-#endif
 
 void pool_fast_slot(void* arg, int64_t begin, int64_t end) {
     const pool_fast_args* a = static_cast<const pool_fast_args*>(arg);
     const pool_fast* f = a->f;
     const ir_tensor* x = a->ctx->inputs[0];
     const ir_tensor* y = a->ctx->outputs[0];
-    void (*max_row)(int32_t*, const int32_t*, int64_t) = max_row_plain;
-#if CVML_SIMD_X86
-    if (f->level == CPU_SIMD_AVX512) max_row = max_row_avx512;
-    if (f->level == CPU_SIMD_AVX2) max_row = max_row_avx2;
-#endif
+    void (*max_row)(int32_t*, const int32_t*, int64_t) = f->cfg->max_row;
     epilogue none = {};
     const bool int8_io = x->storage == STORAGE_INT8 && y->storage == STORAGE_INT8;
     for (int64_t slot = begin; slot < end; ++slot) {
         int32_t* ph = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a->ctx->scratch) +
                                                  f->slot_bytes * slot);
         int32_t* acc = ph + f->sw * f->hp * f->wq;
-#if CVML_SIMD_X86
         if (int8_io && pools_by_bands(f)) {
             pool_band8(a, slot, reinterpret_cast<int8_t*>(ph));
             continue;
         }
-#endif
         for (int64_t t = a->planes * slot / f->threads; t < a->planes * (slot + 1) / f->threads;
              ++t) {
             if (int8_io) {
@@ -177,6 +154,7 @@ int max_pool2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     pool_fast* f = static_cast<pool_fast*>(cvml_mem_calloc(1, sizeof(pool_fast)));
     if (!f) return cvml_fail_out_of_memory();
     f->level = cpu_level(ctx);
+    f->cfg = cpu_config(ctx);
     f->threads = cpu_threads(ctx);
     f->h = x->dims[2];
     f->w = x->dims[3];

@@ -6,11 +6,13 @@
 #include <stdint.h>
 
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 
 namespace cpu_max_pool2d {
 
 struct pool_fast {
     int level, threads;
+    const cpu_simd_config* cfg; /* the level's kernels (simd_config.h) */
     int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, hp, wq;
     size_t slot_bytes;
 };
@@ -24,6 +26,11 @@ inline void max_row_body(T* acc, const T* src, int64_t n) {
 inline int64_t window_offset(const pool_fast* f, int64_t i, int64_t r, int64_t s) {
     return ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw;
 }
+
+/* The scalar code's rows (simd/simd_config.cpp), which the compiler vectorizes for the
+ * build's baseline. */
+void max_row_plain(int32_t* acc, const int32_t* src, int64_t n);
+void max_row8_plain(int8_t* acc, const int8_t* src, int64_t n);
 
 #if CVML_SIMD_X86
 /* Rows folded with max, one copy per instruction set so each vectorizes for its level;

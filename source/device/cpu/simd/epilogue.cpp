@@ -5,6 +5,7 @@
 #include "device/cpu/simd/arm/cortexm/epilogue.h"
 #include "device/cpu/simd/epilogue_chain.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 #include "graph/graph.h"
 
 namespace {
@@ -17,14 +18,6 @@ int push(epilogue* ep, const ep_step& s) {
     return 1;
 }
 
-void apply_scalar(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
-                  int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        int32_t v = cvml_wrap_add(ir_storage_load(in, in_storage, in_index + i), bias);
-        ir_storage_store(out, out_storage, out_index + i, epilogue_value(ep, v, out_index + i));
-    }
-}
-
 /* Plain pairs from i (even) on: no vectorizer games with alternating destinations. */
 void deinterleave2_tail(const int8_t* src, int64_t i, int64_t n, int8_t* even, int8_t* odd) {
     for (; i + 1 < n; i += 2) {
@@ -33,6 +26,19 @@ void deinterleave2_tail(const int8_t* src, int64_t i, int64_t n, int8_t* even, i
     }
     if (i < n) even[i / 2] = src[i];
 }
+
+}  // namespace
+
+void cpu_ep::apply_scalar(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
+                          int32_t bias, void* out, int32_t out_storage, int64_t out_index,
+                          int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        int32_t v = cvml_wrap_add(ir_storage_load(in, in_storage, in_index + i), bias);
+        ir_storage_store(out, out_storage, out_index + i, epilogue_value(ep, v, out_index + i));
+    }
+}
+
+namespace {
 
 /* int16 is vectorized at the avx512 level only (the avx2 path takes int8 and int32). */
 bool vector_storage(int32_t s) {
@@ -152,18 +158,10 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
         if (ep->steps[s].kind == EP_ADD) {
             vec = vec && vector_storage(ep->steps[s].src_storage);
         }
-#if CVML_SIMD_X86
-    if (vec && level == CPU_SIMD_AVX512) {
-        apply_avx512(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
-        return;
-    }
-    if (vec && level == CPU_SIMD_AVX2) {
-        apply_avx2(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
-        return;
-    }
-#elif CVML_SIMD_AARCH64
-    if (vec && cpu_simd_aarch64(level)) {
-        apply_neon(ep, in, in_storage, in_index, bias, out, out_storage, out_index, n);
+#if CVML_CPU_FAST_PATHS
+    if (vec) {
+        cpu_simd_config_of(level)->ep_apply(ep, in, in_storage, in_index, bias, out, out_storage,
+                                            out_index, n);
         return;
     }
 #elif CVML_SIMD_CORTEXM
@@ -194,11 +192,6 @@ void epilogue_tile_keep(ep_tile_keep* k, const uint16_t mask[3], int32_t cols) {
 
 namespace {
 
-/* The aarch64 levels, whose epilogue is arm/aarch64/neon/epilogue.cpp. */
-inline bool neon_level(int level) {
-    return cpu_simd_aarch64(level);
-}
-
 #if CVML_SIMD_X86 || CVML_SIMD_AARCH64
 /* Whether the tile's output and every residual operand are in a storage the vector
  * paths read and write. */
@@ -214,10 +207,11 @@ bool tile_vector_storage(const epilogue* ep, int32_t out_storage) {
 void planned_generic(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride, int32_t rows,
                      const ep_tile_keep* keep, const int32_t* bias, void* out, int64_t out_first,
                      int64_t out_stride) {
-#if CVML_SIMD_X86
-    if (p->level == CPU_SIMD_AVX512 && tile_vector_storage(p->ep, p->out_storage)) {
-        apply_tile_avx512(p->ep, tile, tile_stride, rows, keep, bias, out, p->out_storage,
-                          out_first, out_stride);
+#if CVML_CPU_FAST_PATHS
+    const cpu_simd_config* cfg = cpu_simd_config_of(p->level);
+    if (cfg->ep_apply_tile && tile_vector_storage(p->ep, p->out_storage)) {
+        cfg->ep_apply_tile(p->ep, tile, tile_stride, rows, keep, bias, out, p->out_storage,
+                           out_first, out_stride);
         return;
     }
 #endif
@@ -239,32 +233,50 @@ void epilogue_plan_tile(int level, const epilogue* ep, int has_bias, int32_t out
     plan->ep = ep;
     plan->out_storage = out_storage;
     plan->run = planned_generic;
+#if CVML_CPU_FAST_PATHS
+    const cpu_simd_config* cfg = cpu_simd_config_of(level);
+    if (cfg->ep_plan_tile) cfg->ep_plan_tile(ep, has_bias != 0, out_storage, plan);
+#else
+    (void)level;
+    (void)has_bias;  // no matched chains without the vector kernels
+#endif
+}
+
 #if CVML_SIMD_X86
+void cpu_ep::plan_tile_avx2(const epilogue* ep, bool has_bias, int32_t out_storage,
+                            ep_tile_plan* plan) {
+    (void)has_bias;
     rc_chain rc;
     if (!tile_vector_storage(ep, out_storage) || !match_rc_chain(ep, &rc)) return;
     memcpy(plan->chain, &rc, sizeof rc);
-    if (level == CPU_SIMD_AVX2) {
-        plan->run = planned_tile_avx2;
-        return;
-    }
-    if (level != CPU_SIMD_AVX512) return;
+    plan->run = planned_tile_avx2;
+}
+
+void cpu_ep::plan_tile_avx512(const epilogue* ep, bool has_bias, int32_t out_storage,
+                              ep_tile_plan* plan) {
+    rc_chain rc;
+    if (!tile_vector_storage(ep, out_storage) || !match_rc_chain(ep, &rc)) return;
+    memcpy(plan->chain, &rc, sizeof rc);
     // A bias folded into the GEMM's sums (gemm_weights_fold_bias) is no add here.
     const bool sat = rc_saturates_to_i8(rc, out_storage);
-    plan->run = planned_tile_avx512(rc, has_bias != 0, sat);
-#elif CVML_SIMD_AARCH64
+    plan->run = planned_tile_avx512(rc, has_bias, sat);
+}
+#endif
+
+#if CVML_SIMD_AARCH64
+void cpu_ep::plan_tile_neon(const epilogue* ep, bool has_bias, int32_t out_storage,
+                            ep_tile_plan* plan) {
     (void)has_bias;
     rc_chain rc;
-    if (!neon_level(level) || !tile_vector_storage(ep, out_storage)) return;
+    if (!tile_vector_storage(ep, out_storage)) return;
     if (!match_rc_chain(ep, &rc)) {
         plan->run = planned_steps_neon;
         return;
     }
     memcpy(plan->chain, &rc, sizeof rc);
     plan->run = planned_tile_neon;
-#else
-    (void)has_bias;  // no matched chains without the x86 kernels
-#endif
 }
+#endif
 
 void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int32_t tile_stride,
                          int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
@@ -276,31 +288,31 @@ void epilogue_apply_tile(int level, const epilogue* ep, const int32_t* tile, int
 }
 
 void simd_narrow_i32_i8(int level, const int32_t* src, int64_t n, int8_t* dst) {
-#if CVML_SIMD_X86
-    if (level == CPU_SIMD_AVX512) {
-        narrow_avx512(src, n, dst);
-        return;
-    }
-#elif CVML_SIMD_AARCH64
-    if (neon_level(level)) {
-        narrow_neon(src, n, dst);
-        return;
-    }
+#if CVML_CPU_FAST_PATHS
+    cpu_simd_config_of(level)->narrow_i32_i8(src, n, dst);
 #else
     (void)level;
+    cpu_ep::narrow_scalar(src, n, dst);
 #endif
+}
+
+void cpu_ep::narrow_scalar(const int32_t* src, int64_t n, int8_t* dst) {
     for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(src[i]);
 }
 
 int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, int32_t vectors,
                          int32_t* dst) {
-#if CVML_SIMD_X86
-    if (level == CPU_SIMD_AVX512) return compact_avx512(src, keep, vectors, dst);
-#elif CVML_SIMD_AARCH64
-    if (neon_level(level) && vectors <= 3) return compact_neon(src, keep, vectors, dst);
+#if CVML_CPU_FAST_PATHS
+    const cpu_simd_config* cfg = cpu_simd_config_of(level);
+    if (vectors <= cfg->compact_max_vectors) return cfg->compact_i32(src, keep, vectors, dst);
 #else
     (void)level;
 #endif
+    return cpu_ep::compact_scalar(src, keep, vectors, dst);
+}
+
+int64_t cpu_ep::compact_scalar(const int32_t* src, const uint16_t* keep, int32_t vectors,
+                               int32_t* dst) {
     int64_t n = 0;
     for (int32_t j = 0; j < vectors; ++j) {
         if (keep[j] == 0xFFFF) {  // most groups of a flat strip: no column dropped
@@ -315,18 +327,14 @@ int64_t simd_compact_i32(int level, const int32_t* src, const uint16_t* keep, in
 }
 
 void simd_deinterleave2_i8(int level, const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
-#if CVML_SIMD_X86
-    if (level == CPU_SIMD_AVX512) {
-        deinterleave2_avx512(src, n, even, odd);
-        return;
-    }
-#elif CVML_SIMD_AARCH64
-    if (neon_level(level)) {
-        deinterleave2_neon(src, n, even, odd);
-        return;
-    }
+#if CVML_CPU_FAST_PATHS
+    cpu_simd_config_of(level)->deinterleave2_i8(src, n, even, odd);
 #else
     (void)level;
+    cpu_ep::deinterleave2_scalar(src, n, even, odd);
 #endif
+}
+
+void cpu_ep::deinterleave2_scalar(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
     deinterleave2_tail(src, 0, n, even, odd);
 }

@@ -91,7 +91,17 @@ inline bool rc_saturates_to_i8(const rc_chain& c, int32_t out_storage) {
 typedef void (*planned_fn)(const ep_tile_plan*, const int32_t*, int32_t, int32_t,
                            const ep_tile_keep*, const int32_t*, void*, int64_t, int64_t);
 
+/* The scalar level's entries in its record (simd_config.h), in epilogue.cpp. */
+void apply_scalar(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
+                  int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n);
+void narrow_scalar(const int32_t* src, int64_t n, int8_t* dst);
+int64_t compact_scalar(const int32_t* src, const uint16_t* keep, int32_t vectors, int32_t* dst);
+void deinterleave2_scalar(const int8_t* src, int64_t n, int8_t* even, int8_t* odd);
+
 #if CVML_SIMD_X86
+/* A level's tile function for a matched chain (epilogue_plan_tile), in epilogue.cpp. */
+void plan_tile_avx512(const epilogue* ep, bool has_bias, int32_t out_storage, ep_tile_plan* plan);
+void plan_tile_avx2(const epilogue* ep, bool has_bias, int32_t out_storage, ep_tile_plan* plan);
 /* ---- avx512 (x86/avx512/epilogue.cpp) */
 void apply_avx512(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
                   int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n);
@@ -113,6 +123,7 @@ void planned_tile_avx2(const ep_tile_plan* p, const int32_t* tile, int32_t tile_
 #endif
 
 #if CVML_SIMD_AARCH64
+void plan_tile_neon(const epilogue* ep, bool has_bias, int32_t out_storage, ep_tile_plan* plan);
 /* ---- aarch64, the neon and dotprod levels (arm/aarch64/neon/epilogue.cpp) */
 void apply_neon(const epilogue* ep, const void* in, int32_t in_storage, int64_t in_index,
                 int32_t bias, void* out, int32_t out_storage, int64_t out_index, int64_t n);

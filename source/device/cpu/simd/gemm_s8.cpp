@@ -8,6 +8,7 @@
 #include "device/cpu/simd/epilogue_chain.h"
 #include "device/cpu/simd/gemm_s8_impl.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 #include "utility/error.h"
 #include "utility/platform.h"
 #include "utility/memory.h"
@@ -16,23 +17,19 @@ using namespace gemm_impl;
 
 namespace {
 
-/* B's columns are packed in multiples of this: a 16-column panel at avx512, an
- * 8-column one at avx2, a 12-column panel on aarch64. */
-int32_t panel_width(int level) {
-    if (arm_level(level)) return ARM_PANEL;
-    return level == CPU_SIMD_AVX512 ? 16 : level == CPU_SIMD_AVX2 ? AVX2_PANEL : 1;
+/* A kernel that negates weights (avx2's vpsignb) does not survive -128. */
+inline void note_weight(const cpu_simd_config* cfg, int8_t v, gemm_weights* out) {
+    if (cfg->gemm_notes_min && v == INT8_MIN) out->has_min = 1;
 }
 
-/* avx2's int8 kernel negates weights (vpsignb), which -128 does not survive. */
-inline void note_weight(int level, int8_t v, gemm_weights* out) {
-    if (level == CPU_SIMD_AVX2 && v == INT8_MIN) out->has_min = 1;
-}
+}  // namespace
 
 /* ---- scalar ------------------------------------------------------------------------- */
 
 /* A: M x Kp int8 rows; B: Kp x N int8 rows. Sums in uint32 wrap like upstream. */
-void tile_scalar(const gemm_weights* a, const int8_t* b, int32_t N, int32_t m0, int32_t rows,
-                 int32_t n0, int32_t cols, int32_t* tile) {
+void gemm_impl::tile_scalar(const gemm_weights* a, const void* b_any, int32_t N, int32_t m0,
+                            int32_t rows, int32_t n0, int32_t cols, int32_t* tile) {
+    const int8_t* b = static_cast<const int8_t*>(b_any);
     const int8_t* w = static_cast<const int8_t*>(a->data);
     for (int32_t r = 0; r < rows; ++r) {
         uint32_t acc[GEMM_NT] = {0};
@@ -47,8 +44,6 @@ void tile_scalar(const gemm_weights* a, const int8_t* b, int32_t N, int32_t m0, 
     }
 }
 
-}  // namespace
-
 namespace {
 
 /* Packs M x K weights given as int32 or int8 values (cast to int8 as upstream's conv2d
@@ -56,15 +51,12 @@ namespace {
 template <typename T>
 int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out) {
     memset(out, 0, sizeof(*out));
-#if !CVML_SIMD_X86 && !CVML_SIMD_AARCH64
-    level = CPU_SIMD_SCALAR;
-#endif
-    out->level = level;
+    const cpu_simd_config* cfg = cpu_simd_config_of(level);
+    out->level = cfg->level;
     out->M = M;
     out->K = K;
     out->Mp = round_up(M, GEMM_MR);
-    // i8mm multiplies 8 values of K at a time: its rows are zero-padded to that.
-    out->Kp = round_up(K, level == CPU_SIMD_I8MM ? 2 * GEMM_KG : GEMM_KG);
+    out->Kp = round_up(K, cfg->gemm_k_pad);
     size_t elems = static_cast<size_t>(out->Mp) * static_cast<size_t>(out->Kp);
     out->data = cvml_aligned_alloc(64, elems);
     out->start =
@@ -80,17 +72,17 @@ int pack_weights(int level, const T* w, int32_t M, int32_t K, gemm_weights* out)
         for (int32_t k = 0; k < K; ++k) {
             int8_t v = static_cast<int8_t>(w[static_cast<size_t>(m) * K + k]);
             sum += static_cast<uint32_t>(static_cast<int32_t>(v));
-            note_weight(level, v, out);
+            note_weight(cfg, v, out);
             size_t mb = static_cast<size_t>(m / GEMM_MR), r = static_cast<size_t>(m % GEMM_MR);
             size_t blk = mb * GEMM_MR * static_cast<size_t>(out->Kp);
-            if (level == CPU_SIMD_I8MM)  // 8-value steps of K, row pairs side by side
+            if (cfg->gemm_a_layout == GEMM_A_K8)  // 8-value steps of K, row pairs side by side
                 static_cast<int8_t*>(
                     out->data)[blk + static_cast<size_t>(k / 8) * GEMM_MR * 8 + (r / 2) * 16 +
                                (r % 2) * 8 + static_cast<size_t>(k % 8)] = v;
-            else if (level == CPU_SIMD_AVX512 || arm_level(level))  // blocks interleaved by 4
+            else if (cfg->gemm_a_layout == GEMM_A_K4)  // blocks interleaved by 4
                 static_cast<int8_t*>(out->data)[blk + static_cast<size_t>(k / 4) * GEMM_MR * 4 +
                                                 r * 4 + static_cast<size_t>(k % 4)] = v;
-            else  // scalar and avx2: zero-padded int8 rows
+            else  // GEMM_A_ROWS: zero-padded int8 rows
                 static_cast<int8_t*>(out->data)[static_cast<size_t>(m) * out->Kp + k] = v;
         }
         out->start[m] = static_cast<int32_t>(0u - sum * 128u);
@@ -106,8 +98,8 @@ int gemm_weights_pack(int level, const int32_t* w, int32_t M, int32_t K, gemm_we
 
 int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_weights* out) {
     // The scalar level keeps its own copy (the reference loops read Kp-long rows).
-    if (level != CPU_SIMD_AVX512 && level != CPU_SIMD_AVX2)
-        return pack_weights(level, w, M, K, out);
+    const cpu_simd_config* cfg = cpu_simd_config_of(level);
+    if (!cfg->gemm_a_in_place) return pack_weights(level, w, M, K, out);
     memset(out, 0, sizeof(*out));
     out->level = level;
     out->M = M;
@@ -133,9 +125,9 @@ int gemm_weights_plain(int level, const int8_t* w, int32_t M, int32_t K, gemm_we
         for (int32_t k = 0; k < K; ++k) {
             int8_t v = w[static_cast<size_t>(m) * K + k];
             sum += static_cast<uint32_t>(static_cast<int32_t>(v));
-            note_weight(level, v, out);
-            // The last partial block: interleaved by 4 at avx512, zero-padded rows at avx2.
-            if (m >= tail0 && level == CPU_SIMD_AVX512)
+            note_weight(cfg, v, out);
+            // The last partial block: interleaved by 4 (avx512) or zero-padded rows (avx2).
+            if (m >= tail0 && cfg->gemm_a_layout == GEMM_A_K4)
                 static_cast<int8_t*>(
                     out->data)[static_cast<size_t>(k / 4) * GEMM_MR * 4 +
                                static_cast<size_t>(m - tail0) * 4 + static_cast<size_t>(k % 4)] = v;
@@ -158,7 +150,7 @@ namespace {
 
 /* start[m] += per_row[m] (when given) + all, wrapping. */
 int fold_into_start(gemm_weights* w, const int32_t* per_row, int32_t all) {
-    if (w->level != CPU_SIMD_AVX512 || !w->start) return 0;
+    if (!cpu_simd_config_of(w->level)->gemm_folds_start || !w->start) return 0;
     for (int32_t m = 0; m < w->M; ++m)
         w->start[m] = static_cast<int32_t>(static_cast<uint32_t>(w->start[m]) +
                                            static_cast<uint32_t>(per_row ? per_row[m] : 0) +
@@ -177,55 +169,49 @@ int gemm_weights_fold_add(gemm_weights* w, int32_t v) {
 }
 
 int32_t gemm_b_cols(int level, int32_t N) {
-    return round_up(N, panel_width(level));
+    return round_up(N, cpu_simd_config_of(level)->gemm_panel);
 }
 
 size_t gemm_b_bytes(int level, int32_t K, int32_t N) {
     return static_cast<size_t>(round_up(K, GEMM_KG)) * static_cast<size_t>(gemm_b_cols(level, N));
 }
 
-void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t N, int32_t K,
+void gemm_pack_b_group(int level, const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,
                        int32_t k4, void* packed) {
-    (void)K;
-    const int8_t* const* rows = rows_in;
-#if CVML_SIMD_AARCH64
-    if (arm_level(level)) {
-        pack_group_arm(rows, N, round_up(K, GEMM_KG), k4, static_cast<int8_t*>(packed));
-        return;
-    }
-#endif
+    cpu_simd_config_of(level)->gemm_pack_group(rows, N, K, k4, packed);
+}
+
 #if CVML_SIMD_X86
+void gemm_impl::pack_group_avx512(const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,
+                                  int32_t k4, void* packed) {
     int32_t Kp = round_up(K, GEMM_KG);
-    if (level == CPU_SIMD_AVX512) {
-        uint8_t* base = static_cast<uint8_t*>(packed);
-        size_t panel_bytes = static_cast<size_t>(Kp / 4) * 64;
-        int32_t n = 0;
-        bool all = rows[0] && rows[1] && rows[2] && rows[3];
-        int32_t Np = gemm_b_cols(level, N);
-        if (all) {
-            for (; n < Np; n += 64) {
-                const int32_t panels = (Np - n) / 16 < 4 ? (Np - n) / 16 : 4;
-                pack64_avx512(
-                    rows, n, N - n, panels,
-                    base + static_cast<size_t>(n / 16) * panel_bytes + static_cast<size_t>(k4) * 64,
-                    panel_bytes);
-            }
-            return;
-        }
-        for (; n < Np; ++n) {
-            uint8_t* d = base + static_cast<size_t>(n / 16) * panel_bytes +
-                         static_cast<size_t>(k4) * 64 + static_cast<size_t>(n % 16) * 4;
-            for (int i = 0; i < 4; ++i)
-                d[i] = rows[i] ? static_cast<uint8_t>((n < N ? rows[i][n] : 0) ^ 0x80) : 0;
+    uint8_t* base = static_cast<uint8_t*>(packed);
+    size_t panel_bytes = static_cast<size_t>(Kp / 4) * 64;
+    int32_t n = 0;
+    bool all = rows[0] && rows[1] && rows[2] && rows[3];
+    int32_t Np = round_up(N, 16);
+    if (all) {
+        for (; n < Np; n += 64) {
+            const int32_t panels = (Np - n) / 16 < 4 ? (Np - n) / 16 : 4;
+            pack64_avx512(
+                rows, n, N - n, panels,
+                base + static_cast<size_t>(n / 16) * panel_bytes + static_cast<size_t>(k4) * 64,
+                panel_bytes);
         }
         return;
     }
-    if (level == CPU_SIMD_AVX2) {
-        pack_group_avx2(rows, N, Kp, k4, static_cast<int8_t*>(packed));
-        return;
+    for (; n < Np; ++n) {
+        uint8_t* d = base + static_cast<size_t>(n / 16) * panel_bytes +
+                     static_cast<size_t>(k4) * 64 + static_cast<size_t>(n % 16) * 4;
+        for (int i = 0; i < 4; ++i)
+            d[i] = rows[i] ? static_cast<uint8_t>((n < N ? rows[i][n] : 0) ^ 0x80) : 0;
     }
+}
 #endif
-    (void)level;
+
+void gemm_impl::pack_group_scalar(const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,
+                                  int32_t k4, void* packed) {
+    (void)K;
     int8_t* base = static_cast<int8_t*>(packed);
     for (int i = 0; i < GEMM_KG; ++i) {
         int8_t* d = base + (static_cast<size_t>(k4) * 4 + static_cast<size_t>(i)) * N;
@@ -238,23 +224,18 @@ void gemm_pack_b_group(int level, const int8_t* const rows_in[GEMM_KG], int32_t 
 
 void gemm_pack_b_rows(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                       int32_t N, int32_t K, void* packed) {
-#if CVML_SIMD_X86
-    if (level == CPU_SIMD_AVX512) {
-        pack_rows_avx512(base, offsets, pad, N, K, static_cast<uint8_t*>(packed));
+    const cpu_simd_config* cfg = cpu_simd_config_of(level);
+    if (cfg->gemm_pack_rows) {
+        cfg->gemm_pack_rows(base, offsets, pad, N, K, packed);
         return;
     }
-    if (level == CPU_SIMD_AVX2) {
-        pack_rows_avx2(base, offsets, N, K, static_cast<int8_t*>(packed));
-        return;
-    }
-#endif
-    (void)pad;  // only the avx512 packer reads rows past K; here they are zeros
+    // Only the avx512 packer reads pad (rows past K); here they are zeros.
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         // Rows past K must pack to zeros: the weights read in place have other bytes
         // there (the next row's).
         const int8_t* rows[GEMM_KG];
         group_rows(base, offsets, nullptr, K, k4, rows);
-        gemm_pack_b_group(level, rows, N, K, k4, packed);
+        cfg->gemm_pack_group(rows, N, K, k4, packed);
     }
 }
 
@@ -264,46 +245,12 @@ int64_t gemm_tile_count(int32_t M, int32_t N) {
     return mb * nt;
 }
 
-namespace {
-
-/* One tile of rows m0.. and columns n0.. of A * B at a's level. */
-void compute_tile(const gemm_weights* a, const void* packed_b, int32_t N, int32_t m0, int32_t rows,
-                  int32_t n0, int32_t cols, int32_t* tile) {
-#if CVML_SIMD_X86
-    if (a->level == CPU_SIMD_AVX512) {
-        tile_avx512(a, static_cast<const uint8_t*>(packed_b), m0, n0, cols, tile);
-        return;
-    }
-    if (a->level == CPU_SIMD_AVX2) {
-        tile_avx2(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
-        return;
-    }
-#endif
-#if CVML_SIMD_AARCH64
-    if (a->level == CPU_SIMD_I8MM) {
-        tile_i8mm(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
-        return;
-    }
-    if (a->level == CPU_SIMD_DOTPROD) {
-        tile_dotprod(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
-        return;
-    }
-    if (a->level == CPU_SIMD_NEON) {
-        tile_neon(a, static_cast<const int8_t*>(packed_b), m0, n0, cols, tile);
-        return;
-    }
-#endif
-    tile_scalar(a, static_cast<const int8_t*>(packed_b), N, m0, rows, n0, cols, tile);
-}
-
-}  // namespace
-
 int gemm_tail_plan(const gemm_weights* a, const ep_tile_plan* plan, gemm_tail* t) {
     memset(t, 0, sizeof *t);
 #if CVML_SIMD_X86
     cpu_ep::rc_chain rc;
-    if (a->level != CPU_SIMD_AVX512 || !cpu_ep::match_rc_chain(plan->ep, &rc) || rc.pre ||
-        !rc.folded || !cpu_ep::rc_saturates_to_i8(rc, plan->out_storage))
+    if (!cpu_simd_config_of(a->level)->gemm_tiles_tail || !cpu_ep::match_rc_chain(plan->ep, &rc) ||
+        rc.pre || !rc.folded || !cpu_ep::rc_saturates_to_i8(rc, plan->out_storage))
         return 0;
     if (rc.add && rc.add->src_storage != STORAGE_INT8) return 0;
     static_assert(sizeof rc <= sizeof t->chain, "a tail holds its chain");
@@ -317,15 +264,6 @@ int gemm_tail_plan(const gemm_weights* a, const ep_tile_plan* plan, gemm_tail* t
 #endif
 }
 
-namespace {
-
-/* Whether a call's tiles may go through a fused tail. */
-inline bool tail_fused(const gemm_weights* a, const gemm_tail* tail) {
-    return tail && tail->kind && a->level == CPU_SIMD_AVX512;
-}
-
-}  // namespace
-
 void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
                     gemm_tile_fn fn, void* arg) {
     gemm_run_tiles_tail(a, packed_b, N, t0, t1, nullptr, fn, arg);
@@ -333,14 +271,12 @@ void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int6
 
 void gemm_run_tiles_tail(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0,
                          int64_t t1, const gemm_tail* tail, gemm_tile_fn fn, void* arg) {
-#if CVML_SIMD_X86
-    if (tail_fused(a, tail)) {
-        run_tiles_tail_avx512(a, static_cast<const uint8_t*>(packed_b), nullptr, N, t0, t1, tail,
-                              fn, arg);
+    const cpu_simd_config* cfg = cpu_simd_config_of(a->level);
+    if (tail && tail->kind && cfg->gemm_tiles_tail) {
+        cfg->gemm_tiles_tail(a, static_cast<const uint8_t*>(packed_b), nullptr, N, t0, t1, tail, fn,
+                             arg);
         return;
     }
-#endif
-    (void)tail;  // fused only at avx512
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
     const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
     // Tile t is row block t % mblocks of column tile t / mblocks; stepped, not divided.
@@ -354,27 +290,17 @@ void gemm_run_tiles_tail(const gemm_weights* a, const void* packed_b, int32_t N,
         int32_t n0 = static_cast<int32_t>(nb) * GEMM_NT;
         int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
         int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
-        compute_tile(a, packed_b, N, m0, rows, n0, cols, tile);
+        cfg->gemm_tile(a, packed_b, N, m0, rows, n0, cols, tile);
         fn(arg, m0, rows, n0, cols, tile);
     }
 }
 
 void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                         int32_t K, const gemm_select* sel, void* packed) {
-#if CVML_SIMD_X86
-    if (level == CPU_SIMD_AVX512) {
-        pack_select_avx512(base, offsets, pad, K, sel, static_cast<uint8_t*>(packed));
-        return;
-    }
-#endif
-    (void)level;
-    (void)base;
-    (void)offsets;
-    (void)pad;
-    (void)K;
-    (void)sel;
-    (void)packed;
-    abort();  // gemm_narrow_ok() is false below avx512, so callers never get here
+    const cpu_simd_config* cfg = cpu_simd_config_of(level);
+    // gemm_narrow_ok() is false without narrow tails, so callers never get here then.
+    if (!cfg->gemm_pack_select) abort();
+    cfg->gemm_pack_select(base, offsets, pad, K, sel, static_cast<uint8_t*>(packed));
 }
 
 int gemm_select_ok(const gemm_select* sel) {
@@ -388,12 +314,7 @@ int gemm_select_ok(const gemm_select* sel) {
 }
 
 int gemm_narrow_ok(const gemm_weights* a) {
-#if CVML_SIMD_X86
-    return a->level == CPU_SIMD_AVX512 && a->plain && a->M % GEMM_MR == 0;
-#else
-    (void)a;
-    return 0;
-#endif
+    return cpu_simd_config_of(a->level)->gemm_narrow_block && a->plain && a->M % GEMM_MR == 0;
 }
 
 size_t gemm_narrow_stride(int32_t K) {
@@ -402,46 +323,28 @@ size_t gemm_narrow_stride(int32_t K) {
 
 void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int32_t n0, int64_t mb0,
                      int64_t mb1, gemm_tile_fn fn, void* arg) {
-#if CVML_SIMD_X86
+    const cpu_simd_config* cfg = cpu_simd_config_of(a->level);
+    if (!cfg->gemm_narrow_block) abort();  // callers ask gemm_narrow_ok() first
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
     const size_t stride = gemm_narrow_stride(a->K);
     for (int64_t mb = mb0; mb < mb1; ++mb) {
         const int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
-        narrow_block_avx512(a, cols, stride, c, m0, tile, mb1 - mb0 > 1);
+        cfg->gemm_narrow_block(a, cols, stride, c, m0, tile, mb1 - mb0 > 1);
         fn(arg, m0, GEMM_MR, n0, c, tile);
     }
-#else
-    (void)a;
-    (void)cols;
-    (void)c;
-    (void)n0;
-    (void)mb0;
-    (void)mb1;
-    (void)fn;
-    (void)arg;
-    abort();
-#endif
 }
 
 uint8_t gemm_taps_zero(int level) {
-    return arm_level(level) ? 0x00 : 0x80;
+    return cpu_simd_config_of(level)->gemm_taps_zero;
 }
 
 void gemm_interleave4(int level, const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
                       uint8_t* dst) {
-#if CVML_SIMD_X86
-    if (level == CPU_SIMD_AVX512) {
-        interleave4_avx512(rows, lo, w, wq, dst);
-        return;
-    }
-#endif
-#if CVML_SIMD_AARCH64
-    if (arm_level(level)) {
-        interleave4_arm(rows, lo, w, wq, reinterpret_cast<int8_t*>(dst));
-        return;
-    }
-#endif
-    (void)level;
+    cpu_simd_config_of(level)->gemm_interleave4(rows, lo, w, wq, dst);
+}
+
+void gemm_impl::interleave4_scalar(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
+                                   uint8_t* dst) {
     for (int64_t j = 0; j < wq; ++j)
         for (int i = 0; i < 4; ++i) {
             const int64_t x = j - lo;
@@ -458,51 +361,21 @@ void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_
 void gemm_run_tiles_taps_tail(const gemm_weights* a, const uint8_t* img, const int64_t* boff,
                               int32_t N, int64_t t0, int64_t t1, const gemm_tail* tail,
                               gemm_tile_fn fn, void* arg) {
-    (void)tail;  // fused only at avx512
-#if CVML_SIMD_AARCH64
-    if (arm_level(a->level)) {
-        alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
-        const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
-        const int8_t* simg = reinterpret_cast<const int8_t*>(img);
-        for (int64_t t = t0; t < t1; ++t) {
-            const int32_t m0 = static_cast<int32_t>(t % mblocks) * GEMM_MR;
-            const int32_t n0 = static_cast<int32_t>(t / mblocks) * GEMM_NT;
-            const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
-            const int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
-            if (a->level == CPU_SIMD_I8MM)
-                tile_taps_i8mm(a, simg, boff, m0, n0, cols, tile);
-            else if (a->level == CPU_SIMD_DOTPROD)
-                tile_taps_dotprod(a, simg, boff, m0, n0, cols, tile);
-            else
-                tile_taps_neon(a, simg, boff, m0, n0, cols, tile);
-            fn(arg, m0, rows, n0, cols, tile);
-        }
+    const cpu_simd_config* cfg = cpu_simd_config_of(a->level);
+    if (tail && tail->kind && cfg->gemm_tiles_tail) {
+        cfg->gemm_tiles_tail(a, img, boff, N, t0, t1, tail, fn, arg);
         return;
     }
-#endif
-#if CVML_SIMD_X86
-    if (tail_fused(a, tail)) {
-        run_tiles_tail_avx512(a, img, boff, N, t0, t1, tail, fn, arg);
-        return;
-    }
+    // Only levels with taps-mode kernels plan taps mode (gemm_tile_taps).
+    if (!cfg->gemm_tile_taps) abort();
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
-    const int64_t mblocks = a->M / GEMM_MR;
+    const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
     for (int64_t t = t0; t < t1; ++t) {
         const int32_t m0 = static_cast<int32_t>(t % mblocks) * GEMM_MR;
         const int32_t n0 = static_cast<int32_t>(t / mblocks) * GEMM_NT;
         const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
-        tile_taps_avx512(a, img, boff, m0, n0, cols, tile);
-        fn(arg, m0, GEMM_MR, n0, cols, tile);
+        const int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
+        cfg->gemm_tile_taps(a, img, boff, m0, n0, cols, tile);
+        fn(arg, m0, rows, n0, cols, tile);
     }
-#else
-    (void)a;
-    (void)img;
-    (void)boff;
-    (void)N;
-    (void)t0;
-    (void)t1;
-    (void)fn;
-    (void)arg;
-    abort();
-#endif
 }

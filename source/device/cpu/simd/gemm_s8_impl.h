@@ -29,6 +29,17 @@ inline void group_rows(const int8_t* base, const int64_t* offsets, const int8_t*
 /* gemm_tail::kind: a fused tail, with a residual add or not. */
 enum gemm_tail_kind { GEMM_TAIL_ON = 1, GEMM_TAIL_ADD = 2 };
 
+/* ---- scalar (gemm_s8.cpp): the scalar level's entries in its record (simd_config.h) */
+/* One tile of A (M x Kp int8 rows) times B (Kp x N int8 rows). */
+void tile_scalar(const gemm_weights* a, const void* b, int32_t N, int32_t m0, int32_t rows,
+                 int32_t n0, int32_t cols, int32_t* tile);
+/* B's row group k4 as plain int8 rows. */
+void pack_group_scalar(const int8_t* const rows[GEMM_KG], int32_t N, int32_t K, int32_t k4,
+                       void* packed);
+/* Taps mode's image rows, unsigned (x ^ 0x80). */
+void interleave4_scalar(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
+                        uint8_t* dst);
+
 #if CVML_SIMD_X86
 /* ---- avx512 (x86/avx512/gemm_s8.cpp) */
 /* Tiles [t0, t1) with a fused tail (gemm_tail, kind != 0): on packed B (boff NULL) or
@@ -42,6 +53,9 @@ void tile_taps_avx512(const gemm_weights* a, const uint8_t* img, const int64_t* 
                       int32_t n0, int32_t cols, int32_t* tile);
 void interleave4_avx512(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
                         uint8_t* dst);
+/* B's row group k4 in 16-column panels, unsigned (gemm_s8.cpp, over pack64_avx512). */
+void pack_group_avx512(const int8_t* const rows[GEMM_KG], int32_t N, int32_t K, int32_t k4,
+                       void* packed);
 void pack64_avx512(const int8_t* const rows[4], int32_t n, int32_t avail, int32_t panels,
                    uint8_t* dst, size_t panel_bytes);
 void pack_rows_avx512(const int8_t* base, const int64_t* offsets, const int8_t* pad, int32_t N,
@@ -70,9 +84,6 @@ void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N, int32
  * avx512 (neon, dotprod) or in 8-value steps of K by row pairs (i8mm). */
 #define ARM_PANEL 12
 #define ARM_PANEL_BYTES (ARM_PANEL * GEMM_KG) /* one k4 step of a panel */
-inline bool arm_level(int level) {
-    return cpu_simd_aarch64(level);
-}
 
 /* Where the micro-kernels read step k4 of a 12-column panel of B: packed panels (48
  * bytes a step), or taps mode's channel-interleaved image (gemm_run_tiles_taps: the

@@ -5,6 +5,7 @@
 #include "device/cpu/cpu_runtime.h"
 #include "device/cpu/simd/epilogue.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 #include "operator/op_def.h"
 #include "utility/platform.h"
 
@@ -41,19 +42,23 @@ static inline int cpu_threads(const cpu_node_ctx* ctx) {
 #endif
 }
 
-/* Whether this build has vector levels for the fast paths to run at (x86-64, aarch64
- * Linux). Without them (a microcontroller, CVML_WITH_SIMD=OFF) every kernel runs its
- * scalar loops, cpu_level() is a constant, and a kernel tests this before its fast-path
- * state so that the fast paths' code is not linked at all (docs/embedded.md: 14 KB on a
- * Cortex-M). */
-#define CVML_CPU_FAST_PATHS (CVML_SIMD_X86 || CVML_SIMD_AARCH64)
-
 static inline int cpu_level(const cpu_node_ctx* ctx) {
 #if CVML_CPU_FAST_PATHS
     return ctx->rt ? ctx->rt->simd_level : CPU_SIMD_SCALAR;
 #else
     (void)ctx;
     return CPU_SIMD_SCALAR;
+#endif
+}
+
+/* The record of the node's level (simd_config.h), for the fast paths: NULL in builds
+ * without them. */
+static inline const cpu_simd_config* cpu_config(const cpu_node_ctx* ctx) {
+#if CVML_CPU_FAST_PATHS
+    return ctx->rt ? ctx->rt->simd : cpu_simd_config_of(CPU_SIMD_SCALAR);
+#else
+    (void)ctx;
+    return nullptr;
 #endif
 }
 

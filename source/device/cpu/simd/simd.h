@@ -45,11 +45,12 @@
 #endif
 #define CVML_SIMD_CORTEXM (CVML_SIMD_CORTEXM_MVE || CVML_SIMD_CORTEXM_DSP)
 
-/* Whether `level` is one of aarch64's (neon, dotprod, i8mm): those share the NEON
- * epilogue, depthwise and taps-mode code; only the GEMM's multiply differs. */
-static inline bool cpu_simd_aarch64(int level) {
-    return level == CPU_SIMD_NEON || level == CPU_SIMD_DOTPROD || level == CPU_SIMD_I8MM;
-}
+/* Whether this build has vector levels for the fast paths to run at (x86-64, aarch64
+ * Linux). Without them (a microcontroller, CVML_WITH_SIMD=OFF) every kernel runs its
+ * scalar loops, cpu_level() is a constant, and a kernel tests this before its fast-path
+ * state so that the fast paths' code is not linked at all (docs/embedded.md: 14 KB on a
+ * Cortex-M); the level records (simd_config.h) are not consulted there either. */
+#define CVML_CPU_FAST_PATHS (CVML_SIMD_X86 || CVML_SIMD_AARCH64)
 
 /* Bits [lo, hi) of a 64-bit mask (an AVX-512 byte mask), clamped to [0, 64). */
 static inline uint64_t simd_bits64(int64_t lo, int64_t hi) {
