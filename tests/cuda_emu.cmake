@@ -84,8 +84,10 @@ add_test(NAME cuda_emu.conformance.smallgrid COMMAND cvml_gpu_check --require-cu
 set_tests_properties(cuda_emu.conformance.smallgrid PROPERTIES ENVIRONMENT
   "CVML_PLUGIN_PATH=${CMAKE_BINARY_DIR}/plugins/emu-smallgrid;CVML_CUDA_ISLAND_WORK=0")
 add_test(NAME cuda_emu.conformance.turing COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
-         ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases ${cvml_model_case})
-set_tests_properties(cuda_emu.conformance.turing PROPERTIES ENVIRONMENT
+         ${CMAKE_CURRENT_SOURCE_DIR}/conformance/cases)
+add_test(NAME cuda_emu.model.turing COMMAND cvml_gpu_check --require-cuda ${cvml_cuda_src}
+         ${cvml_model_case})
+set_tests_properties(cuda_emu.conformance.turing cuda_emu.model.turing PROPERTIES ENVIRONMENT
   "CVML_PLUGIN_PATH=${CMAKE_BINARY_DIR}/plugins/emu-turing;CVML_CUDA_ISLAND_WORK=0")
 add_test(NAME cuda_emu.plugin.smallgrid COMMAND cvml_cuda_emu_plugin_tests
          --gtest_filter=-*PastTheGridLimit*)
@@ -98,6 +100,10 @@ set_tests_properties(cuda_emu.conformance.reverse PROPERTIES
   ENVIRONMENT "${cvml_emu_env};CVML_CUDA_EMU_ORDER=reverse")
 set_tests_properties(cuda_emu.model.placement PROPERTIES
   ENVIRONMENT "CVML_PLUGIN_PATH=${cvml_emu_plugin_dir}")
+# The Cortex model as a whole network on the emulator: label emu_network, which the
+# sanitizer step of scripts/test.sh leaves to the release build (minutes each there).
+set_tests_properties(cuda_emu.model cuda_emu.model.placement cuda_emu.model.turing PROPERTIES
+  LABELS emu_network)
 # gpu_check exits 77 when the model directory is absent.
 set_tests_properties(cuda_emu.model cuda_emu.model.placement PROPERTIES SKIP_RETURN_CODE 77)
 
