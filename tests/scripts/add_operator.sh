@@ -11,7 +11,7 @@ src=$1 work=$2
 shift 2
 fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work/tree"
-for item in CMakeLists.txt api cmake source tools; do
+for item in CMakeLists.txt api cmake examples source tools; do
     cp -R "$src/$item" "$work/tree/" || fail "cannot copy $item"
 done
 cp "$src/tests/registry/scratch_twice_op.cpp" "$work/tree/source/operator/scratch_twice.cpp"
