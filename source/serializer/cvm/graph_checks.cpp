@@ -174,11 +174,8 @@ int check_arg_names(const file_graph* f) {
         const char* name = node_name(f, static_cast<int32_t>(f->arg_nodes.values[i]));
         entries[i] = {name, strlen(name), i};
     }
-    name_index index;
-    name_index_init(&index, entries, valid);
     int32_t first = 0, second = 0;
-    int duplicate = name_index_first_duplicate(&index, &first, &second);
-    name_index_free(&index);
+    int duplicate = name_entries_first_duplicate(entries, valid, &first, &second);
     if (duplicate)
         return cvml_fail(CVML_ERR_RUNTIME, "node name %s duplicated in graph",
                          node_name(f, static_cast<int32_t>(f->arg_nodes.values[second])));

@@ -319,11 +319,8 @@ int check_variable_names(const ir_graph* g) {
     int32_t count = 0;
     for (int32_t i = 0; i < g->node_count; ++i)
         if (!g->nodes[i]->op) entries[count++] = {g->nodes[i]->name, strlen(g->nodes[i]->name), i};
-    name_index index;
-    name_index_init(&index, entries, count);
     int32_t first = 0, second = 0;
-    int duplicate = name_index_first_duplicate(&index, &first, &second);
-    name_index_free(&index);
+    int duplicate = name_entries_first_duplicate(entries, count, &first, &second);
     if (duplicate)
         return cvml_fail(CVML_ERR_LOGIC,
                          "variable name %s is used by nodes %" PRId32 " and %" PRId32,

@@ -70,3 +70,12 @@ int name_index_first_duplicate(const name_index* x, int32_t* first, int32_t* sec
     }
     return found;
 }
+
+int name_entries_first_duplicate(name_entry* entries, int32_t count, int32_t* first,
+                                 int32_t* second) {
+    name_index index;
+    name_index_init(&index, entries, count);
+    int duplicate = name_index_first_duplicate(&index, first, second);
+    name_index_free(&index);
+    return duplicate;
+}

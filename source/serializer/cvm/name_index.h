@@ -31,3 +31,8 @@ int32_t name_index_find(const name_index* x, const char* name, size_t len);
  * second id: the duplicate a scan in id order would meet first. Returns 0 when all
  * names are distinct. */
 int name_index_first_duplicate(const name_index* x, int32_t* first, int32_t* second);
+
+/* The same for entries that need no lookup afterwards: takes them as name_index_init
+ * does, finds the first duplicate and frees them. */
+int name_entries_first_duplicate(name_entry* entries, int32_t count, int32_t* first,
+                                 int32_t* second);
