@@ -442,6 +442,7 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
 
 int cvml_graph_release(cvml_graph* g) {
     REQUIRE(g, "NULL graph");
+    if (g->plan) return graph_release_compiled(g);
     scheduler_postrun(g->ir);
     ir_graph_release(g->ir);
     graph_lock_destroy(&g->lock);
@@ -664,6 +665,7 @@ int cvml_graph_verify(cvml_graph* g) {
 /* ---- running ------------------------------------------------------------------------ */
 
 static int prerun_locked(cvml_graph* g) {
+    if (g->plan) return CVML_OK;  // prepared when compiled
     int rc = require_init("cvml_graph_prerun");
     if (!rc && !g->ir->verified) rc = graph_verify_built(g->ir);
     if (!rc) rc = scheduler_prerun(g->ir, &g->context);
@@ -685,7 +687,7 @@ int graph_run_locked(cvml_graph* g) {
         const ir_tensor* t = g->ir->tensors[g->ir->inputs[i]];
         if (!t->data) return cvml_fail(CVML_ERR_LOGIC, "input '%s' has no data", t->name);
     }
-    rc = scheduler_run(g->ir);
+    rc = g->plan ? graph_run_compiled(g) : scheduler_run(g->ir);
     if (!rc) g->ir->ran = 1;
     return rc;
 }
@@ -880,6 +882,7 @@ int cvml_tensor_get_i8(const cvml_tensor* t, int8_t* values, size_t count) {
 
 int cvml_graph_cpu_arena_bytes(const cvml_graph* g, size_t* bytes) {
     REQUIRE(g && bytes, "NULL argument");
+    if (g->plan) return graph_compiled_refusal(__func__);
     *bytes = 0;
     for (int32_t i = 0; i < g->ir->subgraph_count; ++i)
         *bytes += cpu_subgraph_arena_bytes(g->ir->subgraphs[i]);
@@ -888,6 +891,7 @@ int cvml_graph_cpu_arena_bytes(const cvml_graph* g, size_t* bytes) {
 
 int cvml_graph_arena_bytes(cvml_graph* g, size_t* bytes) {
     REQUIRE(g && bytes, "NULL argument");
+    if (g->plan) return graph_compiled_refusal(__func__);
     *bytes = 0;
     int rc = cvml_graph_prerun(g);
     for (int32_t i = 0; i < g->ir->subgraph_count && !rc; ++i)

@@ -238,6 +238,31 @@ CVML_API int cvml_graph_save_memory(const cvml_graph* g, const char* serializer,
 /** Frees a buffer the library allocated for the caller. NULL is ignored. */
 CVML_API void cvml_free(void* p);
 
+/* ---- compiled plans (docs/compiled-plan.md) ---------------------------------------- */
+
+/** Writes the graph as a compiled plan for `target` ("scalar"; the names of
+ * docs/compiled-plan.md, "Targets"): the verified graph and the CPU device's plan for
+ * that target and the context's thread count, in a buffer the library allocates
+ * (release it with cvml_free()). The graph must not have been prepared before; this call
+ * prepares it for the target, with the CPU device alone. */
+CVML_API int cvml_graph_save_compiled(cvml_graph* g, const char* target, void** data, size_t* size);
+/** The plan's own arena (activations, kernel scratch and inputs, in bytes) and its lower
+ * bound: the most bytes one step reads and writes at once, which no plan that keeps a
+ * step's inputs apart from its outputs can go below. */
+CVML_API int cvml_compiled_plan_arena(const void* plan, size_t length, size_t* activations,
+                                      size_t* lower_bound);
+/** The bytes of arena cvml_graph_load_compiled() needs for this plan in this build. */
+CVML_API int cvml_graph_compiled_arena_bytes(const void* plan, size_t length, size_t* bytes);
+/** Loads a compiled plan from `plan` (8-byte aligned; it may be read-only memory, flash,
+ * and must stay unchanged until cvml_graph_release()), checking it as any input. The
+ * handle, the runtime state, the activations and the inputs go in `arena` (any
+ * alignment, at least cvml_graph_compiled_arena_bytes()); nothing is allocated but the
+ * threads of a plan for several. The graph runs with cvml_graph_run() or
+ * cvml_graph_run_bytes() and exposes its inputs and outputs; it has no nodes, and
+ * cannot be saved or changed. Gas and outputs are those of the CVM files it came from. */
+CVML_API int cvml_graph_load_compiled(cvml_context* ctx, const void* plan, size_t length,
+                                      void* arena, size_t arena_size, cvml_graph** out);
+
 /* ---- upstream byte I/O (FORMAT.md 4.3) ---------------------------------------------- */
 
 /** Input bytes of the model as upstream's CVMAPIInference takes them: the length in

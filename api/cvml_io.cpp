@@ -27,6 +27,7 @@ int cvml_graph_save_memory(const cvml_graph* g, const char* serializer, void** g
     *graph_size = 0;
     *params_size = 0;
     REQUIRE(g && serializer, "NULL argument");
+    if (g->plan) return graph_compiled_refusal(__func__);
     const cvml_serializer* s = serializer_registry_find(serializer);
     if (!s) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' is not registered", serializer);
     if (!s->save) return cvml_fail(CVML_ERR_LOGIC, "serializer '%s' cannot write", serializer);

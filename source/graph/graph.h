@@ -157,6 +157,10 @@ typedef struct ir_graph {
     size_t arena_size;
     size_t arena_used;
 
+    /* 0: the CPU device prepares for this machine's SIMD level (cpu_simd_level()); else
+     * 1 + the level it prepares for instead (a compiled plan's target, plan_compile). */
+    uint8_t cpu_target_level;
+
     uint8_t verified;
     uint8_t ran;  /* outputs hold the result of a run */
     uint64_t gas; /* valid once verified */

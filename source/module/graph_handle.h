@@ -57,11 +57,19 @@ static inline void graph_lock_release(graph_lock* l) {
 #endif
 }
 
+struct compiled_plan;
+
 struct cvml_graph {
     ir_graph* ir;
     cvml_context context; /* a copy: releasing the caller's context does not matter */
     graph_lock lock;      /* held by prerun, run and run_bytes */
+    /* A graph loaded from a compiled plan (cvml_graph_load_compiled): the handle, `ir`
+     * (its inputs and outputs only) and the plan's state lie in the caller's arena. */
+    struct compiled_plan* plan;
 };
+
+/* The refusal of a call that needs a graph's nodes, for a compiled one. */
+int graph_compiled_refusal(const char* fn);
 
 /* Reads a whole file into a malloc'd buffer. */
 int graph_read_file(const char* path, uint8_t** data, size_t* size);
@@ -75,3 +83,7 @@ int graph_set_input(cvml_tensor* t, const void* values, int layout, size_t count
 
 /* cvml_graph_run without the lock, for callers that hold it. */
 int graph_run_locked(cvml_graph* g);
+
+/* A compiled graph's run and release (api/cvml_compiled.cpp). */
+int graph_run_compiled(cvml_graph* g);
+int graph_release_compiled(cvml_graph* g);

@@ -40,7 +40,7 @@ int write(const plan_target& target, const std::vector<plan_section_in>& in,
 
 // Every tag, with sizes that need padding before the aligned ones.
 Plan make_plan(plan_target target = {PLAN_FAMILY_PORTABLE, CPU_SIMD_SCALAR, 1}) {
-    static const size_t kSizes[PLAN_TAG_COUNT] = {128, 96, 64, 80, 12, 20, 8, 5, 13, 70, 16, 130};
+    static const size_t kSizes[PLAN_TAG_COUNT] = {128, 96, 96, 80, 12, 20, 16, 5, 13, 70, 16, 130};
     Plan p;
     std::vector<plan_section_in> in;
     for (int t = 0; t < PLAN_TAG_COUNT; ++t) p.payloads.push_back(payload(t, kSizes[t]));

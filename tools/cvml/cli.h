@@ -48,6 +48,9 @@ int parse_int(const std::string& option, const std::string& value, int lo, int h
 
 /* ---- models ------------------------------------------------------------------------- */
 
+/* ModelPaths.layout of a compiled plan (NAME.cvmc): graph is the plan, params empty. */
+constexpr const char kCompiledLayout[] = "compiled plan (NAME.cvmc)";
+
 struct ModelPaths {
     std::string graph;
     std::string params;
@@ -94,8 +97,9 @@ struct Graph {
  * does, so a run holds no second copy of the weights. */
 struct LoadedModel {
     ModelPaths paths;
-    std::vector<uint8_t> graph_bytes;
+    std::vector<uint8_t> graph_bytes; /* or a compiled plan's */
     std::vector<uint8_t> params_bytes;
+    std::vector<uint8_t> arena; /* a compiled plan's (cvml_graph_load_compiled) */
     Graph graph;
 };
 enum class KeepBytes { kNo, kYes };

@@ -175,6 +175,8 @@ ModelPaths resolve_model(const std::string& model, const std::string& params) {
                                         "' is a params file, not a graph: give the graph file "
                                         "or the model's directory");
             p = {graph, model, "files (graph beside the params file given)"};
+        } else if (ends_with(base, ".cvmc")) {
+            p = {model, "", kCompiledLayout};
         } else if (base == "symbol") {
             p = {model, dir + "params", "files (symbol + params)"};
         } else if (ends_with(base, ".json")) {
@@ -271,8 +273,21 @@ void check_readable(const std::string& path, const std::string& what) {
     fclose(f);
 }
 
+/* A compiled plan (cvml save --compiled), its arena sized by the library. */
+void load_compiled(Context& ctx, const ModelPaths& paths, LoadedModel* out) {
+    out->graph_bytes = read_file(paths.graph, "compiled plan");
+    size_t need = 0;
+    check(cvml_graph_compiled_arena_bytes(out->graph_bytes.data(), out->graph_bytes.size(), &need),
+          "cannot load '" + paths.graph + "'");
+    out->arena.assign(need, 0);
+    check(cvml_graph_load_compiled(ctx.ctx, out->graph_bytes.data(), out->graph_bytes.size(),
+                                   out->arena.data(), out->arena.size(), &out->graph.g),
+          "cannot load '" + paths.graph + "'");
+}
+
 void load_model(Context& ctx, const ModelPaths& paths, LoadedModel* out, KeepBytes keep) {
     out->paths = paths;
+    if (paths.layout == kCompiledLayout) return load_compiled(ctx, paths, out);
     int rc;
     if (keep == KeepBytes::kNo) {
         check_readable(paths.graph, "graph file");

@@ -130,6 +130,9 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         c->output_count = node->output_count;
         c->outputs = ne->tensors + node->input_count;
         c->rt = &st->rt;
+        for (int32_t k = 0; k < 2; ++k)
+            if (k >= node->input_count || !op_node_step(g, node, k, &c->own_steps[k]))
+                c->own_steps[k].kind = CVML_STEP_NONE;
         scratch[i] = 0;
         if (ne->kernel->prerun) {
             int rc = ne->kernel->prerun(c, &scratch[i]);
@@ -307,7 +310,7 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
         static_cast<cpu_subgraph_state*>(cvml_mem_calloc(1, sizeof(cpu_subgraph_state)));
     if (!st) return cvml_fail_out_of_memory();
     st->rt.pool = thread_pool_create(opt && opt->threads > 0 ? opt->threads : 1);
-    st->rt.simd_level = cpu_simd_level();
+    st->rt.simd_level = g->cpu_target_level ? g->cpu_target_level - 1 : cpu_simd_level();
 #if CVML_CPU_FAST_PATHS
     st->rt.simd = cpu_simd_config_of(st->rt.simd_level);
 #endif
@@ -388,6 +391,8 @@ cvml_device cpu_device = {
 };
 
 }  // namespace
+
+const int cpu_fast_marker = 1;
 
 size_t cpu_subgraph_arena_bytes(const ir_subgraph* sg) {
     if (!sg || sg->device != device_registry_index(&cpu_device) || !sg->device_state) return 0;

@@ -21,10 +21,18 @@ struct tag_info {
 
 /* By enum plan_tag: the order a file has them in. */
 const tag_info kTags[PLAN_TAG_COUNT] = {
-    {"GRPH", 8, 128, true, true},  {"KERN", 8, 48, true, false}, {"STEP", 8, 64, true, false},
-    {"TENS", 8, 40, true, false},  {"SLOT", 4, 4, true, false},  {"TAIL", 4, 20, false, false},
-    {"IOTB", 4, 4, true, false},   {"NAME", 1, 1, true, false},  {"PARM", 8, 1, false, false},
-    {"STAT", 64, 1, false, false}, {"RELO", 4, 8, false, false}, {"CNST", 64, 1, true, false},
+    {"GRPH", 8, PLAN_GRPH_RECORD, true, true},
+    {"KERN", 8, PLAN_KERN_RECORD, true, false},
+    {"STEP", 8, PLAN_STEP_RECORD, true, false},
+    {"TENS", 8, PLAN_TENS_RECORD, true, false},
+    {"SLOT", 4, PLAN_SLOT_RECORD, true, false},
+    {"TAIL", 4, PLAN_TAIL_RECORD, false, false},
+    {"IOTB", 4, PLAN_IOTB_RECORD, true, false},
+    {"NAME", 1, 1, true, false},
+    {"PARM", 8, 1, false, false},
+    {"STAT", 64, 1, false, false},
+    {"RELO", 4, PLAN_RELO_RECORD, false, false},
+    {"CNST", 64, 1, true, false},
 };
 
 /* A text-mode copy (CR LF, ^Z) changes it, so such a copy fails at byte 0. */

@@ -17,6 +17,16 @@
 #define PLAN_MAX_SECTIONS 64
 #define PLAN_MAX_THREADS 256
 
+/* Record sizes of the sections with fixed records (plan_records.h lays them out). */
+#define PLAN_GRPH_RECORD 128
+#define PLAN_KERN_RECORD 48
+#define PLAN_STEP_RECORD 96
+#define PLAN_TENS_RECORD 40
+#define PLAN_SLOT_RECORD 4
+#define PLAN_TAIL_RECORD 20
+#define PLAN_IOTB_RECORD 8
+#define PLAN_RELO_RECORD 8
+
 enum plan_family {
     PLAN_FAMILY_PORTABLE = 1, /* the scalar level, on any build without Cortex-M kernels */
     PLAN_FAMILY_X86_64 = 2,

@@ -16,4 +16,6 @@ extern const cpu_kernel cpu_kernel_broadcast_div = {
     .prerun = cpu_broadcast::prerun,
     .run = cpu_broadcast::run<broadcast_div_fn>,
     .postrun = cpu_broadcast::postrun,
+    .plain_state_size = sizeof(cpu_broadcast::state),
+    .state_matches = cpu_broadcast::state_matches,
 };

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "device/cpu/cpu_kernel.h"
 #include "utility/error.h"
@@ -35,10 +36,10 @@ inline void strides_for(const ir_tensor* t, int32_t ndim, const int64_t* dims, i
     (void)dims;
 }
 
-inline int prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
-    *scratch_bytes = 0;
-    state* st = static_cast<state*>(cvml_mem_calloc(1, sizeof(state)));
-    if (!st) return cvml_fail_out_of_memory();
+/* The state prerun makes for ctx's tensors, every byte set (padding zero), so that two
+ * states for the same tensors compare equal byte for byte (state_matches). */
+inline void fill_state(const cpu_node_ctx* ctx, state* st) {
+    memset(st, 0, sizeof *st);
     const ir_tensor* out = ctx->outputs[0];
     st->ndim = out->ndim;
     for (int32_t d = 0; d < out->ndim; ++d) st->dims[d] = out->dims[d];
@@ -51,8 +52,22 @@ inline int prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
         for (int32_t d = 0; st->same_shape && d < out->ndim; ++d)
             if (t->dims[d] != out->dims[d]) st->same_shape = 0;
     }
+}
+
+inline int prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
+    *scratch_bytes = 0;
+    state* st = static_cast<state*>(cvml_mem_calloc(1, sizeof(state)));
+    if (!st) return cvml_fail_out_of_memory();
+    fill_state(ctx, st);
     ctx->state = st;
     return CVML_OK;
+}
+
+/* cpu_kernel.state_matches: a stored state is used only when it is the one prerun makes. */
+inline bool state_matches(const cpu_node_ctx* ctx, const void* stored) {
+    state expected;
+    fill_state(ctx, &expected);
+    return memcmp(&expected, stored, sizeof expected) == 0;
 }
 
 inline void postrun(cpu_node_ctx* ctx) {

@@ -14,4 +14,6 @@ extern const cpu_kernel cpu_kernel_broadcast_max = {
     .prerun = cpu_broadcast::prerun,
     .run = cpu_broadcast::run<broadcast_max_fn>,
     .postrun = cpu_broadcast::postrun,
+    .plain_state_size = sizeof(cpu_broadcast::state),
+    .state_matches = cpu_broadcast::state_matches,
 };

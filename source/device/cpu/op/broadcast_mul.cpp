@@ -17,7 +17,7 @@ struct broadcast_mul_fn {
 int scaled_input(const cpu_node_ctx* ctx, int32_t* factor) {
     for (int i = 0; i < 2; ++i) {
         cvml_step s;
-        if (op_node_step(ctx->graph, ctx->node, i, &s) && s.kind == CVML_STEP_MUL) {
+        if (cpu_own_step(ctx, i, &s) && s.kind == CVML_STEP_MUL) {
             *factor = s.a;
             return i;
         }
@@ -25,16 +25,14 @@ int scaled_input(const cpu_node_ctx* ctx, int32_t* factor) {
     return -1;
 }
 
-/* The scaling form's state: none to allocate (the run finds the factor again), so that
- * the 54 of cifar_resnet20, most fused away, leave no holes in a microcontroller's heap. */
-const int kScaling = 1;
-
 int broadcast_mul_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     int32_t factor = 0;
     const int var = cpu_reference(ctx) ? -1 : scaled_input(ctx, &factor);
     if (var < 0) return cpu_broadcast::prerun(ctx, scratch_bytes);
     *scratch_bytes = 0;
-    ctx->state = const_cast<int*>(&kScaling);
+    // Nothing to allocate (the run finds the factor again), so that the 54 of
+    // cifar_resnet20, most fused away, leave no holes in a microcontroller's heap.
+    ctx->state = const_cast<int*>(&cpu_fast_marker);
     // epilogue_apply goes forward a chunk at a time, each chunk read whole before stored.
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(var) |
                 CPU_CAP_TAIL_IN_PLACE;
@@ -42,7 +40,7 @@ int broadcast_mul_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
 }
 
 int broadcast_mul_run(cpu_node_ctx* ctx) {
-    if (ctx->state != &kScaling) return cpu_broadcast::run<broadcast_mul_fn>(ctx);
+    if (ctx->state != &cpu_fast_marker) return cpu_broadcast::run<broadcast_mul_fn>(ctx);
     int32_t factor = 0;
     const int var = scaled_input(ctx, &factor);
     epilogue ep = {};
@@ -53,11 +51,11 @@ int broadcast_mul_run(cpu_node_ctx* ctx) {
 /* The scaling form writes over its scaled input (epilogue_apply, chunk by chunk). */
 int32_t broadcast_mul_writes_over_input(const cpu_node_ctx* ctx, size_t*) {
     int32_t factor = 0;
-    return ctx->state == &kScaling ? scaled_input(ctx, &factor) : -1;
+    return ctx->state == &cpu_fast_marker ? scaled_input(ctx, &factor) : -1;
 }
 
 void broadcast_mul_postrun(cpu_node_ctx* ctx) {
-    if (ctx->state != &kScaling) cpu_broadcast::postrun(ctx);
+    if (ctx->state != &cpu_fast_marker) cpu_broadcast::postrun(ctx);
     ctx->state = nullptr;
 }
 
@@ -69,4 +67,6 @@ extern const cpu_kernel cpu_kernel_broadcast_mul = {
     .run = broadcast_mul_run,
     .postrun = broadcast_mul_postrun,
     .writes_over_input = broadcast_mul_writes_over_input,
+    .plain_state_size = sizeof(cpu_broadcast::state),
+    .state_matches = cpu_broadcast::state_matches,
 };
