@@ -257,6 +257,61 @@ int op_parse_attrs(const op_def* op, ir_node* node) {
     return op->parse_extra ? op->parse_extra(param) : CVML_OK;
 }
 
+/* What op_parse_attrs guarantees of one parsed field. */
+static bool field_ok(const op_def* op, const attr_spec* spec, const char* field) {
+    int64_t lower_check = 0;
+    switch (spec->type) {
+        case ATTR_INT: {
+            int32_t v;
+            memcpy(&v, field, sizeof v);
+            lower_check = v;
+            break;
+        }
+        case ATTR_BOOL:
+            return static_cast<uint8_t>(*field) <= 1;
+        case ATTR_TUPLE: {
+            int32_t count;
+            memcpy(&count, field + offsetof(attr_tuple, count), sizeof count);
+            (void)op;
+            return count >= 0 && count <= ATTR_TUPLE_MAX;
+        }
+        case ATTR_OPT_INT: {
+            attr_opt_int v;
+            memcpy(&v, field, sizeof v);
+            if (v.present > 1) return false;
+            if (!v.present) return true;
+            lower_check = v.value;
+            break;
+        }
+        case ATTR_STRING: {
+            const attr_string* s = reinterpret_cast<const attr_string*>(field);
+            if (!memchr(s->value, 0, sizeof s->value)) return false;
+            bool ok = !spec->choices;
+            for (const char* const* c = spec->choices; c && *c; ++c) ok = ok || strcmp(*c, s->value) == 0;
+            return ok;
+        }
+    }
+    return !spec->has_lower_bound || lower_check >= spec->lower_bound;
+}
+
+int op_check_params(const op_def* op, const void* param) {
+    if (op->param_size == 0) return CVML_OK;
+    if (!param) return cvml_fail(CVML_ERR_LOGIC, "operator %s: no parameters", op->name);
+    for (int32_t i = 0; i < op->attr_count; ++i)
+        if (!field_ok(op, &op->attrs[i], static_cast<const char*>(param) + op->attrs[i].offset))
+            return cvml_fail(CVML_ERR_LOGIC, "operator %s: parameter %s holds no parsed value",
+                             op->name, op->attrs[i].name);
+    if (!op->parse_extra) return CVML_OK;
+    // parse_extra may normalise what it checks: it runs on a copy.
+    alignas(8) uint8_t copy[1024];
+    if (op->param_size > sizeof copy)
+        return cvml_fail(CVML_ERR_LOGIC, "operator %s: parameters too large to check", op->name);
+    memcpy(copy, param, op->param_size);
+    const int rc = op->parse_extra(copy);
+    if (op->release_param) op->release_param(copy);
+    return rc ? cvml_fail_context(CVML_ERR_LOGIC, "operator %s: ", op->name) : CVML_OK;
+}
+
 /* ---- inference helpers ------------------------------------------------------------- */
 
 int32_t op_bits(int64_t n) {

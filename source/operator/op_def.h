@@ -112,6 +112,11 @@ typedef struct op_def {
  * operator without a table: CVML_ERR_LOGIC. */
 int op_parse_attrs(const op_def* op, ir_node* node);
 
+/* Whether `param` holds what op_parse_attrs makes (tuple counts, booleans, strings of
+ * the choices, lower bounds, parse_extra's rules): a parameter struct that did not come
+ * from the parser (a compiled plan's) is used only then. CVML_OK or CVML_ERR_LOGIC. */
+int op_check_params(const op_def* op, const void* param);
+
 /* Shared parsing of upstream's encodings, usable by parse_extra and tests.
  * Each returns CVML_OK or CVML_ERR_RUNTIME with a message naming `what`. */
 int attr_parse_int(const char* text, const char* what, int32_t* out);

@@ -55,7 +55,7 @@ struct Plan {
     const void* data() const { return words.data(); }
     void assign(const void* p, size_t n) {
         words.assign((n + 7) / 8, 0);
-        memcpy(words.data(), p, n);
+        if (n) memcpy(words.data(), p, n);
         size = n;
     }
     uint8_t* bytes() { return reinterpret_cast<uint8_t*>(words.data()); }

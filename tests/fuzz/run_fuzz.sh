@@ -31,8 +31,10 @@ done
 hostile=$root/build/release/tests/cvml_hostile
 if [ -x "$hostile" ]; then "$hostile" --write-seeds "$corpus/load"; fi
 
-# A compiled plan with every section, written by the target itself.
-CVML_FUZZ_PLAN_SEED="$corpus/plan" "$build/tests/cvml_fuzz_plan"
+# A compiled plan with every section and the plans of a few conformance cases, written
+# by the target itself.
+CVML_FUZZ_PLAN_SEED="$corpus/plan" CVML_FUZZ_PLAN_CASES="$root/tests/conformance/cases" \
+  "$build/tests/cvml_fuzz_plan"
 
 status=0
 for t in json params load plan; do

@@ -417,6 +417,8 @@ int check_step(compiled_plan* p, uint32_t s) {
         plan_get32(plan_record(p, PLAN_STEP, PLAN_STEP_RECORD, s) + STEP_KERNEL);
     cpu_node_ctx c;
     plan_bind_step(p, s, &c);
+    rc = op_check_params(p->op_of[kernel], c.param);
+    if (rc) return cvml_fail_context(rc, "compiled plan: step %" PRIu32 ": ", s);
     rc = check_storage(p, s, &c, p->kernel_of[kernel]);
     if (!rc) rc = check_shapes(p, s, &c, p->op_of[kernel]);
     if (!rc) rc = check_prerun(p, s, &c, p->kernel_of[kernel]);

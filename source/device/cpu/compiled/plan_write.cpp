@@ -358,6 +358,30 @@ int assemble(writer* w, const plan_target* target, uint8_t** out, size_t* size) 
 
 }  // namespace
 
+namespace {
+
+/* A Cortex-M target: its kernels' facts (scratch, in-place forms) exist only in a build
+ * for that core, so such a build plans for it, on the part or its emulator. */
+int cortexm_target(const char* name, int threads, plan_target* out) {
+    const bool mve = strcmp(name, "cortex-m55") == 0;
+    const bool dsp = strcmp(name, "cortex-m4f") == 0 || strcmp(name, "cortex-m7") == 0;
+    if (!mve && !dsp) return CVML_ERR_LOGIC;
+    if (mve ? !CVML_SIMD_CORTEXM_MVE : !CVML_SIMD_CORTEXM_DSP)
+        return cvml_fail(CVML_ERR_RUNTIME,
+                         "compiled plan: target %s is planned by a build for that core (its "
+                         "kernels' scratch and in-place forms); this build is for %s",
+                         name, CVML_SIMD_CORTEXM_MVE   ? "cortex-m55"
+                               : CVML_SIMD_CORTEXM_DSP ? "cortex-m4f/cortex-m7"
+                                                       : cpu_simd_name(cpu_simd_level()));
+    if (threads != 1)
+        return cvml_fail(CVML_ERR_LOGIC, "compiled plan: a Cortex-M target runs one thread");
+    *out = {PLAN_FAMILY_CORTEXM, static_cast<uint8_t>(mve ? PLAN_LEVEL_CM_MVE : PLAN_LEVEL_CM_DSP),
+            1};
+    return CVML_OK;
+}
+
+}  // namespace
+
 int plan_target_from_name(const char* name, int threads, plan_target* out) {
     static const struct {
         const char* name;
@@ -373,22 +397,25 @@ int plan_target_from_name(const char* name, int threads, plan_target* out) {
     if (threads < 1 || threads > PLAN_MAX_THREADS)
         return cvml_fail(CVML_ERR_LOGIC, "compiled plan: %d threads (1 to %d)", threads,
                          PLAN_MAX_THREADS);
+    const int cm = cortexm_target(name, threads, out);
+    if (cm != CVML_ERR_LOGIC || strncmp(name, "cortex-m", 8) == 0) return cm;
     for (const auto& t : kTargets) {
         if (strcmp(t.name, name) != 0) continue;
-        // Prepared here, so a vector level must be this machine's or below it.
+        // Prepared here, so a vector level must be this machine's or below it, and a
+        // Cortex-M build runs its own kernels, never the portable plan's.
         int levels[8];
         const int n = cpu_simd_levels(levels, 8);
-        bool here = t.level == CPU_SIMD_SCALAR;
-        for (int i = 0; i < n && !here; ++i) here = levels[i] == t.level;
+        bool here = t.level == CPU_SIMD_SCALAR && !CVML_SIMD_CORTEXM;
+        for (int i = 0; i < n && !here && t.level != CPU_SIMD_SCALAR; ++i) here = levels[i] == t.level;
         if (!here)
-            return cvml_fail(CVML_ERR_RUNTIME, "compiled plan: target %s: this machine runs %s",
-                             name, cpu_simd_name(cpu_simd_level()));
+            return cvml_fail(CVML_ERR_RUNTIME, "compiled plan: target %s: this build runs %s", name,
+                             CVML_SIMD_CORTEXM ? "a Cortex-M target" : cpu_simd_name(cpu_simd_level()));
         *out = {t.family, t.level, static_cast<uint16_t>(threads)};
         return CVML_OK;
     }
     return cvml_fail(CVML_ERR_LOGIC,
                      "compiled plan: unknown target '%s' (scalar, avx2, avx512, neon, dotprod, "
-                     "i8mm; a Cortex-M image compiles its own, docs/compiled-plan.md)",
+                     "i8mm, cortex-m4f, cortex-m7, cortex-m55)",
                      name);
 }
 
