@@ -442,7 +442,7 @@ int cvml_graph_load_file(cvml_context* ctx, const char* serializer, const char* 
 
 int cvml_graph_release(cvml_graph* g) {
     REQUIRE(g, "NULL graph");
-    if (g->plan) return graph_release_compiled(g);
+    if (g->plan) return g->release_compiled(g);
     scheduler_postrun(g->ir);
     ir_graph_release(g->ir);
     graph_lock_destroy(&g->lock);
@@ -687,7 +687,7 @@ int graph_run_locked(cvml_graph* g) {
         const ir_tensor* t = g->ir->tensors[g->ir->inputs[i]];
         if (!t->data) return cvml_fail(CVML_ERR_LOGIC, "input '%s' has no data", t->name);
     }
-    rc = g->plan ? graph_run_compiled(g) : scheduler_run(g->ir);
+    rc = g->plan ? g->run_compiled(g) : scheduler_run(g->ir);
     if (!rc) g->ir->ran = 1;
     return rc;
 }

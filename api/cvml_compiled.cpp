@@ -29,16 +29,20 @@ int graph_compiled_refusal(const char* fn) {
     return cvml_fail(CVML_ERR_LOGIC, "%s: a graph loaded from a compiled plan has no nodes", fn);
 }
 
-int graph_run_compiled(cvml_graph* g) {
+namespace {
+
+int run_compiled(cvml_graph* g) {
     return plan_run(g->plan);
 }
 
-int graph_release_compiled(cvml_graph* g) {
+int release_compiled(cvml_graph* g) {
     plan_release(g->plan);
     graph_lock_destroy(&g->lock);
     memset(g, 0, sizeof *g);
     return CVML_OK;
 }
+
+}  // namespace
 
 int cvml_graph_save_compiled(cvml_graph* g, const char* target, void** data, size_t* size) {
     REQUIRE(data && size, "NULL output");
@@ -57,7 +61,7 @@ int cvml_graph_save_compiled(cvml_graph* g, const char* target, void** data, siz
     g->context.device_name_count = 1;
     g->ir->cpu_target_level = static_cast<uint8_t>(
         (t.family == PLAN_FAMILY_X86_64 || t.family == PLAN_FAMILY_AARCH64 ? int{t.level}
-                                                                             : int{CPU_SIMD_SCALAR}) +
+                                                                           : int{CPU_SIMD_SCALAR}) +
         1);
     rc = cvml_graph_prerun(g);
     uint8_t* out = nullptr;
@@ -105,6 +109,8 @@ int cvml_graph_load_compiled(cvml_context* ctx, const void* plan, size_t length,
     g->ir = ir;
     g->context = *ctx;
     g->plan = p;
+    g->run_compiled = run_compiled;
+    g->release_compiled = release_compiled;
     *out = g;
     return CVML_OK;
 }

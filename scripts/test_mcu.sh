@@ -15,6 +15,11 @@
 # values again), a crash or a timeout. Prints one line per board and model, from the
 # last run:
 #   mcu BOARD MODEL: output V1 V2 ... gas G ram_peak R text T instructions I simd L
+# and for the compiled plan of each model (docs/compiled-plan.md), which the first image
+# writes for the board's target (cortex-m55, cortex-m7, cortex-m4f; scalar without the
+# Cortex-M kernels) and a third build embeds, with a static arena of the size a probe
+# run reported:
+#   mcu BOARD MODEL compiled: output V1 V2 ... gas G ram_peak R text T
 # R: bytes of heap high-water + stack high-water + data/bss (a caller's arena is in
 # data/bss, the library's in the heap); T: bytes of libcvml's code the image links
 # (.text kept by --gc-sections, from the link map); I: instructions the run executed
@@ -90,22 +95,24 @@ check_symbols() {
   [[ -z $bad ]] || { echo "test_mcu: FAIL $1 links $bad" >&2; return 1; }
 }
 
-# run_model DIR BOARD MODEL: runs the image, checks it, and prints its `mcu-run` line.
+# run_model DIR BOARD MODEL [compiled]: runs the image (the compiled plan's with
+# `compiled`), checks it, and prints its `mcu-run` line.
 run_model() {
-  local dir=$1 board=$2 model=$3
-  check_symbols "$dir/mcu_$model.elf" || return 1
+  local dir=$1 board=$2 model=$3 form=${4:-}
+  local image=mcu_$model${form:+_$form} label=$model${form:+ $form}
+  check_symbols "$dir/$image.elf" || return 1
   local out rc=0 want_values want_gas
   # -icount shift=0: one instruction per virtual nanosecond, which the image's SysTick
   # counts (tests/mcu/insn_count.c); it changes nothing else about the run.
   out=$(timeout "$timeout_s" qemu-system-arm -M "$board" -icount shift=0 -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -kernel "$dir/mcu_$model.elf" 2>&1) || rc=$?
-  printf '%s\n' "$out" >"$dir/mcu_$model.log"
+    -semihosting-config enable=on,target=native -kernel "$dir/$image.elf" 2>&1) || rc=$?
+  printf '%s\n' "$out" >"$dir/$image.log"
   read -r want_values want_gas < <(expected_values "$(model_dir "$model")")
   local line got_values
-  line=$(grep "^mcu-run $board $model: output" <<<"$out" || true)
+  line=$(grep "^mcu-run $board $label: output" <<<"$out" || true)
   got_values=$(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line" | tr ' ' ',')
   if [[ $rc -ne 0 || -z $line || $got_values != "$want_values" || $(field gas "$line") != "$want_gas" ]]; then
-    echo "test_mcu: FAIL $board $model (exit $rc): expected output ${want_values//,/ } gas $want_gas" >&2
+    echo "test_mcu: FAIL $board $label (exit $rc): expected output ${want_values//,/ } gas $want_gas" >&2
     echo "$out" >&2
     return 1
   fi
@@ -141,14 +148,49 @@ report() {
   fi
 }
 
+# report_compiled DIR BOARD MODEL LINE: the `mcu ... compiled` line and its detail.
+report_compiled() {
+  local dir=$1 board=$2 model=$3 line=$4
+  local sizes text
+  sizes=$(python3 tests/mcu/code_size.py "$dir/mcu_${model}_compiled.map")
+  text=$(awk '{print $2}' <<<"$sizes")
+  echo "mcu $board $model compiled: output $(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line") gas $(field gas "$line") ram_peak $(field ram_peak "$line") text $text"
+  echo "    detail: ${line#*ram_peak $(field ram_peak "$line") }, libcvml ${sizes#text * }"
+}
+
+# run_compiled DIR BOARD CORE MODELS...: the compiled plans the first images wrote, run
+# once with a probe arena that reports the size they need, then with exactly that.
+run_compiled() {
+  local dir=$1 board=$2 core=$3
+  shift 3
+  local model probe arenas=() ran=()
+  for model in "$@"; do
+    [[ -f $dir/mcu_${model}_compiled.elf ]] || { echo "test_mcu: FAIL $board $model: no compiled plan was written" >&2; failures=$((failures + 1)); continue; }
+    probe=$(run_model "$dir" "$board" "$model" compiled) || { failures=$((failures + 1)); continue; }
+    arenas+=("-DMCU_COMPILED_ARENA_BYTES_$model=$(field arena_need "$probe")")
+    ran+=("$model")
+  done
+  [[ ${#ran[@]} -gt 0 ]] || return 0
+  configure_and_build "$dir" "$board" "$core" "${arenas[@]}" || return 1
+  local line
+  for model in "${ran[@]}"; do
+    line=$(run_model "$dir" "$board" "$model" compiled) || { failures=$((failures + 1)); continue; }
+    report_compiled "$dir" "$board" "$model" "$line" || failures=$((failures + 1))
+  done
+}
+
 failures=0
 run_board() {
   local board=$1 core=$2
-  local dir=build/mcu-$board
-  [[ $with_simd == ON ]] || dir+=-scalar
-  # First run: the library's arena (MCU_ARENA_BYTES_* 0).
+  local dir=build/mcu-$board plan_target=$core
+  [[ $with_simd == ON ]] || { dir+=-scalar; plan_target=scalar; }
+  # First run: the library's arena (MCU_ARENA_BYTES_* 0); the images write the models'
+  # compiled plans (stale ones are removed first, so a failed write cannot hide).
+  rm -f "$dir"/*.cvmc
   configure_and_build "$dir" "$board" "$core" -DMCU_ARENA_BYTES_resnet_block_chain=0 \
-    -DMCU_ARENA_BYTES_cifar_resnet20=0 || return 1
+    -DMCU_ARENA_BYTES_cifar_resnet20=0 -DMCU_PLAN_TARGET="$plan_target" \
+    -DMCU_COMPILED_ARENA_BYTES_resnet_block_chain=0 -DMCU_COMPILED_ARENA_BYTES_cifar_resnet20=0 ||
+    return 1
   grep "cifar_resnet20 skipped" "$dir.configure.log" | sed 's/^-- /test_mcu: /' || true
   local models=(resnet_block_chain)
   [[ -f $dir/mcu_cifar_resnet20.elf ]] && models+=(cifar_resnet20)
@@ -172,6 +214,7 @@ run_board() {
     line=$(run_model "$dir" "$board" "$model") || { failures=$((failures + 1)); continue; }
     report "$dir" "$board" "$model" "$line" "${first[$model]}" || failures=$((failures + 1))
   done
+  run_compiled "$dir" "$board" "$core" "${!first[@]}"
 }
 
 # CVML_MCU_BOARDS="mps3-an547 ..." runs only those boards.

@@ -64,8 +64,12 @@ struct cvml_graph {
     cvml_context context; /* a copy: releasing the caller's context does not matter */
     graph_lock lock;      /* held by prerun, run and run_bytes */
     /* A graph loaded from a compiled plan (cvml_graph_load_compiled): the handle, `ir`
-     * (its inputs and outputs only) and the plan's state lie in the caller's arena. */
+     * (its inputs and outputs only) and the plan's state lie in the caller's arena. Its
+     * run and release are reached through the handle, so that an image which never
+     * loads a plan links none of their code (a microcontroller's budget). */
     struct compiled_plan* plan;
+    int (*run_compiled)(cvml_graph* g);
+    int (*release_compiled)(cvml_graph* g);
 };
 
 /* The refusal of a call that needs a graph's nodes, for a compiled one. */
@@ -83,7 +87,3 @@ int graph_set_input(cvml_tensor* t, const void* values, int layout, size_t count
 
 /* cvml_graph_run without the lock, for callers that hold it. */
 int graph_run_locked(cvml_graph* g);
-
-/* A compiled graph's run and release (api/cvml_compiled.cpp). */
-int graph_run_compiled(cvml_graph* g);
-int graph_release_compiled(cvml_graph* g);

@@ -287,7 +287,8 @@ static bool field_ok(const op_def* op, const attr_spec* spec, const char* field)
             const attr_string* s = reinterpret_cast<const attr_string*>(field);
             if (!memchr(s->value, 0, sizeof s->value)) return false;
             bool ok = !spec->choices;
-            for (const char* const* c = spec->choices; c && *c; ++c) ok = ok || strcmp(*c, s->value) == 0;
+            for (const char* const* c = spec->choices; c && *c; ++c)
+                ok = ok || strcmp(*c, s->value) == 0;
             return ok;
         }
     }

@@ -151,6 +151,33 @@ static int arena_bytes(cvml_graph* graph, size_t* bytes) {
 #endif
 }
 
+#if defined(MCU_PLAN_OUT) && MCU_ARENA_BYTES == 0
+/* The model as a compiled plan for this core (docs/compiled-plan.md), written to the host
+ * for the compiled image (main_compiled.c): only a build for the core knows its
+ * kernels' plan. The emulated board's heap holds the writer's buffers. */
+static int save_plan(void) {
+    cvml_context* ctx = NULL;
+    cvml_graph* graph = NULL;
+    if (cvml_init() || cvml_context_create(&ctx)) return failed("cvml_init");
+    int rc = load(ctx, &graph);
+    if (rc) return rc;
+    void* data = NULL;
+    size_t size = 0;
+    if (cvml_graph_save_compiled(graph, MCU_PLAN_TARGET, &data, &size))
+        return failed("cvml_graph_save_compiled");
+    if (semihost_write_file(MCU_PLAN_OUT, data, size)) return failed("writing " MCU_PLAN_OUT);
+    cvml_free(data);
+    cvml_graph_release(graph);
+    cvml_context_release(ctx);
+    cvml_release();
+    return 0;
+}
+#else
+static int save_plan(void) {
+    return 0;
+}
+#endif
+
 int main(void) {
     cvml_context* ctx = NULL;
     cvml_graph* graph = NULL;
@@ -220,5 +247,5 @@ int main(void) {
         semihost_write("mcu: the run allocated although the caller gave the arena\n");
         return 4;
     }
-    return 0;
+    return save_plan();
 }

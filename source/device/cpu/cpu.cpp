@@ -130,9 +130,6 @@ int prepare_nodes(ir_graph* g, ir_subgraph* sg, cpu_subgraph_state* st, size_t* 
         c->output_count = node->output_count;
         c->outputs = ne->tensors + node->input_count;
         c->rt = &st->rt;
-        for (int32_t k = 0; k < 2; ++k)
-            if (k >= node->input_count || !op_node_step(g, node, k, &c->own_steps[k]))
-                c->own_steps[k].kind = CVML_STEP_NONE;
         scratch[i] = 0;
         if (ne->kernel->prerun) {
             int rc = ne->kernel->prerun(c, &scratch[i]);

@@ -57,10 +57,6 @@ typedef struct cpu_node_ctx {
     struct cpu_runtime* rt; /* thread pool and SIMD level */
     uint32_t caps;          /* CPU_CAP_*, declared by the kernel's prerun */
     const cpu_tail* tail;   /* set by the device when a tail was fused (needs CPU_CAP_TAIL) */
-    /* The node's own element-wise step (op_def.step) for inputs 0 and 1, kind
-     * CVML_STEP_NONE where there is none: found by the device before prerun, so that a
-     * run needs no graph and a compiled plan can carry it (cpu_own_step). */
-    cvml_step own_steps[2];
 } cpu_node_ctx;
 
 /* The value of ctx->state that means "the fast form applies" for the kernels whose
@@ -109,13 +105,6 @@ extern const int32_t cvml_cpu_kernel_table_count;
  * bytes whatever the scheduling. */
 typedef void (*cpu_range_fn)(void* arg, int64_t begin, int64_t end);
 void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void* arg);
-
-/* The node's own step for input `input` (cpu_node_ctx.own_steps): 1 with *step set, or 0. */
-static inline int cpu_own_step(const cpu_node_ctx* ctx, int32_t input, cvml_step* step) {
-    if (input < 0 || input > 1 || ctx->own_steps[input].kind == CVML_STEP_NONE) return 0;
-    *step = ctx->own_steps[input];
-    return 1;
-}
 
 /* Convenience accessors. */
 static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {

@@ -57,8 +57,7 @@ enum plan_step_field {
     STEP_SCRATCH = 40,      /* u32: arena offset, PLAN_NONE for none */
     STEP_SCRATCH_SIZE = 44, /* u32 */
     STEP_CAPS = 48,         /* u32: CPU_CAP_* */
-    STEP_OWN_STEPS = 52,    /* 2 x 16 bytes: cpu_node_ctx.own_steps (kind, a, b, operand) */
-    STEP_USED = 84
+    STEP_USED = 52
 };
 
 enum plan_state_kind {

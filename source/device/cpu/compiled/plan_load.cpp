@@ -26,8 +26,9 @@ int fail_record(int tag, uint32_t size, uint32_t i, uint32_t field, const plan_f
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     const uint64_t byte = f->sections[tag].offset + static_cast<uint64_t>(i) * size + field;
-    return cvml_fail(CVML_ERR_LOGIC, "compiled plan: byte %" PRIu64 " (%s record %" PRIu32 "): %s",
-                     byte, plan_tag_name(tag), i, what);
+    // unsigned long: newlib-nano has no 64-bit printf conversions; a plan is < 4 GiB.
+    return cvml_fail(CVML_ERR_LOGIC, "compiled plan: byte %lu (%s record %" PRIu32 "): %s",
+                     static_cast<unsigned long>(byte), plan_tag_name(tag), i, what);
 }
 
 uint32_t count_of(const plan_file* f, int tag, uint32_t record) {
@@ -125,8 +126,8 @@ int check_values(const plan_file* f, uint32_t i, const ir_tensor* t, uint64_t co
         const int32_t v = ir_storage_load(t->data, t->storage, static_cast<int64_t>(k));
         if (v < -bound || v > bound)
             return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_PRECISION, f,
-                               "constant value %" PRId32 " at %" PRIu64 " exceeds %" PRId32 " bits",
-                               v, k, t->precision);
+                               "constant value %" PRId32 " at %lu exceeds %" PRId32 " bits", v,
+                               static_cast<unsigned long>(k), t->precision);
     }
     return CVML_OK;
 }
@@ -156,8 +157,8 @@ int check_tensor(const compiled_plan* p, uint32_t i) {
     const uint64_t bytes = count * storage;
     if (bytes > INT32_MAX || plan_get32(r + TENS_BYTES) != bytes)
         return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_BYTES, f,
-                           "%" PRIu32 " bytes for %" PRIu64 " elements of %u bytes",
-                           plan_get32(r + TENS_BYTES), count, storage);
+                           "%" PRIu32 " bytes for %lu elements of %u bytes",
+                           plan_get32(r + TENS_BYTES), static_cast<unsigned long>(count), storage);
     const uint64_t end = uint64_t{plan_get32(r + TENS_OFFSET)} + bytes;
     const bool in_cnst = r[TENS_WHERE] == PLAN_IN_CNST;
     if (r[TENS_WHERE] > PLAN_IN_CNST || in_cnst != (kind == TENSOR_CONST))
@@ -167,8 +168,9 @@ int check_tensor(const compiled_plan* p, uint32_t i) {
     const uint64_t room = in_cnst ? f->sections[PLAN_CNST].size : p->arena_bytes;
     if (end + (in_cnst || storage != STORAGE_INT32 ? PLAN_CONST_SLACK : 0) > room)
         return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_OFFSET, f,
-                           "bytes %" PRIu32 "..%" PRIu64 " and their slack pass the %s's %" PRIu64,
-                           plan_get32(r + TENS_OFFSET), end, in_cnst ? "CNST" : "arena", room);
+                           "bytes %" PRIu32 "..%lu and their slack pass the %s's %lu",
+                           plan_get32(r + TENS_OFFSET), static_cast<unsigned long>(end),
+                           in_cnst ? "CNST" : "arena", static_cast<unsigned long>(room));
     if (!in_cnst) return CVML_OK;
     ir_tensor t;
     plan_fill_tensor(p, i, &t);
@@ -253,12 +255,6 @@ int check_step_ranges(const compiled_plan* p, uint32_t s) {
     if (chain > EP_MAX_STEPS - 2) return step_fail(p, s, STEP_TAIL_COUNT, "tail too long");
     if (in + out + operands > p->window)
         return step_fail(p, s, STEP_SLOT, "more tensors than the window");
-    for (int k = 0; k < 2; ++k) {
-        const cvml_step own = plan_get_step(r + STEP_OWN_STEPS + 16 * k);
-        uint32_t unused = 0;
-        if (own.kind != CVML_STEP_NONE && !step_sane(own, static_cast<int32_t>(in), &unused))
-            return step_fail(p, s, STEP_OWN_STEPS + 16 * k, "own step");
-    }
     const op_def* op = p->op_of[plan_get32(r + STEP_KERNEL)];
     const uint32_t param = plan_get32(r + STEP_PARAM);
     if ((param == PLAN_NONE) != (op->param_size == 0) ||
@@ -434,7 +430,7 @@ size_t align_to(size_t v, size_t a) {
 
 /* Offsets of the parts the arena holds, from its (16-aligned) start. */
 struct arena_layout {
-    size_t kernels, window, window_ptrs, io, io_ptrs, io_ids, acts, total;
+    size_t kernels, window, window_ptrs, window_ids, io, io_ptrs, io_ids, acts, total;
 };
 
 arena_layout layout_for(uint32_t kernels, uint32_t window, uint32_t io, uint32_t arena) {
@@ -442,7 +438,8 @@ arena_layout layout_for(uint32_t kernels, uint32_t window, uint32_t io, uint32_t
     l.kernels = align_to(sizeof(compiled_plan), 16);
     l.window = align_to(l.kernels + 2 * sizeof(void*) * kernels, 16);
     l.window_ptrs = l.window + sizeof(ir_tensor) * window;
-    l.io = align_to(l.window_ptrs + sizeof(ir_tensor*) * window, 16);
+    l.window_ids = l.window_ptrs + sizeof(ir_tensor*) * window;
+    l.io = align_to(l.window_ids + sizeof(int32_t) * window, 16);
     l.io_ptrs = l.io + sizeof(ir_tensor) * io;
     l.io_ids = l.io_ptrs + sizeof(ir_tensor*) * io;
     l.acts = align_to(l.io_ids + sizeof(int32_t) * io, 64);
@@ -505,6 +502,9 @@ int place_state(const plan_file* f, uint8_t* arena, size_t arena_len, compiled_p
                plan_get32(f->sections[PLAN_GRPH].data + GRPH_KERNELS);
     p->win = reinterpret_cast<ir_tensor*>(base + l.window);
     p->win_ptrs = reinterpret_cast<ir_tensor**>(base + l.window_ptrs);
+    p->ids = reinterpret_cast<int32_t*>(base + l.window_ids);
+    for (uint32_t i = 0; i < plan_get32(f->sections[PLAN_GRPH].data + GRPH_WINDOW); ++i)
+        p->ids[i] = static_cast<int32_t>(i);
     p->io_tensors = reinterpret_cast<ir_tensor*>(base + l.io);
     p->io_ptrs = reinterpret_cast<ir_tensor**>(base + l.io_ptrs);
     p->io_ids = reinterpret_cast<int32_t*>(base + l.io_ids);

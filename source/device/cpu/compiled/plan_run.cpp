@@ -61,11 +61,20 @@ void plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx) {
     p->node.op_name = const_cast<char*>(op->name);
     snprintf(p->node_name, sizeof p->node_name, "node %" PRIu32, plan_get32(r + STEP_NODE));
     p->node.name = p->node_name;
+    // The node reads its tensors by index in a graph of the window's, which is how an
+    // operator's step (op_def.step) finds its constant operand at run time.
+    p->node.inputs = p->ids;
+    p->node.input_count = static_cast<int32_t>(inputs);
+    p->node.outputs = p->ids + inputs;
+    p->node.output_count = static_cast<int32_t>(outputs);
+    p->view.tensors = p->win_ptrs;
+    p->view.tensor_count = static_cast<int32_t>(inputs + outputs);
     memset(ctx, 0, sizeof *ctx);
-    ctx->graph = nullptr;
+    ctx->graph = &p->view;
     ctx->node = &p->node;
     const uint32_t param = plan_get32(r + STEP_PARAM);
     ctx->param = param == PLAN_NONE ? nullptr : p->file.sections[PLAN_PARM].data + param;
+    p->node.param = const_cast<void*>(ctx->param);
     ctx->input_count = static_cast<int32_t>(inputs);
     ctx->inputs = p->win_ptrs;
     ctx->output_count = static_cast<int32_t>(outputs);
@@ -83,8 +92,6 @@ void plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx) {
     ctx->rt = &p->rt;
     ctx->caps = plan_get32(r + STEP_CAPS);
     ctx->tail = tail_count ? &p->tail : nullptr;
-    ctx->own_steps[0] = plan_get_step(r + STEP_OWN_STEPS);
-    ctx->own_steps[1] = plan_get_step(r + STEP_OWN_STEPS + 16);
 }
 
 int plan_run(compiled_plan* p) {

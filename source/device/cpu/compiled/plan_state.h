@@ -23,8 +23,10 @@ struct compiled_plan {
     ir_tensor** win_ptrs;
     cpu_tail_step tail_steps[CPU_TAIL_MAX];
     cpu_tail tail;
-    ir_node node; /* the step's node, for messages: its index and operator */
+    ir_node node; /* the step's node: its index and operator, parameters, tensor ids */
     char node_name[40];
+    ir_graph view; /* the window's tensors as a graph the node's ids index */
+    int32_t* ids;  /* 0, 1, ...: the window's tensors in slot order */
     /* The graph the API sees: the plan's inputs, then its outputs. */
     ir_graph io;
     ir_tensor* io_tensors;

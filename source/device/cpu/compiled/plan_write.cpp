@@ -237,8 +237,6 @@ int put_step(writer* w, const cpu_node_exec* ne, uint32_t* window) {
     plan_put32(rec + STEP_OUTPUTS, static_cast<uint32_t>(ne->ctx.output_count));
     plan_put32(rec + STEP_SLOT, slot_first);
     plan_put32(rec + STEP_CAPS, ne->ctx.caps);
-    put_cvml_step(rec + STEP_OWN_STEPS, ne->ctx.own_steps[0]);
-    put_cvml_step(rec + STEP_OWN_STEPS + 16, ne->ctx.own_steps[1]);
     const uint32_t touched = static_cast<uint32_t>(total + ne->tail.count);
     if (touched > *window) *window = touched;
     return CVML_OK;
@@ -370,9 +368,10 @@ int cortexm_target(const char* name, int threads, plan_target* out) {
         return cvml_fail(CVML_ERR_RUNTIME,
                          "compiled plan: target %s is planned by a build for that core (its "
                          "kernels' scratch and in-place forms); this build is for %s",
-                         name, CVML_SIMD_CORTEXM_MVE   ? "cortex-m55"
-                               : CVML_SIMD_CORTEXM_DSP ? "cortex-m4f/cortex-m7"
-                                                       : cpu_simd_name(cpu_simd_level()));
+                         name,
+                         CVML_SIMD_CORTEXM_MVE   ? "cortex-m55"
+                         : CVML_SIMD_CORTEXM_DSP ? "cortex-m4f/cortex-m7"
+                                                 : cpu_simd_name(cpu_simd_level()));
     if (threads != 1)
         return cvml_fail(CVML_ERR_LOGIC, "compiled plan: a Cortex-M target runs one thread");
     *out = {PLAN_FAMILY_CORTEXM, static_cast<uint8_t>(mve ? PLAN_LEVEL_CM_MVE : PLAN_LEVEL_CM_DSP),
@@ -406,10 +405,12 @@ int plan_target_from_name(const char* name, int threads, plan_target* out) {
         int levels[8];
         const int n = cpu_simd_levels(levels, 8);
         bool here = t.level == CPU_SIMD_SCALAR && !CVML_SIMD_CORTEXM;
-        for (int i = 0; i < n && !here && t.level != CPU_SIMD_SCALAR; ++i) here = levels[i] == t.level;
+        for (int i = 0; i < n && !here && t.level != CPU_SIMD_SCALAR; ++i)
+            here = levels[i] == t.level;
         if (!here)
-            return cvml_fail(CVML_ERR_RUNTIME, "compiled plan: target %s: this build runs %s", name,
-                             CVML_SIMD_CORTEXM ? "a Cortex-M target" : cpu_simd_name(cpu_simd_level()));
+            return cvml_fail(
+                CVML_ERR_RUNTIME, "compiled plan: target %s: this build runs %s", name,
+                CVML_SIMD_CORTEXM ? "a Cortex-M target" : cpu_simd_name(cpu_simd_level()));
         *out = {t.family, t.level, static_cast<uint16_t>(threads)};
         return CVML_OK;
     }

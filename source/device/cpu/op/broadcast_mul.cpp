@@ -17,7 +17,7 @@ struct broadcast_mul_fn {
 int scaled_input(const cpu_node_ctx* ctx, int32_t* factor) {
     for (int i = 0; i < 2; ++i) {
         cvml_step s;
-        if (cpu_own_step(ctx, i, &s) && s.kind == CVML_STEP_MUL) {
+        if (op_node_step(ctx->graph, ctx->node, i, &s) && s.kind == CVML_STEP_MUL) {
             *factor = s.a;
             return i;
         }

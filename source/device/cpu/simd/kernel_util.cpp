@@ -20,7 +20,7 @@ void ew_range(void* arg, int64_t begin, int64_t end) {
 
 int cpu_ew_prerun(cpu_node_ctx* ctx, int inputs) {
     cvml_step step;
-    if (cpu_reference(ctx) || !cpu_own_step(ctx, 0, &step)) return CVML_OK;
+    if (cpu_reference(ctx) || !op_node_step(ctx->graph, ctx->node, 0, &step)) return CVML_OK;
     ctx->state = const_cast<int*>(&cpu_fast_marker);  // no postrun: nothing is owned
     // epilogue_apply goes forward a chunk at a time, each chunk read whole before stored.
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
@@ -41,7 +41,7 @@ int32_t cpu_ew_writes_over_input(const cpu_node_ctx* ctx, size_t*) {
 
 int cpu_ew_run_step(cpu_node_ctx* ctx) {
     cvml_step step = {};
-    cpu_own_step(ctx, 0, &step);
+    op_node_step(ctx->graph, ctx->node, 0, &step);
     const ir_tensor* y = step.kind == CVML_STEP_ADD ? ctx->inputs[step.operand] : nullptr;
     epilogue ep = {};
     epilogue_add_step(&ep, &step, y ? y->data : nullptr, y ? y->storage : 0);
