@@ -228,6 +228,11 @@ int cvml_context_set_devices(cvml_context* ctx, const char* const* names, int co
 
 /* ---- graphs ------------------------------------------------------------------------- */
 
+static int prerun_locked(cvml_graph* g);
+static int execute_scheduled(cvml_graph* g) {
+    return scheduler_run(g->ir);
+}
+
 static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
     cvml_graph* g = static_cast<cvml_graph*>(cvml_mem_calloc(1, sizeof(cvml_graph)));
     if (!g) return cvml_fail_out_of_memory();
@@ -237,6 +242,8 @@ static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
     }
     g->ir = ir;
     g->context = *ctx;
+    g->prepare = prerun_locked;
+    g->execute = execute_scheduled;
     *out = g;
     return CVML_OK;
 }
@@ -665,7 +672,6 @@ int cvml_graph_verify(cvml_graph* g) {
 /* ---- running ------------------------------------------------------------------------ */
 
 static int prerun_locked(cvml_graph* g) {
-    if (g->plan) return CVML_OK;  // prepared when compiled
     int rc = require_init("cvml_graph_prerun");
     if (!rc && !g->ir->verified) rc = graph_verify_built(g->ir);
     if (!rc) rc = scheduler_prerun(g->ir, &g->context);
@@ -675,19 +681,19 @@ static int prerun_locked(cvml_graph* g) {
 int cvml_graph_prerun(cvml_graph* g) {
     REQUIRE(g, "NULL graph");
     graph_lock_acquire(&g->lock);
-    int rc = prerun_locked(g);
+    int rc = g->prepare(g);
     graph_lock_release(&g->lock);
     return rc;
 }
 
 int graph_run_locked(cvml_graph* g) {
-    int rc = prerun_locked(g);
+    int rc = g->prepare(g);
     if (rc) return rc;
     for (int32_t i = 0; i < g->ir->input_count; ++i) {
         const ir_tensor* t = g->ir->tensors[g->ir->inputs[i]];
         if (!t->data) return cvml_fail(CVML_ERR_LOGIC, "input '%s' has no data", t->name);
     }
-    rc = g->plan ? g->run_compiled(g) : scheduler_run(g->ir);
+    rc = g->execute(g);
     if (!rc) g->ir->ran = 1;
     return rc;
 }

@@ -31,6 +31,10 @@ int graph_compiled_refusal(const char* fn) {
 
 namespace {
 
+int prepared(cvml_graph*) {
+    return CVML_OK;  // a plan is prepared as it loads
+}
+
 int run_compiled(cvml_graph* g) {
     return plan_run(g->plan);
 }
@@ -109,7 +113,8 @@ int cvml_graph_load_compiled(cvml_context* ctx, const void* plan, size_t length,
     g->ir = ir;
     g->context = *ctx;
     g->plan = p;
-    g->run_compiled = run_compiled;
+    g->prepare = prepared;
+    g->execute = run_compiled;
     g->release_compiled = release_compiled;
     *out = g;
     return CVML_OK;

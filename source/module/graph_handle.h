@@ -64,11 +64,14 @@ struct cvml_graph {
     cvml_context context; /* a copy: releasing the caller's context does not matter */
     graph_lock lock;      /* held by prerun, run and run_bytes */
     /* A graph loaded from a compiled plan (cvml_graph_load_compiled): the handle, `ir`
-     * (its inputs and outputs only) and the plan's state lie in the caller's arena. Its
-     * run and release are reached through the handle, so that an image which never
-     * loads a plan links none of their code (a microcontroller's budget). */
+     * (its inputs and outputs only) and the plan's state lie in the caller's arena. */
     struct compiled_plan* plan;
-    int (*run_compiled)(cvml_graph* g);
+    /* How a run prepares and executes the graph, and how a compiled one is released:
+     * set where the handle is made, so that an image which only loads CVM files links
+     * no compiled-plan code, and one which only loads plans links no verifier or
+     * scheduler (a microcontroller's code budget). */
+    int (*prepare)(cvml_graph* g);
+    int (*execute)(cvml_graph* g);
     int (*release_compiled)(cvml_graph* g);
 };
 
