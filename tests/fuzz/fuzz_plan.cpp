@@ -61,10 +61,11 @@ std::string read_all(const std::string& path) {
 /* The scalar plan of the model in `dir`, when it loads, as DIR/NAME.cvmc. */
 void write_case_seed(cvml_context* ctx, const std::string& dir, const std::string& name,
                      const char* out) {
-    const std::string json = read_all(dir + "/model.json"), params = read_all(dir + "/model.params");
+    const std::string json = read_all(dir + "/model.json"),
+                      params = read_all(dir + "/model.params");
     cvml_graph* g = nullptr;
-    if (json.empty() || cvml_graph_load_memory(ctx, "cvm", json.data(), json.size(),
-                                               params.data(), params.size(), &g))
+    if (json.empty() || cvml_graph_load_memory(ctx, "cvm", json.data(), json.size(), params.data(),
+                                               params.size(), &g))
         return;
     void* data = nullptr;
     size_t size = 0;
