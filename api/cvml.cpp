@@ -236,14 +236,11 @@ static int execute_scheduled(cvml_graph* g) {
 static int new_handle(cvml_context* ctx, ir_graph* ir, cvml_graph** out) {
     cvml_graph* g = static_cast<cvml_graph*>(cvml_mem_calloc(1, sizeof(cvml_graph)));
     if (!g) return cvml_fail_out_of_memory();
-    if (graph_lock_init(&g->lock) != 0) {
+    const int rc = graph_handle_init(g, ctx, ir, prerun_locked, execute_scheduled);
+    if (rc) {
         cvml_mem_free(g);
-        return cvml_fail(CVML_ERR_RUNTIME, "cannot create the graph's lock");
+        return rc;
     }
-    g->ir = ir;
-    g->context = *ctx;
-    g->prepare = prerun_locked;
-    g->execute = execute_scheduled;
     *out = g;
     return CVML_OK;
 }

@@ -105,16 +105,12 @@ int cvml_graph_load_compiled(cvml_context* ctx, const void* plan, size_t length,
     ir_graph* ir = nullptr;
     int rc = plan_load(static_cast<const uint8_t*>(plan), length, start + skip + handle_bytes(),
                        arena_size - skip - handle_bytes(), &p, &ir);
-    if (rc) return rc;
-    if (graph_lock_init(&g->lock) != 0) {
+    if (!rc) rc = graph_handle_init(g, ctx, ir, prepared, run_compiled);
+    if (rc) {
         plan_release(p);
-        return cvml_fail(CVML_ERR_RUNTIME, "cannot create the graph's lock");
+        return rc;
     }
-    g->ir = ir;
-    g->context = *ctx;
     g->plan = p;
-    g->prepare = prepared;
-    g->execute = run_compiled;
     g->release_compiled = release_compiled;
     *out = g;
     return CVML_OK;

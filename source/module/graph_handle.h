@@ -4,6 +4,7 @@
 
 #include "graph/graph.h"
 #include "module/context.h"
+#include "utility/error.h"
 
 #if CVML_WITH_THREADS
 #include <pthread.h>
@@ -74,6 +75,19 @@ struct cvml_graph {
     int (*execute)(cvml_graph* g);
     int (*release_compiled)(cvml_graph* g);
 };
+
+/* Fills a zeroed handle: its lock, graph, a copy of the context and how it runs.
+ * Returns CVML_OK or a runtime error (the lock could not be made). */
+static inline int graph_handle_init(cvml_graph* g, const cvml_context* ctx, ir_graph* ir,
+                                    int (*prepare)(cvml_graph*), int (*execute)(cvml_graph*)) {
+    if (graph_lock_init(&g->lock) != 0)
+        return cvml_fail(CVML_ERR_RUNTIME, "cannot create the graph's lock");
+    g->ir = ir;
+    g->context = *ctx;
+    g->prepare = prepare;
+    g->execute = execute;
+    return CVML_OK;
+}
 
 /* The refusal of a call that needs a graph's nodes, for a compiled one. */
 int graph_compiled_refusal(const char* fn);

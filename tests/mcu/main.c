@@ -22,13 +22,13 @@
  * gas are right, 1 wrong output, 2 wrong gas, 3 a failing library call, 4 an allocation
  * after load although the caller gave the arena. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cvml.h"
 #include "insn_count.h"
 #include "memory_stats.h"
+#include "report_line.h"
 #include "semihosting.h"
 
 #ifndef MCU_BOARD
@@ -67,52 +67,21 @@ static uint8_t g_arena[MCU_ARENA_BYTES];
 #error "MCU_OUTPUT_BYTES (the expected output's size) must be defined"
 #endif
 
-/* The output buffer holds exactly the expected output (a longer one fails the check),
- * and a line is at most a `mcu-run` line or a message: both are static RAM that
- * ram_peak counts, so neither is larger than it must be. */
-enum { MAX_OUTPUT_BYTES = MCU_OUTPUT_BYTES, LINE_BYTES = 1024 };
+/* The output buffer holds exactly the expected output (a longer one fails the check):
+ * static RAM that ram_peak counts, so no larger than it must be. */
+enum { MAX_OUTPUT_BYTES = MCU_OUTPUT_BYTES };
 
 static uint8_t g_output[MAX_OUTPUT_BYTES];
-static char g_line[LINE_BYTES];
-static size_t g_line_used;
-
-static void line_add(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-static void line_add(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(g_line + g_line_used, sizeof g_line - g_line_used, fmt, ap);
-    va_end(ap);
-    if (n > 0) g_line_used += (size_t)n;
-    if (g_line_used >= sizeof g_line) g_line_used = sizeof g_line - 1;
-}
-
-/* v in decimal: newlib-nano's printf (--specs=nano.specs) has no long long. */
-static const char* u64_text(uint64_t v, char* buf, size_t size) {
-    char* p = buf + size - 1;
-    *p = '\0';
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v && p > buf);
-    return p;
-}
 
 static size_t span(const uint8_t* begin, const uint8_t* end) {
     return (size_t)(end - begin);
 }
 
 static int failed(const char* call) {
-    g_line_used = 0;
+    line_reset();
     line_add("mcu-run %s %s: %s failed: %s\n", MCU_BOARD, MCU_MODEL_NAME, call, cvml_last_error());
-    semihost_write(g_line);
+    line_send();
     return 3;
-}
-
-static int32_t output_value(size_t i, int type_size) {
-    if (type_size == 1) return (int8_t)g_output[i];
-    uint32_t u = (uint32_t)g_output[4 * i] | (uint32_t)g_output[4 * i + 1] << 8 |
-                 (uint32_t)g_output[4 * i + 2] << 16 | (uint32_t)g_output[4 * i + 3] << 24;
-    return (int32_t)u;
 }
 
 /* Loads the embedded model: in place and into the caller's arena where the library can. */
@@ -213,7 +182,7 @@ int main(void) {
     unsigned long statics = static_ram_bytes();
     line_add("mcu-run %s %s: output", MCU_BOARD, MCU_MODEL_NAME);
     for (size_t i = 0; i < output_length / (size_t)output_type; ++i)
-        line_add(" %" PRId32, output_value(i, output_type));
+        line_add(" %" PRId32, output_value(g_output, i, output_type));
     char digits[24];
     line_add(" gas %s ram_peak %lu heap %lu stack %lu static %lu arena %lu arena_in %s params %s",
              u64_text(gas, digits, sizeof digits), heap + stack + statics, heap, stack, statics,
@@ -228,7 +197,7 @@ int main(void) {
     if (ran.allocations != loaded.allocations)
         line_add(" last_alloc_from 0x%lx", (unsigned long)ran.last_caller);
     line_add("\n");
-    semihost_write(g_line);
+    line_send();
 
     cvml_graph_release(graph);
     cvml_context_release(ctx);

@@ -10,12 +10,12 @@
  * nothing was allocated from the load on; 1 wrong output, 2 wrong gas, 3 a failed call,
  * 4 an allocation. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cvml.h"
 #include "memory_stats.h"
+#include "report_line.h"
 #include "semihosting.h"
 
 extern const uint8_t mcu_model_plan[], mcu_model_plan_end[];
@@ -29,32 +29,13 @@ static uint8_t g_arena[256 * 1024]; /* a probe: the run reports what it needs */
 #endif
 
 static uint8_t g_output[MCU_OUTPUT_BYTES];
-static char g_line[1024];
-static size_t g_line_used;
-
-static void line_add(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-static void line_add(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(g_line + g_line_used, sizeof g_line - g_line_used, fmt, ap);
-    va_end(ap);
-    if (n > 0) g_line_used += (size_t)n;
-    if (g_line_used >= sizeof g_line) g_line_used = sizeof g_line - 1;
-}
 
 static int failed(const char* call) {
-    g_line_used = 0;
+    line_reset();
     line_add("mcu-run %s %s compiled: %s failed: %s\n", MCU_BOARD, MCU_MODEL_NAME, call,
              cvml_last_error());
-    semihost_write(g_line);
+    line_send();
     return 3;
-}
-
-static int32_t output_value(size_t i, int type_size) {
-    if (type_size == 1) return (int8_t)g_output[i];
-    uint32_t u = (uint32_t)g_output[4 * i] | (uint32_t)g_output[4 * i + 1] << 8 |
-                 (uint32_t)g_output[4 * i + 2] << 16 | (uint32_t)g_output[4 * i + 3] << 24;
-    return (int32_t)u;
 }
 
 int main(void) {
@@ -89,20 +70,16 @@ int main(void) {
     unsigned long statics = static_ram_bytes();
     line_add("mcu-run %s %s compiled: output", MCU_BOARD, MCU_MODEL_NAME);
     for (size_t i = 0; i < output_length / (size_t)output_type; ++i)
-        line_add(" %" PRId32, output_value(i, output_type));
-    /* gas in two halves: newlib-nano's printf has no long long. */
-    if (gas >= 1000000000u)
-        line_add(" gas %lu%09lu", (unsigned long)(gas / 1000000000u),
-                 (unsigned long)(gas % 1000000000u));
-    else
-        line_add(" gas %lu", (unsigned long)gas);
+        line_add(" %" PRId32, output_value(g_output, i, output_type));
+    char digits[24];
+    line_add(" gas %s", u64_text(gas, digits, sizeof digits));
     line_add(" ram_peak %lu heap %lu stack %lu static %lu arena %lu arena_need %lu",
              heap + stack + statics, heap, stack, statics, (unsigned long)sizeof g_arena,
              (unsigned long)need);
     line_add(" activations %lu lower_bound %lu plan %lu allocs_from_load %lu simd %s\n",
              (unsigned long)activations, (unsigned long)lower_bound, (unsigned long)plan_size,
              (unsigned long)(after.allocations - before.allocations), cvml_cpu_simd_level());
-    semihost_write(g_line);
+    line_send();
     cvml_graph_release(graph);
     cvml_context_release(ctx);
 

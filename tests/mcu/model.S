@@ -2,14 +2,7 @@
  * graph JSON, params blob, one input and the expected output bytes, from the files
  * CMake names (MCU_MODEL_JSON, MCU_MODEL_PARAMS, MCU_MODEL_INPUT, MCU_MODEL_OUTPUT). The
  * params start 16-byte aligned so constants can be read where they lie. */
-#define EMBED(symbol, file)             \
-    .section .rodata.symbol, "a";       \
-    .balign 16;                         \
-    .global symbol;                     \
-    .global symbol##_end;               \
-symbol:                                 \
-    .incbin file;                       \
-symbol##_end:
+#include "embed.inc"
 
 EMBED(mcu_model_json, MCU_MODEL_JSON)
 EMBED(mcu_model_params, MCU_MODEL_PARAMS)

@@ -244,6 +244,7 @@ bool resolve_positionals(Options* o, std::string* err) {
     try {
         cli::ModelPaths p = cli::resolve_model(o->positionals[0],
                                                o->positionals.size() == 2 ? o->positionals[1] : "");
+        cli::refuse_compiled(p, "cvml bench");
         o->graph = p.graph;
         o->params = p.params;
     } catch (const cli::Error& e) {

@@ -51,6 +51,11 @@ int parse_int(const std::string& option, const std::string& value, int lo, int h
 /* ModelPaths.layout of a compiled plan (NAME.cvmc): graph is the plan, params empty. */
 constexpr const char kCompiledLayout[] = "compiled plan (NAME.cvmc)";
 
+struct ModelPaths;
+/* Fails with a logic error when MODEL is a compiled plan: `what` needs the model's
+ * nodes, which a plan does not keep. */
+void refuse_compiled(const ModelPaths& paths, const std::string& what);
+
 struct ModelPaths {
     std::string graph;
     std::string params;

@@ -273,6 +273,12 @@ void check_readable(const std::string& path, const std::string& what) {
     fclose(f);
 }
 
+void refuse_compiled(const ModelPaths& paths, const std::string& what) {
+    if (paths.layout == kCompiledLayout)
+        throw Error(kLogic, "'" + paths.graph + "' is a compiled plan, which keeps no nodes: " +
+                                what + " needs the model's CVM files");
+}
+
 /* A compiled plan (cvml save --compiled), its arena sized by the library. */
 void load_compiled(Context& ctx, const ModelPaths& paths, LoadedModel* out) {
     out->graph_bytes = read_file(paths.graph, "compiled plan");

@@ -301,6 +301,7 @@ int cmd_info(int argc, char** argv) {
     }
     if (args.has("--dot") && args.get("--dot").empty()) usage_error("--dot needs a file name");
     ModelPaths paths = model_from(args);
+    refuse_compiled(paths, "cvml info");
     Library lib;
     Context ctx;
     ctx.configure(args);

@@ -164,6 +164,7 @@ bool parse_run(int argc, char** argv, Args* args, RunOptions* o) {
     o->expect_format = parse_format("--expect-format", args->get("--expect-format", "auto"));
     if (args->has("--repeat")) o->repeat = parse_int("--repeat", args->get("--repeat"), 1, 1000000);
     o->profile = args->has("--profile");
+    if (o->profile) refuse_compiled(o->paths, "--profile");
     o->json = args->has("--json");
     o->quiet = args->has("--quiet") || args->has("-q");
     return true;
