@@ -63,10 +63,10 @@ int cvml_graph_save_compiled(cvml_graph* g, const char* target, void** data, siz
     // The plan is the CPU device's alone, at the target's level.
     strcpy(g->context.device_names[0], "cpu");
     g->context.device_name_count = 1;
-    g->ir->cpu_target_level = static_cast<uint8_t>(
-        (t.family == PLAN_FAMILY_X86_64 || t.family == PLAN_FAMILY_AARCH64 ? int{t.level}
-                                                                           : int{CPU_SIMD_SCALAR}) +
-        1);
+    const bool vector = t.family == PLAN_FAMILY_X86_64 || t.family == PLAN_FAMILY_AARCH64;
+    g->ir->cpu_target_level =
+        static_cast<uint8_t>((vector ? int{t.level} : int{CPU_SIMD_SCALAR}) + 1);
+    g->ir->cpu_target_cortexm = t.family == PLAN_FAMILY_CORTEXM ? t.level : uint8_t{CPU_CM_NONE};
     rc = cvml_graph_prerun(g);
     uint8_t* out = nullptr;
     if (!rc) rc = plan_compile(g->ir, &t, &out, size);

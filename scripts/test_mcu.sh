@@ -148,6 +148,29 @@ report() {
   fi
 }
 
+# compare_host_plans DIR TARGET MODELS...: the host plans for the board's target too
+# (simd/arm/cortexm/conv2d_plan.h holds the Cortex-M kernels' figures); its plan must be
+# the one the core's own build wrote, byte for byte. Needs the host's cvml tool
+# (CVML_MCU_HOST_CVML, default build/release/tools/cvml), skipped with a message without.
+compare_host_plans() {
+  local dir=$1 target=$2
+  shift 2
+  local host=${CVML_MCU_HOST_CVML:-build/release/tools/cvml} model
+  if [[ ! -x $host ]]; then
+    echo "test_mcu: no host cvml tool at $host: host plans not compared"
+    return 0
+  fi
+  for model in "$@"; do
+    [[ -f $dir/$model.cvmc ]] || continue
+    "$host" save "$(model_dir "$model")" --compiled "$dir/$model.host.cvmc" --target "$target" \
+      --no-check >/dev/null || { failures=$((failures + 1)); continue; }
+    if ! cmp -s "$dir/$model.cvmc" "$dir/$model.host.cvmc"; then
+      echo "test_mcu: FAIL $model: the host's plan for $target differs from the board's ($dir/$model.host.cvmc)" >&2
+      failures=$((failures + 1))
+    fi
+  done
+}
+
 # report_compiled DIR BOARD MODEL LINE: the `mcu ... compiled` line and its detail.
 report_compiled() {
   local dir=$1 board=$2 model=$3 line=$4
@@ -214,6 +237,7 @@ run_board() {
     line=$(run_model "$dir" "$board" "$model") || { failures=$((failures + 1)); continue; }
     report "$dir" "$board" "$model" "$line" "${first[$model]}" || failures=$((failures + 1))
   done
+  compare_host_plans "$dir" "$plan_target" "${!first[@]}"
   run_compiled "$dir" "$board" "$core" "${!first[@]}"
 }
 

@@ -157,9 +157,11 @@ typedef struct ir_graph {
     size_t arena_size;
     size_t arena_used;
 
-    /* 0: the CPU device prepares for this machine's SIMD level (cpu_simd_level()); else
-     * 1 + the level it prepares for instead (a compiled plan's target, plan_compile). */
+    /* 0: the CPU device prepares for this machine's SIMD level (cpu_simd_level()) and
+     * this build's Cortex-M kernels; else 1 + the level it prepares for instead, with
+     * the Cortex-M kernels of cpu_target_cortexm (a compiled plan's target). */
     uint8_t cpu_target_level;
+    uint8_t cpu_target_cortexm; /* enum cpu_cortexm_kernels */
 
     uint8_t verified;
     uint8_t ran;  /* outputs hold the result of a run */

@@ -84,8 +84,9 @@ static int failed(const char* call) {
     return 3;
 }
 
-/* Loads the embedded model: in place and into the caller's arena where the library can. */
-static int load(cvml_context* ctx, cvml_graph** graph) {
+/* Loads the embedded model: in place and into the caller's arena where the library can,
+ * keeping names unless `names` is 0. */
+static int load(cvml_context* ctx, cvml_graph** graph, int names) {
     const size_t json_size = span(mcu_model_json, mcu_model_json_end);
     const size_t params_size = span(mcu_model_params, mcu_model_params_end);
 #if MCU_LOAD_OPTIONS
@@ -94,7 +95,9 @@ static int load(cvml_context* ctx, cvml_graph** graph) {
     options.struct_size = sizeof options;
     options.flags = CVML_LOAD_PARAMS_IN_PLACE; /* the params are in flash for good */
 #if defined(CVML_LOAD_NO_NAMES)
-    options.flags |= CVML_LOAD_NO_NAMES; /* firmware never looks nodes up by name */
+    if (!names) options.flags |= CVML_LOAD_NO_NAMES; /* firmware never looks nodes up by name */
+#else
+    (void)names;
 #endif
 #if MCU_ARENA_BYTES > 0
     options.arena = g_arena;
@@ -128,7 +131,7 @@ static int save_plan(void) {
     cvml_context* ctx = NULL;
     cvml_graph* graph = NULL;
     if (cvml_init() || cvml_context_create(&ctx)) return failed("cvml_init");
-    int rc = load(ctx, &graph);
+    int rc = load(ctx, &graph, 1); /* a plan keeps its outputs' names */
     if (rc) return rc;
     void* data = NULL;
     size_t size = 0;
@@ -152,7 +155,7 @@ int main(void) {
     cvml_graph* graph = NULL;
     if (cvml_init()) return failed("cvml_init");
     if (cvml_context_create(&ctx)) return failed("cvml_context_create");
-    int rc = load(ctx, &graph);
+    int rc = load(ctx, &graph, 0);
     if (rc) return rc;
     if (cvml_graph_prerun(graph)) return failed("cvml_graph_prerun");
 

@@ -311,7 +311,10 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
 #if CVML_CPU_FAST_PATHS
     st->rt.simd = cpu_simd_config_of(st->rt.simd_level);
 #endif
-    st->rt.fusion = CVML_BARE_METAL || !getenv("CVML_NO_FUSION");
+    // A plan made for a target is the one its loader checks against: fusion always on.
+    st->rt.fusion = CVML_BARE_METAL || g->cpu_target_level || !getenv("CVML_NO_FUSION");
+    st->rt.cortexm = g->cpu_target_level ? g->cpu_target_cortexm : cpu_build_cortexm();
+    st->rt.portable = g->cpu_target_level == CPU_SIMD_SCALAR + 1 && !g->cpu_target_cortexm;
     if (!st->rt.pool) {
         cvml_mem_free(st);
         return cvml_fail(CVML_ERR_RUNTIME, "cannot start %" PRId32 " CPU threads", opt->threads);

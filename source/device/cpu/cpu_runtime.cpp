@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/simd/simd.h"
 #include "utility/error.h"
 #include "utility/sorted_table.h"
 
@@ -22,4 +23,8 @@ void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void*
         return;
     }
     thread_pool_run(ctx->rt->pool, n, fn, arg);
+}
+
+int cpu_build_cortexm(void) {
+    return CVML_SIMD_CORTEXM_MVE ? CPU_CM_MVE : CVML_SIMD_CORTEXM_DSP ? CPU_CM_DSP : CPU_CM_NONE;
 }

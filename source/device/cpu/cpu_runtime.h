@@ -16,6 +16,14 @@ enum cpu_simd_level {
     CPU_SIMD_I8MM = 5,
 };
 
+/* The Cortex-M kernels a plan is made for (simd/arm/cortexm/), which decide conv2d's
+ * scratch and in-place forms: those of the build on a Cortex-M, or a compiled plan's
+ * target on a host that prepares one. The values are the plan format's levels. */
+enum cpu_cortexm_kernels { CPU_CM_NONE = 0, CPU_CM_DSP = 16, CPU_CM_MVE = 17 };
+
+/* The Cortex-M kernels this build has (CPU_CM_NONE off a Cortex-M). */
+int cpu_build_cortexm(void);
+
 typedef struct cpu_runtime {
     thread_pool* pool;
     int simd_level; /* enum cpu_simd_level */
@@ -26,6 +34,10 @@ typedef struct cpu_runtime {
      * has no environment, and is always on). Off at the scalar level, kernels take
      * their plain reference loops, which tests compare against. */
     int fusion;
+    int cortexm; /* enum cpu_cortexm_kernels */
+    /* Preparing a portable plan (the `scalar` target), which every build without
+     * Cortex-M kernels runs: kernels declare only what all such builds' kernels do. */
+    int portable;
 } cpu_runtime;
 
 struct ir_subgraph;

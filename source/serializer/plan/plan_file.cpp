@@ -117,7 +117,7 @@ bool runnable(uint32_t family, uint32_t level) {
 }
 
 /* The target's fields, then whether this build runs it. */
-int read_target(const uint8_t* h, plan_target* t) {
+int read_target(const uint8_t* h, bool here, plan_target* t) {
     const uint32_t family = h[kAtFamily], level = h[kAtLevel], threads = le16(h + kAtThreads);
     if (family < PLAN_FAMILY_PORTABLE || family > PLAN_FAMILY_CORTEXM)
         return fail_at(CVML_ERR_LOGIC, kAtFamily, "unknown target family %" PRIu32, family);
@@ -128,10 +128,10 @@ int read_target(const uint8_t* h, plan_target* t) {
     if (threads < 1 || threads > PLAN_MAX_THREADS)
         return fail_at(CVML_ERR_LOGIC, kAtThreads, "%" PRIu32 " threads (1 to %d)", threads,
                        PLAN_MAX_THREADS);
-    if (!runnable(family, level))
+    if (here && !runnable(family, level))
         return fail_at(CVML_ERR_RUNTIME, kAtFamily, "plan for %s; this build runs %s", name,
                        best_here());
-    if (threads > 1 && !CVML_WITH_THREADS)
+    if (here && threads > 1 && !CVML_WITH_THREADS)
         return fail_at(CVML_ERR_RUNTIME, kAtThreads,
                        "plan for %" PRIu32 " threads; this build runs one", threads);
     t->family = static_cast<uint8_t>(family);
@@ -141,7 +141,7 @@ int read_target(const uint8_t* h, plan_target* t) {
 }
 
 /* Magic, version, sizes, checksum, reserved bytes, target. */
-int read_header(const uint8_t* buf, size_t len, plan_file* out) {
+int read_header(const uint8_t* buf, size_t len, bool here, plan_file* out) {
     if (len < PLAN_HEADER_SIZE)
         return fail_at(CVML_ERR_LOGIC, static_cast<uint32_t>(len),
                        "truncated: %" CVML_PRIuSIZE " bytes, the header takes %d", len,
@@ -175,7 +175,7 @@ int read_header(const uint8_t* buf, size_t len, plan_file* out) {
         if (buf[k]) return fail_at(CVML_ERR_LOGIC, k, "reserved byte is not zero");
     out->minor = static_cast<uint16_t>(minor);
     out->size = size;
-    return read_target(buf, &out->target);
+    return read_target(buf, here, &out->target);
 }
 
 /* Section entry i at byte e: its tag after the previous one, no flags, the canonical
@@ -358,10 +358,22 @@ int plan_file_write(const plan_target* target, const plan_section_in* sections, 
     return CVML_OK;
 }
 
-int plan_file_read(const uint8_t* buf, size_t len, plan_file* out) {
+namespace {
+
+int read_file(const uint8_t* buf, size_t len, bool here, plan_file* out) {
     memset(out, 0, sizeof *out);
-    int rc = read_header(buf, len, out);
+    int rc = read_header(buf, len, here, out);
     if (!rc) rc = read_table(buf, out);
     if (rc) memset(out, 0, sizeof *out);
     return rc;
+}
+
+}  // namespace
+
+int plan_file_read(const uint8_t* buf, size_t len, plan_file* out) {
+    return read_file(buf, len, true, out);
+}
+
+int plan_file_inspect(const uint8_t* buf, size_t len, plan_file* out) {
+    return read_file(buf, len, false, out);
 }

@@ -34,7 +34,8 @@ enum plan_family {
     PLAN_FAMILY_CORTEXM = 4,
 };
 
-/* Levels of the Cortex-M family; the other families use enum cpu_simd_level's values. */
+/* Levels of the Cortex-M family (enum cpu_cortexm_kernels' values); the other families
+ * use enum cpu_simd_level's values. */
 #define PLAN_LEVEL_CM_DSP 16
 #define PLAN_LEVEL_CM_MVE 17
 
@@ -101,3 +102,6 @@ int plan_file_write(const plan_target* target, const plan_section_in* sections, 
  * a logic error and a target this build cannot run a runtime error; either message
  * names the byte offset at fault. */
 int plan_file_read(const uint8_t* buf, size_t len, plan_file* out);
+/* The same checks, but a target that this build does not run is accepted: for reading a
+ * plan's figures on the host that made it for another. */
+int plan_file_inspect(const uint8_t* buf, size_t len, plan_file* out);

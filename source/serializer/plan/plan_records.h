@@ -95,6 +95,11 @@ enum plan_iotb_field {
     IOTB_NAME = 4    /* u32: NAME offset of its name */
 };
 
+/* Where every buffer of the arena, every scratch and every constant starts: a multiple
+ * of this from its base (the CPU planner's kArenaAlign; the loader places the arena and
+ * checks CNST on such a boundary). */
+#define PLAN_ALIGN 64u
+
 /* Slack after every constant array in CNST, as ir_tensor's int8 constants carry. */
 #define PLAN_CONST_SLACK 64u
 

@@ -171,11 +171,14 @@ int check_tensor(const compiled_plan* p, uint32_t i) {
                            "bytes %" PRIu32 "..%lu and their slack pass the %s's %lu",
                            plan_get32(r + TENS_OFFSET), static_cast<unsigned long>(end),
                            in_cnst ? "CNST" : "arena", static_cast<unsigned long>(room));
+    // Every buffer starts where the planner puts them, on a 64-byte boundary: kernels
+    // read them as words (and vectors), never misaligned.
+    if (plan_get32(r + TENS_OFFSET) % PLAN_ALIGN)
+        return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_OFFSET, f,
+                           "offset not on a 64-byte boundary");
     if (!in_cnst) return CVML_OK;
     ir_tensor t;
     plan_fill_tensor(p, i, &t);
-    if (storage != STORAGE_INT8 && reinterpret_cast<uintptr_t>(t.data) % storage)
-        return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_OFFSET, f, "misaligned constant");
     return check_values(f, i, &t, count);
 }
 
@@ -273,6 +276,8 @@ int check_step_ranges(const compiled_plan* p, uint32_t s) {
     const uint32_t scratch = plan_get32(r + STEP_SCRATCH), size = plan_get32(r + STEP_SCRATCH_SIZE);
     if (scratch == PLAN_NONE ? size != 0 : uint64_t{scratch} + size > p->arena_bytes)
         return step_fail(p, s, STEP_SCRATCH, "scratch outside the arena");
+    if (scratch != PLAN_NONE && scratch % PLAN_ALIGN)
+        return step_fail(p, s, STEP_SCRATCH, "scratch not on a 64-byte boundary");
     return CVML_OK;
 }
 
@@ -514,13 +519,15 @@ int place_state(const plan_file* f, uint8_t* arena, size_t arena_len, compiled_p
 }
 
 int start_runtime(compiled_plan* p) {
-    p->rt.simd_level = CPU_SIMD_SCALAR;
+    const int family = p->file.target.family;
+    const bool vector = family == PLAN_FAMILY_X86_64 || family == PLAN_FAMILY_AARCH64;
+    p->rt.simd_level = vector ? int{p->file.target.level} : int{CPU_SIMD_SCALAR};
 #if CVML_CPU_FAST_PATHS
-    p->rt.simd_level =
-        p->file.target.family == PLAN_FAMILY_PORTABLE ? CPU_SIMD_SCALAR : p->file.target.level;
     p->rt.simd = cpu_simd_config_of(p->rt.simd_level);
 #endif
     p->rt.fusion = 1;
+    p->rt.cortexm = family == PLAN_FAMILY_CORTEXM ? p->file.target.level : int{CPU_CM_NONE};
+    p->rt.portable = family == PLAN_FAMILY_PORTABLE;
     if (p->file.target.threads == 1) return CVML_OK;
     p->rt.pool = thread_pool_create(p->file.target.threads);
     return p->rt.pool
@@ -553,7 +560,7 @@ int plan_arena_need(const uint8_t* buf, size_t len, size_t* bytes) {
 
 int plan_figures(const uint8_t* buf, size_t len, size_t* arena, size_t* live_pair) {
     plan_file f;
-    const int rc = plan_file_read(buf, len, &f);
+    const int rc = plan_file_inspect(buf, len, &f);
     if (rc) return rc;
     *arena = plan_get32(f.sections[PLAN_GRPH].data + GRPH_ARENA);
     *live_pair = plan_get32(f.sections[PLAN_GRPH].data + GRPH_LIVE_PAIR);

@@ -356,26 +356,20 @@ int assemble(writer* w, const plan_target* target, uint8_t** out, size_t* size) 
 
 }  // namespace
 
+static_assert(PLAN_LEVEL_CM_DSP == CPU_CM_DSP && PLAN_LEVEL_CM_MVE == CPU_CM_MVE,
+              "a plan's Cortex-M levels are the runtime's kernels");
+
 namespace {
 
-/* A Cortex-M target: its kernels' facts (scratch, in-place forms) exist only in a build
- * for that core, so such a build plans for it, on the part or its emulator. */
+/* A Cortex-M target: any build plans for it, with the kernels' figures of
+ * simd/arm/cortexm/conv2d_plan.h; only a build for that core runs it. */
 int cortexm_target(const char* name, int threads, plan_target* out) {
     const bool mve = strcmp(name, "cortex-m55") == 0;
     const bool dsp = strcmp(name, "cortex-m4f") == 0 || strcmp(name, "cortex-m7") == 0;
     if (!mve && !dsp) return CVML_ERR_LOGIC;
-    if (mve ? !CVML_SIMD_CORTEXM_MVE : !CVML_SIMD_CORTEXM_DSP)
-        return cvml_fail(CVML_ERR_RUNTIME,
-                         "compiled plan: target %s is planned by a build for that core (its "
-                         "kernels' scratch and in-place forms); this build is for %s",
-                         name,
-                         CVML_SIMD_CORTEXM_MVE   ? "cortex-m55"
-                         : CVML_SIMD_CORTEXM_DSP ? "cortex-m4f/cortex-m7"
-                                                 : cpu_simd_name(cpu_simd_level()));
     if (threads != 1)
         return cvml_fail(CVML_ERR_LOGIC, "compiled plan: a Cortex-M target runs one thread");
-    *out = {PLAN_FAMILY_CORTEXM, static_cast<uint8_t>(mve ? PLAN_LEVEL_CM_MVE : PLAN_LEVEL_CM_DSP),
-            1};
+    *out = {PLAN_FAMILY_CORTEXM, static_cast<uint8_t>(mve ? CPU_CM_MVE : CPU_CM_DSP), 1};
     return CVML_OK;
 }
 
@@ -400,17 +394,15 @@ int plan_target_from_name(const char* name, int threads, plan_target* out) {
     if (cm != CVML_ERR_LOGIC || strncmp(name, "cortex-m", 8) == 0) return cm;
     for (const auto& t : kTargets) {
         if (strcmp(t.name, name) != 0) continue;
-        // Prepared here, so a vector level must be this machine's or below it, and a
-        // Cortex-M build runs its own kernels, never the portable plan's.
+        // Prepared here, so a vector level must be this machine's or below it.
         int levels[8];
         const int n = cpu_simd_levels(levels, 8);
-        bool here = t.level == CPU_SIMD_SCALAR && !CVML_SIMD_CORTEXM;
+        bool here = t.level == CPU_SIMD_SCALAR;
         for (int i = 0; i < n && !here && t.level != CPU_SIMD_SCALAR; ++i)
             here = levels[i] == t.level;
         if (!here)
-            return cvml_fail(
-                CVML_ERR_RUNTIME, "compiled plan: target %s: this build runs %s", name,
-                CVML_SIMD_CORTEXM ? "a Cortex-M target" : cpu_simd_name(cpu_simd_level()));
+            return cvml_fail(CVML_ERR_RUNTIME, "compiled plan: target %s: this machine runs %s",
+                             name, cpu_simd_name(cpu_simd_level()));
         *out = {t.family, t.level, static_cast<uint16_t>(threads)};
         return CVML_OK;
     }

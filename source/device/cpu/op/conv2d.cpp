@@ -14,6 +14,7 @@
 #include "device/cpu/cpu_kernel.h"
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/arm/cortexm/accumulate.h"
+#include "device/cpu/simd/arm/cortexm/conv2d_plan.h"
 #include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
 #include "device/cpu/simd/arm/cortexm/epilogue.h"
 #include "device/cpu/simd/kernel_util.h"
@@ -217,7 +218,6 @@ void conv_ref_in_place(const conv_ref_args* a) {
  * Output rows (batch, oy) are split over thread slots; each slot's scratch holds the
  * row's sums for every channel, then the kernel's own. */
 
-#if CVML_SIMD_CORTEXM
 cm_conv make_cm_conv(const conv_geom& g, const cpu_node_ctx* ctx, const int32_t* bias) {
     cm_conv cv;
     cv.x = static_cast<const int8_t*>(ctx->inputs[0]->data);
@@ -242,10 +242,44 @@ cm_conv make_cm_conv(const conv_geom& g, const cpu_node_ctx* ctx, const int32_t*
 }
 
 /* One slot's scratch: the sums of a row for every channel, then the kernel's. */
-size_t cm_slot_bytes(const cm_conv& cv) {
+size_t cm_slot_bytes(const cm_conv& cv, int kernels) {
     const size_t sums = sizeof(int32_t) * static_cast<size_t>(cv.o) * static_cast<size_t>(cv.ow);
-    return ((sums + 15) & ~static_cast<size_t>(15)) + cm_conv_scratch_bytes(&cv);
+    return cortexm::round16(sums) + cortexm::scratch_bytes(kernels, &cv);
 }
+
+/* The Cortex-M kernels the node is planned for (cpu_runtime.cortexm): a Cortex-M build's
+ * own, or a compiled plan's target on a host. They decide the scratch and the in-place
+ * forms; only a Cortex-M build runs them. */
+int cm_kernels(const cpu_node_ctx* ctx) {
+    return ctx->rt ? ctx->rt->cortexm : CPU_CM_NONE;
+}
+
+bool cm_in_place_geometry(const cpu_node_ctx* ctx, const conv_geom& g) {
+    return g.sh == 1 && g.oh == g.h && g.ow == g.w && g.o == g.c && g.ph < g.oh &&
+           ctx->inputs[1]->kind == TENSOR_CONST && cpu_threads(ctx) == 1;
+}
+
+/* A 1x1 depthwise conv2d (a folded batch norm: y = bias + w[c] * x per channel) on
+ * Cortex-M: each plane in chunks of sums that go through the tail as a block. */
+constexpr int64_t kScaleChunk = 256;
+
+bool cm_scale_applies(const cpu_node_ctx* ctx, const conv_geom& g) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    const int32_t s = ctx->inputs[0]->storage;
+    return p->groups == g.c && g.o == g.c && g.ic == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 &&
+           g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w &&
+           (s == STORAGE_INT8 || s == STORAGE_INT32);
+}
+
+/* Whether the Cortex-M kernel takes this run: upstream's groups == 1 casts to int8,
+ * which an int8-stored operand already is. */
+bool cm_conv_applies(const cpu_node_ctx* ctx) {
+    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
+    return p->groups == 1 && ctx->inputs[0]->storage == STORAGE_INT8 &&
+           ctx->inputs[1]->storage == STORAGE_INT8;
+}
+
+#if CVML_SIMD_CORTEXM
 
 struct conv_cm_args {
     cm_conv cv;
@@ -283,11 +317,6 @@ void conv_cm_slot(void* arg, int64_t slot, int64_t) {
  * channel of a row together. One thread goes through the rows in order. The tail must
  * not add an operand: it would read it at the ring's indices. */
 
-bool cm_in_place_geometry(const cpu_node_ctx* ctx, const conv_geom& g) {
-    return g.sh == 1 && g.oh == g.h && g.ow == g.w && g.o == g.c && g.ph < g.oh &&
-           ctx->inputs[1]->kind == TENSOR_CONST && cpu_threads(ctx) == 1;
-}
-
 void conv_cm_in_place(const conv_cm_args* a, int32_t lag) {
     const cm_conv& cv = a->cv;
     int32_t* sums = reinterpret_cast<int32_t*>(a->scratch);
@@ -317,18 +346,6 @@ void conv_cm_in_place(const conv_cm_args* a, int32_t lag) {
             store_waiting_row(a->y, size_t(cv.o), size_t(cv.oh), size_t(cv.ow), ring,
                               size_t(oy % lag), size_t(n), size_t(oy));
     }
-}
-
-/* A 1x1 depthwise conv2d (a folded batch norm: y = bias + w[c] * x per channel) on
- * Cortex-M: each plane in chunks of sums that go through the tail as a block. */
-constexpr int64_t kScaleChunk = 256;
-
-bool cm_scale_applies(const cpu_node_ctx* ctx, const conv_geom& g) {
-    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
-    const int32_t s = ctx->inputs[0]->storage;
-    return p->groups == g.c && g.o == g.c && g.ic == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 &&
-           g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w &&
-           (s == STORAGE_INT8 || s == STORAGE_INT32);
 }
 
 struct conv_scale_args {
@@ -362,13 +379,6 @@ void conv_scale_slot(void* arg, int64_t slot, int64_t) {
     }
 }
 
-/* Whether the Cortex-M kernel takes this run: upstream's groups == 1 casts to int8,
- * which an int8-stored operand already is. */
-bool cm_conv_applies(const cpu_node_ctx* ctx) {
-    const conv2d_param* p = static_cast<const conv2d_param*>(ctx->param);
-    return p->groups == 1 && ctx->inputs[0]->storage == STORAGE_INT8 &&
-           ctx->inputs[1]->storage == STORAGE_INT8;
-}
 #endif
 
 conv_geom make_geom(const cpu_node_ctx* ctx) {
@@ -529,16 +539,18 @@ int conv2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     if (cpu_level(ctx) != CPU_SIMD_SCALAR && ctx->inputs[1]->kind == TENSOR_CONST)
         return conv_fast_prerun(ctx, g, scratch_bytes);
     *scratch_bytes = sizeof(uint32_t) * static_cast<size_t>(g.ow * cpu_threads(ctx));
-#if CVML_SIMD_CORTEXM
-    // Room for the Cortex-M kernel, which takes the run if the operands are int8-stored.
-    if (p->groups == 1) {
-        const size_t cm =
-            cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) * static_cast<size_t>(cpu_threads(ctx));
-        if (cm > *scratch_bytes) *scratch_bytes = cm;
+    if (cm_kernels(ctx)) {
+        // Room for the Cortex-M kernel, which takes the run if the operands are int8-stored.
+        const size_t threads = static_cast<size_t>(cpu_threads(ctx));
+        if (p->groups == 1) {
+            const size_t cm =
+                cm_slot_bytes(make_cm_conv(g, ctx, nullptr), cm_kernels(ctx)) * threads;
+            if (cm > *scratch_bytes) *scratch_bytes = cm;
+        }
+        const size_t scale = sizeof(int32_t) * kScaleChunk * threads;
+        if (p->groups > 1 && g.kh == 1 && g.kw == 1 && scale > *scratch_bytes)
+            *scratch_bytes = scale;
     }
-    const size_t scale = sizeof(int32_t) * kScaleChunk * static_cast<size_t>(cpu_threads(ctx));
-    if (p->groups > 1 && g.kh == 1 && g.kw == 1 && scale > *scratch_bytes) *scratch_bytes = scale;
-#endif
     // Every loop below applies the tail to a row (a block of rows on Cortex-M) of sums
     // held apart, reading the added operand at the indices it then writes.
     ctx->caps = CPU_CAP_TAIL | CPU_CAP_NARROW_OUT | CPU_CAP_INT16 | CPU_CAP_NARROW_IN(0) |
@@ -561,7 +573,7 @@ int conv2d_run(cpu_node_ctx* ctx) {
                            static_cast<uint8_t*>(ctx->scratch),
                            0,
                            cpu_threads(ctx)};
-        cm.slot_bytes = cm_slot_bytes(cm.cv);
+        cm.slot_bytes = cm_slot_bytes(cm.cv, cm_kernels(ctx));
         if (ctx->outputs[0]->data == ctx->inputs[0]->data)
             conv_cm_in_place(&cm, static_cast<int32_t>(g.ph));
         else
@@ -603,16 +615,13 @@ int32_t conv2d_writes_over_input(const cpu_node_ctx* ctx, size_t* scratch_bytes)
         return -1;
     const conv_geom g = make_geom(ctx);
     size_t need = 0;
-#if CVML_SIMD_CORTEXM
-    if (cm_conv_applies(ctx)) {
+    if (cm_kernels(ctx) && cm_conv_applies(ctx)) {
         if (!cm_in_place_geometry(ctx, g) || tail_adds(ctx)) return -1;
-        need = cm_slot_bytes(make_cm_conv(g, ctx, nullptr)) +
+        need = cm_slot_bytes(make_cm_conv(g, ctx, nullptr), cm_kernels(ctx)) +
                waiting_rows_bytes(g, ctx->outputs[0]->storage);
-    } else if (cm_scale_applies(ctx, g)) {
+    } else if (cm_kernels(ctx) && cm_scale_applies(ctx, g)) {
         return 0;
-    } else
-#endif
-        if (pointwise_depthwise(g)) {
+    } else if (pointwise_depthwise(g)) {
         return 0;
     } else {
         if (!same_shape_stride1(g) || cpu_threads(ctx) != 1 || tail_adds(ctx)) return -1;

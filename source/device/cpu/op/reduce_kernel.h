@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/cpu_runtime.h"
 #include "device/cpu/simd/simd.h"
 #include "operator/reduce.h"
 
@@ -126,10 +127,12 @@ static inline void reduce_general_range(void* arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Both reduces read their input in any storage where kReduceNarrowIn (and write int32). */
+/* Both reduces read their input in any storage where kReduceNarrowIn (and write int32),
+ * unless the plan is for builds that may not (a portable or Cortex-M compiled plan). */
 static inline int reduce_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     *scratch_bytes = 0;
-    ctx->caps = kReduceNarrowIn ? CPU_CAP_NARROW_IN(0) | CPU_CAP_INT16 : 0u;
+    const bool other_builds = ctx->rt && (ctx->rt->portable || ctx->rt->cortexm != CPU_CM_NONE);
+    ctx->caps = kReduceNarrowIn && !other_builds ? CPU_CAP_NARROW_IN(0) | CPU_CAP_INT16 : 0u;
     return CVML_OK;
 }
 

@@ -2,6 +2,8 @@
  * row reads, and each pixel's patch gathered from it. */
 #include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
 
+#include "device/cpu/simd/arm/cortexm/conv2d_plan.h"
+
 #include <string.h>
 
 #include "device/cpu/simd/simd.h"
@@ -11,15 +13,6 @@
 #pragma GCC optimize("O2") /* the hot loops, in an -Os library too */
 
 namespace cortexm {
-
-int32_t band_width(const cm_conv* cv) {
-    return (cv->ow - 1) * cv->sw + (cv->kw - 1) * cv->dw + 1;
-}
-
-size_t band_bytes(const cm_conv* cv) {
-    return static_cast<size_t>(cv->c) * static_cast<size_t>(cv->kh) *
-           static_cast<size_t>(band_width(cv));
-}
 
 void fill_band(const cm_conv* cv, const int8_t* img, int32_t oy, int8_t* band) {
     const int32_t wb = band_width(cv), W = cv->w_in;
@@ -52,7 +45,7 @@ void band_patch(const cm_conv* cv, const int8_t* band, int32_t ox, int8_t* col) 
     if (cv->dw == 1 && kw <= 4) {
         // Consecutive taps move as one (unaligned) word; the next segment overwrites
         // its extra bytes. The last word may read up to 3 bytes past the band's
-        // segment: the band has that slack (cm_conv_scratch_bytes).
+        // segment: the band has that slack (conv2d_plan.h, scratch_bytes).
         for (int32_t j = 0; j < segments; ++j, src += wb, col += kw) {
             uint32_t v;
             memcpy(&v, src, 4);

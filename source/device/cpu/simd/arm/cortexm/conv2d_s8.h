@@ -25,8 +25,6 @@ typedef struct cm_conv {
     int32_t K;      /* c * kh * kw */
 } cm_conv;
 
-/* Scratch bytes one row needs (cm_conv_row's `scratch`), 8-byte aligned. */
-size_t cm_conv_scratch_bytes(const cm_conv* cv);
 /* sums[o * ow + x] = bias[o] + dot(weight row o, patch of pixel (oy, x)) of image n,
  * wrapping, for every channel o and column x. */
 void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_t* sums);
@@ -35,18 +33,12 @@ namespace cortexm {
 
 /* The input rows an output row reads, zero-padded: row (c, r) of the band is input row
  * oy * sh - ph + r * dh of channel c, its column j input column j - pw (zero outside the
- * image), band_width() columns long. With it every pixel's patch is at fixed offsets
- * from band + ox * sw: segment (c, r) is band_width() * (c * kh + r) on, kw values
- * dw apart. */
-int32_t band_width(const cm_conv* cv);
-size_t band_bytes(const cm_conv* cv);
+ * image), band_width() columns long (conv2d_plan.h). With it every pixel's patch is at
+ * fixed offsets from band + ox * sw: segment (c, r) is band_width() * (c * kh + r) on,
+ * kw values dw apart. */
 void fill_band(const cm_conv* cv, const int8_t* img, int32_t oy, int8_t* band);
 /* The patch of output pixel ox as K int8 values in the weights' order (c, r, s), from
  * the band. Writes up to 4 bytes past K (col must have room). */
 void band_patch(const cm_conv* cv, const int8_t* band, int32_t ox, int8_t* col);
-
-inline size_t round16(size_t v) {
-    return (v + 15) & ~static_cast<size_t>(15);
-}
 
 }  // namespace cortexm

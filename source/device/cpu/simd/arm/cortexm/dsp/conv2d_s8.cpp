@@ -15,14 +15,12 @@
 #include <string.h>
 
 #include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
+#include "device/cpu/simd/arm/cortexm/conv2d_plan.h"
 
 namespace {
 
-constexpr int32_t kPixels = 4;
-
-inline size_t round8(size_t v) {
-    return (v + 7) & ~static_cast<size_t>(7);
-}
+using cortexm::kPixels;
+using cortexm::round8;
 
 inline uint32_t load_word(const int8_t* p) {
     uint32_t v;
@@ -89,14 +87,7 @@ inline uint32_t tail_dot(const int8_t* w, const int8_t* col, int32_t K) {
 
 }  // namespace
 
-/* Scratch: the band (4 bytes of slack for band_patch's words), four int8 columns (K + 4
- * each), then the four widened and interleaved. */
-size_t cm_conv_scratch_bytes(const cm_conv* cv) {
-    return cortexm::round16(cortexm::band_bytes(cv) + 4) +
-           kPixels * round8(static_cast<size_t>(cv->K) + 4) +
-           static_cast<size_t>(cv->K / 4) * 2 * kPixels * 4;
-}
-
+/* Its scratch is laid out as cortexm::dsp_scratch_bytes (conv2d_plan.h) counts it. */
 void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_t* sums) {
     const size_t K = static_cast<size_t>(cv->K), col_bytes = round8(K + 4);
     int8_t* band = static_cast<int8_t*>(scratch);

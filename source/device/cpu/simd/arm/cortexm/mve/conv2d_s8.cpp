@@ -21,14 +21,15 @@
 #include <stddef.h>
 
 #include "device/cpu/simd/arm/cortexm/conv2d_s8.h"
+#include "device/cpu/simd/arm/cortexm/conv2d_plan.h"
 
 namespace {
 
 using cortexm::round16;
 
 /* A quad column: chunk t of 16 values is 64 bytes, pixel p's 16 at 16 p. */
-constexpr int32_t kPixels = 4;
-constexpr int32_t kChunk = 16;
+using cortexm::kChunk;
+using cortexm::kPixels;
 constexpr int32_t kQuadChunk = kPixels * kChunk;
 
 /* One chunk of the inner loop: 16 values of rows w0 and w1 by the four pixels. */
@@ -184,8 +185,7 @@ struct offset_period {
 offset_period period_of(const cm_conv* cv) {
     const int32_t kw = cv->kw, low_bit = kw & -kw;
     const int32_t chunks = kw / (low_bit < kChunk ? low_bit : kChunk);
-    const int32_t kp = static_cast<int32_t>(round16(static_cast<size_t>(cv->K)));
-    const int32_t entries = chunks * kChunk < kp ? chunks * kChunk : kp;
+    const int32_t entries = cortexm::mve_offset_entries(cv);
     return {entries, entries / kChunk, chunks * kChunk / kw * cortexm::band_width(cv)};
 }
 
@@ -302,16 +302,7 @@ void quad_channels(const cm_conv* cv, const int8_t* col, int32_t* out, int32_t s
 
 }  // namespace
 
-/* Scratch: the band, a quad column, a period of patch offsets, and for rows narrower
- * than a quad four sums per channel. */
-size_t cm_conv_scratch_bytes(const cm_conv* cv) {
-    const size_t kp = round16(static_cast<size_t>(cv->K));
-    const size_t offsets = 2 * static_cast<size_t>(period_of(cv).entries);
-    const size_t narrow =
-        cv->ow < kPixels ? sizeof(int32_t) * kPixels * static_cast<size_t>(cv->o) : 0;
-    return round16(cortexm::band_bytes(cv)) + kPixels * kp + round16(offsets) + narrow;
-}
-
+/* Its scratch is laid out as cortexm::mve_scratch_bytes (conv2d_plan.h) counts it. */
 void cm_conv_row(const cm_conv* cv, int64_t n, int32_t oy, void* scratch, int32_t* sums) {
     const size_t kp = round16(static_cast<size_t>(cv->K));
     const offset_period period = period_of(cv);
