@@ -41,7 +41,7 @@ cmake --build build/asan -j"$jobs"
 
 if [[ -x tests/fuzz/run_fuzz.sh ]] && command -v clang++ >/dev/null 2>&1; then
   step "fuzzing, ${fuzz_seconds}s per target"
-  tests/fuzz/run_fuzz.sh "$fuzz_seconds"
+  JOBS="$jobs" tests/fuzz/run_fuzz.sh "$fuzz_seconds"
 else
   step "fuzzing skipped: clang++ not found"
 fi
