@@ -29,7 +29,8 @@
 # also lists, per function, the heap blocks of at least BYTES still held after the run;
 # CVML_MCU_WITH_SIMD=OFF builds without the Cortex-M kernels (the scalar level only:
 # the smallest code); CVML_MCU_TEXT_BUDGET=BYTES fails a model whose libcvml code (T)
-# exceeds BYTES. The build directories are build/mcu-BOARD (build/mcu-BOARD-scalar).
+# exceeds BYTES, CVML_MCU_COMPILED_TEXT_BUDGET and CVML_MCU_COMPILED_RAM_BUDGET a
+# compiled plan's image whose code or ram_peak does. The build directories are build/mcu-BOARD (build/mcu-BOARD-scalar).
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and qemu-system-arm
 # (scripts/install_deps.sh).
 set -euo pipefail
@@ -41,6 +42,8 @@ timeout_s=${CVML_MCU_TIMEOUT:-600}
 trace_alloc=${CVML_MCU_TRACE_ALLOC:-0}
 with_simd=${CVML_MCU_WITH_SIMD:-ON}
 text_budget=${CVML_MCU_TEXT_BUDGET:-0}
+compiled_text_budget=${CVML_MCU_COMPILED_TEXT_BUDGET:-0}
+compiled_ram_budget=${CVML_MCU_COMPILED_RAM_BUDGET:-0}
 
 for tool in arm-none-eabi-gcc qemu-system-arm python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "test_mcu: $tool not found (scripts/install_deps.sh)" >&2; exit 1; }
@@ -179,6 +182,14 @@ report_compiled() {
   text=$(awk '{print $2}' <<<"$sizes")
   echo "mcu $board $model compiled: output $(sed -E 's/.*: output (.*) gas .*/\1/' <<<"$line") gas $(field gas "$line") ram_peak $(field ram_peak "$line") text $text"
   echo "    detail: ${line#*ram_peak $(field ram_peak "$line") }, libcvml ${sizes#text * }"
+  if [[ $compiled_text_budget -gt 0 && $text -gt $compiled_text_budget ]]; then
+    echo "test_mcu: FAIL $board $model compiled: libcvml code $text bytes, over the budget of $compiled_text_budget" >&2
+    return 1
+  fi
+  if [[ $compiled_ram_budget -gt 0 && $(field ram_peak "$line") -gt $compiled_ram_budget ]]; then
+    echo "test_mcu: FAIL $board $model compiled: ram_peak $(field ram_peak "$line"), over the budget of $compiled_ram_budget" >&2
+    return 1
+  fi
 }
 
 # run_compiled DIR BOARD CORE MODELS...: the compiled plans the first images wrote, run

@@ -138,6 +138,49 @@ TEST(CompiledModel, CifarResnet20) {
     expect_same(dir, 1);
 }
 
+/* A Cortex-M target is planned here (with those kernels' figures) and refused by a
+ * build that does not run it; an unknown target and a threaded Cortex-M one are refused
+ * when saving. */
+TEST(CompiledTargets, CortexMPlannedHereRunThere) {
+    const std::string dir = conformance::cases_dir() + "/075_net_resnet_block_chain";
+    const std::string json = conformance::read_file(dir + "/model.json");
+    const std::string params = conformance::read_file(dir + "/model.params");
+    Context c(1);
+    for (const char* target : {"cortex-m55", "cortex-m7", "cortex-m4f"}) {
+        cvml_graph* g = nullptr;
+        ASSERT_EQ(cvml_graph_load_memory(c.ctx, "cvm", json.data(), json.size(), params.data(),
+                                         params.size(), &g),
+                  CVML_OK);
+        void* data = nullptr;
+        size_t size = 0;
+        ASSERT_EQ(cvml_graph_save_compiled(g, target, &data, &size), CVML_OK) << cvml_last_error();
+        Plan plan;
+        plan.assign(data, size);
+        cvml_free(data);
+        cvml_graph_release(g);
+        size_t activations = 0, bound = 0, need = 0;
+        EXPECT_EQ(cvml_compiled_plan_arena(plan.data(), plan.size, &activations, &bound), CVML_OK);
+        EXPECT_GE(activations, bound);
+        EXPECT_EQ(cvml_graph_compiled_arena_bytes(plan.data(), plan.size, &need), CVML_ERR_RUNTIME);
+        EXPECT_NE(strstr(cvml_last_error(), "plan for cortex-m"), nullptr) << cvml_last_error();
+    }
+    cvml_graph* g = nullptr;
+    ASSERT_EQ(cvml_graph_load_memory(c.ctx, "cvm", json.data(), json.size(), params.data(),
+                                     params.size(), &g),
+              CVML_OK);
+    void* data = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(cvml_graph_save_compiled(g, "cortex-m0", &data, &size), CVML_ERR_LOGIC);
+    EXPECT_NE(strstr(cvml_last_error(), "unknown target"), nullptr) << cvml_last_error();
+    cvml_graph_release(g);
+    Context two(2);
+    ASSERT_EQ(cvml_graph_load_memory(two.ctx, "cvm", json.data(), json.size(), params.data(),
+                                     params.size(), &g),
+              CVML_OK);
+    EXPECT_EQ(cvml_graph_save_compiled(g, "cortex-m55", &data, &size), CVML_ERR_LOGIC);
+    cvml_graph_release(g);
+}
+
 /* A plan of a case with a convolution, a fused tail and a broadcast. */
 Plan small_plan(Context& c) {
     Plan plan;

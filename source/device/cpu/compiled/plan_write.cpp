@@ -363,10 +363,13 @@ namespace {
 
 /* A Cortex-M target: any build plans for it, with the kernels' figures of
  * simd/arm/cortexm/conv2d_plan.h; only a build for that core runs it. */
+bool is_cortexm_target(const char* name) {
+    return strcmp(name, "cortex-m55") == 0 || strcmp(name, "cortex-m4f") == 0 ||
+           strcmp(name, "cortex-m7") == 0;
+}
+
 int cortexm_target(const char* name, int threads, plan_target* out) {
     const bool mve = strcmp(name, "cortex-m55") == 0;
-    const bool dsp = strcmp(name, "cortex-m4f") == 0 || strcmp(name, "cortex-m7") == 0;
-    if (!mve && !dsp) return CVML_ERR_LOGIC;
     if (threads != 1)
         return cvml_fail(CVML_ERR_LOGIC, "compiled plan: a Cortex-M target runs one thread");
     *out = {PLAN_FAMILY_CORTEXM, static_cast<uint8_t>(mve ? CPU_CM_MVE : CPU_CM_DSP), 1};
@@ -390,8 +393,7 @@ int plan_target_from_name(const char* name, int threads, plan_target* out) {
     if (threads < 1 || threads > PLAN_MAX_THREADS)
         return cvml_fail(CVML_ERR_LOGIC, "compiled plan: %d threads (1 to %d)", threads,
                          PLAN_MAX_THREADS);
-    const int cm = cortexm_target(name, threads, out);
-    if (cm != CVML_ERR_LOGIC || strncmp(name, "cortex-m", 8) == 0) return cm;
+    if (is_cortexm_target(name)) return cortexm_target(name, threads, out);
     for (const auto& t : kTargets) {
         if (strcmp(t.name, name) != 0) continue;
         // Prepared here, so a vector level must be this machine's or below it.

@@ -251,7 +251,10 @@ size_t cm_slot_bytes(const cm_conv& cv, int kernels) {
  * own, or a compiled plan's target on a host. They decide the scratch and the in-place
  * forms; only a Cortex-M build runs them. */
 int cm_kernels(const cpu_node_ctx* ctx) {
-    return ctx->rt ? ctx->rt->cortexm : CPU_CM_NONE;
+    // A host plans for any target; a bare-metal build only for its own kernels, so the
+    // smallest image (no Cortex-M kernels) carries none of this.
+    constexpr bool kPlansCortexM = CVML_SIMD_CORTEXM || !CVML_BARE_METAL;
+    return kPlansCortexM && ctx->rt ? ctx->rt->cortexm : CPU_CM_NONE;
 }
 
 bool cm_in_place_geometry(const cpu_node_ctx* ctx, const conv_geom& g) {
