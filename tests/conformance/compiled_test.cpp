@@ -212,18 +212,7 @@ void load_hostile(Context& c, const Plan& p, const std::string& input, const cha
     (void)o;
 }
 
-/* Where the constants begin: past it a change is a value (checked against its
- * precision, or harmless), so the walk samples it. */
-size_t constants_start(Plan& p) {
-    const uint8_t* b = p.bytes();
-    const uint32_t count = b[32] | (b[33] << 8);
-    for (uint32_t i = 0; i < count; ++i) {
-        const uint8_t* e = b + PLAN_HEADER_SIZE + PLAN_ENTRY_SIZE * i;
-        if (memcmp(e, "CNST", 4) == 0)
-            return e[4] | (e[5] << 8) | (e[6] << 16) | (static_cast<uint32_t>(e[7]) << 24);
-    }
-    return p.size;
-}
+size_t section_start(Plan& p, const char* tag);
 
 TEST(CompiledHostile, EveryTruncationAndByteChange) {
     Context c(1);
@@ -237,7 +226,9 @@ TEST(CompiledHostile, EveryTruncationAndByteChange) {
         run_compiled(c, cut, input, &load_rc);
         EXPECT_NE(load_rc, CVML_OK) << "a plan cut to " << n << " bytes loaded";
     }
-    const size_t constants = constants_start(plan);
+    // Past the constants' start a change is a value (checked against its precision, or
+    // harmless), so the walk samples them.
+    const size_t constants = section_start(plan, "CNST");
     for (size_t at = 0; at < plan.size; at += at < constants ? 1 : 16) {
         for (uint8_t flip : {uint8_t{0x01}, uint8_t{0xff}}) {
             Plan changed = plan;
@@ -251,6 +242,46 @@ TEST(CompiledHostile, EveryTruncationAndByteChange) {
             fix_checksum(&changed);
             load_hostile(c, changed, input, "a change", at);
         }
+    }
+}
+
+/* The offset of section `tag` ("KERN") in a plan. */
+size_t section_start(Plan& p, const char* tag) {
+    const uint8_t* b = p.bytes();
+    const uint32_t count = b[32] | (b[33] << 8);
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint8_t* e = b + PLAN_HEADER_SIZE + PLAN_ENTRY_SIZE * i;
+        if (memcmp(e, tag, 4) == 0)
+            return e[4] | (e[5] << 8) | (e[6] << 16) | (static_cast<uint32_t>(e[7]) << 24);
+    }
+    return 0;
+}
+
+/* A kernel this build does not have (left out with CVML_OPERATORS), a newer format and
+ * a plan for another family: each refused with a message saying so. */
+TEST(CompiledHostile, KernelVersionAndTargetRefusals) {
+    Context c(1);
+    Plan plan = small_plan(c);
+    ASSERT_GT(plan.size, 0u);
+    const std::string input(4096, '\x05');
+    const struct {
+        size_t at;
+        std::vector<uint8_t> bytes;
+        const char* message;
+    } edits[] = {
+        {section_start(plan, "KERN"), {'n', 'o', '_', 's', 'u', 'c', 'h', 0}, "not in this build"},
+        {10, {9, 0}, "newer than this build"},
+        {24, {3, PLAN_LEVEL_CM_MVE}, "is not one of family"},
+        {24, {4, PLAN_LEVEL_CM_MVE}, "plan for cortex-m55"},
+    };
+    for (const auto& e : edits) {
+        Plan changed = plan;
+        memcpy(changed.bytes() + e.at, e.bytes.data(), e.bytes.size());
+        fix_checksum(&changed);
+        int load_rc = 0;
+        run_compiled(c, changed, input, &load_rc);
+        EXPECT_NE(load_rc, CVML_OK) << e.message;
+        EXPECT_NE(strstr(cvml_last_error(), e.message), nullptr) << cvml_last_error();
     }
 }
 

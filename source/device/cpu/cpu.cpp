@@ -313,7 +313,8 @@ int cpu_prerun(cvml_device*, ir_graph* g, ir_subgraph* sg, const device_run_opti
 #endif
     // A plan made for a target is the one its loader checks against: fusion always on.
     st->rt.fusion = CVML_BARE_METAL || g->cpu_target_level || !getenv("CVML_NO_FUSION");
-    st->rt.cortexm = g->cpu_target_level ? g->cpu_target_cortexm : cpu_build_cortexm();
+    st->rt.cortexm =
+        static_cast<uint8_t>(g->cpu_target_level ? g->cpu_target_cortexm : cpu_build_cortexm());
     st->rt.portable = g->cpu_target_level == CPU_SIMD_SCALAR + 1 && !g->cpu_target_cortexm;
     if (!st->rt.pool) {
         cvml_mem_free(st);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "device/cpu/thread_pool.h"
 
@@ -32,12 +33,13 @@ typedef struct cpu_runtime {
     const struct cpu_simd_config* simd;
     /* Fusion, views and narrow storage (off with CVML_NO_FUSION=1; a bare-metal image
      * has no environment, and is always on). Off at the scalar level, kernels take
-     * their plain reference loops, which tests compare against. */
-    int fusion;
-    int cortexm; /* enum cpu_cortexm_kernels */
+     * their plain reference loops, which tests compare against. Bytes, not ints: a
+     * microcontroller keeps one runtime per subgraph. */
+    uint8_t fusion;
+    uint8_t cortexm; /* enum cpu_cortexm_kernels */
     /* Preparing a portable plan (the `scalar` target), which every build without
      * Cortex-M kernels runs: kernels declare only what all such builds' kernels do. */
-    int portable;
+    uint8_t portable;
 } cpu_runtime;
 
 struct ir_subgraph;

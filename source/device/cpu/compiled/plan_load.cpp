@@ -526,7 +526,7 @@ int start_runtime(compiled_plan* p) {
     p->rt.simd = cpu_simd_config_of(p->rt.simd_level);
 #endif
     p->rt.fusion = 1;
-    p->rt.cortexm = family == PLAN_FAMILY_CORTEXM ? p->file.target.level : int{CPU_CM_NONE};
+    p->rt.cortexm = family == PLAN_FAMILY_CORTEXM ? p->file.target.level : uint8_t{CPU_CM_NONE};
     p->rt.portable = family == PLAN_FAMILY_PORTABLE;
     if (p->file.target.threads == 1) return CVML_OK;
     p->rt.pool = thread_pool_create(p->file.target.threads);

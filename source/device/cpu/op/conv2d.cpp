@@ -254,7 +254,7 @@ int cm_kernels(const cpu_node_ctx* ctx) {
     // A host plans for any target; a bare-metal build only for its own kernels, so the
     // smallest image (no Cortex-M kernels) carries none of this.
     constexpr bool kPlansCortexM = CVML_SIMD_CORTEXM || !CVML_BARE_METAL;
-    return kPlansCortexM && ctx->rt ? ctx->rt->cortexm : CPU_CM_NONE;
+    return kPlansCortexM && ctx->rt ? int{ctx->rt->cortexm} : int{CPU_CM_NONE};
 }
 
 bool cm_in_place_geometry(const cpu_node_ctx* ctx, const conv_geom& g) {
