@@ -10,6 +10,7 @@
 
 #include "device/cpu/compiled/plan_state.h"
 #include "device/cpu/thread_pool.h"
+#include "operator/format_limits.h"
 #include "utility/error.h"
 #include "utility/platform.h"
 
@@ -140,7 +141,9 @@ int check_tensor(const compiled_plan* p, uint32_t i) {
         return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_KIND, f, "kind %u", kind);
     if (storage != STORAGE_INT8 && storage != STORAGE_INT16 && storage != STORAGE_INT32)
         return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_STORAGE, f, "storage %u", storage);
-    if (ndim > CVML_MAX_DIMS)
+    // The format's shape limits (operator/format_limits.h), which the CVM verifier holds
+    // every tensor to and kernels and the byte I/O rely on (no empty dimension).
+    if (ndim < 1 || ndim > CVML_MAX_DIMS)
         return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_NDIM, f, "ndim %u", ndim);
     const int32_t precision = static_cast<int32_t>(plan_get32(r + TENS_PRECISION));
     if (precision < 1 || precision > 32)
@@ -149,10 +152,14 @@ int check_tensor(const compiled_plan* p, uint32_t i) {
     uint64_t count = 1;
     for (uint32_t d = 0; d < CVML_MAX_DIMS; ++d) {
         const uint32_t dim = plan_get32(r + TENS_DIMS + 4 * d);
-        if (dim > INT32_MAX || (d >= ndim && dim != 0))
+        const bool ok = d < ndim ? dim >= 1 && dim <= kFormatMaxDim : dim == 0;
+        if (!ok)
             return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_DIMS + 4 * d, f,
                                "dimension %" PRIu32, dim);
-        if (d < ndim) count = count * dim > INT32_MAX ? uint64_t{INT32_MAX} + 1 : count * dim;
+        if (d < ndim) count *= dim;
+        if (count > static_cast<uint64_t>(kFormatMaxElements))
+            return fail_record(PLAN_TENS, PLAN_TENS_RECORD, i, TENS_DIMS + 4 * d, f,
+                               "more than 2^30 elements");
     }
     const uint64_t bytes = count * storage;
     if (bytes > INT32_MAX || plan_get32(r + TENS_BYTES) != bytes)
