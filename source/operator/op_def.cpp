@@ -185,7 +185,9 @@ static int parse_one(const op_def* op, const attr_spec* spec, const char* text, 
                                op->pair_tuples ? ATTR_PAIR_KEEP : ATTR_TUPLE_MAX);
         }
         case ATTR_OPT_INT: {
-            attr_opt_int v = {0, 0};
+            // Every byte set, padding too: a parsed struct is copied whole (compiled plans).
+            attr_opt_int v;
+            memset(&v, 0, sizeof v);
             const char* p = skip_space(text);
             if (strncmp(p, "None", 4) != 0 || *skip_space(p + 4) != '\0') {
                 int rc = attr_parse_int(text, spec->name, &v.value);
