@@ -255,7 +255,9 @@ int check_step_ranges(const compiled_plan* p, uint32_t s) {
             plan_record(p, PLAN_TAIL, PLAN_TAIL_RECORD, static_cast<uint32_t>(tail) + k);
         const cvml_step st = plan_get_step(t + TAIL_STEP);
         const uint32_t operand = plan_get32(t + TAIL_OPERAND);
-        if (!step_sane(st, 1 << 30, &chain) ||
+        // A tail's added operand is the record's tensor, not one of the step's inputs:
+        // the step's own operand index is never read, so any is sane.
+        if (!step_sane(st, INT32_MAX, &chain) ||
             (st.kind == CVML_STEP_ADD) != (operand != PLAN_NONE) ||
             (operand != PLAN_NONE && operand >= p->tensors))
             return fail_record(PLAN_TAIL, PLAN_TAIL_RECORD, static_cast<uint32_t>(tail) + k, 0,
@@ -421,16 +423,14 @@ int check_prerun(const compiled_plan* p, uint32_t s, cpu_node_ctx* c, const cpu_
 int check_step(compiled_plan* p, uint32_t s) {
     int rc = check_step_ranges(p, s);
     if (rc) return rc;
-    const uint32_t kernel =
-        plan_get32(plan_record(p, PLAN_STEP, PLAN_STEP_RECORD, s) + STEP_KERNEL);
     cpu_node_ctx c;
-    plan_bind_step(p, s, &c);
-    rc = op_check_params(p->op_of[kernel], c.param);
+    const cpu_kernel* kernel = plan_bind_step(p, s, &c);
+    rc = op_check_params(c.node->op, c.param);
     if (rc) return cvml_fail_context(rc, "compiled plan: step %" PRIu32 ": ", s);
-    rc = check_storage(p, s, &c, p->kernel_of[kernel]);
-    if (!rc) rc = check_shapes(p, s, &c, p->op_of[kernel]);
-    if (!rc) rc = check_prerun(p, s, &c, p->kernel_of[kernel]);
-    if (!rc) rc = check_overlaps(p, s, &c, p->kernel_of[kernel]);
+    rc = check_storage(p, s, &c, kernel);
+    if (!rc) rc = check_shapes(p, s, &c, c.node->op);
+    if (!rc) rc = check_prerun(p, s, &c, kernel);
+    if (!rc) rc = check_overlaps(p, s, &c, kernel);
     return rc;
 }
 
@@ -521,6 +521,8 @@ int place_state(const plan_file* f, uint8_t* arena, size_t arena_len, compiled_p
     p->io_ptrs = reinterpret_cast<ir_tensor**>(base + l.io_ptrs);
     p->io_ids = reinterpret_cast<int32_t*>(base + l.io_ids);
     p->acts = base + l.acts;
+    p->tail.steps = p->tail_steps;
+    p->node.name = const_cast<char*>("");
     *out = p;
     return CVML_OK;
 }

@@ -2,7 +2,6 @@
  * filled into the window from the records, so that RAM holds one step's structures,
  * not the graph's; the kernels' run functions then see what they see on the CVM path. */
 #include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "device/cpu/compiled/plan_state.h"
@@ -32,7 +31,7 @@ void plan_fill_tensor(const compiled_plan* p, uint32_t i, ir_tensor* t) {
     }
 }
 
-void plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx) {
+const cpu_kernel* plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx) {
     const uint8_t* r = plan_record(p, PLAN_STEP, PLAN_STEP_RECORD, s);
     const uint32_t kernel = plan_get32(r + STEP_KERNEL);
     const uint32_t inputs = plan_get32(r + STEP_INPUTS), outputs = plan_get32(r + STEP_OUTPUTS);
@@ -54,13 +53,10 @@ void plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx) {
         p->tail_steps[k].operand = &p->win[used++];
     }
     p->tail.count = static_cast<int32_t>(tail_count);
-    p->tail.steps = p->tail_steps;
     const op_def* op = p->op_of[kernel];
     p->node.index = static_cast<int32_t>(plan_get32(r + STEP_NODE));
     p->node.op = op;
     p->node.op_name = const_cast<char*>(op->name);
-    snprintf(p->node_name, sizeof p->node_name, "node %" PRIu32, plan_get32(r + STEP_NODE));
-    p->node.name = p->node_name;
     // The node reads its tensors by index in a graph of the window's, which is how an
     // operator's step (op_def.step) finds its constant operand at run time.
     p->node.inputs = p->ids;
@@ -92,6 +88,7 @@ void plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx) {
     ctx->rt = &p->rt;
     ctx->caps = plan_get32(r + STEP_CAPS);
     ctx->tail = tail_count ? &p->tail : nullptr;
+    return p->kernel_of[kernel];
 }
 
 int plan_run(compiled_plan* p) {
@@ -99,12 +96,10 @@ int plan_run(compiled_plan* p) {
     int rc = CVML_OK;
     for (uint32_t s = 0; s < p->steps && !rc; ++s) {
         cpu_node_ctx ctx;
-        plan_bind_step(p, s, &ctx);
-        rc = p->kernel_of[plan_get32(plan_record(p, PLAN_STEP, PLAN_STEP_RECORD, s) + STEP_KERNEL)]
-                 ->run(&ctx);
+        rc = plan_bind_step(p, s, &ctx)->run(&ctx);
         if (rc)
-            rc = cvml_fail_context(rc, "step %" PRIu32 " (%s, %s): ", s, p->node_name,
-                                   p->node.op_name);
+            rc = cvml_fail_context(rc, "step %" PRIu32 " (node %" PRId32 ", %s): ", s,
+                                   p->node.index, p->node.op_name);
     }
     if (p->rt.pool) thread_pool_end(p->rt.pool);
     return rc;

@@ -23,8 +23,9 @@ struct compiled_plan {
     ir_tensor** win_ptrs;
     cpu_tail_step tail_steps[CPU_TAIL_MAX];
     cpu_tail tail;
-    ir_node node; /* the step's node: its index and operator, parameters, tensor ids */
-    char node_name[40];
+    /* The step's node: its index and operator, parameters, tensor ids; no name (the run
+     * loop's message names the step, node index and operator). */
+    ir_node node;
     ir_graph view; /* the window's tensors as a graph the node's ids index */
     int32_t* ids;  /* 0, 1, ...: the window's tensors in slot order */
     /* The graph the API sees: the plan's inputs, then its outputs. */
@@ -50,5 +51,6 @@ static inline cvml_step plan_get_step(const uint8_t* r) {
 
 /* Tensor i of TENS as an ir_tensor (its data in the arena or the file). */
 void plan_fill_tensor(const compiled_plan* p, uint32_t i, ir_tensor* t);
-/* Step s's context in the window: its tensors, tail, parameters, state and scratch. */
-void plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx);
+/* Step s's context in the window: its tensors, tail, parameters, state and scratch;
+ * returns its kernel. */
+const cpu_kernel* plan_bind_step(compiled_plan* p, uint32_t s, cpu_node_ctx* ctx);

@@ -213,7 +213,6 @@ int put_scratch_and_param(writer* w, const cpu_node_exec* ne, uint8_t* rec) {
 int put_step(writer* w, const cpu_node_exec* ne, uint32_t* window) {
     uint8_t* rec = sink_grow(&w->sec[PLAN_STEP], PLAN_STEP_RECORD, 1);
     if (!rec) return too_big();
-    const size_t rec_at = static_cast<size_t>(rec - w->sec[PLAN_STEP].data);
     uint32_t kernel = 0;
     int rc = kernel_index(w, ne, &kernel);
     const int32_t total = ne->ctx.input_count + ne->ctx.output_count;
@@ -225,8 +224,6 @@ int put_step(writer* w, const cpu_node_exec* ne, uint32_t* window) {
         if (!rc && !slot) rc = too_big();
         if (!rc) plan_put32(slot, t);
     }
-    // Growing the other sections may not move this one, but re-find the record anyway.
-    rec = w->sec[PLAN_STEP].data + rec_at;
     if (!rc) rc = put_tail(w, ne, rec);
     if (!rc) rc = put_state(w, ne, rec);
     if (!rc) rc = put_scratch_and_param(w, ne, rec);
