@@ -48,21 +48,26 @@ std::vector<int32_t> values(size_t n, std::mt19937& rng, int mode) {
         if (mode == 1) x = (rng() & 1) ? -128 : 127;
         if (mode == 2) x = -128;
         if (mode == 3) x = dw(rng);
+        if (mode == 4) x = d8(rng) & 127;          // a relu's output
+        if (mode == 5) x = (rng() & 1) ? 0 : 127;  // its extremes
     }
+    if (mode == 6 && n > 0) v[rng() % n] = -1;  // one negative value among zeros
     return v;
 }
 
 /* cvm_range: weights within +-127 (a verified CVM model's: its -128s become -127), which
- * is what avx2's int8 kernel takes (others take its exact fallback); B keeps the whole
- * int8 range either way. */
+ * is what avx2's signed int8 kernel takes (others take its exact fallback); B keeps the
+ * whole int8 range either way. b_mode: B's values (values(); -1: mode's). by_rows: B
+ * packed whole by gemm_pack_b_rows, as conv2d packs it (else group by group, as dense). */
 void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t seed, int splits,
-                bool plain = false, bool fold_bias = false, bool cvm_range = false) {
+                bool plain = false, bool fold_bias = false, bool cvm_range = false, int b_mode = -1,
+                bool by_rows = false) {
     std::mt19937 rng(seed);
     std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
     if (cvm_range)
         for (auto& x : A)
             if (static_cast<int8_t>(x) == INT8_MIN) x = -127;
-    std::vector<int32_t> B = values(static_cast<size_t>(K) * N, rng, mode);
+    std::vector<int32_t> B = values(static_cast<size_t>(K) * N, rng, b_mode < 0 ? mode : b_mode);
     std::vector<int32_t> ref(static_cast<size_t>(M) * N);
     for (int32_t m = 0; m < M; ++m)
         for (int32_t n = 0; n < N; ++n) {
@@ -101,7 +106,13 @@ void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t s
     std::vector<uint8_t> packed(gemm_b_bytes(level, K, N) + 64);
     std::vector<int8_t> b8(B.size());
     for (size_t i = 0; i < B.size(); ++i) b8[i] = static_cast<int8_t>(B[i]);
-    for (int32_t k4 = 0; k4 * 4 < K; ++k4) {
+    if (by_rows) {
+        std::vector<int64_t> offsets(static_cast<size_t>(K));
+        for (int32_t k = 0; k < K; ++k) offsets[static_cast<size_t>(k)] = int64_t{k} * N;
+        const std::vector<int8_t> pad(static_cast<size_t>(N) + 64, INT8_MIN);
+        gemm_pack_b_rows(level, b8.data(), offsets.data(), pad.data(), N, K, packed.data());
+    }
+    for (int32_t k4 = 0; k4 * 4 < K && !by_rows; ++k4) {
         const int8_t* rows[GEMM_KG];
         for (int i = 0; i < GEMM_KG; ++i) {
             int32_t k = k4 * 4 + i;
@@ -187,11 +198,33 @@ TEST(SimdGemm, ExtremesAllLevels) {
             }
 }
 
+/* B packed whole (conv2d's packing) with no negative value, which avx2 multiplies as
+ * vpmaddubsw's unsigned operand, against every kind of weights (-128 included); and B
+ * with negative values, a single one among zeros included, which must not take it. */
+TEST(SimdGemm, PackedRowsSignsAllLevels) {
+    uint32_t seed = 100;
+    for (int level : levels())
+        for (int mode : {0, 1, 2})
+            for (int b_mode : {4, 5, 6, 0, 1})
+                for (int32_t K : {1, 5, 64, 67, 576})
+                    for (int32_t N : {1, 15, 16, 17, 48}) {
+                        ++seed;
+                        check_gemm(level, 17, K, N, mode, seed, 2, false, false, false, b_mode,
+                                   true);
+                        check_gemm(level, 16, K, N, mode, seed, 1, true, false, false, b_mode,
+                                   true);
+                        check_gemm(level, 16, K, N, mode, seed, 1, true, false, true, b_mode, true);
+                    }
+}
+
 TEST(SimdGemm, LargeKWrapsLikeUpstream) {
     // 140000 products of (-128) * (-128) overflow int32: the sum must wrap, not saturate.
     for (int level : levels()) check_gemm(level, 8, 140000, 16, 2, 3, 1);
     // The same with weights -127 (avx2's int8 kernel): 140000 * 16256 wraps too.
     for (int level : levels()) check_gemm(level, 8, 140000, 16, 2, 3, 1, true, false, true);
+    // And 140000 products of (-128) * 127 with B packed whole: avx2's unsigned form.
+    for (int level : levels())
+        check_gemm(level, 8, 140000, 16, 2, 3, 1, true, false, false, 5, true);
 }
 
 /* gemm_run_narrow (dot products along K) against the reference, for every tail width,

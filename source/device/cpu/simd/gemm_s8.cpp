@@ -173,7 +173,8 @@ int32_t gemm_b_cols(int level, int32_t N) {
 }
 
 size_t gemm_b_bytes(int level, int32_t K, int32_t N) {
-    return static_cast<size_t>(round_up(K, GEMM_KG)) * static_cast<size_t>(gemm_b_cols(level, N));
+    return cpu_simd_config_of(level)->gemm_b_head +
+           static_cast<size_t>(round_up(K, GEMM_KG)) * static_cast<size_t>(gemm_b_cols(level, N));
 }
 
 void gemm_pack_b_group(int level, const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,

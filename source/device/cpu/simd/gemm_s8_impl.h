@@ -76,8 +76,11 @@ void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N, int32
                     int8_t* packed);
 #endif
 
-/* avx2's B: int8 panels of this many columns, each k4 step one ymm (x86/avx2/). */
+/* avx2's B: int8 panels of this many columns, each k4 step one ymm (x86/avx2/), after
+ * a head of AVX2_B_HEAD bytes whose first is 1 where no packed value is negative (the
+ * kernel then multiplies x itself as vpmaddubsw's unsigned operand) and 0 otherwise. */
 #define AVX2_PANEL 8
+#define AVX2_B_HEAD 64
 
 /* aarch64's levels (neon, dotprod, i8mm) share B's layout, signed in panels of 12
  * columns; the weights are signed, in blocks of GEMM_MR rows interleaved by 4 as at

@@ -42,6 +42,7 @@ struct cpu_simd_config {
     bool gemm_notes_min;    /* the kernel negates weights: -128 is noted (has_min) */
     bool gemm_folds_start;  /* a bias or an added constant may fold into the sums' start */
     uint8_t gemm_taps_zero; /* the byte of the value 0 in taps mode's image */
+    uint8_t gemm_b_head;    /* bytes before packed B's panels (avx2: its sign summary) */
     /* One tile (rows m0.., columns n0..) of A times packed B. */
     void (*gemm_tile)(const gemm_weights* a, const void* b, int32_t N, int32_t m0, int32_t rows,
                       int32_t n0, int32_t cols, int32_t* tile);

@@ -1,5 +1,5 @@
-/* The int8 GEMM at avx2 (vpmaddubsw): the 4 x 16 micro-kernel on int8-packed B, its
- * exact fallback for weights holding -128, and B's packing. */
+/* The int8 GEMM at avx2 (vpmaddubsw): the 4 x 16 micro-kernels on int8-packed B, their
+ * exact fallback, and B's packing. */
 #include <string.h>
 
 #include "device/cpu/simd/gemm_s8_impl.h"
@@ -17,11 +17,16 @@ namespace {
  * rows read in place; a row's 4 bytes are broadcast to every column.
  *
  * vpmaddubsw multiplies unsigned by signed bytes and saturates its pair sums to int16.
- * It takes |x| (B, any int8: |-128| is the byte 128) and w with x's sign (vpsignb);
- * with |w| <= 127 a pair sum is at most 2 * 128 * 127 = 32,512 < 32,767, so nothing
- * saturates, and vpmaddwd against ones widens the pairs to int32 exactly. A weight of
- * -128 cannot be negated in a byte: such weights (never a verified CVM model's, whose
- * conv2d and dense operands are within +-127) take the scalar fallback. */
+ * Two forms keep it exact:
+ *  - B without negative values (the packer's head says so: nearly every convolution
+ *    reads a relu's or a clip's output) is the unsigned operand as it is, the weights
+ *    the signed one: a pair sum is within 2 * 127 * 128 = 32,512 < 32,768, whatever
+ *    the weights (-128 included). Three instructions a product pair of vectors.
+ *  - Any other B: |x| and w with x's sign (vpsignb); with |w| <= 127 a pair sum is at
+ *    most 2 * 128 * 127 = 32,512, so nothing saturates. A weight of -128 cannot be
+ *    negated in a byte: such weights (never a verified CVM model's, whose conv2d and
+ *    dense operands are within +-127) take the scalar fallback.
+ * vpmaddwd against ones then widens the pairs to int32 exactly. */
 
 #define AVX2_ROWS 4
 
@@ -41,23 +46,35 @@ inline int32_t load_a(const int8_t* p) {
         : "+x"(acc), "=&x"(t)                                                    \
         : "x"(u), "xm"(s), "x"(w), "xm"(ones))
 
-/* One step of a row: its 4 weight bytes at a times B's panels (|x| in u0, u1; x in s0,
- * s1), into the row's accumulators. */
-template <int NC>
+/* acc += vpmaddwd(vpmaddubsw(u, w), ones) for u without negative values: the same
+ * order kept. */
+#define MADD_ACC_UNSIGNED(acc, u, w, ones, t)                                   \
+    __asm__("vpmaddubsw %3, %2, %1\n\tvpmaddwd %4, %1, %1\n\tvpaddd %1, %0, %0" \
+            : "+x"(acc), "=&x"(t)                                               \
+            : "x"(u), "x"(w), "xm"(ones))
+
+/* One step of a row: its 4 weight bytes at a times B's panels (x in s0, s1; |x| in u0,
+ * u1, which are s0, s1 themselves in the unsigned form), into the row's accumulators. */
+template <int NC, bool UNSIGNED_B>
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0, __m256i& c1,
                                                                     __m256i u0, __m256i s0,
                                                                     __m256i u1, __m256i s1,
                                                                     __m256i ones, const int8_t* a) {
     const __m256i w = _mm256_set1_epi32(load_a(a));
     __m256i t;
-    MADD_ACC(c0, u0, s0, w, ones, t);
-    if (NC > 1) MADD_ACC(c1, u1, s1, w, ones, t);
+    if (UNSIGNED_B) {
+        MADD_ACC_UNSIGNED(c0, u0, w, ones, t);
+        if (NC > 1) MADD_ACC_UNSIGNED(c1, u1, w, ones, t);
+    } else {
+        MADD_ACC(c0, u0, s0, w, ones, t);
+        if (NC > 1) MADD_ACC(c1, u1, s1, w, ones, t);
+    }
 }
 
 /* Rows a, a + lda, .. (AVX2_ROWS of them) times NC panels of B (panel_bytes apart),
- * over k4n steps of K, into the tile at its row stride. Named accumulators (GCC spills
- * an array of vectors to the stack). */
-template <int NC>
+ * over k4n steps of K, into the tile at its row stride; UNSIGNED_B: B holds no negative
+ * value. Named accumulators (GCC spills an array of vectors to the stack). */
+template <int NC, bool UNSIGNED_B>
 CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, size_t panel_bytes,
                                int32_t k4n, int32_t* tile) {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -66,15 +83,15 @@ CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, siz
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const int8_t* bk = b + static_cast<size_t>(k4) * 32;
         const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk));
-        const __m256i u0 = _mm256_abs_epi8(s0);
+        const __m256i u0 = UNSIGNED_B ? s0 : _mm256_abs_epi8(s0);
         const __m256i s1 =
             NC > 1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + panel_bytes)) : s0;
-        const __m256i u1 = NC > 1 ? _mm256_abs_epi8(s1) : u0;
+        const __m256i u1 = NC > 1 && !UNSIGNED_B ? _mm256_abs_epi8(s1) : s1;
         const int8_t* ak = a + static_cast<size_t>(k4) * 4;
-        ukr_row<NC>(c00, c01, u0, s0, u1, s1, ones, ak);
-        ukr_row<NC>(c10, c11, u0, s0, u1, s1, ones, ak + lda);
-        ukr_row<NC>(c20, c21, u0, s0, u1, s1, ones, ak + 2 * lda);
-        ukr_row<NC>(c30, c31, u0, s0, u1, s1, ones, ak + 3 * lda);
+        ukr_row<NC, UNSIGNED_B>(c00, c01, u0, s0, u1, s1, ones, ak);
+        ukr_row<NC, UNSIGNED_B>(c10, c11, u0, s0, u1, s1, ones, ak + lda);
+        ukr_row<NC, UNSIGNED_B>(c20, c21, u0, s0, u1, s1, ones, ak + 2 * lda);
+        ukr_row<NC, UNSIGNED_B>(c30, c31, u0, s0, u1, s1, ones, ak + 3 * lda);
     }
     const __m256i c[AVX2_ROWS][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
     for (int r = 0; r < AVX2_ROWS; ++r)
@@ -83,8 +100,8 @@ CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, siz
                                 c[r][p]);
 }
 
-/* The exact fallback for weights holding -128: the same tile from the same packed B,
- * one product at a time (sums wrap modulo 2^32). */
+/* The exact fallback for weights holding -128 with B holding negative values: the same
+ * tile from the same packed B, one product at a time (sums wrap modulo 2^32). */
 void tile_avx2_scalar(const int8_t* ap, size_t lda, const int8_t* b, size_t panel_bytes,
                       int32_t k4n, int32_t cols, int32_t* tile) {
     for (int32_t r = 0; r < GEMM_MR; ++r)
@@ -100,13 +117,30 @@ void tile_avx2_scalar(const int8_t* ap, size_t lda, const int8_t* b, size_t pane
         }
 }
 
+/* The 4-row halves of a tile in 16-column steps, B with or without negative values. */
+template <bool UNSIGNED_B>
+void tile_halves(const int8_t* ap, size_t lda, const int8_t* bp, size_t panel_bytes, int32_t k4n,
+                 int32_t cols, int32_t* tile) {
+    for (int32_t half = 0; half < GEMM_MR / AVX2_ROWS; ++half)
+        for (int32_t c = 0; c < cols; c += 2 * AVX2_PANEL) {
+            const int8_t* ar = ap + static_cast<size_t>(half * AVX2_ROWS) * lda;
+            const int8_t* bc = bp + static_cast<size_t>(c / AVX2_PANEL) * panel_bytes;
+            int32_t* t = tile + half * AVX2_ROWS * GEMM_NT + c;
+            if (cols - c > AVX2_PANEL)
+                ukr_avx2<2, UNSIGNED_B>(ar, lda, bc, panel_bytes, k4n, t);
+            else
+                ukr_avx2<1, UNSIGNED_B>(ar, lda, bc, panel_bytes, k4n, t);
+        }
+}
+
 }  // namespace
 
 void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile) {
     const int32_t k4n = a->Kp / 4;
     const size_t panel_bytes = static_cast<size_t>(k4n) * 32;
-    const int8_t* bp = b + static_cast<size_t>(n0 / AVX2_PANEL) * panel_bytes;
+    const bool unsigned_b = b[0] == 1;
+    const int8_t* bp = b + AVX2_B_HEAD + static_cast<size_t>(n0 / AVX2_PANEL) * panel_bytes;
     const int8_t* ap;
     size_t lda;
     if (a->plain && m0 + GEMM_MR <= a->M) {
@@ -118,31 +152,27 @@ void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, i
         ap = static_cast<const int8_t*>(a->data) + blk * static_cast<size_t>(a->Kp);
         lda = static_cast<size_t>(a->Kp);
     }
-    if (a->has_min) {
+    if (unsigned_b)
+        tile_halves<true>(ap, lda, bp, panel_bytes, k4n, cols, tile);
+    else if (!a->has_min)
+        tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, tile);
+    else
         tile_avx2_scalar(ap, lda, bp, panel_bytes, k4n, cols, tile);
-        return;
-    }
-    for (int32_t half = 0; half < GEMM_MR / AVX2_ROWS; ++half)
-        for (int32_t c = 0; c < cols; c += 2 * AVX2_PANEL) {
-            const int8_t* ar = ap + static_cast<size_t>(half * AVX2_ROWS) * lda;
-            const int8_t* bc = bp + static_cast<size_t>(c / AVX2_PANEL) * panel_bytes;
-            int32_t* t = tile + half * AVX2_ROWS * GEMM_NT + c;
-            if (cols - c > AVX2_PANEL)
-                ukr_avx2<2>(ar, lda, bc, panel_bytes, k4n, t);
-            else
-                ukr_avx2<1>(ar, lda, bc, panel_bytes, k4n, t);
-        }
 }
 
 namespace {
 
-/* Columns n .. n + 15 of 4 rows into two panels (at p0 and p0 + panel_bytes). */
+/* Columns n .. n + 15 of 4 rows into two panels (at p0 and p0 + panel_bytes); their
+ * values ORed into seen (the sign bits tell whether B has a negative value). */
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pack16(const int8_t* const rows[4],
                                                                    int32_t n, int8_t* p0,
-                                                                   size_t panel_bytes) {
+                                                                   size_t panel_bytes,
+                                                                   __m128i& seen) {
     __m128i r[4];
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i) {
         r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i] + n));
+        seen = _mm_or_si128(seen, r[i]);
+    }
     // Byte pairs of rows 0, 1 and of rows 2, 3, then their 16-bit pairs: each column's 4.
     const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), lo23 = _mm_unpacklo_epi8(r[2], r[3]);
     const __m128i hi01 = _mm_unpackhi_epi8(r[0], r[1]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
@@ -155,27 +185,43 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pack16(const int8_t*
 }
 
 /* Group k4 of B (rows[i] NULL past K: zeros) into its panels: column c's 4 values at
- * (c % 8) * 4 of the step, columns N .. (rounded up to a panel) zeros. */
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pack_group(
+ * (c % 8) * 4 of the step, columns N .. (rounded up to a panel) zeros. Returns whether
+ * a packed value is negative. */
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) bool pack_group(
     const int8_t* const rows[GEMM_KG], int32_t N, size_t panel_bytes, int32_t k4, int8_t* packed) {
     int8_t* step = packed + static_cast<size_t>(k4) * 32;
     int32_t n = 0;
+    __m128i seen = _mm_setzero_si128();
     if (rows[0] && rows[1] && rows[2] && rows[3])
         for (; n + 16 <= N; n += 16)
-            pack16(rows, n, step + static_cast<size_t>(n / AVX2_PANEL) * panel_bytes, panel_bytes);
+            pack16(rows, n, step + static_cast<size_t>(n / AVX2_PANEL) * panel_bytes, panel_bytes,
+                   seen);
+    bool negative = _mm_movemask_epi8(seen) != 0;
     const int32_t Np = round_up(N, AVX2_PANEL);
     for (; n < Np; ++n)
-        for (int i = 0; i < GEMM_KG; ++i)
+        for (int i = 0; i < GEMM_KG; ++i) {
+            const int8_t v = rows[i] && n < N ? rows[i][n] : 0;
+            negative |= v < 0;
             step[static_cast<size_t>(n / AVX2_PANEL) * panel_bytes +
-                 static_cast<size_t>(n % AVX2_PANEL) * 4 + static_cast<size_t>(i)] =
-                rows[i] && n < N ? rows[i][n] : 0;
+                 static_cast<size_t>(n % AVX2_PANEL) * 4 + static_cast<size_t>(i)] = v;
+        }
+    return negative;
+}
+
+/* The head of a packed B (AVX2_B_HEAD bytes): whether it holds no negative value. */
+void write_head(int8_t* packed, bool unsigned_b) {
+    memset(packed, 0, AVX2_B_HEAD);
+    packed[0] = unsigned_b ? 1 : 0;
 }
 
 }  // namespace
 
+/* One group at a time, the head cannot know about the groups not yet packed: it says
+ * "signed" (the form that takes any B). */
 CVML_TARGET_AVX2 void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp,
                                       int32_t k4, int8_t* packed) {
-    pack_group(rows, N, static_cast<size_t>(Kp / 4) * 32, k4, packed);
+    write_head(packed, false);
+    pack_group(rows, N, static_cast<size_t>(Kp / 4) * 32, k4, packed + AVX2_B_HEAD);
 }
 
 /* All row groups of B (gemm_pack_b_rows at avx2), the group's packing inlined: a call
@@ -183,12 +229,14 @@ CVML_TARGET_AVX2 void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t
 CVML_TARGET_AVX2 void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N,
                                      int32_t K, int8_t* packed) {
     const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 32;
+    bool negative = false;
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         // Rows past K pack to zeros: the weights read in place have other bytes there.
         const int8_t* rows[GEMM_KG];
         group_rows(base, offsets, nullptr, K, k4, rows);
-        pack_group(rows, N, panel_bytes, k4, packed);
+        negative |= pack_group(rows, N, panel_bytes, k4, packed + AVX2_B_HEAD);
     }
+    write_head(packed, !negative);
 }
 
 }  // namespace gemm_impl
