@@ -330,6 +330,65 @@ TEST(SimdGemm, SelectPackingMatchesGatheredColumns) {
     }
 }
 
+/* A dense strip's GEMM (gemm_pack_b_select, then the tiles) against products over the
+ * selected columns, at each level that packs selections; images with and without
+ * negative values (avx2 multiplies the latter as vpmaddubsw's unsigned operand), weights
+ * with -128. */
+TEST(SimdGemm, SelectedColumnsGemmMatchesReference) {
+    std::mt19937 rng(13);
+    for (int level : levels()) {
+        if (level != CPU_SIMD_AVX512 && level != CPU_SIMD_AVX2) continue;
+        for (int iter = 0; iter < 300; ++iter) {
+            const int32_t K = 1 + static_cast<int32_t>(rng() % 70), M = 1 + rng() % 20;
+            const int32_t cols = 1 + static_cast<int32_t>(rng() % 48);
+            gemm_select sel = {};
+            std::vector<int32_t> pos;
+            for (int32_t j = 0, at = 0; j < cols; ++j, at += 1 + (rng() % 5 == 0 ? 1 : 0))
+                pos.push_back(at);
+            if (pos.back() >= 64) continue;
+            sel.panels = (cols + 15) / 16;
+            bool fits = true;
+            for (int32_t i = 0; i < sel.panels; ++i) {
+                sel.from[i] = pos[16 * i] / 16;
+                for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
+                    const int32_t rel = pos[16 * i + j] - 16 * sel.from[i];
+                    fits = fits && rel < 32;
+                    sel.idx[i][j] = static_cast<uint8_t>(rel);
+                }
+            }
+            if (!fits || !gemm_select_ok(&sel)) continue;
+            const bool non_negative = iter % 2 == 0;
+            std::vector<int8_t> img(static_cast<size_t>(K) * 64 + 64);
+            for (auto& v : img) v = static_cast<int8_t>(non_negative ? rng() & 127 : rng());
+            std::vector<int8_t> a(static_cast<size_t>(M) * K + 4);
+            for (auto& v : a) v = static_cast<int8_t>(rng() % 3 == 0 ? -128 : rng());
+            std::vector<int64_t> offsets(K);
+            for (int32_t k = 0; k < K; ++k) offsets[k] = static_cast<int64_t>(k) * 64;
+            const std::vector<int8_t> pad(64, -128);
+            std::vector<uint8_t> packed(gemm_b_bytes(level, K, 48) + 64, 0xEE);
+            gemm_pack_b_select(level, img.data(), offsets.data(), pad.data(), K, &sel,
+                               packed.data());
+            gemm_weights w;
+            ASSERT_EQ(gemm_weights_plain(level, a.data(), M, K, &w), CVML_OK);
+            std::vector<int32_t> C(static_cast<size_t>(M) * cols, 0x5a5a5a5a);
+            std::vector<int> hits(C.size(), 0);
+            Sink s = {&C, cols, &hits};
+            gemm_run_tiles(&w, packed.data(), cols, 0, gemm_tile_count(M, cols), sink_tile, &s);
+            gemm_weights_free(&w);
+            for (int32_t m = 0; m < M; ++m)
+                for (int32_t j = 0; j < cols; ++j) {
+                    uint32_t acc = 0;
+                    for (int32_t k = 0; k < K; ++k)
+                        acc += static_cast<uint32_t>(a[static_cast<size_t>(m) * K + k] *
+                                                     img[offsets[k] + pos[j]]);
+                    ASSERT_EQ(C[static_cast<size_t>(m) * cols + j], static_cast<int32_t>(acc))
+                        << cpu_simd_name(level) << " iter " << iter << " m " << m << " column "
+                        << j;
+                }
+        }
+    }
+}
+
 int32_t ref_rshift(int32_t x, int32_t p, int32_t b) {
     int64_t mx = (int64_t{1} << (p - 1)) - 1;
     if (mx == 0) return 0;

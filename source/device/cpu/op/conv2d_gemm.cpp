@@ -173,11 +173,14 @@ bool dense_strip_of(const conv_gemm* f, int64_t st, dense_strip* d) {
     return gemm_select_ok(&d->sel) != 0;
 }
 
-/* The 16-column vectors computed for n GEMM columns, in halves: 48-column strips, and a
- * narrow tail (dot products) counted as one half. */
-int64_t half_vectors(int64_t n) {
-    const int64_t rest = n % GEMM_NT;
-    return 6 * (n / GEMM_NT) + (rest == 0 ? 0 : rest <= GEMM_NARROW ? 1 : 2 * ((rest + 15) / 16));
+/* The 8-column vectors computed for n GEMM columns: 48-column strips, the rest in the
+ * level's panels, and (where the level has them) a narrow tail of dot products counted
+ * as one. */
+int64_t half_vectors(const conv_gemm* f, int64_t n) {
+    const int64_t rest = n % GEMM_NT, panel = f->cfg->gemm_panel;
+    if (rest == 0) return 6 * (n / GEMM_NT);
+    if (rest <= GEMM_NARROW && gemm_narrow_ok(&f->w)) return 6 * (n / GEMM_NT) + 1;
+    return 6 * (n / GEMM_NT) + (rest + panel - 1) / panel * panel / 8;
 }
 
 bool taps4_fits(const conv_gemm* f);
@@ -190,8 +193,9 @@ bool taps4_fits(const conv_gemm* f);
  * 32 on 16x16 (11%) ran 15% and 10% faster in taps mode; 128 on 28x28 (7.5%) and 64 on
  * 8x8 (20%) 2.5% and 3% slower. */
 bool dense_pays(const conv_gemm* f) {
-    if (!f->cfg->dense_strips || f->direct || f->nf == f->N || !gemm_narrow_ok(&f->w)) return false;
-    const int64_t dense = half_vectors(f->N), flat = half_vectors(f->nf);
+    if (!f->cfg->dense_strips || !f->cfg->gemm_pack_select || f->direct || f->nf == f->N)
+        return false;
+    const int64_t dense = half_vectors(f, f->N), flat = half_vectors(f, f->nf);
     if (20 * dense > 19 * flat) return false;
     return !taps4_fits(f) || 10 * f->g.o * (flat - dense) >= 64 * flat;
 }

@@ -299,7 +299,7 @@ void gemm_run_tiles_tail(const gemm_weights* a, const void* packed_b, int32_t N,
 void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                         int32_t K, const gemm_select* sel, void* packed) {
     const cpu_simd_config* cfg = cpu_simd_config_of(level);
-    // gemm_narrow_ok() is false without narrow tails, so callers never get here then.
+    // Dense strips are chosen only where the level packs selections (dense_pays).
     if (!cfg->gemm_pack_select) abort();
     cfg->gemm_pack_select(base, offsets, pad, K, sel, static_cast<uint8_t*>(packed));
 }

@@ -108,7 +108,7 @@ typedef struct gemm_select {
     uint8_t idx[3][16];
 } gemm_select;
 int gemm_select_ok(const gemm_select* sel);
-/* Packs a strip of K rows, its columns chosen by sel (avx512 only). */
+/* Packs a strip of K rows, its columns chosen by sel (avx512, avx2). */
 void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                         int32_t K, const gemm_select* sel, void* packed);
 

@@ -74,6 +74,9 @@ void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp, i
                      int8_t* packed);
 void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N, int32_t K,
                     int8_t* packed);
+/* gemm_pack_b_select at avx2 (dense strips). */
+void pack_select_avx2(const int8_t* base, const int64_t* offsets, int32_t K, const gemm_select* sel,
+                      int8_t* packed);
 #endif
 
 /* avx2's B: int8 panels of this many columns, each k4 step one ymm (x86/avx2/), after

@@ -118,6 +118,10 @@ void pack_rows_x2(const int8_t* base, const int64_t* offsets, const int8_t*, int
                   void* packed) {
     pack_rows_avx2(base, offsets, N, K, static_cast<int8_t*>(packed));
 }
+void pack_select_x2(const int8_t* base, const int64_t* offsets, const int8_t*, int32_t K,
+                    const gemm_select* sel, uint8_t* packed) {
+    pack_select_avx2(base, offsets, K, sel, reinterpret_cast<int8_t*>(packed));
+}
 
 const cpu_simd_config kAvx2 = {
     /* level */ CPU_SIMD_AVX2,
@@ -133,14 +137,14 @@ const cpu_simd_config kAvx2 = {
     /* gemm_pack_group */ pack_group_x2,
     /* gemm_pack_rows */ pack_rows_x2,
     /* gemm_interleave4 */ interleave4_scalar,
-    /* gemm_pack_select */ nullptr,
+    /* gemm_pack_select */ pack_select_x2,
     /* gemm_narrow_block */ nullptr,
     /* gemm_tiles_tail */ nullptr,
     /* gemm_tile_taps */ nullptr,
     /* taps_in_place */ false,
     /* image_rows_i8 */ nullptr,
     /* image_rows_max_sw */ 0,
-    /* dense_strips */ false,
+    /* dense_strips */ true,
     /* bcast_items */ nullptr,
     /* acc_row */ cpu_conv2d::acc_row_avx2,
     /* dw_image */ nullptr,

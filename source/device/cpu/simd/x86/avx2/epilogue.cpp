@@ -20,8 +20,25 @@ CVML_TARGET_AVX2 inline __m256i load8_256(const void* p, int32_t storage, int64_
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const int32_t*>(p) + i));
 }
 
-/* The first c (< 8) values from element i, the rest 0; and their store. */
+/* The low bytes of 8 int32 lanes (a C cast to int8), in order, as one 64-bit value. */
+CVML_TARGET_AVX2 inline uint64_t low_bytes8(__m256i v) {
+    const __m256i narrow =
+        _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
+                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i b = _mm256_shuffle_epi8(v, narrow);
+    return static_cast<uint32_t>(_mm256_extract_epi32(b, 0)) |
+           static_cast<uint64_t>(static_cast<uint32_t>(_mm256_extract_epi32(b, 4))) << 32;
+}
+
+/* The first c (< 8) values from element i, the rest 0; and their store. int8, the
+ * storage of nearly every tail's operand and output, moves its c bytes at once (every
+ * row of a flat strip's tile ends in such a part). */
 CVML_TARGET_AVX2 inline __m256i load_part8(const void* p, int32_t storage, int64_t i, int64_t c) {
+    if (storage == STORAGE_INT8) {
+        int64_t bytes = 0;
+        memcpy(&bytes, static_cast<const int8_t*>(p) + i, static_cast<size_t>(c));
+        return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes));
+    }
     alignas(32) int32_t t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int64_t k = 0; k < c; ++k) t[k] = ir_storage_load(p, storage, i + k);
     return _mm256_load_si256(reinterpret_cast<const __m256i*>(t));
@@ -29,6 +46,11 @@ CVML_TARGET_AVX2 inline __m256i load_part8(const void* p, int32_t storage, int64
 
 CVML_TARGET_AVX2 inline void store_part8(void* p, int32_t storage, int64_t i, int64_t c,
                                          __m256i v) {
+    if (storage == STORAGE_INT8) {
+        const uint64_t bytes = low_bytes8(v);
+        memcpy(static_cast<int8_t*>(p) + i, &bytes, static_cast<size_t>(c));
+        return;
+    }
     alignas(32) int32_t t[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(t), v);
     for (int64_t k = 0; k < c; ++k) ir_storage_store(p, storage, i + k, t[k]);
@@ -36,14 +58,8 @@ CVML_TARGET_AVX2 inline void store_part8(void* p, int32_t storage, int64_t i, in
 
 CVML_TARGET_AVX2 inline void store8_256(void* out, int32_t storage, int64_t i, __m256i v) {
     if (storage == STORAGE_INT8) {
-        const __m256i narrow =
-            _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8,
-                             12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-        const __m256i b = _mm256_shuffle_epi8(v, narrow);
-        const int32_t lo = _mm256_extract_epi32(b, 0), hi = _mm256_extract_epi32(b, 4);
-        int8_t* d = static_cast<int8_t*>(out) + i;
-        __builtin_memcpy(d, &lo, 4);
-        __builtin_memcpy(d + 4, &hi, 4);
+        const uint64_t bytes = low_bytes8(v);
+        memcpy(static_cast<int8_t*>(out) + i, &bytes, 8);
         return;
     }
     if (storage == STORAGE_INT16) {  // the low halves (a C cast), in order

@@ -46,12 +46,12 @@ inline int32_t load_a(const int8_t* p) {
         : "+x"(acc), "=&x"(t)                                                    \
         : "x"(u), "xm"(s), "x"(w), "xm"(ones))
 
-/* acc += vpmaddwd(vpmaddubsw(u, w), ones) for u without negative values: the same
- * order kept. */
-#define MADD_ACC_UNSIGNED(acc, u, w, ones, t)                                   \
-    __asm__("vpmaddubsw %3, %2, %1\n\tvpmaddwd %4, %1, %1\n\tvpaddd %1, %0, %0" \
-            : "+x"(acc), "=&x"(t)                                               \
-            : "x"(u), "x"(w), "xm"(ones))
+/* acc + vpmaddwd(vpmaddubsw(u, w), ones) for u without negative values. Plain
+ * intrinsics: with no vpsignb temporaries GCC keeps every accumulator in a register and
+ * interleaves the rows' products itself, faster than a fixed order (docs/perf-log.md). */
+CVML_TARGET_AVX2 inline __m256i madd_unsigned(__m256i acc, __m256i u, __m256i w, __m256i ones) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, w), ones));
+}
 
 /* One step of a row: its 4 weight bytes at a times B's panels (x in s0, s1; |x| in u0,
  * u1, which are s0, s1 themselves in the unsigned form), into the row's accumulators. */
@@ -61,11 +61,11 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0,
                                                                     __m256i u1, __m256i s1,
                                                                     __m256i ones, const int8_t* a) {
     const __m256i w = _mm256_set1_epi32(load_a(a));
-    __m256i t;
     if (UNSIGNED_B) {
-        MADD_ACC_UNSIGNED(c0, u0, w, ones, t);
-        if (NC > 1) MADD_ACC_UNSIGNED(c1, u1, w, ones, t);
+        c0 = madd_unsigned(c0, u0, w, ones);
+        if (NC > 1) c1 = madd_unsigned(c1, u1, w, ones);
     } else {
+        __m256i t;
         MADD_ACC(c0, u0, s0, w, ones, t);
         if (NC > 1) MADD_ACC(c1, u1, s1, w, ones, t);
     }
@@ -237,6 +237,56 @@ CVML_TARGET_AVX2 void pack_rows_avx2(const int8_t* base, const int64_t* offsets,
         negative |= pack_group(rows, N, panel_bytes, k4, packed + AVX2_B_HEAD);
     }
     write_head(packed, !negative);
+}
+
+namespace {
+
+/* 16 bytes of 32 (lo, hi) picked by idx (each < 32): pshufb on both halves, bit 4 of
+ * the index choosing between them. */
+CVML_TARGET_AVX2 inline __m128i pick16(__m128i lo, __m128i hi, __m128i idx) {
+    const __m128i from_hi = _mm_slli_epi16(idx, 3);  // bit 4 to each byte's sign bit
+    return _mm_blendv_epi8(_mm_shuffle_epi8(lo, idx), _mm_shuffle_epi8(hi, idx), from_hi);
+}
+
+/* One row group of a dense strip: each row's 64 consecutive columns, output panel pair p
+ * (16 columns) picked from 16-column groups from[p] and from[p] + 1, then interleaved
+ * into B's two 8-column panels of that pair as pack16 does. */
+CVML_TARGET_AVX2 inline void select_group(const int8_t* const rows[GEMM_KG], const gemm_select* sel,
+                                          const __m128i idx[3], int8_t* step, size_t panel_bytes,
+                                          __m128i& seen) {
+    for (int32_t p = 0; p < sel->panels; ++p) {
+        alignas(16) int8_t picked[GEMM_KG][16];
+        for (int i = 0; i < GEMM_KG; ++i) {
+            const int8_t* src = rows[i] + 16 * sel->from[p];
+            const __m128i v =
+                pick16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16)), idx[p]);
+            _mm_store_si128(reinterpret_cast<__m128i*>(picked[i]), v);
+        }
+        const int8_t* const picked_rows[GEMM_KG] = {picked[0], picked[1], picked[2], picked[3]};
+        pack16(picked_rows, 0, step + static_cast<size_t>(2 * p) * panel_bytes, panel_bytes, seen);
+    }
+}
+
+}  // namespace
+
+/* gemm_pack_b_select at avx2. Rows past K pack to zeros (the weights read in place
+ * have other bytes there), from a row of zeros rather than pad. */
+CVML_TARGET_AVX2 void pack_select_avx2(const int8_t* base, const int64_t* offsets, int32_t K,
+                                       const gemm_select* sel, int8_t* packed) {
+    static const int8_t zeros[64] = {0};
+    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 32;
+    __m128i idx[3];
+    for (int32_t p = 0; p < 3; ++p)
+        idx[p] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[p]));
+    __m128i seen = _mm_setzero_si128();
+    for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
+        const int8_t* rows[GEMM_KG];
+        group_rows(base, offsets, zeros, K, k4, rows);
+        select_group(rows, sel, idx, packed + AVX2_B_HEAD + static_cast<size_t>(k4) * 32,
+                     panel_bytes, seen);
+    }
+    write_head(packed, _mm_movemask_epi8(seen) == 0);
 }
 
 }  // namespace gemm_impl
