@@ -582,3 +582,23 @@ TEST(SimdEpilogue, Int8StorageInAndOut) {
 }
 
 }  // namespace
+
+/* The even and odd bytes of rows of every length up to 100 (the vector steps and the
+ * scalar rest), each level against the plain loop; nothing written past either half. */
+TEST(SimdEpilogue, Deinterleave2AllLevels) {
+    std::mt19937 rng(21);
+    for (int level : levels())
+        for (int64_t n = 0; n <= 100; ++n) {
+            std::vector<int8_t> src(static_cast<size_t>(n));
+            for (auto& v : src) v = static_cast<int8_t>(rng());
+            std::vector<int8_t> even(static_cast<size_t>(n) / 2 + 8, 0x55),
+                odd(static_cast<size_t>(n) / 2 + 8, 0x55);
+            std::vector<int8_t> want_even = even, want_odd = odd;
+            for (int64_t i = 0; i < n; ++i)
+                (i % 2 ? want_odd : want_even)[static_cast<size_t>(i / 2)] =
+                    src[static_cast<size_t>(i)];
+            simd_deinterleave2_i8(level, src.data(), n, even.data(), odd.data());
+            ASSERT_EQ(even, want_even) << cpu_simd_name(level) << " n " << n;
+            ASSERT_EQ(odd, want_odd) << cpu_simd_name(level) << " n " << n;
+        }
+}

@@ -166,7 +166,7 @@ const cpu_simd_config kAvx2 = {
     /* narrow_i32_i8 */ cpu_ep::narrow_scalar,
     /* compact_i32 */ cpu_ep::compact_scalar,
     /* compact_max_vectors */ INT32_MAX,
-    /* deinterleave2_i8 */ cpu_ep::deinterleave2_scalar,
+    /* deinterleave2_i8 */ cpu_ep::deinterleave2_avx2,
 };
 
 /* The direct depthwise's domain: each 128-bit lane's taps lie in a 16-byte window

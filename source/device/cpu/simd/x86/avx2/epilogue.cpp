@@ -204,6 +204,23 @@ CVML_TARGET_AVX2 void planned_tile_avx2(const ep_tile_plan* p, const int32_t* ti
     }
 }
 
+/* 32 bytes a step: each 128-bit lane's even bytes to its low half and odd bytes to its
+ * high half, then the lanes' halves joined; the last few bytes by the scalar code. */
+CVML_TARGET_AVX2 void deinterleave2_avx2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
+    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0,
+                                           2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256i v = _mm256_shuffle_epi8(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), split);
+        const __m256i joined = _mm256_permute4x64_epi64(v, 0xD8);  // qwords 0, 2, 1, 3
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(even + i / 2), _mm256_castsi256_si128(joined));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + i / 2),
+                         _mm256_extracti128_si256(joined, 1));
+    }
+    deinterleave2_scalar(src + i, n - i, even + i / 2, odd + i / 2);
+}
+
 }  // namespace cpu_ep
 
 #endif
