@@ -442,11 +442,10 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
     const int64_t chw = g.c * g.h * g.w;
     ep_tile_plan plan;
     epilogue_plan_tile(f->level, ep, bias != nullptr, yt->storage, &plan);
-    // Whole tiles go through the chain in the micro-kernel where it can (no bias left
-    // to add: it is folded into the sums).
+    // Whole tiles go through the chain in the micro-kernel where the level can.
     gemm_tail tail;
     memset(&tail, 0, sizeof tail);
-    if (!bias && gemm_tail_plan(&f->w, &plan, &tail)) {
+    if (gemm_tail_plan(&f->w, &plan, bias, &tail)) {
         tail.out = static_cast<int8_t*>(yt->data);
         tail.out_stride = f->N;
         tail.own_ahead = f->own_ahead;

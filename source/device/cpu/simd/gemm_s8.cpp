@@ -246,21 +246,27 @@ int64_t gemm_tile_count(int32_t M, int32_t N) {
     return mb * nt;
 }
 
-int gemm_tail_plan(const gemm_weights* a, const ep_tile_plan* plan, gemm_tail* t) {
+int gemm_tail_plan(const gemm_weights* a, const ep_tile_plan* plan, const int32_t* bias,
+                   gemm_tail* t) {
     memset(t, 0, sizeof *t);
 #if CVML_SIMD_X86
+    const cpu_simd_config* cfg = cpu_simd_config_of(a->level);
     cpu_ep::rc_chain rc;
-    if (!cpu_simd_config_of(a->level)->gemm_tiles_tail || !cpu_ep::match_rc_chain(plan->ep, &rc) ||
-        rc.pre || !rc.folded || !cpu_ep::rc_saturates_to_i8(rc, plan->out_storage))
+    if (!cfg->gemm_tiles_tail || !cpu_ep::match_rc_chain(plan->ep, &rc) || rc.pre ||
+        !cpu_ep::rc_saturates_to_i8(rc, plan->out_storage))
         return 0;
+    // A level whose sums start from the bias and the rounding addend has no add left.
+    if (!cfg->gemm_tail_adds_bias && (bias || !rc.folded)) return 0;
     if (rc.add && rc.add->src_storage != STORAGE_INT8) return 0;
     static_assert(sizeof rc <= sizeof t->chain, "a tail holds its chain");
     memcpy(t->chain, &rc, sizeof rc);
     t->kind = GEMM_TAIL_ON | (rc.add ? GEMM_TAIL_ADD : 0);
+    t->bias = bias;
     return 1;
 #else
     (void)a;
     (void)plan;
+    (void)bias;
     return 0;
 #endif
 }

@@ -69,14 +69,16 @@ int64_t gemm_tile_count(int32_t M, int32_t N);
 void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0, int64_t t1,
                     gemm_tile_fn fn, void* arg);
 
-/* A tail fused into the micro-kernel (avx512): a tile of GEMM_MR rows and more than 32
- * columns is not written to a tile buffer for fn but put through the epilogue's chain in
- * registers and stored as int8, which saves the buffer's stores and reloads and a call per
- * tile. The chains: cvm_right_shift with its rounding addend folded into the sums (a
- * shift) and a clip, then optionally a residual add of an int8 operand and a clip,
- * saturating to int8, with no bias (it is in the sums) and no requantization prefix: what
- * nearly every convolution of a quantized network ends in. The same operations in the
- * same order as the plan's tile function. Every other tile still goes to fn. */
+/* A tail fused into the micro-kernel (avx512, avx2): a tile of GEMM_MR rows and more
+ * than 32 columns (avx512) or whose every column is kept (avx2) is not written to a tile
+ * buffer for fn but put through the epilogue's chain in registers and stored as int8,
+ * which saves the buffer's stores and reloads and a call per tile. The chains:
+ * cvm_right_shift and a clip, then optionally a residual add of an int8 operand and a
+ * clip, saturating to int8, with no requantization prefix: what nearly every convolution
+ * of a quantized network ends in. At avx512 the shift's rounding addend and the bias are
+ * in the sums (a shift, no bias); avx2 adds the bias and rounds in the tail. The same
+ * operations in the same order as the plan's tile function. Every other tile still goes
+ * to fn. */
 struct ep_tile_plan;
 struct ep_tile_keep;
 typedef struct gemm_tail {
@@ -88,11 +90,13 @@ typedef struct gemm_tail {
     const struct ep_tile_keep* keep; /* the tile columns kept */
     int32_t own_ahead;               /* fetch the next tile's output lines for writing */
     int64_t out_size;                /* the output's length, for those fetches */
+    const int32_t* bias;             /* avx2: row m's bias is bias[m]; NULL: none */
 } gemm_tail;
-/* Fills t (but for out, out_first, out_stride and keep) from a plan made without a bias
- * for the int8 output of a GEMM with these weights; returns 1 where the level fuses
- * that chain, else 0 (t->kind is 0). */
-int gemm_tail_plan(const gemm_weights* a, const struct ep_tile_plan* plan, gemm_tail* t);
+/* Fills t (but for out, out_first, out_stride and keep) from a plan for the int8 output
+ * of a GEMM with these weights and bias (NULL: none; avx512 takes none, its bias being
+ * in the sums); returns 1 where the level fuses that chain, else 0 (t->kind is 0). */
+int gemm_tail_plan(const gemm_weights* a, const struct ep_tile_plan* plan, const int32_t* bias,
+                   gemm_tail* t);
 /* gemm_run_tiles with a fused tail (or none: tail NULL or tail->kind 0), for at most
  * GEMM_NT columns (one tile's, as tail->keep describes them). */
 void gemm_run_tiles_tail(const gemm_weights* a, const void* packed_b, int32_t N, int64_t t0,

@@ -69,6 +69,9 @@ void narrow_block_avx512(const gemm_weights* a, const uint8_t* b, size_t stride,
 /* ---- avx2 (x86/avx2/gemm_s8.cpp) */
 void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile);
+/* Tiles [t0, t1) with a fused tail (gemm_tail, kind != 0) on packed B. */
+void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int64_t t0, int64_t t1,
+                         const gemm_tail* tail, gemm_tile_fn fn, void* arg);
 /* B in panels of 8 columns (gemm_pack_b_group, gemm_pack_b_rows at avx2). */
 void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp, int32_t k4,
                      int8_t* packed);

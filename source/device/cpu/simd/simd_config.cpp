@@ -68,6 +68,7 @@ const cpu_simd_config kScalar = {
     /* gemm_pack_select */ nullptr,
     /* gemm_narrow_block */ nullptr,
     /* gemm_tiles_tail */ nullptr,
+    /* gemm_tail_adds_bias */ false,
     /* gemm_tile_taps */ nullptr,
     /* taps_in_place */ false,
     /* image_rows_i8 */ nullptr,
@@ -118,6 +119,10 @@ void pack_rows_x2(const int8_t* base, const int64_t* offsets, const int8_t*, int
                   void* packed) {
     pack_rows_avx2(base, offsets, N, K, static_cast<int8_t*>(packed));
 }
+void run_tiles_tail_x2(const gemm_weights* a, const uint8_t* b, const int64_t*, int32_t N,
+                       int64_t t0, int64_t t1, const gemm_tail* tail, gemm_tile_fn fn, void* arg) {
+    run_tiles_tail_avx2(a, reinterpret_cast<const int8_t*>(b), N, t0, t1, tail, fn, arg);
+}
 void pack_select_x2(const int8_t* base, const int64_t* offsets, const int8_t*, int32_t K,
                     const gemm_select* sel, uint8_t* packed) {
     pack_select_avx2(base, offsets, K, sel, reinterpret_cast<int8_t*>(packed));
@@ -139,7 +144,8 @@ const cpu_simd_config kAvx2 = {
     /* gemm_interleave4 */ interleave4_scalar,
     /* gemm_pack_select */ pack_select_x2,
     /* gemm_narrow_block */ nullptr,
-    /* gemm_tiles_tail */ nullptr,
+    /* gemm_tiles_tail */ run_tiles_tail_x2,
+    /* gemm_tail_adds_bias */ true,
     /* gemm_tile_taps */ nullptr,
     /* taps_in_place */ false,
     /* image_rows_i8 */ nullptr,
@@ -188,6 +194,7 @@ const cpu_simd_config kAvx512 = {
     /* gemm_pack_select */ pack_select_avx512,
     /* gemm_narrow_block */ narrow_block_avx512,
     /* gemm_tiles_tail */ run_tiles_tail_avx512,
+    /* gemm_tail_adds_bias */ false,
     /* gemm_tile_taps */ tile_taps_avx512,
     /* taps_in_place */ true,
     /* image_rows_i8 */ cpu_conv2d::image_rows_i8_avx512,
@@ -273,6 +280,7 @@ constexpr cpu_simd_config arm_config(int level, int32_t k_pad, int32_t layout,
         /* gemm_pack_select */ nullptr,
         /* gemm_narrow_block */ nullptr,
         /* gemm_tiles_tail */ nullptr,
+        /* gemm_tail_adds_bias */ false,
         /* gemm_tile_taps */ taps,
         /* taps_in_place */ false,
         /* image_rows_i8 */ nullptr,

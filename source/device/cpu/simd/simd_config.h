@@ -66,6 +66,9 @@ struct cpu_simd_config {
     void (*gemm_tiles_tail)(const gemm_weights* a, const uint8_t* b, const int64_t* boff, int32_t N,
                             int64_t t0, int64_t t1, const gemm_tail* tail, gemm_tile_fn fn,
                             void* arg);
+    /* The fused tail adds the bias and the rounding itself (avx2), rather than finding
+     * both in the sums (avx512: gemm_weights_fold_bias, epilogue_fold_round). */
+    bool gemm_tail_adds_bias;
     /* Taps mode: one tile with B read from the image at img + boff[k4]; NULL without
      * taps mode. taps_in_place: only for weights read in place in whole row blocks. */
     void (*gemm_tile_taps)(const gemm_weights* a, const uint8_t* img, const int64_t* boff,

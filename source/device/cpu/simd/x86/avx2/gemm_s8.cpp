@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "device/cpu/simd/gemm_s8_impl.h"
+#include "device/cpu/simd/x86/avx2/epilogue_avx2.h"
 
 #if CVML_SIMD_X86
 #include <immintrin.h>
@@ -71,12 +72,44 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0,
     }
 }
 
+/* Where a micro-kernel's sums go. tile_sink: the tile buffer, at the kernel's first row
+ * and column. */
+struct tile_sink {
+    int32_t* tile;
+    CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT + p * AVX2_PANEL), v);
+    }
+};
+
+/* tail_sink: the fused tail (gemm_tail). Row r's sums plus its bias through the matched
+ * chain, stored as int8 from output element at + r * stride on, the first `cols` (of
+ * the kernel's 8 or 16) columns. */
+struct tail_sink {
+    const cpu_ep::rc_chain* rc;
+    const cpu_ep::rc_consts8* k;
+    int8_t* out;
+    int64_t at, stride;
+    const int32_t* bias; /* the kernel's first row's, or NULL */
+    int32_t cols;
+    CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
+        const int32_t c = cols - p * AVX2_PANEL < AVX2_PANEL ? cols - p * AVX2_PANEL : AVX2_PANEL;
+        if (c <= 0) return;
+        if (bias) v = _mm256_add_epi32(v, _mm256_set1_epi32(bias[r]));
+        const int64_t i = at + r * stride + p * AVX2_PANEL;
+        v = cpu_ep::rc_apply8(*rc, *k, v, i, c);
+        if (c == AVX2_PANEL)
+            cpu_ep::store8_256(out, STORAGE_INT8, i, v);
+        else
+            cpu_ep::store_part8(out, STORAGE_INT8, i, c, v);
+    }
+};
+
 /* Rows a, a + lda, .. (AVX2_ROWS of them) times NC panels of B (panel_bytes apart),
- * over k4n steps of K, into the tile at its row stride; UNSIGNED_B: B holds no negative
- * value. Named accumulators (GCC spills an array of vectors to the stack). */
-template <int NC, bool UNSIGNED_B>
+ * over k4n steps of K, into the sink; UNSIGNED_B: B holds no negative value. Named
+ * accumulators (GCC spills an array of vectors to the stack). */
+template <int NC, bool UNSIGNED_B, typename Sink>
 CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, size_t panel_bytes,
-                               int32_t k4n, int32_t* tile) {
+                               int32_t k4n, const Sink& sink) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
     __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
@@ -95,9 +128,7 @@ CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, siz
     }
     const __m256i c[AVX2_ROWS][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
     for (int r = 0; r < AVX2_ROWS; ++r)
-        for (int p = 0; p < NC; ++p)
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT + p * AVX2_PANEL),
-                                c[r][p]);
+        for (int p = 0; p < NC; ++p) sink.put(r, p, c[r][p]);
 }
 
 /* The exact fallback for weights holding -128 with B holding negative values: the same
@@ -117,20 +148,40 @@ void tile_avx2_scalar(const int8_t* ap, size_t lda, const int8_t* b, size_t pane
         }
 }
 
-/* The 4-row halves of a tile in 16-column steps, B with or without negative values. */
-template <bool UNSIGNED_B>
+/* The 4-row halves of a tile in 16-column steps, B with or without negative values;
+ * sink_at(row, column) gives the sink of the kernel starting there. */
+template <bool UNSIGNED_B, typename SinkAt>
 void tile_halves(const int8_t* ap, size_t lda, const int8_t* bp, size_t panel_bytes, int32_t k4n,
-                 int32_t cols, int32_t* tile) {
+                 int32_t cols, const SinkAt& sink_at) {
     for (int32_t half = 0; half < GEMM_MR / AVX2_ROWS; ++half)
         for (int32_t c = 0; c < cols; c += 2 * AVX2_PANEL) {
             const int8_t* ar = ap + static_cast<size_t>(half * AVX2_ROWS) * lda;
             const int8_t* bc = bp + static_cast<size_t>(c / AVX2_PANEL) * panel_bytes;
-            int32_t* t = tile + half * AVX2_ROWS * GEMM_NT + c;
+            const auto sink = sink_at(half * AVX2_ROWS, c);
             if (cols - c > AVX2_PANEL)
-                ukr_avx2<2, UNSIGNED_B>(ar, lda, bc, panel_bytes, k4n, t);
+                ukr_avx2<2, UNSIGNED_B>(ar, lda, bc, panel_bytes, k4n, sink);
             else
-                ukr_avx2<1, UNSIGNED_B>(ar, lda, bc, panel_bytes, k4n, t);
+                ukr_avx2<1, UNSIGNED_B>(ar, lda, bc, panel_bytes, k4n, sink);
         }
+}
+
+/* Row block m0's weights: rows read in place, or zero-padded rows (all of them when
+ * packed, the last partial block in plain mode). */
+void weights_at(const gemm_weights* a, int32_t m0, const int8_t** ap, size_t* lda) {
+    if (a->plain && m0 + GEMM_MR <= a->M) {
+        *ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
+        *lda = static_cast<size_t>(a->lda);
+        return;
+    }
+    const size_t blk = a->plain ? 0 : static_cast<size_t>(m0);
+    *ap = static_cast<const int8_t*>(a->data) + blk * static_cast<size_t>(a->Kp);
+    *lda = static_cast<size_t>(a->Kp);
+}
+
+/* B's panels from column n0 on, and its panels' size. */
+const int8_t* b_panels(const gemm_weights* a, const int8_t* b, int32_t n0, size_t* panel_bytes) {
+    *panel_bytes = static_cast<size_t>(a->Kp / 4) * 32;
+    return b + AVX2_B_HEAD + static_cast<size_t>(n0 / AVX2_PANEL) * *panel_bytes;
 }
 
 }  // namespace
@@ -138,26 +189,67 @@ void tile_halves(const int8_t* ap, size_t lda, const int8_t* bp, size_t panel_by
 void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, int32_t cols,
                int32_t* tile) {
     const int32_t k4n = a->Kp / 4;
-    const size_t panel_bytes = static_cast<size_t>(k4n) * 32;
-    const bool unsigned_b = b[0] == 1;
-    const int8_t* bp = b + AVX2_B_HEAD + static_cast<size_t>(n0 / AVX2_PANEL) * panel_bytes;
+    size_t panel_bytes;
+    const int8_t* bp = b_panels(a, b, n0, &panel_bytes);
     const int8_t* ap;
     size_t lda;
-    if (a->plain && m0 + GEMM_MR <= a->M) {
-        ap = a->plain + static_cast<size_t>(m0) * static_cast<size_t>(a->lda);
-        lda = static_cast<size_t>(a->lda);
-    } else {
-        // Zero-padded rows: all of them when packed, the last partial block in plain mode.
-        const size_t blk = a->plain ? 0 : static_cast<size_t>(m0);
-        ap = static_cast<const int8_t*>(a->data) + blk * static_cast<size_t>(a->Kp);
-        lda = static_cast<size_t>(a->Kp);
-    }
-    if (unsigned_b)
-        tile_halves<true>(ap, lda, bp, panel_bytes, k4n, cols, tile);
+    weights_at(a, m0, &ap, &lda);
+    const auto sink_at = [tile](int32_t r, int32_t c) { return tile_sink{tile + r * GEMM_NT + c}; };
+    if (b[0] == 1)
+        tile_halves<true>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
     else if (!a->has_min)
-        tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, tile);
+        tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
     else
         tile_avx2_scalar(ap, lda, bp, panel_bytes, k4n, cols, tile);
+}
+
+/* gemm_run_tiles_tail at avx2: a whole row block whose every column is kept goes through
+ * the chain in the micro-kernel; the others (a partial last block, flat strips' tiles
+ * that drop columns, the -128 fallback) through the tile buffer and fn. */
+void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int64_t t0, int64_t t1,
+                         const gemm_tail* tail, gemm_tile_fn fn, void* arg) {
+    alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
+    cpu_ep::rc_chain rc;
+    memcpy(&rc, tail->chain, sizeof rc);
+    const cpu_ep::rc_consts8 k = cpu_ep::rc_consts8_of(rc);
+    const bool unsigned_b = b[0] == 1, fallback = !unsigned_b && a->has_min;
+    const int32_t k4n = a->Kp / 4;
+    const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
+    int64_t mb = t0 % mblocks, nb = t0 / mblocks;  // stepped, as in gemm_run_tiles
+    for (int64_t t = t0; t < t1; ++t, ++mb) {
+        if (mb == mblocks) {
+            mb = 0;
+            ++nb;
+        }
+        const int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
+        const int32_t n0 = static_cast<int32_t>(nb) * GEMM_NT;
+        const int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
+        const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
+        if (rows < GEMM_MR || tail->keep->count != cols || fallback) {
+            tile_avx2(a, b, m0, n0, cols, tile);
+            fn(arg, m0, rows, n0, cols, tile);
+            continue;
+        }
+        size_t panel_bytes;
+        const int8_t* bp = b_panels(a, b, n0, &panel_bytes);
+        const int8_t* ap;
+        size_t lda;
+        weights_at(a, m0, &ap, &lda);
+        const int64_t at = tail->out_first + static_cast<int64_t>(m0) * tail->out_stride;
+        const auto sink_at = [&](int32_t r, int32_t c) {
+            return tail_sink{&rc,
+                             &k,
+                             tail->out,
+                             at + r * tail->out_stride + c,
+                             tail->out_stride,
+                             tail->bias ? tail->bias + m0 + r : nullptr,
+                             cols - c};
+        };
+        if (unsigned_b)
+            tile_halves<true>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
+        else
+            tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
+    }
 }
 
 namespace {
