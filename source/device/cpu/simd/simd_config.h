@@ -80,7 +80,9 @@ struct cpu_simd_config {
     void (*image_rows_i8)(const cpu_conv2d::conv_gemm* f, const int8_t* x, int8_t* img,
                           int64_t begin, int64_t end);
     int64_t image_rows_max_sw;
-    bool dense_strips; /* dense strips when they save work (gemm_dense_mode) */
+    /* Dense strips where they save at least this percentage of the 8-column vectors
+     * (conv2d_gemm.cpp's dense_pays); 0: never. */
+    uint8_t dense_strips_min_saving;
     /* Broadcast mode's items; NULL without it. */
     void (*bcast_items)(const cpu_conv2d::conv_gemm* f, const uint8_t* img,
                         const cpu_conv2d::bcast_out* o, int64_t begin, int64_t end);
