@@ -44,6 +44,8 @@ void max_row8_avx2(int8_t* acc, const int8_t* src, int64_t n);
 void pool_rows8_avx512(const pool_fast* f, const int8_t* ph, int8_t* y, int64_t i0, int64_t i1);
 void phase_planes8_s2_avx512(const pool_fast* f, const int8_t* x, int8_t* ph, int64_t i0,
                              int64_t i1);
+/* The same folding at avx2, 32 columns a vector. */
+void pool_rows8_avx2(const pool_fast* f, const int8_t* ph, int8_t* y, int64_t i0, int64_t i1);
 #endif
 
 }  // namespace cpu_max_pool2d

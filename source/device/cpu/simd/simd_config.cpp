@@ -163,7 +163,7 @@ const cpu_simd_config kAvx2 = {
     /* dw_direct_max_kw */ 0,
     /* max_row */ cpu_max_pool2d::max_row_avx2,
     /* max_row8 */ cpu_max_pool2d::max_row8_avx2,
-    /* pool_rows8 */ nullptr,
+    /* pool_rows8 */ cpu_max_pool2d::pool_rows8_avx2,
     /* pool_phase8_s2 */ nullptr,
     /* vector_tails */ true,
     /* ep_apply */ cpu_ep::apply_avx2,
