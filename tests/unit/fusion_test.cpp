@@ -195,8 +195,9 @@ TEST(Fusion, ResidualOperandOrder) {
 /* max_pool2d between convolutions reads and writes int8 storage; at avx512 a column
  * stride of 2 splits each row into phases in registers, and each thread pools a band of
  * output rows of every plane, building only the rows its band reads. Rows past one
- * 64-byte vector, odd widths, padding, ceil_mode and strides 1 and 3 around it; bands of
- * one row and empty ones (5 threads for 4 output rows). */
+ * 64-byte vector, rows of 16 to 31 and of 32 to 64 (avx2's overlapping blocks), odd
+ * widths, padding, ceil_mode, strides 1 and 3 and a 9x9 window around it; bands of one
+ * row and empty ones (5 threads for 4 output rows). */
 TEST(Fusion, Int8PoolsBetweenConvs) {
     const Attrs pools[] = {
         {{"pool_size", "(3, 3)"}, {"strides", "(2, 2)"}, {"padding", "(1, 1)"}},
@@ -204,10 +205,11 @@ TEST(Fusion, Int8PoolsBetweenConvs) {
         {{"pool_size", "(3, 3)"}, {"strides", "(2, 2)"}, {"ceil_mode", "True"}},
         {{"pool_size", "(3, 2)"}, {"strides", "(1, 2)"}, {"padding", "(1, 1)"}},
         {{"pool_size", "(3, 3)"}, {"strides", "(3, 3)"}, {"padding", "(1, 1)"}},
+        {{"pool_size", "(9, 9)"}, {"strides", "(1, 1)"}, {"padding", "(4, 4)"}},
     };
     for (const Attrs& pool : pools)
         for (int h : {7, 30})
-            for (int w : {9, 70, 131}) {
+            for (int w : {9, 24, 40, 70, 131}) {
                 const auto build = [&](G& g) {
                     cvml_tensor* x = g.data({1, 3, h, w});
                     cvml_tensor* a = g.rshift(g.conv(x, 3, 4, 1), 8, 8);  // negatives: -128 pads
