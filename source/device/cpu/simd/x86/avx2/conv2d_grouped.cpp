@@ -1,9 +1,11 @@
 /* conv2d at avx2, groups > 1 (conv2d_grouped.cpp dispatches): the int32 multiply-add
- * rows, and the depthwise planes (vpmulld) over the phase image of an int8 input. */
+ * rows, and the depthwise kernels for an int8-stored input: vpmulld over the phase
+ * image, or vpmaddwd straight from the input (depthwise_direct_avx2). */
 #include <string.h>
 
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/x86/avx2/epilogue_avx2.h"
 
 #if CVML_SIMD_X86
 #include <immintrin.h>
@@ -32,6 +34,320 @@ CVML_TARGET_AVX2 void depthwise_plane_avx2(const conv_grouped* f, const int8_t* 
             }
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + y * g.ow + x), v);
         }
+    }
+}
+
+namespace {
+
+/* ---- the direct depthwise at avx2 (depthwise_direct_avx2) ---------------------------
+ * AVX2 has no vpdpbusd, and vpmaddubsw's int16 pair sums saturate for int8 operands
+ * (255 * 128 * 2 > 32767 with the +128 offset), so the kernel multiplies int16 pairs with
+ * vpmaddwd: lane x of a vector holds the inputs of two taps (s, s + 1) of one kernel row
+ * for output column x, sign-extended, and the weight vector the pair (w_s, w_s+1) (0 for
+ * the half past kw). Each product and pair sum is exact (|x|, |w| <= 128: at most 2^15),
+ * and the sums wrap mod 2^32 like upstream's. No offset, so no correction: padding and
+ * rows outside the input are zeros (rows are skipped). Operands of 8 output columns
+ * (a chunk), per input row:
+ *  - column stride 1: the bytes at columns x + s * dw and x + (s + 1) * dw of two 8-byte
+ *    loads interleaved (vpunpcklbw) and sign-extended to words (vpmovsxbw); an odd last
+ *    tap is one load sign-extended to dwords (vpmovsxbd), whose high word meets weight 0;
+ *  - column stride 2 (dilation 1): bytes 2x + s and 2x + s + 1 are adjacent, so a pair is
+ *    one 16-byte load sign-extended to words.
+ * A chunk whose bytes cross an edge of the input row reads a zero-padded copy. Each input
+ * row's operands are made once per block of chunks and kept in a ring of the
+ * (kh - 1) * dh + 1 rows an output row spans, so every output row reuses them. */
+
+constexpr int64_t kDw2RingVectors = 512; /* 16 KB of operands */
+constexpr int64_t kDw2SumValues = 4096;  /* 16 KB of sums, whole rows */
+
+struct dw2_plan {
+    int64_t np;                /* tap pairs per kernel row, ceil(kw / 2) */
+    int64_t span;              /* input bytes a chunk's operands read from its first column */
+    int64_t rows;              /* input rows an output row spans, (kh - 1) * dh + 1 */
+    int64_t chunks;            /* 8-column chunks of an output row */
+    int64_t block;             /* chunks whose operands share the ring */
+    const int8_t *begin, *end; /* the input tensor's bytes */
+};
+
+template <int SW, int NP>
+CVML_TARGET_AVX2 inline void dw2_operands(const int8_t* p, int64_t dw, int64_t kw, __m256i* op) {
+    for (int j = 0; j < NP; ++j) {
+        const int64_t s = 2 * j;
+        if (SW == 1) {
+            const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + s * dw));
+            if (s + 1 < kw) {
+                const __m128i b =
+                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + (s + 1) * dw));
+                op[j] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b));
+            } else {
+                op[j] = _mm256_cvtepi8_epi32(a);
+            }
+        } else {
+            op[j] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + s)));
+        }
+    }
+}
+
+/* 0xff at bytes [32, 64), so that 32 bytes loaded at kDw2Ones + 32 - lo are 0xff from
+ * byte lo on, and at kDw2Ones + 64 - hi up to byte hi. */
+alignas(32) const uint8_t kDw2Ones[96] = {
+    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0};
+
+/* Chunk c's operands from input row `row` into op[0 .. NP). A chunk whose span crosses
+ * an edge of the row reads 32 bytes from its first column where they lie inside the
+ * input tensor (the neighbouring rows' bytes, or padding's), zeroes the bytes outside
+ * the row with a mask and reads the operands from that copy; next to the tensor's ends
+ * it copies the row's bytes instead. */
+template <int SW, int NP>
+CVML_TARGET_AVX2 inline void dw2_chunk(const conv_geom& g, const dw2_plan& d, const int8_t* row,
+                                       int64_t c, __m256i* op) {
+    const int64_t first = 8 * c * SW - g.pw;
+    const int8_t* p = row + first;
+    alignas(32) int8_t edge[32];
+    if (first < 0 || first + d.span > g.w) {
+        const int64_t lo = first < 0 ? (first < -32 ? 32 : -first) : 0;
+        const int64_t hi = g.w - first > 32 ? 32 : (g.w - first < 0 ? 0 : g.w - first);
+        const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+        if (at >= reinterpret_cast<uintptr_t>(d.begin) &&
+            at + 32 <= reinterpret_cast<uintptr_t>(d.end)) {
+            const __m256i keep = _mm256_and_si256(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kDw2Ones + 32 - lo)),
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kDw2Ones + 64 - hi)));
+            _mm256_store_si256(
+                reinterpret_cast<__m256i*>(edge),
+                _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), keep));
+        } else {
+            memset(edge, 0, sizeof edge);
+            if (hi > lo) memcpy(edge + lo, p + lo, static_cast<size_t>(hi - lo));
+        }
+        p = edge;
+    }
+    dw2_operands<SW, NP>(p, g.dw, g.kw, op);
+}
+
+/* Input row `row`'s operands of chunks c0 .. c0 + nc into ring slot `slot`. */
+template <int SW, int NP>
+CVML_TARGET_AVX2 void dw2_row(const conv_geom& g, const dw2_plan& d, const int8_t* row, int64_t c0,
+                              int64_t nc, __m256i* slot) {
+    for (int64_t k = 0; k < nc; ++k) dw2_chunk<SW, NP>(g, d, row, c0 + k, slot + k * NP);
+}
+
+/* The node's fused tail on 8 sums in registers, stored in the output's storage: the
+ * steps of epilogue_apply at avx2 (apply_avx2), in the same order. */
+struct dw2_tail {
+    const epilogue* ep;
+    bool matched;
+    cpu_ep::rc_chain rc;
+    cpu_ep::rc_consts8 k;
+    void* out;
+    int32_t storage;
+};
+
+/* Sums v of outputs [at, at + c), c <= 8. */
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void dw2_tail_store(const dw2_tail& t,
+                                                                           __m256i v, int64_t at,
+                                                                           int64_t c) {
+    if (t.matched) {
+        v = cpu_ep::rc_apply8(t.rc, t.k, v, at, c);
+    } else {
+        for (int32_t s = 0; s < t.ep->step_count; ++s)
+            v = cpu_ep::step_avx2(t.ep->steps[s], v, at, c);
+    }
+    if (c == 8)
+        cpu_ep::store8_256(t.out, t.storage, at, v);
+    else
+        cpu_ep::store_part8(t.out, t.storage, at, c, v);
+}
+
+/* Input row ih's operands of NC chunks from chunk c on (zeros outside the input). */
+template <int SW, int NC>
+CVML_TARGET_AVX2 inline void dw2_slide_row(const conv_geom& g, const dw2_plan& d, const int8_t* x,
+                                           int64_t ih, int64_t c, __m256i (&op)[NC][2]) {
+    if (ih < 0 || ih >= g.h) {
+        for (int k = 0; k < NC; ++k) op[k][0] = op[k][1] = _mm256_setzero_si256();
+        return;
+    }
+    for (int k = 0; k < NC; ++k) dw2_chunk<SW, 2>(g, d, x + ih * g.w, c + k, op[k]);
+}
+
+/* Kernels of 3 rows (row dilation 1, row stride SH = 1 or 2) and 3 or 4 columns (2 tap
+ * pairs): NC chunks slide down the plane with the operands of the 3 input rows under
+ * them in registers, SH new rows per output row, and the sums go through the tail in
+ * registers. */
+template <int SW, int SH, int NC>
+CVML_TARGET_AVX2 void dw2_slide(const conv_geom& g, const dw2_plan& d, const dw2_tail& tail,
+                                const int8_t* x, int64_t c, const __m256i* w, __m256i start,
+                                int64_t plane_at) {
+    const dw2_tail t = tail;  // a local copy: the tail's constants stay in registers
+    __m256i op[3][NC][2];     // op[r]: input row y * SH - ph + r
+    for (int r = 0; r < 3 - SH; ++r) dw2_slide_row<SW, NC>(g, d, x, r - g.ph, c, op[r]);
+    for (int64_t y = 0; y < g.oh; ++y) {
+        for (int r = 3 - SH; r < 3; ++r)
+            dw2_slide_row<SW, NC>(g, d, x, y * SH - g.ph + r, c, op[r]);
+        for (int k = 0; k < NC; ++k) {
+            __m256i v = start;
+            for (int r = 0; r < 3; ++r)
+                for (int j = 0; j < 2; ++j)
+                    v = _mm256_add_epi32(v, _mm256_madd_epi16(op[r][k][j], w[2 * r + j]));
+            const int64_t x0 = 8 * (c + k);
+            dw2_tail_store(t, v, plane_at + y * g.ow + x0, g.ow - x0 < 8 ? g.ow - x0 : 8);
+        }
+        for (int r = 0; r < 3 - SH; ++r)
+            for (int k = 0; k < NC; ++k) {
+                op[r][k][0] = op[r + SH][k][0];
+                op[r][k][1] = op[r + SH][k][1];
+            }
+    }
+}
+
+/* One output plane from its input plane x, sums starting at `start`, through the tail. */
+template <int SW, int NP>
+CVML_TARGET_AVX2 void dw2_plane(const conv_grouped* f, const dw2_plan& d, const epilogue* ep,
+                                const ir_tensor* yt, const int8_t* x, int64_t plane, int32_t start,
+                                const __m256i* w, __m256i* ring, int32_t* sums) {
+    const conv_geom& g = f->g;
+    const int64_t kh = g.kh;
+    const __m256i vstart = _mm256_set1_epi32(start);
+    const int64_t out0 = plane * g.oh * g.ow;
+    for (int64_t c0 = 0; c0 < d.chunks; c0 += d.block) {
+        const int64_t nc = d.chunks - c0 < d.block ? d.chunks - c0 : d.block;
+        const int64_t n = g.ow - 8 * c0 < 8 * nc ? g.ow - 8 * c0 : 8 * nc;
+        // Whole rows go into `sums` one after another and through the tail together.
+        const bool whole = nc == d.chunks;
+        int64_t built[kDwDirectAvx2MaxRows];
+        for (int64_t i = 0; i < d.rows; ++i) built[i] = -1;
+        int64_t y0 = 0, held = 0;
+        for (int64_t y = 0; y < g.oh; ++y) {
+            const int64_t top = y * g.sh - g.ph;
+            const __m256i* ops[kDwDirectAvx2MaxRows];
+            int64_t used = 0;
+            const __m256i* wr[kDwDirectAvx2MaxRows];
+            for (int64_t r = 0; r < kh; ++r) {
+                const int64_t ih = top + r * g.dh;
+                if (ih < 0 || ih >= g.h) continue;
+                const int64_t s = ih % d.rows;
+                __m256i* slot = ring + s * d.block * NP;
+                if (built[s] != ih) {
+                    dw2_row<SW, NP>(g, d, x + ih * g.w, c0, nc, slot);
+                    built[s] = ih;
+                }
+                ops[used] = slot;
+                wr[used++] = w + r * NP;
+            }
+            int32_t* out = sums + held;
+            for (int64_t k = 0; k < nc; ++k) {
+                __m256i v = vstart;
+                for (int64_t r = 0; r < used; ++r)
+                    for (int j = 0; j < NP; ++j)
+                        v = _mm256_add_epi32(v, _mm256_madd_epi16(ops[r][k * NP + j], wr[r][j]));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * k), v);
+            }
+            held += n;
+            if (!whole || held + n > kDw2SumValues || y + 1 == g.oh) {
+                const int64_t at = whole ? out0 + y0 * g.ow : out0 + y * g.ow + 8 * c0;
+                epilogue_apply(f->level, ep, sums, STORAGE_INT32, 0, 0, yt->data, yt->storage, at,
+                               held);
+                y0 = y + 1;
+                held = 0;
+            }
+        }
+    }
+}
+
+/* Thread slot `slot`'s planes; SH > 0: by dw2_slide (3 kernel rows, row stride SH). */
+template <int SW, int NP, int SH>
+CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const ir_tensor* xt,
+                               const ir_tensor* yt, const epilogue* ep, const int32_t* bias,
+                               int64_t slot) {
+    const conv_geom& g = f->g;
+    alignas(32) __m256i ring[SH ? 1 : kDw2RingVectors];
+    alignas(32) int32_t sums[SH ? 8 : kDw2SumValues + 8];
+    __m256i w[kDwDirectAvx2MaxRows * NP];
+    dw2_tail t;
+    t.ep = ep;
+    t.matched = cpu_ep::match_rc_chain(ep, &t.rc);
+    t.k = cpu_ep::rc_consts8_of(t.rc);
+    t.out = yt->data;
+    t.storage = yt->storage;
+    const int8_t* in = static_cast<const int8_t*>(xt->data);
+    const int64_t planes = g.n * g.o;
+    for (int64_t p = planes * slot / f->threads; p < planes * (slot + 1) / f->threads; ++p) {
+        const int64_t o = p % g.o;
+        const int32_t* wo = f->wg + o * g.kh * g.kw;
+        for (int64_t r = 0; r < g.kh; ++r)
+            for (int64_t j = 0; j < NP; ++j) {
+                const int64_t s = 2 * j;
+                const uint32_t lo = static_cast<uint16_t>(wo[r * g.kw + s]);
+                const uint32_t hi = s + 1 < g.kw ? static_cast<uint16_t>(wo[r * g.kw + s + 1]) : 0u;
+                w[r * NP + j] = _mm256_set1_epi32(static_cast<int32_t>(lo | hi << 16));
+            }
+        // The bias and, when folded, the rounding addend, wrapping like the tail's add.
+        const int32_t start = static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[o] : 0) +
+                                                   static_cast<uint32_t>(f->dw.direct.half));
+        const int8_t* x = in + (p / g.o * g.c + (o / g.opg) * g.ic) * g.h * g.w;
+        if constexpr (SH > 0) {
+            const __m256i vstart = _mm256_set1_epi32(start);
+            const int64_t at = p * g.oh * g.ow;
+            int64_t c = 0;
+            for (; c + 2 <= d.chunks; c += 2) dw2_slide<SW, SH, 2>(g, d, t, x, c, w, vstart, at);
+            if (c < d.chunks) dw2_slide<SW, SH, 1>(g, d, t, x, c, w, vstart, at);
+        } else {
+            dw2_plane<SW, NP>(f, d, ep, yt, x, p, start, w, ring, sums);
+        }
+    }
+}
+
+template <int SW>
+CVML_TARGET_AVX2 void dw2_dispatch(const conv_grouped* f, const dw2_plan& d, const ir_tensor* xt,
+                                   const ir_tensor* yt, const epilogue* ep, const int32_t* bias,
+                                   int64_t slot) {
+    const conv_geom& g = f->g;
+    switch (d.np) {
+        case 1:
+            dw2_slot<SW, 1, 0>(f, d, xt, yt, ep, bias, slot);
+            break;
+        case 2:
+            if (g.kh == 3 && g.dh == 1 && g.sh == 1)
+                dw2_slot<SW, 2, 1>(f, d, xt, yt, ep, bias, slot);
+            else if (g.kh == 3 && g.dh == 1 && g.sh == 2)
+                dw2_slot<SW, 2, 2>(f, d, xt, yt, ep, bias, slot);
+            else
+                dw2_slot<SW, 2, 0>(f, d, xt, yt, ep, bias, slot);
+            break;
+        case 3:
+            dw2_slot<SW, 3, 0>(f, d, xt, yt, ep, bias, slot);
+            break;
+        default:
+            dw2_slot<SW, 4, 0>(f, d, xt, yt, ep, bias, slot);
+            break;
+    }
+}
+
+}  // namespace
+
+CVML_TARGET_AVX2 void depthwise_direct_avx2(const conv_grouped* f, const ir_tensor* xt,
+                                            const ir_tensor* yt, const epilogue* ep,
+                                            const int32_t* bias, int64_t slot) {
+    const conv_geom& g = f->g;
+    dw2_plan d;
+    d.np = (g.kw + 1) / 2;
+    d.span = g.sw == 1 ? (g.kw - 1) * g.dw + 8 : 2 * (d.np - 1) + 16;
+    d.rows = (g.kh - 1) * g.dh + 1;
+    d.chunks = (g.ow + 7) / 8;
+    d.begin = static_cast<const int8_t*>(xt->data);
+    d.end = d.begin + g.n * g.c * g.h * g.w;
+    const int64_t fit = kDw2RingVectors / (d.rows * d.np);
+    d.block = d.chunks < fit ? d.chunks : fit;
+    // Column stride 2 comes with dilation 1 (the record's window, 3 * sw + 3 * dw <= 9).
+    if (g.sw == 1) {
+        dw2_dispatch<1>(f, d, xt, yt, ep, bias, slot);
+    } else {
+        dw2_dispatch<2>(f, d, xt, yt, ep, bias, slot);
     }
 }
 
