@@ -98,6 +98,28 @@ alignas(32) const uint8_t kDw2Ones[96] = {
     0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
     0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0};
 
+/* dw2_operands of 2 tap pairs from a chunk's 32 bytes in a register (kw 3 or 4, the
+ * domain's dw <= 2 at column stride 1, dw == 1 at 2). */
+template <int SW>
+CVML_TARGET_AVX2 inline void dw2_operands_reg(__m256i m, int64_t dw, int64_t kw, __m256i* op) {
+    const __m128i lo = _mm256_castsi256_si128(m);
+    if (SW == 2) {
+        op[0] = _mm256_cvtepi8_epi16(lo);
+        op[1] = _mm256_cvtepi8_epi16(_mm_alignr_epi8(_mm256_extracti128_si256(m, 1), lo, 2));
+        return;
+    }
+    // Column stride 1: taps at bytes 0, dw, 2 dw, 3 dw of the low half (3 dw + 8 <= 16).
+    const __m128i t1 = dw == 1 ? _mm_srli_si128(lo, 1) : _mm_srli_si128(lo, 2);
+    const __m128i t2 = dw == 1 ? _mm_srli_si128(lo, 2) : _mm_srli_si128(lo, 4);
+    op[0] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(lo, t1));
+    if (kw > 3) {
+        const __m128i t3 = dw == 1 ? _mm_srli_si128(lo, 3) : _mm_srli_si128(lo, 6);
+        op[1] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(t2, t3));
+    } else {
+        op[1] = _mm256_cvtepi8_epi32(t2);
+    }
+}
+
 /* Chunk c's operands from input row `row` into op[0 .. NP). A chunk whose span crosses
  * an edge of the row reads 32 bytes from its first column where they lie inside the
  * input tensor (the neighbouring rows' bytes, or padding's), zeroes the bytes outside
@@ -118,9 +140,15 @@ CVML_TARGET_AVX2 inline void dw2_chunk(const conv_geom& g, const dw2_plan& d, co
             const __m256i keep = _mm256_and_si256(
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kDw2Ones + 32 - lo)),
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kDw2Ones + 64 - hi)));
-            _mm256_store_si256(
-                reinterpret_cast<__m256i*>(edge),
-                _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), keep));
+            const __m256i m =
+                _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), keep);
+            if constexpr (NP == 2) {
+                // The operands from the register: reading them back from a stored copy
+                // waited for the store (the loads straddle its halves).
+                dw2_operands_reg<SW>(m, g.dw, g.kw, op);
+                return;
+            }
+            _mm256_store_si256(reinterpret_cast<__m256i*>(edge), m);
         } else {
             memset(edge, 0, sizeof edge);
             if (hi > lo) memcpy(edge + lo, p + lo, static_cast<size_t>(hi - lo));
@@ -142,6 +170,7 @@ CVML_TARGET_AVX2 void dw2_row(const conv_geom& g, const dw2_plan& d, const int8_
 struct dw2_tail {
     const epilogue* ep;
     bool matched;
+    bool sat; /* the saturating int8 tail (dw2_sat_pre) */
     cpu_ep::rc_chain rc;
     cpu_ep::rc_consts8 k;
     void* out;
@@ -175,27 +204,70 @@ CVML_TARGET_AVX2 inline void dw2_slide_row(const conv_geom& g, const dw2_plan& d
     for (int k = 0; k < NC; ++k) dw2_chunk<SW, 2>(g, d, x + ih * g.w, c + k, op[k]);
 }
 
+/* The saturating int8 tail (dw2_tail::sat): a matched chain of the round (or its folded
+ * shift) and a clip to [lo, 127], nothing before or after. The clip's min is the signed
+ * saturation of the narrowing packs (vpackssdw, vpacksswb), the same value as
+ * max(min(v, 127), lo) for -128 <= lo <= 127. */
+CVML_TARGET_AVX2 inline __m256i dw2_sat_pre(const dw2_tail& t, __m256i v) {
+    if (t.rc.folded)
+        v = _mm256_sra_epi32(v, t.k.sh);
+    else
+        v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, t.k.sh), t.k.one), 1);
+    return _mm256_max_epi32(v, t.k.lo);
+}
+
+/* The first n (< 16) bytes of b at out. */
+CVML_TARGET_AVX2 inline void dw2_store_part(int8_t* out, __m128i b, int64_t n) {
+    alignas(16) int8_t tmp[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b);
+    for (int64_t i = 0; i < n; ++i) out[i] = tmp[i];
+}
+
 /* Kernels of 3 rows (row dilation 1, row stride SH = 1 or 2) and 3 or 4 columns (2 tap
  * pairs): NC chunks slide down the plane with the operands of the 3 input rows under
  * them in registers, SH new rows per output row, and the sums go through the tail in
- * registers. */
-template <int SW, int SH, int NC>
+ * registers. With the saturating int8 tail (SAT) the NC chunks are narrowed into one
+ * register and stored at once; a row's last partial store may run into the next row
+ * where this block covers the whole row and that row comes next (it is written after). */
+template <int SW, int SH, int NC, bool SAT>
 CVML_TARGET_AVX2 void dw2_slide(const conv_geom& g, const dw2_plan& d, const dw2_tail& tail,
                                 const int8_t* x, int64_t c, const __m256i* w, __m256i start,
                                 int64_t plane_at) {
     const dw2_tail t = tail;  // a local copy: the tail's constants stay in registers
     __m256i op[3][NC][2];     // op[r]: input row y * SH - ph + r
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const int64_t x0 = 8 * c, n = g.ow - x0 < 8 * NC ? g.ow - x0 : 8 * NC;
+    const bool whole_row = c == 0 && n == g.ow;
     for (int r = 0; r < 3 - SH; ++r) dw2_slide_row<SW, NC>(g, d, x, r - g.ph, c, op[r]);
     for (int64_t y = 0; y < g.oh; ++y) {
         for (int r = 3 - SH; r < 3; ++r)
             dw2_slide_row<SW, NC>(g, d, x, y * SH - g.ph + r, c, op[r]);
+        __m256i v[NC];
         for (int k = 0; k < NC; ++k) {
-            __m256i v = start;
+            v[k] = start;
             for (int r = 0; r < 3; ++r)
                 for (int j = 0; j < 2; ++j)
-                    v = _mm256_add_epi32(v, _mm256_madd_epi16(op[r][k][j], w[2 * r + j]));
-            const int64_t x0 = 8 * (c + k);
-            dw2_tail_store(t, v, plane_at + y * g.ow + x0, g.ow - x0 < 8 ? g.ow - x0 : 8);
+                    v[k] = _mm256_add_epi32(v[k], _mm256_madd_epi16(op[r][k][j], w[2 * r + j]));
+        }
+        const int64_t at = plane_at + y * g.ow + x0;
+        if constexpr (SAT) {
+            const __m256i p = _mm256_packs_epi32(dw2_sat_pre(t, v[0]), dw2_sat_pre(t, v[NC - 1]));
+            const __m128i b = _mm256_castsi256_si128(
+                _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p, p), order));
+            int8_t* out = static_cast<int8_t*>(t.out) + at;
+            if (n == 8 * NC || (whole_row && y + 1 < g.oh)) {
+                if (NC == 2)
+                    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), b);
+                else
+                    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), b);
+            } else {
+                dw2_store_part(out, b, n);
+            }
+        } else {
+            for (int k = 0; k < NC; ++k) {
+                const int64_t left = n - 8 * k < 8 ? n - 8 * k : 8;
+                dw2_tail_store(t, v[k], at + 8 * k, left);
+            }
         }
         for (int r = 0; r < 3 - SH; ++r)
             for (int k = 0; k < NC; ++k) {
@@ -272,6 +344,7 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
     t.ep = ep;
     t.matched = cpu_ep::match_rc_chain(ep, &t.rc);
     t.k = cpu_ep::rc_consts8_of(t.rc);
+    t.sat = t.matched && !t.rc.pre && !t.rc.add && cpu_ep::rc_saturates_to_i8(t.rc, yt->storage);
     t.out = yt->data;
     t.storage = yt->storage;
     const int8_t* in = static_cast<const int8_t*>(xt->data);
@@ -294,8 +367,15 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
             const __m256i vstart = _mm256_set1_epi32(start);
             const int64_t at = p * g.oh * g.ow;
             int64_t c = 0;
-            for (; c + 2 <= d.chunks; c += 2) dw2_slide<SW, SH, 2>(g, d, t, x, c, w, vstart, at);
-            if (c < d.chunks) dw2_slide<SW, SH, 1>(g, d, t, x, c, w, vstart, at);
+            if (t.sat) {
+                for (; c + 2 <= d.chunks; c += 2)
+                    dw2_slide<SW, SH, 2, true>(g, d, t, x, c, w, vstart, at);
+                if (c < d.chunks) dw2_slide<SW, SH, 1, true>(g, d, t, x, c, w, vstart, at);
+            } else {
+                for (; c + 2 <= d.chunks; c += 2)
+                    dw2_slide<SW, SH, 2, false>(g, d, t, x, c, w, vstart, at);
+                if (c < d.chunks) dw2_slide<SW, SH, 1, false>(g, d, t, x, c, w, vstart, at);
+            }
         } else {
             dw2_plane<SW, NP>(f, d, ep, yt, x, p, start, w, ring, sums);
         }
