@@ -53,9 +53,12 @@ namespace {
  *    tap is one load sign-extended to dwords (vpmovsxbd), whose high word meets weight 0;
  *  - column stride 2 (dilation 1): bytes 2x + s and 2x + s + 1 are adjacent, so a pair is
  *    one 16-byte load sign-extended to words.
- * A chunk whose bytes cross an edge of the input row reads a zero-padded copy. Each input
- * row's operands are made once per block of chunks and kept in a ring of the
- * (kh - 1) * dh + 1 rows an output row spans, so every output row reuses them. */
+ * A chunk whose bytes cross an edge of the input row masks them (dw2_chunk). 3-row
+ * kernels 3 or 4 wide (row dilation 1, row stride 1 or 2) slide down the plane with
+ * their operands in registers and the tail fused (dw2_slide); other shapes make each
+ * input row's operands once per block of chunks and keep them in a ring of the
+ * (kh - 1) * dh + 1 rows an output row spans, so every output row reuses them, and put
+ * whole rows of sums through epilogue_apply (dw2_plane). */
 
 constexpr int64_t kDw2RingVectors = 512; /* 16 KB of operands */
 constexpr int64_t kDw2SumValues = 4096;  /* 16 KB of sums, whole rows */
