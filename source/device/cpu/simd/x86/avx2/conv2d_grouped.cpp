@@ -196,15 +196,23 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void dw2_tail_store(const
         cpu_ep::store_part8(t.out, t.storage, at, c, v);
 }
 
-/* Input row ih's operands of NC chunks from chunk c on (zeros outside the input). */
+/* Input row ih's operands of NC chunks from chunk c on (zeros outside the input); the
+ * chunks flagged in `inner` read the row in place. */
 template <int SW, int NC>
 CVML_TARGET_AVX2 inline void dw2_slide_row(const conv_geom& g, const dw2_plan& d, const int8_t* x,
-                                           int64_t ih, int64_t c, __m256i (&op)[NC][2]) {
+                                           int64_t ih, int64_t c, const bool (&inner)[NC],
+                                           __m256i (&op)[NC][2]) {
     if (ih < 0 || ih >= g.h) {
         for (int k = 0; k < NC; ++k) op[k][0] = op[k][1] = _mm256_setzero_si256();
         return;
     }
-    for (int k = 0; k < NC; ++k) dw2_chunk<SW, 2>(g, d, x + ih * g.w, c + k, op[k]);
+    const int8_t* row = x + ih * g.w;
+    for (int k = 0; k < NC; ++k) {
+        if (inner[k])
+            dw2_operands<SW, 2>(row + 8 * (c + k) * SW - g.pw, g.dw, g.kw, op[k]);
+        else
+            dw2_chunk<SW, 2>(g, d, row, c + k, op[k]);
+    }
 }
 
 /* The saturating int8 tail (dw2_tail::sat): a matched chain of the round (or its folded
@@ -242,10 +250,15 @@ CVML_TARGET_AVX2 void dw2_slide(const conv_geom& g, const dw2_plan& d, const dw2
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     const int64_t x0 = 8 * c, n = g.ow - x0 < 8 * NC ? g.ow - x0 : 8 * NC;
     const bool whole_row = c == 0 && n == g.ow;
-    for (int r = 0; r < 3 - SH; ++r) dw2_slide_row<SW, NC>(g, d, x, r - g.ph, c, op[r]);
+    bool inner[NC];  // the chunk's bytes lie inside every row
+    for (int k = 0; k < NC; ++k) {
+        const int64_t first = 8 * (c + k) * SW - g.pw;
+        inner[k] = first >= 0 && first + d.span <= g.w;
+    }
+    for (int r = 0; r < 3 - SH; ++r) dw2_slide_row<SW, NC>(g, d, x, r - g.ph, c, inner, op[r]);
     for (int64_t y = 0; y < g.oh; ++y) {
         for (int r = 3 - SH; r < 3; ++r)
-            dw2_slide_row<SW, NC>(g, d, x, y * SH - g.ph + r, c, op[r]);
+            dw2_slide_row<SW, NC>(g, d, x, y * SH - g.ph + r, c, inner, op[r]);
         __m256i v[NC];
         for (int k = 0; k < NC; ++k) {
             v[k] = start;
