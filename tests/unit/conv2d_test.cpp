@@ -519,19 +519,22 @@ TEST(Conv2d, DepthwisePropertyAgainstReference) {
     }
 }
 
-/* The direct vpdpbusd depthwise (avx512, column stride <= 2, 3 * sw + 3 * dw <= 15,
- * kernels up to 16 wide, every weight within int8): any row stride and dilation, padding
- * up to the kernel, rows of 1 to 150 pixels (1 to 10 chunks of 16, so every block of
- * chunks and both edges), 1 to 4 groups of taps and channel multipliers. Shapes outside
- * its domain (column stride 3, wide dilations) take the other kernels, and the direct
- * one must have been chosen exactly for the others. (conv2d's weights are verified to
- * precision 8, so the kernel's int8 check on them always passes in a verified graph.) */
+/* The direct depthwise (avx512's vpdpbusd: column stride <= 2, 3 * sw + 3 * dw <= 15,
+ * kernels up to 16 wide; avx2's vpmaddwd: 3 * sw + 3 * dw <= 9, kernels up to 8 wide;
+ * every weight within int8): any row stride and dilation, padding up to the kernel, rows
+ * of 1 to 150 pixels (1 to 10 chunks of 16, 1 to 19 of 8, so every block of chunks and
+ * both edges), 1 to 4 groups (pairs) of taps and channel multipliers. Shapes outside
+ * the level's domain (column stride 3, wide dilations) take the other kernels, and the
+ * direct one must have been chosen exactly for the others, as the level's record says.
+ * (conv2d's weights are verified to precision 8, so the kernel's int8 check on them
+ * always passes in a verified graph.) */
 TEST(Conv2d, DepthwiseDirectAgainstReference) {
     uint32_t seed = 2500;
     int64_t dense0, narrow0, taps0, dwv0;
     path_counts(&dense0, &narrow0, &taps0, &dwv0);
     const int iters = 48;
-    int direct = 0;
+    const cpu_simd_config* cfg = cpu_simd_config_of(cpu_simd_level());
+    int direct = 0, level_direct = 0;
     for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
         auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
@@ -556,6 +559,10 @@ TEST(Conv2d, DepthwiseDirectAgainstReference) {
         auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
         auto b = cvml_test::random_values(c.o, 100000, seed++);
         if (c.sw <= 2 && 3 * c.sw + 3 * c.dw <= 15) ++direct;
+        if (cfg->dw_direct && c.sw <= cfg->dw_direct_max_sw &&
+            3 * c.sw + 3 * c.dw <= cfg->dw_direct_window && c.kw <= cfg->dw_direct_max_kw &&
+            (c.kh - 1) * c.dh + 1 <= cfg->dw_direct_max_rows)
+            ++level_direct;
         auto expect = ref_conv(c, x, w, b);
         for (int threads : {1, 2, 3}) {
             std::string error;
@@ -565,10 +572,42 @@ TEST(Conv2d, DepthwiseDirectAgainstReference) {
     }
     EXPECT_GE(direct, iters / 2);
     EXPECT_LT(direct, iters);
-    if (cpu_simd_level() == CPU_SIMD_AVX512) {
-        int64_t dense1, narrow1, taps1, dwv1;
-        path_counts(&dense1, &narrow1, &taps1, &dwv1);
-        EXPECT_EQ(dwv1 - dwv0, 3 * direct) << "the direct depthwise was not chosen as expected";
+    int64_t dense1, narrow1, taps1, dwv1;
+    path_counts(&dense1, &narrow1, &taps1, &dwv1);
+    EXPECT_EQ(dwv1 - dwv0, 3 * level_direct) << "the direct depthwise was not chosen as expected";
+    if (cfg->dw_direct) {
+        EXPECT_GT(level_direct, 0);
+        EXPECT_LT(level_direct, iters);
+    }
+}
+
+/* The direct depthwise on larger planes: more sums than avx2's kernel puts through the
+ * tail at once (4096), rows wider than its ring's block of chunks (so blocks of columns),
+ * odd widths, 7- and 8-wide kernels, and a kernel spanning 33 input rows (past avx2's
+ * 32: the phase-image kernels take it). */
+TEST(Conv2d, DepthwiseDirectLargePlanes) {
+    // n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias
+    const ConvCfg cases[] = {
+        {1, 3, 70, 101, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3, true},
+        {1, 2, 61, 123, 4, 3, 3, 2, 2, 1, 1, 1, 1, 2, false},
+        {1, 2, 9, 701, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2, true},
+        {1, 2, 8, 1203, 2, 3, 3, 2, 2, 0, 1, 1, 1, 2, true},
+        {1, 3, 20, 45, 3, 7, 7, 1, 1, 3, 3, 1, 1, 3, true},
+        {1, 2, 17, 67, 2, 5, 8, 2, 1, 2, 4, 1, 2, 2, false},
+        {1, 2, 40, 33, 2, 17, 3, 1, 1, 8, 1, 2, 1, 2, true},
+    };
+    uint32_t seed = 2900;
+    for (const ConvCfg& c : cases) {
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2}) {
+            std::string error;
+            auto got = run_after_clip(c, x, w, b, threads, &error);
+            ASSERT_EQ(got, expect) << "h " << c.h << " w " << c.w << " kh " << c.kh << " kw "
+                                   << c.kw << " threads " << threads << " " << error;
+        }
     }
 }
 

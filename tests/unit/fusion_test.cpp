@@ -512,6 +512,35 @@ TEST(Fusion, DepthwisePairsOfSmallPlanes) {
     }
 }
 
+/* The direct depthwise's saturating int8 tail on rows of more than two 8-column chunks
+ * (avx2 slides them chunk by chunk, the last one partial): widths 17 to 57, strides 1
+ * and 2, padding 1 and 0, against the scalar level. */
+TEST(Fusion, DepthwiseSaturatingTailWideRows) {
+    for (int w : {17, 23, 29, 40, 57})
+        for (int stride : {1, 2})
+            for (int pad : {0, 1}) {
+                check_all([&](G& g) {
+                    cvml_tensor* x = g.data({1, 3, 6, w});
+                    const std::string s =
+                        "(" + std::to_string(stride) + ", " + std::to_string(stride) + ")";
+                    const std::string p =
+                        "(" + std::to_string(pad) + ", " + std::to_string(pad) + ")";
+                    cvml_tensor* wt = g.weight({3, 1, 3, 3}, 127, 8);
+                    cvml_tensor* b = g.weight({3}, 1000, 12);
+                    cvml_tensor* clipped = g.op("cvm_clip", {{"precision", "8"}}, {x});
+                    cvml_tensor* dw = g.op("conv2d",
+                                           {{"channels", "3"},
+                                            {"kernel_size", "(3, 3)"},
+                                            {"padding", p},
+                                            {"strides", s},
+                                            {"groups", "3"}},
+                                           {clipped, wt, b});
+                    cvml_tensor* y = g.op("relu", {}, {g.rshift(dw, 8, 6)});
+                    return std::vector<cvml_tensor*>{g.rshift(g.conv(y, 3, 4, 1), 8, 8)};
+                });
+            }
+}
+
 /* At avx512 the GEMM micro-kernel puts whole tiles (8 output channels, 33..48 columns)
  * through the tail in registers and stores int8 (gemm_tail): with and without a residual
  * add, relu or the plain int8 clip; flat strips whose columns skip the padding (a 3x3

@@ -274,6 +274,11 @@ void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* x, const ir
 void acc_row_avx2(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
 void depthwise_plane_avx2(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                           const int32_t* w, int32_t* acc);
+/* Thread slot `slot`'s output planes by the direct vpmaddwd kernel, through the tail `ep`
+ * into y; kernels spanning at most kDwDirectAvx2MaxRows input rows (its stack ring). */
+constexpr int64_t kDwDirectAvx2MaxRows = 32;
+void depthwise_direct_avx2(const conv_grouped* f, const ir_tensor* x, const ir_tensor* y,
+                           const epilogue* ep, const int32_t* bias, int64_t slot);
 #endif
 
 #if CVML_SIMD_AARCH64

@@ -157,7 +157,8 @@ int depthwise_direct_prerun(conv_grouped* f) {
     const conv_geom& g = f->g;
     const cpu_simd_config* cfg = f->cfg;
     if (!cfg->dw_direct || g.sw > cfg->dw_direct_max_sw ||
-        3 * g.sw + 3 * g.dw > cfg->dw_direct_window || g.kw > cfg->dw_direct_max_kw)
+        3 * g.sw + 3 * g.dw > cfg->dw_direct_window || g.kw > cfg->dw_direct_max_kw ||
+        (g.kh - 1) * g.dh + 1 > cfg->dw_direct_max_rows)
         return CVML_OK;
     const int64_t nw = g.o * g.kh * g.kw;
     for (int64_t i = 0; i < nw; ++i)

@@ -84,6 +84,7 @@ const cpu_simd_config kScalar = {
     /* dw_direct_max_sw */ 0,
     /* dw_direct_window */ 0,
     /* dw_direct_max_kw */ 0,
+    /* dw_direct_max_rows */ 0,
     /* max_row */ cpu_max_pool2d::max_row_plain,
     /* max_row8 */ cpu_max_pool2d::max_row8_plain,
     /* pool_rows8 */ nullptr,
@@ -157,10 +158,11 @@ const cpu_simd_config kAvx2 = {
     /* dw_image_max_sw */ 0,
     /* dw_plane */ cpu_conv2d::depthwise_plane_avx2,
     /* dw_1x1 */ nullptr,
-    /* dw_direct */ nullptr,
-    /* dw_direct_max_sw */ 0,
-    /* dw_direct_window */ 0,
-    /* dw_direct_max_kw */ 0,
+    /* dw_direct */ cpu_conv2d::depthwise_direct_avx2,
+    /* dw_direct_max_sw */ 2,
+    /* dw_direct_window */ 9,
+    /* dw_direct_max_kw */ 8,
+    /* dw_direct_max_rows */ cpu_conv2d::kDwDirectAvx2MaxRows,
     /* max_row */ cpu_max_pool2d::max_row_avx2,
     /* max_row8 */ cpu_max_pool2d::max_row8_avx2,
     /* pool_rows8 */ cpu_max_pool2d::pool_rows8_avx2,
@@ -176,7 +178,7 @@ const cpu_simd_config kAvx2 = {
 };
 
 /* The direct depthwise's domain: each 128-bit lane's taps lie in a 16-byte window
- * starting at dword sw * L, in at most 4 tap groups. */
+ * starting at dword sw * L, in at most 4 tap groups; any kernel height. */
 const cpu_simd_config kAvx512 = {
     /* level */ CPU_SIMD_AVX512,
     /* gemm_panel */ 16,
@@ -210,6 +212,7 @@ const cpu_simd_config kAvx512 = {
     /* dw_direct_max_sw */ 2,
     /* dw_direct_window */ 15,
     /* dw_direct_max_kw */ 16,
+    /* dw_direct_max_rows */ INT64_MAX,
     /* max_row */ cpu_max_pool2d::max_row_avx512,
     /* max_row8 */ cpu_max_pool2d::max_row8_avx512,
     /* pool_rows8 */ cpu_max_pool2d::pool_rows8_avx512,
@@ -296,6 +299,7 @@ constexpr cpu_simd_config arm_config(int level, int32_t k_pad, int32_t layout,
         /* dw_direct_max_sw */ 0,
         /* dw_direct_window */ 0,
         /* dw_direct_max_kw */ 0,
+        /* dw_direct_max_rows */ 0,
         /* max_row */ cpu_max_pool2d::max_row_plain,
         /* max_row8 */ cpu_max_pool2d::max_row8_plain,
         /* pool_rows8 */ nullptr,

@@ -97,10 +97,11 @@ struct cpu_simd_config {
     /* A 1x1 stride-1 unpadded depthwise plane read in place; NULL without it. */
     void (*dw_1x1)(const int8_t* x, int32_t w, int64_t n, int32_t* acc);
     /* The direct depthwise, where column stride <= dw_direct_max_sw, the taps of a lane
-     * fit its window (3 * sw + 3 * dw <= dw_direct_window) and kw <= dw_direct_max_kw. */
+     * fit its window (3 * sw + 3 * dw <= dw_direct_window), kw <= dw_direct_max_kw and
+     * the kernel spans at most dw_direct_max_rows input rows ((kh - 1) * dh + 1). */
     void (*dw_direct)(const cpu_conv2d::conv_grouped* f, const ir_tensor* x, const ir_tensor* y,
                       const epilogue* ep, const int32_t* bias, int64_t slot);
-    int64_t dw_direct_max_sw, dw_direct_window, dw_direct_max_kw;
+    int64_t dw_direct_max_sw, dw_direct_window, dw_direct_max_kw, dw_direct_max_rows;
 
     /* ---- max_pool2d (op/max_pool2d.cpp) */
     void (*max_row)(int32_t* acc, const int32_t* src, int64_t n);
