@@ -272,6 +272,26 @@ TEST(SimdGemm, NarrowTailsMatchReference) {
             }
 }
 
+/* A random selection of cols increasing flat positions (pos) out of 64, each output
+ * panel within two 16-column groups; false where the draw does not fit one. */
+bool random_select(std::mt19937& rng, int32_t cols, gemm_select* sel, std::vector<int32_t>* pos) {
+    *sel = {};
+    pos->clear();
+    for (int32_t j = 0, at = 0; j < cols; ++j, at += 1 + (rng() % 5 == 0 ? 1 : 0))
+        pos->push_back(at);
+    if (pos->back() >= 64) return false;
+    sel->panels = (cols + 15) / 16;
+    for (int32_t i = 0; i < sel->panels; ++i) {
+        sel->from[i] = (*pos)[16 * i] / 16;
+        for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
+            const int32_t rel = (*pos)[16 * i + j] - 16 * sel->from[i];
+            if (rel >= 32) return false;
+            sel->idx[i][j] = static_cast<uint8_t>(rel);
+        }
+    }
+    return gemm_select_ok(sel) != 0;
+}
+
 /* gemm_pack_b_select picks columns out of 64 consecutive ones: the same packed bytes as
  * gemm_pack_b_rows over those columns gathered first. */
 TEST(SimdGemm, SelectPackingMatchesGatheredColumns) {
@@ -280,26 +300,9 @@ TEST(SimdGemm, SelectPackingMatchesGatheredColumns) {
     for (int iter = 0; iter < 200; ++iter) {
         const int32_t K = 1 + static_cast<int32_t>(rng() % 40);
         const int32_t cols = 1 + static_cast<int32_t>(rng() % 48);
-        // Increasing flat positions whose panels each fit two 16-column groups.
-        gemm_select sel = {};
+        gemm_select sel;
         std::vector<int32_t> pos;
-        int32_t at = 0;
-        for (int32_t j = 0; j < cols; ++j) {
-            pos.push_back(at);
-            at += 1 + (rng() % 5 == 0 ? 1 : 0);
-        }
-        if (pos.back() >= 64) continue;
-        sel.panels = (cols + 15) / 16;
-        bool fits = true;
-        for (int32_t i = 0; i < sel.panels; ++i) {
-            sel.from[i] = pos[16 * i] / 16;
-            for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
-                const int32_t rel = pos[16 * i + j] - 16 * sel.from[i];
-                fits = fits && rel < 32;
-                sel.idx[i][j] = static_cast<uint8_t>(rel);
-            }
-        }
-        if (!fits || !gemm_select_ok(&sel)) continue;
+        if (!random_select(rng, cols, &sel, &pos)) continue;
         std::vector<int8_t> img(static_cast<size_t>(K) * 64 + 64);
         for (auto& v : img) v = static_cast<int8_t>(rng());
         std::vector<int64_t> offsets(K);
@@ -341,22 +344,9 @@ TEST(SimdGemm, SelectedColumnsGemmMatchesReference) {
         for (int iter = 0; iter < 300; ++iter) {
             const int32_t K = 1 + static_cast<int32_t>(rng() % 70), M = 1 + rng() % 20;
             const int32_t cols = 1 + static_cast<int32_t>(rng() % 48);
-            gemm_select sel = {};
+            gemm_select sel;
             std::vector<int32_t> pos;
-            for (int32_t j = 0, at = 0; j < cols; ++j, at += 1 + (rng() % 5 == 0 ? 1 : 0))
-                pos.push_back(at);
-            if (pos.back() >= 64) continue;
-            sel.panels = (cols + 15) / 16;
-            bool fits = true;
-            for (int32_t i = 0; i < sel.panels; ++i) {
-                sel.from[i] = pos[16 * i] / 16;
-                for (int32_t j = 0; j < 16 && 16 * i + j < cols; ++j) {
-                    const int32_t rel = pos[16 * i + j] - 16 * sel.from[i];
-                    fits = fits && rel < 32;
-                    sel.idx[i][j] = static_cast<uint8_t>(rel);
-                }
-            }
-            if (!fits || !gemm_select_ok(&sel)) continue;
+            if (!random_select(rng, cols, &sel, &pos)) continue;
             const bool non_negative = iter % 2 == 0;
             std::vector<int8_t> img(static_cast<size_t>(K) * 64 + 64);
             for (auto& v : img) v = static_cast<int8_t>(non_negative ? rng() & 127 : rng());

@@ -285,20 +285,10 @@ void gemm_run_tiles_tail(const gemm_weights* a, const void* packed_b, int32_t N,
         return;
     }
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
-    const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
-    // Tile t is row block t % mblocks of column tile t / mblocks; stepped, not divided.
-    int64_t mb = t0 % mblocks, nb = t0 / mblocks;
-    for (int64_t t = t0; t < t1; ++t, ++mb) {
-        if (mb == mblocks) {
-            mb = 0;
-            ++nb;
-        }
-        int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
-        int32_t n0 = static_cast<int32_t>(nb) * GEMM_NT;
-        int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
-        int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
-        cfg->gemm_tile(a, packed_b, N, m0, rows, n0, cols, tile);
-        fn(arg, m0, rows, n0, cols, tile);
+    tile_walk w(a->M, N, t0);
+    for (int64_t t = t0; t < t1; ++t, w.next()) {
+        cfg->gemm_tile(a, packed_b, N, w.m0, w.rows, w.n0, w.cols, tile);
+        fn(arg, w.m0, w.rows, w.n0, w.cols, tile);
     }
 }
 

@@ -26,6 +26,33 @@ inline void group_rows(const int8_t* base, const int64_t* offsets, const int8_t*
     }
 }
 
+/* Tiles from t0 on in gemm_run_tiles' order: tile t is row block t % mblocks of column
+ * tile t / mblocks, stepped rather than divided. m0, n0, rows, cols: the current one's. */
+struct tile_walk {
+    int32_t M, N;
+    int64_t mblocks, mb, nb;
+    int32_t m0, n0, rows, cols;
+    tile_walk(int32_t M_, int32_t N_, int64_t t0)
+        : M(M_), N(N_), mblocks((M_ + GEMM_MR - 1) / GEMM_MR), mb(t0 % mblocks), nb(t0 / mblocks) {
+        settle();
+    }
+    void next() {
+        if (++mb == mblocks) {
+            mb = 0;
+            ++nb;
+        }
+        settle();
+    }
+
+  private:
+    void settle() {
+        m0 = static_cast<int32_t>(mb) * GEMM_MR;
+        n0 = static_cast<int32_t>(nb) * GEMM_NT;
+        rows = M - m0 < GEMM_MR ? M - m0 : GEMM_MR;
+        cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
+    }
+};
+
 /* gemm_tail::kind: a fused tail, with a residual add or not. */
 enum gemm_tail_kind { GEMM_TAIL_ON = 1, GEMM_TAIL_ADD = 2 };
 

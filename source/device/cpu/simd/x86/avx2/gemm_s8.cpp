@@ -214,17 +214,9 @@ void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int6
     const cpu_ep::rc_consts8 k = cpu_ep::rc_consts8_of(rc);
     const bool unsigned_b = b[0] == 1, fallback = !unsigned_b && a->has_min;
     const int32_t k4n = a->Kp / 4;
-    const int64_t mblocks = (a->M + GEMM_MR - 1) / GEMM_MR;
-    int64_t mb = t0 % mblocks, nb = t0 / mblocks;  // stepped, as in gemm_run_tiles
-    for (int64_t t = t0; t < t1; ++t, ++mb) {
-        if (mb == mblocks) {
-            mb = 0;
-            ++nb;
-        }
-        const int32_t m0 = static_cast<int32_t>(mb) * GEMM_MR;
-        const int32_t n0 = static_cast<int32_t>(nb) * GEMM_NT;
-        const int32_t rows = a->M - m0 < GEMM_MR ? a->M - m0 : GEMM_MR;
-        const int32_t cols = N - n0 < GEMM_NT ? N - n0 : GEMM_NT;
+    tile_walk w(a->M, N, t0);
+    for (int64_t t = t0; t < t1; ++t, w.next()) {
+        const int32_t m0 = w.m0, n0 = w.n0, rows = w.rows, cols = w.cols;
         if (rows < GEMM_MR || tail->keep->count != cols || fallback) {
             tile_avx2(a, b, m0, n0, cols, tile);
             fn(arg, m0, rows, n0, cols, tile);
