@@ -12,7 +12,8 @@ enum cpu_path {
     CPU_PATH_CONV_BCAST,      /* conv2d: broadcast mode (channels along vectors, padding skipped) */
     CPU_PATH_CONV_BCAST_ROWS, /* conv2d: broadcast mode split between threads by output rows */
     CPU_PATH_CONV_BCAST_PAIRS, /* conv2d: broadcast mode, two 7-wide output rows at once */
-    CPU_PATH_DW_VNNI,          /* conv2d: the vpdpbusd depthwise, straight from the input */
+    CPU_PATH_DW_VNNI,          /* conv2d: the direct depthwise, straight from the input
+                                  (vpdpbusd at avx512, vpmaddwd at avx2) */
     CPU_PATH_DW_PAIRS,        /* conv2d: that depthwise two small planes at once (bumped per run) */
     CPU_PATH_CONV_FUSED_TAIL, /* conv2d: the tail in the GEMM micro-kernel (bumped per run) */
     CPU_PATH_COUNT

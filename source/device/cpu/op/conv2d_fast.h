@@ -148,10 +148,11 @@ struct conv_gemm : conv_base {
 
 /* ---- groups > 1 (conv2d_grouped.cpp) ------------------------------------------------- */
 
-/* Depthwise with vpdpbusd straight from the input (avx512, column stride <= 2, int8
- * weights): per channel and kernel row, its taps in groups of 4 as dwords (zeros past
- * kw), and 128 * (the sum of the weights of rows < r). w4 is null when it does not
- * apply. */
+/* The direct depthwise, straight from the input (the level's dw_direct within its
+ * record's domain, int8 weights): per channel and kernel row, its taps in groups of 4
+ * as dwords (zeros past kw), and 128 * (the sum of the weights of rows < r), which
+ * avx512's vpdpbusd kernel reads (avx2's makes its int16 weight pairs from wg). w4 is
+ * null when the direct kernel does not apply. */
 struct depthwise_direct_mode {
     int32_t* w4;
     int32_t* corr;   /* (kh + 1) per channel */

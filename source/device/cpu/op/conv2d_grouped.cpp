@@ -1,7 +1,7 @@
 /* conv2d at the SIMD levels, groups > 1: int32 multiply-adds over a zero-padded plane,
- * and the depthwise kernels (vpmulld, vpdpbusd) for an int8-stored input. The vector
- * kernels are in simd/x86/avx512/conv2d_grouped.cpp and simd/x86/avx2/; this file
- * prepares and dispatches, and holds the plain loops. */
+ * and the depthwise kernels (vpmulld, vpdpbusd, vpmaddwd) for an int8-stored input. The
+ * vector kernels are in simd/x86/avx512/conv2d_grouped.cpp and simd/x86/avx2/; this
+ * file prepares and dispatches, and holds the plain loops. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,10 +75,11 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
 /* ---- depthwise (one input channel per output channel, int8-stored input) ------------
  * Upstream multiplies int32 values here; an int8-stored input holds them exactly, and
  * each product and sum is computed in int32 lanes with wrap-around, so the bytes are
- * upstream's. At avx512 the direct vpdpbusd kernel (depthwise_plane_direct) reads the
- * input in place where its domain allows. Otherwise, per plane: the input channel as a
- * stride-phase int8 image (like the groups == 1 image), every output row folded tap by
- * tap in vector registers, and the plane written through the fused tail in one run. */
+ * upstream's. At avx512 the direct vpdpbusd kernel (depthwise_plane_direct), at avx2
+ * the direct vpmaddwd one (depthwise_direct_avx2), reads the input in place where its
+ * domain allows. Otherwise, per plane: the input channel as a stride-phase int8 image
+ * (like the groups == 1 image), every output row folded tap by tap in vector
+ * registers, and the plane written through the fused tail in one run. */
 
 /* Offsets of the taps in a plane's phase image, for output (0, 0). */
 void depthwise_taps(const conv_grouped* f, int64_t* taps) {
@@ -150,9 +151,11 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     }
 }
 
-/* The direct vpdpbusd depthwise (depthwise_direct_slot), when it applies: avx512,
- * column stride <= 2, every 128-bit lane's taps within its 16-byte window
- * (3 * sw + 3 * dw <= 15), at most 4 tap groups, every weight within int8. */
+/* The direct depthwise (the record's dw_direct), when it applies: the level has one,
+ * the shape is in its record's domain (avx512: column stride <= 2, every 128-bit lane's
+ * taps within its 16-byte window, 3 * sw + 3 * dw <= 15, at most 4 tap groups; avx2:
+ * column stride <= 2, 3 * sw + 3 * dw <= 9, kw <= 8, at most 32 input rows spanned), and
+ * every weight is within int8. */
 int depthwise_direct_prerun(conv_grouped* f) {
     const conv_geom& g = f->g;
     const cpu_simd_config* cfg = f->cfg;
