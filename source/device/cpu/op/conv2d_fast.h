@@ -267,6 +267,15 @@ void depthwise_image_avx512(const conv_grouped* f, const int8_t* x, int8_t* img)
 /* One plane's sums from its phase image, tap by tap (vpmulld). */
 void depthwise_plane_avx512(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                             const int32_t* w, int32_t* acc);
+/* The direct depthwise kernels (avx512, avx2) fetch the output lines of the planes they
+ * compute next for writing (simd_prefetch_for_write) where a plane is at most this many
+ * bytes: with two threads the arena hands a layer lines the other core last held, and
+ * each store would wait for them. */
+constexpr int64_t kDwOwnAheadBytes = 4096;
+inline void dw_own_lines_ahead(const void* p, int64_t bytes) {
+    for (int64_t i = 0; i < bytes; i += 64)
+        simd_prefetch_for_write(static_cast<const char*>(p) + i);
+}
 /* Thread slot `slot`'s output planes by the direct vpdpbusd kernel (f->dw_w4 is set),
  * through the tail `ep` into y. */
 void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* x, const ir_tensor* y,

@@ -61,6 +61,15 @@ static inline uint64_t simd_bits64(int64_t lo, int64_t hi) {
     return upto & ~((uint64_t{1} << lo) - 1);
 }
 
+#if CVML_SIMD_X86
+/* Asks for the cache line holding p in the exclusive state (`prefetchw`), ahead of the
+ * stores that will write it: a hint, which never faults. Where the line sits in another
+ * core's cache, the store would otherwise wait for that core to give it up. */
+static inline void simd_prefetch_for_write(const void* p) {
+    __asm__ volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
+}
+#endif
+
 /* The best level this CPU (and this build) supports. */
 int cpu_simd_detect(void);
 /* The level to use: the detected one, lowered by CVML_SIMD when set (read at each

@@ -348,18 +348,14 @@ CVML_TARGET_AVX2 void dw2_plane(const conv_grouped* f, const dw2_plan& d, const 
     }
 }
 
-/* The output lines of plane p, when the plane is at most 4 KB, asked for in the
- * exclusive state (`prefetchw`, a hint) before the plane is computed: with two threads
- * the arena hands a layer lines the other core last held, and each store would wait for
- * them (as at avx512, depthwise_direct_avx512). MobileNet-v1's 14x14 layers on two
- * threads, per-node minima of two A/B runs of 12 interleaved rounds on a loaded VM:
- * 0.118-0.180 -> 0.069-0.089 ms. */
-CVML_TARGET_AVX2 inline void dw2_own_next_plane(const conv_geom& g, const ir_tensor* yt,
-                                                int64_t p) {
+/* The output lines of plane p, fetched for writing before it is computed where a plane
+ * is small (dw_own_lines_ahead). MobileNet-v1's 14x14 layers on two threads, per-node
+ * minima of two A/B runs of 12 interleaved rounds on a loaded VM: 0.118-0.180 ->
+ * 0.069-0.089 ms. */
+inline void dw2_own_next_plane(const conv_geom& g, const ir_tensor* yt, int64_t p) {
     const int64_t bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
-    if (bytes > 4096) return;
-    const char* next = static_cast<const char*>(yt->data) + p * bytes;
-    for (int64_t i = 0; i < bytes; i += 64) __asm__ volatile("prefetchw %0" ::"m"(next[i]));
+    if (bytes <= kDwOwnAheadBytes)
+        dw_own_lines_ahead(static_cast<const char*>(yt->data) + p * bytes, bytes);
 }
 
 /* Thread slot `slot`'s planes; SH > 0: by dw2_slide (3 kernel rows, row stride SH). */

@@ -457,12 +457,6 @@ CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_grouped* f, const dw_s
  * core last held (the output of an earlier layer, split the other way), and each store
  * would otherwise wait for that core to give its line up. Planes of up to 4 KB (a
  * 112x112 plane's 196 lines at once slowed it down). */
-constexpr int64_t kDwOwnAheadBytes = 4096;
-
-inline void own_lines_ahead(const char* p, int64_t bytes) {
-    for (int64_t i = 0; i < bytes; i += 64) cpu_ep::prefetch_for_write(p + i);
-}
-
 }  // namespace
 
 CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* xt,
@@ -496,8 +490,8 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
         const int64_t step = pairs && p + 1 < end ? 2 : 1;
         const int64_t ahead = end - (p + step) < step ? end - (p + step) : step;
         if (own_ahead && ahead > 0)
-            own_lines_ahead(static_cast<const char*>(yt->data) + (p + step) * plane_bytes,
-                            ahead * plane_bytes);
+            dw_own_lines_ahead(static_cast<const char*>(yt->data) + (p + step) * plane_bytes,
+                               ahead * plane_bytes);
         if (step == 2) {
             const auto slide = g.sh == 1 ? dw_slide_pair<1> : dw_slide_pair<2>;
             slide(f, d, pr, t, input_of(p), input_of(p + 1), p, p + 1, add_of(p), add_of(p + 1));

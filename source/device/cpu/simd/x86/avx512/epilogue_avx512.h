@@ -128,13 +128,6 @@ CVML_TARGET_AVX512 inline __m512i rc_apply(const rc_chain& c, const rc_consts& k
     return v;
 }
 
-/* Asks for the cache line holding p in the exclusive state (`prefetchw`), ahead of the
- * stores that will write it: a hint, which never faults. Where the line sits in another
- * core's cache, the store would otherwise wait for that core to give it up. */
-inline void prefetch_for_write(const void* p) {
-    __asm__ volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
-}
-
 /* 16 values to int8 with signed saturation, masked (register form: see store16_512). */
 CVML_TARGET_AVX512 inline void store16_i8_sat(void* out, int64_t i, __mmask16 m, __m512i v) {
     __m128i n = _mm512_cvtsepi32_epi8(v);

@@ -244,8 +244,8 @@ inline void own_rows_ahead(const gemm_tail* tail, int64_t at) {
     for (int r = 0; r < GEMM_MR; ++r) {
         const int64_t first = at + (GEMM_MR + r) * tail->out_stride;
         if (first + GEMM_NT > tail->out_size) return;
-        cpu_ep::prefetch_for_write(tail->out + first);
-        cpu_ep::prefetch_for_write(tail->out + first + GEMM_NT - 1);
+        simd_prefetch_for_write(tail->out + first);
+        simd_prefetch_for_write(tail->out + first + GEMM_NT - 1);
     }
 }
 
