@@ -53,6 +53,16 @@ struct tile_walk {
     }
 };
 
+/* The 4 weight rows from `row` on that a narrow block (gemm_run_narrow) fetches two
+ * blocks ahead while it multiplies these, when streaming (a run of blocks); else NULL.
+ * The one-column run of a dense layer reads each weight once, from memory: the
+ * prefetcher alone left 512 KB of weights at 10 GB/s. */
+inline const int8_t* narrow_rows_ahead(const gemm_weights* a, int32_t row, bool stream) {
+    const int32_t ahead_row = row + 2 * GEMM_MR;
+    if (!stream || ahead_row + 4 > a->M) return nullptr;
+    return a->plain + static_cast<size_t>(ahead_row) * static_cast<size_t>(a->lda);
+}
+
 /* gemm_tail::kind: a fused tail, with a residual add or not. */
 enum gemm_tail_kind { GEMM_TAIL_ON = 1, GEMM_TAIL_ADD = 2 };
 
@@ -107,6 +117,9 @@ void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N, int32
 /* gemm_pack_b_select at avx2 (dense strips). */
 void pack_select_avx2(const int8_t* base, const int64_t* offsets, int32_t K, const gemm_select* sel,
                       int8_t* packed);
+/* gemm_run_narrow's block at avx2 (stream: as at avx512). */
+void narrow_block_avx2(const gemm_weights* a, const uint8_t* b, size_t stride, int32_t c,
+                       int32_t m0, int32_t* tile, bool stream);
 #endif
 
 /* avx2's B: int8 panels of this many columns, each k4 step one ymm (x86/avx2/), after

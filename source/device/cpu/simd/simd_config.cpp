@@ -144,7 +144,7 @@ const cpu_simd_config kAvx2 = {
     /* gemm_pack_rows */ pack_rows_x2,
     /* gemm_interleave4 */ interleave4_scalar,
     /* gemm_pack_select */ pack_select_x2,
-    /* gemm_narrow_block */ nullptr,
+    /* gemm_narrow_block */ narrow_block_avx2,
     /* gemm_tiles_tail */ run_tiles_tail_x2,
     /* gemm_tail_adds_bias */ true,
     /* gemm_tile_taps */ nullptr,

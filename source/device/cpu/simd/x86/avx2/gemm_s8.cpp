@@ -373,6 +373,120 @@ CVML_TARGET_AVX2 void pack_select_avx2(const int8_t* base, const int64_t* offset
     write_head(packed, _mm_movemask_epi8(seen) == 0);
 }
 
+namespace {
+
+/* A narrow tail's 32-byte step: R weight rows against C columns, whose bytes are x + 128
+ * (gemm_run_narrow): x flipped back, |x| vpmaddubsw's unsigned operand and the weights
+ * with x's sign, exact as in the tiles (no weight of -128 here), widened against ones. */
+template <int R, int C>
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_step(const int8_t* const w[R],
+                                                                        const uint8_t* const col[C],
+                                                                        __m256i acc[R][C]) {
+    const __m256i flip = _mm256_set1_epi8(-128), ones = _mm256_set1_epi16(1);
+    __m256i x[C], u[C];
+#pragma GCC unroll 2
+    for (int j = 0; j < C; ++j) {
+        x[j] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col[j])), flip);
+        u[j] = _mm256_abs_epi8(x[j]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+        const __m256i wr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[r]));
+#pragma GCC unroll 2
+        for (int j = 0; j < C; ++j)
+            acc[r][j] = madd_unsigned(acc[r][j], u[j], _mm256_sign_epi8(wr, x[j]), ones);
+    }
+}
+
+CVML_TARGET_AVX2 inline int32_t sum_lanes(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* R rows (a, a + lda, ..) times C narrow columns (b, b + stride, ..) along K into the
+ * tile. The rows' last partial step comes from a zeroed copy: the weights are the
+ * caller's rows, read no further than K, and the columns' bytes past K meet zeros. */
+template <int R, int C>
+CVML_TARGET_AVX2 void narrow_rows_avx2(const int8_t* a, size_t lda, int32_t K, const uint8_t* b,
+                                       size_t stride, int32_t* tile, const int8_t* ahead) {
+    __m256i acc[R][C];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+        for (int j = 0; j < C; ++j) acc[r][j] = _mm256_setzero_si256();
+    const int8_t* w[R];
+    const uint8_t* col[C];
+    const int32_t whole = K / 32 * 32;
+    for (int32_t k = 0; k < whole; k += 32) {
+        for (int r = 0; r < R; ++r) {
+            w[r] = a + static_cast<size_t>(r) * lda + k;
+            if (ahead && k % 64 == 0)
+                _mm_prefetch(
+                    reinterpret_cast<const char*>(ahead + static_cast<size_t>(r) * lda + k),
+                    _MM_HINT_T1);
+        }
+        for (int j = 0; j < C; ++j) col[j] = b + static_cast<size_t>(j) * stride + k;
+        narrow_step<R, C>(w, col, acc);
+    }
+    if (whole < K) {
+        alignas(32) int8_t rest[R][32] = {};
+        for (int r = 0; r < R; ++r) {
+            memcpy(rest[r], a + static_cast<size_t>(r) * lda + whole,
+                   static_cast<size_t>(K - whole));
+            w[r] = rest[r];
+        }
+        for (int j = 0; j < C; ++j) col[j] = b + static_cast<size_t>(j) * stride + whole;
+        narrow_step<R, C>(w, col, acc);
+    }
+    for (int r = 0; r < R; ++r)
+        for (int j = 0; j < C; ++j) tile[r * GEMM_NT + j] = sum_lanes(acc[r][j]);
+}
+
+/* The exact fallback for weights holding -128: one product at a time (sums wrap). */
+void narrow_block_scalar(const int8_t* a, size_t lda, int32_t K, const uint8_t* b, size_t stride,
+                         int32_t c, int32_t* tile) {
+    for (int32_t r = 0; r < GEMM_MR; ++r)
+        for (int32_t j = 0; j < c; ++j) {
+            const int8_t* ar = a + static_cast<size_t>(r) * lda;
+            const uint8_t* bj = b + static_cast<size_t>(j) * stride;
+            uint32_t acc = 0;
+            for (int32_t k = 0; k < K; ++k)
+                acc +=
+                    static_cast<uint32_t>(static_cast<int32_t>(ar[k]) *
+                                          static_cast<int32_t>(static_cast<int8_t>(bj[k] ^ 0x80u)));
+            tile[r * GEMM_NT + j] = static_cast<int32_t>(acc);
+        }
+}
+
+}  // namespace
+
+/* gemm_run_narrow's block at avx2: 4 rows at a time, the columns in pairs (8 sums, each
+ * column with its |x|, fill the 16 registers); a pair's second pass over the rows reads
+ * them from L1. */
+CVML_TARGET_AVX2 void narrow_block_avx2(const gemm_weights* a, const uint8_t* b, size_t stride,
+                                        int32_t c, int32_t m0, int32_t* tile, bool stream) {
+    const size_t lda = static_cast<size_t>(a->lda);
+    const int8_t* block = a->plain + static_cast<size_t>(m0) * lda;
+    if (a->has_min) {
+        narrow_block_scalar(block, lda, a->K, b, stride, c, tile);
+        return;
+    }
+    for (int32_t r = 0; r < GEMM_MR; r += 4) {
+        const int8_t* ar = block + static_cast<size_t>(r) * lda;
+        const int8_t* ahead = narrow_rows_ahead(a, m0 + r, stream);
+        int32_t* t = tile + r * GEMM_NT;
+        for (int32_t j = 0; j < c; j += 2) {
+            const uint8_t* bj = b + static_cast<size_t>(j) * stride;
+            if (c - j >= 2)
+                narrow_rows_avx2<4, 2>(ar, lda, a->K, bj, stride, t + j, ahead);
+            else
+                narrow_rows_avx2<4, 1>(ar, lda, a->K, bj, stride, t + j, ahead);
+        }
+    }
+}
+
 }  // namespace gemm_impl
 
 #endif

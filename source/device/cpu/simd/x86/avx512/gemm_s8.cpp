@@ -510,13 +510,7 @@ CVML_TARGET_AVX512 void narrow_block_avx512(const gemm_weights* a, const uint8_t
     const size_t lda = static_cast<size_t>(a->lda);
     for (int32_t r = 0; r < GEMM_MR; r += 4) {
         const int8_t* ar = a->plain + static_cast<size_t>(m0 + r) * lda;
-        // Streaming (a run of blocks), the rows two blocks on are fetched into L2 while
-        // these are multiplied: the one-column run of a dense layer reads each weight
-        // once, from memory (the prefetcher alone left 512 KB of weights at 10 GB/s).
-        const int32_t ahead_row = m0 + r + 2 * GEMM_MR;
-        const int8_t* ahead = stream && ahead_row + 4 <= a->M
-                                  ? a->plain + static_cast<size_t>(ahead_row) * lda
-                                  : nullptr;
+        const int8_t* ahead = narrow_rows_ahead(a, m0 + r, stream);
         const int32_t* start = a->start + m0 + r;
         int32_t* t = tile + r * GEMM_NT;
         if (c == 1)
