@@ -62,7 +62,7 @@ struct conv_base {
 /* Dense mode (avx512, when it saves work): the GEMM columns are the N output pixels,
  * not nf flat columns, so no column is computed to be dropped; each strip is packed
  * from the flat columns it spans (dense_strip), and a last strip of at most
- * GEMM_NARROW columns is done by dot products (gemm_run_narrow). */
+ * gemm_narrow_cols columns is done by dot products (gemm_run_narrow). */
 struct gemm_dense_mode {
     bool on;
     dense_strip* strips; /* per strip */

@@ -146,10 +146,10 @@ int32_t strip_cols(const conv_gemm* f, int64_t st) {
     return static_cast<int32_t>(n - n0 < GEMM_NT ? n - n0 : GEMM_NT);
 }
 
-/* A last strip of a few columns (N % 48 <= GEMM_NARROW, flat or dense) is done by dot
- * products along K rather than a 16-column tile. */
+/* A last strip of a few columns (N % 48 <= gemm_narrow_cols, flat or dense) is done by
+ * dot products along K rather than a tile of the level's panels. */
 bool strip_is_narrow(const conv_gemm* f, int64_t st) {
-    return !f->taps4.on && strip_cols(f, st) <= GEMM_NARROW && gemm_narrow_ok(&f->w);
+    return !f->taps4.on && strip_cols(f, st) <= gemm_narrow_cols(&f->w);
 }
 
 /* Fills d for dense strip st; false when its columns do not fit the selection (more
@@ -179,7 +179,7 @@ bool dense_strip_of(const conv_gemm* f, int64_t st, dense_strip* d) {
 int64_t half_vectors(const conv_gemm* f, int64_t n) {
     const int64_t rest = n % GEMM_NT, panel = f->cfg->gemm_panel;
     if (rest == 0) return 6 * (n / GEMM_NT);
-    if (rest <= GEMM_NARROW && gemm_narrow_ok(&f->w)) return 6 * (n / GEMM_NT) + 1;
+    if (rest <= gemm_narrow_cols(&f->w)) return 6 * (n / GEMM_NT) + 1;
     return 6 * (n / GEMM_NT) + (rest + panel - 1) / panel * panel / 8;
 }
 

@@ -63,7 +63,7 @@ struct dense_fast {
     int64_t batch, k, units;
     gemm_weights w;
     int8_t* w8;       /* the weights as int8 when the device handed them over as int32 */
-    bool narrow;      /* a batch of at most GEMM_NARROW, by dot products (gemm_run_narrow) */
+    bool narrow;      /* a batch of at most gemm_narrow_cols, by dot products (gemm_run_narrow) */
     bool bias_folded; /* the GEMM's sums include the constant bias (gemm_weights_fold_bias) */
     size_t b_bytes;
 };
@@ -93,8 +93,8 @@ void dense_tiles(void* arg, int64_t begin, int64_t end) {
                    arg);
 }
 
-/* A batch of at most GEMM_NARROW rows: dot products along K per block of 8 units (a
- * 16-column tile would compute 15 padding columns of 16 at batch 1). */
+/* A batch of at most gemm_narrow_cols rows: dot products along K per block of 8 units
+ * (avx512's 16-column tile would compute 15 padding columns of 16 at batch 1). */
 void dense_narrow_blocks(void* arg, int64_t begin, int64_t end) {
     const dense_tile_args* a = static_cast<const dense_tile_args*>(arg);
     gemm_run_narrow(&a->f->w, static_cast<const uint8_t*>(a->packed),
@@ -227,7 +227,7 @@ int dense_fast_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     const dense_param* p = static_cast<const dense_param*>(ctx->param);
     if (p->use_bias && ctx->inputs[2]->kind == TENSOR_CONST)
         f->bias_folded = gemm_weights_fold_bias(&f->w, cpu_in(ctx, 2)) != 0;
-    f->narrow = f->batch <= GEMM_NARROW && gemm_narrow_ok(&f->w);
+    f->narrow = f->batch <= gemm_narrow_cols(&f->w);
     if (f->narrow) {
         *scratch_bytes =
             gemm_narrow_stride(static_cast<int32_t>(f->k)) * static_cast<size_t>(f->batch);

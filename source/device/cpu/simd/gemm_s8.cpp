@@ -314,6 +314,10 @@ int gemm_narrow_ok(const gemm_weights* a) {
     return cpu_simd_config_of(a->level)->gemm_narrow_block && a->plain && a->M % GEMM_MR == 0;
 }
 
+int32_t gemm_narrow_cols(const gemm_weights* a) {
+    return gemm_narrow_ok(a) ? cpu_simd_config_of(a->level)->gemm_narrow_max_cols : 0;
+}
+
 size_t gemm_narrow_stride(int32_t K) {
     return static_cast<size_t>(round_up(K, 64));
 }

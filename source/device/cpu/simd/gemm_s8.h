@@ -123,6 +123,9 @@ void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, c
  * in gemm_run_tiles, for row blocks [mb0, mb1), as columns n0 .. n0 + c - 1. */
 #define GEMM_NARROW 4
 int gemm_narrow_ok(const gemm_weights* a);
+/* The most columns a narrow tail of these weights takes at their level (the level's
+ * record: 1..GEMM_NARROW), 0 where gemm_narrow_ok says no. */
+int32_t gemm_narrow_cols(const gemm_weights* a);
 size_t gemm_narrow_stride(int32_t K);
 void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int32_t n0, int64_t mb0,
                      int64_t mb1, gemm_tile_fn fn, void* arg);

@@ -61,6 +61,12 @@ struct cpu_simd_config {
                              int32_t K, const gemm_select* sel, uint8_t* packed);
     void (*gemm_narrow_block)(const gemm_weights* a, const uint8_t* b, size_t stride, int32_t c,
                               int32_t m0, int32_t* tile, bool stream);
+    /* The widest narrow tail that pays (<= GEMM_NARROW): a tail's columns cost more each
+     * than a panel's (a product per column, their sums reduced, the tile's tail applied
+     * apart), so avx2, whose panels are 8 columns, takes them up to 2 columns (a 4-column
+     * tail of MobileNet-v1's 14x14 layers was 5-10% slower than the panel), avx512 (16)
+     * up to 4. */
+    int32_t gemm_narrow_max_cols;
     /* Tiles [t0, t1) with the micro-kernel's fused tail (packed B, or taps mode's image
      * with boff); NULL where tails are applied tile by tile. */
     void (*gemm_tiles_tail)(const gemm_weights* a, const uint8_t* b, const int64_t* boff, int32_t N,
