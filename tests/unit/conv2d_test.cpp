@@ -655,6 +655,46 @@ TEST(Conv2d, DepthwiseSlidingRowsAgainstReference) {
     }
 }
 
+/* Small planes of the sliding depthwise (rows of at most 32 pixels: at avx2 a padded copy
+ * of each plane), every row width 1-32, row and column strides 1 and 2, column dilation
+ * 1 and 2, padding up to 3, several planes and images (the last rows lie at the input
+ * tensor's end), at 1 and 2 threads. */
+TEST(Conv2d, DepthwiseSmallPlanesAgainstReference) {
+    uint32_t seed = 2900;
+    for (int32_t width = 1; width <= 32; ++width) {
+        auto rnd = cvml_test::random_values(20, 1000, seed++);
+        auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
+        ConvCfg c;
+        c.n = pick(1, 1, 2);
+        c.c = c.groups = pick(2, 1, 4);
+        c.o = c.c;
+        c.kh = 3;
+        c.kw = pick(5, 3, 4);
+        c.sh = pick(6, 1, 2);
+        c.sw = pick(7, 1, 2);
+        c.dh = 1;
+        c.dw = c.sw == 2 ? 1 : pick(11, 1, 2);
+        c.ph = pick(8, 0, 2);
+        c.pw = pick(9, 0, 3);
+        c.w = width;
+        c.h = pick(12, 1, 36);
+        if ((c.kw - 1) * c.dw + 1 > c.w + 2 * c.pw) c.pw = ((c.kw - 1) * c.dw + 1 - c.w + 1) / 2;
+        if (c.kh > c.h + 2 * c.ph) c.ph = (c.kh - c.h + 1) / 2;
+        c.bias = pick(14, 0, 1) == 1;
+        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
+        auto b = cvml_test::random_values(c.o, 100000, seed++);
+        auto expect = ref_conv(c, x, w, b);
+        for (int threads : {1, 2}) {
+            std::string error;
+            auto got = run_after_clip(c, x, w, b, threads, &error);
+            ASSERT_EQ(got, expect)
+                << "width " << width << " h " << c.h << " pads " << c.ph << "," << c.pw
+                << " strides " << c.sh << "," << c.sw << " threads " << threads << " " << error;
+        }
+    }
+}
+
 /* Taps mode on an int8-stored input (the output of a clip, as inside a network): the
  * vector interleave of 4 channel rows, with padding, wide rows (more than 64 pixels),
  * channel counts off a multiple of 4 and dilation; and the mode must have been used. */
