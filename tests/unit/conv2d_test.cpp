@@ -655,13 +655,16 @@ TEST(Conv2d, DepthwiseSlidingRowsAgainstReference) {
     }
 }
 
-/* Small planes of the sliding depthwise (rows of at most 32 pixels: at avx2 a padded copy
- * of each plane), every row width 1-32, row and column strides 1 and 2, column dilation
- * 1 and 2, padding up to 3, several planes and images (the last rows lie at the input
- * tensor's end), at 1 and 2 threads. */
-TEST(Conv2d, DepthwiseSmallPlanesAgainstReference) {
+/* The sliding depthwise's planes (at avx2 those of rows up to 32 pixels copied with their
+ * padding into a buffer first): every row width 1-40 and wider ones; row and column
+ * strides 1 and 2, column dilation 1 and 2, padding up to 3, several planes and images
+ * (the last rows lie at the input tensor's end), at 1 and 2 threads. */
+TEST(Conv2d, DepthwisePaddedPlanesAgainstReference) {
     uint32_t seed = 2900;
-    for (int32_t width = 1; width <= 32; ++width) {
+    std::vector<int32_t> widths;
+    for (int32_t width = 1; width <= 40; ++width) widths.push_back(width);
+    for (int32_t width : {47, 56, 63, 64, 65, 97, 112, 130, 200}) widths.push_back(width);
+    for (int32_t width : widths) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
         auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
         ConvCfg c;
@@ -677,7 +680,7 @@ TEST(Conv2d, DepthwiseSmallPlanesAgainstReference) {
         c.ph = pick(8, 0, 2);
         c.pw = pick(9, 0, 3);
         c.w = width;
-        c.h = pick(12, 1, 36);
+        c.h = width > 100 ? pick(12, 100, 150) : pick(12, 1, 36);
         if ((c.kw - 1) * c.dw + 1 > c.w + 2 * c.pw) c.pw = ((c.kw - 1) * c.dw + 1 - c.w + 1) / 2;
         if (c.kh > c.h + 2 * c.ph) c.ph = (c.kh - c.h + 1) / 2;
         c.bias = pick(14, 0, 1) == 1;
