@@ -186,17 +186,18 @@ int64_t half_vectors(const conv_gemm* f, int64_t n) {
 bool taps4_fits(const conv_gemm* f);
 
 /* Dense mode pays when it saves the level's share of the vectors computed (its packing
- * does a little more work): 5% at avx512; 2% at avx2, whose fused tail takes only tiles
- * that keep every column, so dense strips save their tile buffers too (56x56 3x3 convs,
- * 3.9% saved, ran 8% faster). Where taps mode could run instead, which packs
- * nothing, packing has to cost less than the flat columns' waste: packing a column
- * costs about as much as 6.4 output channels of multiply-adds over it, so dense needs
- * M * (saved share) >= 6.4. Measured on 3x3 convs: 16 channels on 32x32 (6% saved) and
- * 32 on 16x16 (11%) ran 15% and 10% faster in taps mode; 128 on 28x28 (7.5%) and 64 on
- * 8x8 (20%) 2.5% and 3% slower. */
+ * does a little more work): 5% at avx512; at avx2, whose fused tail takes only tiles
+ * that keep every column, whenever it computes no more, for dense strips save their
+ * tile buffers too (56x56 3x3 convs, 3.9% saved, ran 8% faster; ResNet-18's stride-2
+ * conv onto 7x7, 49 = 48 + a narrow column against flat 56, ran 0.79x). Where taps mode
+ * could run instead, which packs nothing, packing has to cost less than the flat
+ * columns' waste: packing a column costs about as much as 6.4 output channels of
+ * multiply-adds over it, so dense needs M * (saved share) >= 6.4. Measured on 3x3
+ * convs: 16 channels on 32x32 (6% saved) and 32 on 16x16 (11%) ran 15% and 10% faster
+ * in taps mode; 128 on 28x28 (7.5%) and 64 on 8x8 (20%) 2.5% and 3% slower. */
 bool dense_pays(const conv_gemm* f) {
     const int64_t min_saving = f->cfg->dense_strips_min_saving;
-    if (!min_saving || !f->cfg->gemm_pack_select || f->direct || f->nf == f->N) return false;
+    if (!f->cfg->gemm_pack_select || f->direct || f->nf == f->N) return false;
     const int64_t dense = half_vectors(f, f->N), flat = half_vectors(f, f->nf);
     if (100 * (flat - dense) < min_saving * flat) return false;
     return !taps4_fits(f) || 10 * f->g.o * (flat - dense) >= 64 * flat;

@@ -153,7 +153,7 @@ const cpu_simd_config kAvx2 = {
     /* taps_in_place */ false,
     /* image_rows_i8 */ nullptr,
     /* image_rows_max_sw */ 0,
-    /* dense_strips_min_saving */ 2,
+    /* dense_strips_min_saving */ 0,
     /* bcast_items */ nullptr,
     /* acc_row */ cpu_conv2d::acc_row_avx2,
     /* dw_image */ nullptr,

@@ -86,8 +86,9 @@ struct cpu_simd_config {
     void (*image_rows_i8)(const cpu_conv2d::conv_gemm* f, const int8_t* x, int8_t* img,
                           int64_t begin, int64_t end);
     int64_t image_rows_max_sw;
-    /* Dense strips where they save at least this percentage of the 8-column vectors
-     * (conv2d_gemm.cpp's dense_pays); 0: never. */
+    /* Where the level packs dense strips (gemm_pack_select), they are taken when they
+     * save at least this percentage of the 8-column vectors (conv2d_gemm.cpp's
+     * dense_pays); 0: whenever they compute no more than flat strips. */
     uint8_t dense_strips_min_saving;
     /* Broadcast mode's items; NULL without it. */
     void (*bcast_items)(const cpu_conv2d::conv_gemm* f, const uint8_t* img,
