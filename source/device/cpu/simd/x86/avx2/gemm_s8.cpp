@@ -79,6 +79,11 @@ struct tile_sink {
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT + p * AVX2_PANEL), v);
     }
+    /* Both panels of row r. */
+    CVML_TARGET_AVX2 void put_row(int r, __m256i v0, __m256i v1) const {
+        put(r, 0, v0);
+        put(r, 1, v1);
+    }
 };
 
 /* tail_sink: the fused tail (gemm_tail). Row r's sums plus its bias through the matched
@@ -91,6 +96,7 @@ struct tail_sink {
     int64_t at, stride;
     const int32_t* bias; /* the kernel's first row's, or NULL */
     int32_t cols;
+    bool packs; /* the chain's outputs lie within int8 (rc_saturates_to_i8) */
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
         const int32_t c = cols - p * AVX2_PANEL < AVX2_PANEL ? cols - p * AVX2_PANEL : AVX2_PANEL;
         if (c <= 0) return;
@@ -101,6 +107,23 @@ struct tail_sink {
             cpu_ep::store8_256(out, STORAGE_INT8, i, v);
         else
             cpu_ep::store_part8(out, STORAGE_INT8, i, c, v);
+    }
+    /* Both panels of row r: where all 16 columns are stored and the values lie within
+     * int8, narrowed together by packs (one store instead of two byte gathers). */
+    CVML_TARGET_AVX2 void put_row(int r, __m256i v0, __m256i v1) const {
+        if (!packs || cols < 2 * AVX2_PANEL) {
+            put(r, 0, v0);
+            put(r, 1, v1);
+            return;
+        }
+        if (bias) {
+            const __m256i b = _mm256_set1_epi32(bias[r]);
+            v0 = _mm256_add_epi32(v0, b);
+            v1 = _mm256_add_epi32(v1, b);
+        }
+        const int64_t i = at + r * stride;
+        cpu_ep::store16_i8(out, i, cpu_ep::rc_apply8(*rc, *k, v0, i, AVX2_PANEL),
+                           cpu_ep::rc_apply8(*rc, *k, v1, i + AVX2_PANEL, AVX2_PANEL));
     }
 };
 
@@ -127,8 +150,12 @@ CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, siz
         ukr_row<NC, UNSIGNED_B>(c30, c31, u0, s0, u1, s1, ones, ak + 3 * lda);
     }
     const __m256i c[AVX2_ROWS][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-    for (int r = 0; r < AVX2_ROWS; ++r)
-        for (int p = 0; p < NC; ++p) sink.put(r, p, c[r][p]);
+    for (int r = 0; r < AVX2_ROWS; ++r) {
+        if (NC == 2)
+            sink.put_row(r, c[r][0], c[r][1]);
+        else
+            sink.put(r, 0, c[r][0]);
+    }
 }
 
 /* The exact fallback for weights holding -128 with B holding negative values: the same
@@ -212,6 +239,7 @@ void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int6
     cpu_ep::rc_chain rc;
     memcpy(&rc, tail->chain, sizeof rc);
     const cpu_ep::rc_consts8 k = cpu_ep::rc_consts8_of(rc);
+    const bool packs = cpu_ep::rc_saturates_to_i8(rc, STORAGE_INT8);
     const bool unsigned_b = b[0] == 1, fallback = !unsigned_b && a->has_min;
     const int32_t k4n = a->Kp / 4;
     tile_walk w(a->M, N, t0);
@@ -235,7 +263,8 @@ void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int6
                              at + r * tail->out_stride + c,
                              tail->out_stride,
                              tail->bias ? tail->bias + m0 + r : nullptr,
-                             cols - c};
+                             cols - c,
+                             packs};
         };
         if (unsigned_b)
             tile_halves<true>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
