@@ -592,6 +592,22 @@ TEST(SimdEpilogue, Int8StorageInAndOut) {
 
 /* The even and odd bytes of rows of every length up to 100 (the vector steps and the
  * scalar rest), each level against the plain loop; nothing written past either half. */
+/* int32 to int8 as a C cast (the low byte), every level, lengths 0-100 around the vector
+ * steps, values across the whole int32 range; nothing written past n. */
+TEST(SimdEpilogue, NarrowI32ToI8AllLevels) {
+    std::mt19937 rng(23);
+    for (int level : levels())
+        for (int64_t n = 0; n <= 100; ++n) {
+            std::vector<int32_t> src(static_cast<size_t>(n));
+            for (auto& v : src) v = static_cast<int32_t>(rng());
+            std::vector<int8_t> dst(static_cast<size_t>(n) + 8, 0x55), want = dst;
+            for (int64_t i = 0; i < n; ++i)
+                want[static_cast<size_t>(i)] = static_cast<int8_t>(src[static_cast<size_t>(i)]);
+            simd_narrow_i32_i8(level, src.data(), n, dst.data());
+            ASSERT_EQ(dst, want) << cpu_simd_name(level) << " n " << n;
+        }
+}
+
 TEST(SimdEpilogue, Deinterleave2AllLevels) {
     std::mt19937 rng(21);
     for (int level : levels())

@@ -120,6 +120,7 @@ void apply_avx2(const epilogue* ep, const void* in, int32_t in_storage, int64_t 
 void planned_tile_avx2(const ep_tile_plan* p, const int32_t* tile, int32_t tile_stride,
                        int32_t rows, const ep_tile_keep* keep, const int32_t* bias, void* out,
                        int64_t out_first, int64_t out_stride);
+void narrow_avx2(const int32_t* src, int64_t n, int8_t* dst);
 void deinterleave2_avx2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd);
 #endif
 

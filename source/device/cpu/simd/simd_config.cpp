@@ -173,7 +173,7 @@ const cpu_simd_config kAvx2 = {
     /* ep_apply */ cpu_ep::apply_avx2,
     /* ep_apply_tile */ nullptr,
     /* ep_plan_tile */ cpu_ep::plan_tile_avx2,
-    /* narrow_i32_i8 */ cpu_ep::narrow_scalar,
+    /* narrow_i32_i8 */ cpu_ep::narrow_avx2,
     /* compact_i32 */ cpu_ep::compact_scalar,
     /* compact_max_vectors */ INT32_MAX,
     /* deinterleave2_i8 */ cpu_ep::deinterleave2_avx2,

@@ -52,6 +52,24 @@ CVML_TARGET_AVX2 void planned_tile_avx2(const ep_tile_plan* p, const int32_t* ti
     }
 }
 
+/* int32 to int8 as a C cast (the low byte), 32 values a step: the low bytes masked, so
+ * the unsigned saturating packs keep them as they are, then the dwords put in order. */
+CVML_TARGET_AVX2 void narrow_avx2(const int32_t* src, int64_t n, int8_t* dst) {
+    const __m256i low = _mm256_set1_epi32(0xff), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i v[4];
+        for (int j = 0; j < 4; ++j)
+            v[j] = _mm256_and_si256(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 8 * j)), low);
+        const __m256i bytes =
+            _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3]));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                            _mm256_permutevar8x32_epi32(bytes, order));
+    }
+    narrow_scalar(src + i, n - i, dst + i);
+}
+
 /* 32 bytes a step: each 128-bit lane's even bytes to its low half and odd bytes to its
  * high half, then the lanes' halves joined; the last few bytes by the scalar code. */
 CVML_TARGET_AVX2 void deinterleave2_avx2(const int8_t* src, int64_t n, int8_t* even, int8_t* odd) {
