@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -491,6 +492,21 @@ std::vector<int32_t> run_after_clip(const ConvCfg& c, const std::vector<int32_t>
     return out;
 }
 
+/* Random int8 input and weights and a bias for c, drawn from seed on, through
+ * run_after_clip at each thread count against the reference; `what` names the case. */
+void check_after_clip(const ConvCfg& c, uint32_t* seed, std::initializer_list<int> threads,
+                      const std::string& what) {
+    auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, (*seed)++);
+    auto w = cvml_test::random_values(c.o * (c.c / c.groups) * c.kh * c.kw, 127, (*seed)++);
+    auto b = cvml_test::random_values(c.o, 100000, (*seed)++);
+    auto expect = ref_conv(c, x, w, b);
+    for (int t : threads) {
+        std::string error;
+        auto got = run_after_clip(c, x, w, b, t, &error);
+        ASSERT_EQ(got, expect) << what << " threads " << t << " " << error;
+    }
+}
+
 }  // namespace
 
 /* Depthwise (one input channel per output channel) on an int8-stored input, rows
@@ -643,15 +659,7 @@ TEST(Conv2d, DepthwiseSlidingRowsAgainstReference) {
         if (c.h < 1) c.h = 1;
         c.w = (c.kw - 1) * c.dw + 1 + (pick(13, 1, 150) - 1) * c.sw;
         c.bias = pick(14, 0, 1) == 1;
-        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
-        auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
-        auto b = cvml_test::random_values(c.o, 100000, seed++);
-        auto expect = ref_conv(c, x, w, b);
-        for (int threads : {1, 3}) {
-            std::string error;
-            auto got = run_after_clip(c, x, w, b, threads, &error);
-            ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
-        }
+        ASSERT_NO_FATAL_FAILURE(check_after_clip(c, &seed, {1, 3}, "iter " + std::to_string(iter)));
     }
 }
 
@@ -684,17 +692,10 @@ TEST(Conv2d, DepthwisePaddedPlanesAgainstReference) {
         if ((c.kw - 1) * c.dw + 1 > c.w + 2 * c.pw) c.pw = ((c.kw - 1) * c.dw + 1 - c.w + 1) / 2;
         if (c.kh > c.h + 2 * c.ph) c.ph = (c.kh - c.h + 1) / 2;
         c.bias = pick(14, 0, 1) == 1;
-        auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
-        auto w = cvml_test::random_values(c.o * c.kh * c.kw, 127, seed++);
-        auto b = cvml_test::random_values(c.o, 100000, seed++);
-        auto expect = ref_conv(c, x, w, b);
-        for (int threads : {1, 2}) {
-            std::string error;
-            auto got = run_after_clip(c, x, w, b, threads, &error);
-            ASSERT_EQ(got, expect)
-                << "width " << width << " h " << c.h << " pads " << c.ph << "," << c.pw
-                << " strides " << c.sh << "," << c.sw << " threads " << threads << " " << error;
-        }
+        const std::string what = "width " + std::to_string(width) + " h " + std::to_string(c.h) +
+                                 " pads " + std::to_string(c.ph) + "," + std::to_string(c.pw) +
+                                 " strides " + std::to_string(c.sh) + "," + std::to_string(c.sw);
+        ASSERT_NO_FATAL_FAILURE(check_after_clip(c, &seed, {1, 2}, what));
     }
 }
 
