@@ -247,7 +247,6 @@ CVML_TARGET_AVX2 void dw2_slide(const conv_geom& g, const dw2_plan& d, const dw2
                                 int64_t plane_at) {
     const dw2_tail t = tail;  // a local copy: the tail's constants stay in registers
     __m256i op[3][NC][2];     // op[r]: input row y * SH - ph + r
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     const int64_t x0 = 8 * c, n = g.ow - x0 < 8 * NC ? g.ow - x0 : 8 * NC;
     const bool whole_row = c == 0 && n == g.ow;
     bool inner[NC];  // the chunk's bytes lie inside every row
@@ -268,9 +267,7 @@ CVML_TARGET_AVX2 void dw2_slide(const conv_geom& g, const dw2_plan& d, const dw2
         }
         const int64_t at = plane_at + y * g.ow + x0;
         if constexpr (SAT) {
-            const __m256i p = _mm256_packs_epi32(dw2_sat_pre(t, v[0]), dw2_sat_pre(t, v[NC - 1]));
-            const __m128i b = _mm256_castsi256_si128(
-                _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p, p), order));
+            const __m128i b = cpu_ep::pack16_i8(dw2_sat_pre(t, v[0]), dw2_sat_pre(t, v[NC - 1]));
             int8_t* out = static_cast<int8_t*>(t.out) + at;
             if (n == 8 * NC || (whole_row && y * g.ow + 8 * NC <= g.oh * g.ow)) {
                 if (NC == 2)

@@ -78,14 +78,17 @@ CVML_TARGET_AVX2 inline void store8_256(void* out, int32_t storage, int64_t i, _
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(out) + i), v);
 }
 
-/* Two vectors of values within int8 as 16 bytes at out + i, in order: one signed
- * saturating pack each way (exact for such values) and a dword shuffle. */
-CVML_TARGET_AVX2 inline void store16_i8(void* out, int64_t i, __m256i v0, __m256i v1) {
+/* Two vectors as 16 bytes, v0's then v1's, each value saturated to int8 (so exact for
+ * values within int8): one signed saturating pack each way and a dword shuffle. */
+CVML_TARGET_AVX2 inline __m128i pack16_i8(__m256i v0, __m256i v1) {
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     const __m256i p = _mm256_packs_epi32(v0, v1);  // per lane: v0's 4, v1's 4
-    const __m256i b = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p, p), order);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int8_t*>(out) + i),
-                     _mm256_castsi256_si128(b));
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_packs_epi16(p, p), order));
+}
+
+/* Two vectors of values within int8 as 16 bytes at out + i, in order. */
+CVML_TARGET_AVX2 inline void store16_i8(void* out, int64_t i, __m256i v0, __m256i v1) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int8_t*>(out) + i), pack16_i8(v0, v1));
 }
 
 /* c values (8, or fewer at the end of a row) of `src` from element i. */

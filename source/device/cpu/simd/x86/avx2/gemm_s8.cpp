@@ -97,12 +97,16 @@ struct tail_sink {
     const int32_t* bias; /* the kernel's first row's, or NULL */
     int32_t cols;
     bool packs; /* the chain's outputs lie within int8 (rc_saturates_to_i8) */
+    /* Row r's sums v of outputs i .. i + c - 1 plus the row's bias, through the chain. */
+    CVML_TARGET_AVX2 __m256i chain(int r, __m256i v, int64_t i, int32_t c) const {
+        if (bias) v = _mm256_add_epi32(v, _mm256_set1_epi32(bias[r]));
+        return cpu_ep::rc_apply8(*rc, *k, v, i, c);
+    }
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
         const int32_t c = cols - p * AVX2_PANEL < AVX2_PANEL ? cols - p * AVX2_PANEL : AVX2_PANEL;
         if (c <= 0) return;
-        if (bias) v = _mm256_add_epi32(v, _mm256_set1_epi32(bias[r]));
         const int64_t i = at + r * stride + p * AVX2_PANEL;
-        v = cpu_ep::rc_apply8(*rc, *k, v, i, c);
+        v = chain(r, v, i, c);
         if (c == AVX2_PANEL)
             cpu_ep::store8_256(out, STORAGE_INT8, i, v);
         else
@@ -116,14 +120,9 @@ struct tail_sink {
             put(r, 1, v1);
             return;
         }
-        if (bias) {
-            const __m256i b = _mm256_set1_epi32(bias[r]);
-            v0 = _mm256_add_epi32(v0, b);
-            v1 = _mm256_add_epi32(v1, b);
-        }
         const int64_t i = at + r * stride;
-        cpu_ep::store16_i8(out, i, cpu_ep::rc_apply8(*rc, *k, v0, i, AVX2_PANEL),
-                           cpu_ep::rc_apply8(*rc, *k, v1, i + AVX2_PANEL, AVX2_PANEL));
+        cpu_ep::store16_i8(out, i, chain(r, v0, i, AVX2_PANEL),
+                           chain(r, v1, i + AVX2_PANEL, AVX2_PANEL));
     }
 };
 
