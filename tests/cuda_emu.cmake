@@ -20,7 +20,7 @@
 #   cuda_emu.*.valgrind     the runtime tests and the conformance run under valgrind
 # The sanitizer build (CVML_SANITIZE) runs them all under ASan + UBSan, which see any
 # kernel access outside its device allocation: the emulation annotates its fiber
-# switches for ASan (the one warning ASan prints about swapcontext is expected).
+# switches for ASan.
 if(NOT TARGET cvml_cuda_emu)
   return()
 endif()
@@ -30,7 +30,7 @@ set(cvml_cuda_src ${PROJECT_SOURCE_DIR}/source/device/cuda)
 # The runtime tests link the emulation directly and build their kernels with it.
 add_executable(cvml_cuda_emu_runtime_tests ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_runtime_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu/emu_graph_test.cpp
-  ${cvml_cuda_src}/emu/cuda_emu.cpp)
+  ${cvml_cuda_src}/emu/cuda_emu.cpp ${cvml_cuda_src}/emu/fiber_switch.cpp)
 target_include_directories(cvml_cuda_emu_runtime_tests BEFORE PRIVATE ${cvml_cuda_src}/emu)
 target_include_directories(cvml_cuda_emu_runtime_tests PRIVATE ${cvml_cuda_src}
   ${PROJECT_SOURCE_DIR}/api ${PROJECT_SOURCE_DIR}/source)

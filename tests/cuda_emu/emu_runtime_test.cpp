@@ -9,6 +9,7 @@
 
 #include "cuda_emu.h"
 #include "cuda_kernel.h"
+#include "fiber_switch.h"
 #include "mma.cuh"
 
 #if __has_include(<valgrind/valgrind.h>)
@@ -191,6 +192,54 @@ __global__ void mma_partial_warp(int32_t* d) {
     int32_t acc[4] = {};
     mma_s8_m16n8k32(acc, a, b, acc);
     d[threadIdx.x] = acc[0];
+}
+
+/* The fiber switch under the launch engine: two contexts handing control back and forth
+ * a hundred thousand times, each with integer and floating-point values live in
+ * registers across every switch, end with the values a plain loop computes. */
+struct PingPong {
+    cuda_emu::fiber_context main, other;
+    uint64_t fiber_sum = 0;
+    double fiber_product = 0;
+};
+PingPong* g_ping_pong;
+
+void ping_pong_fiber() {
+    PingPong& p = *g_ping_pong;
+    uint64_t sum = 1;
+    double product = 1.5;
+    for (uint64_t i = 0;; ++i) {
+        sum = sum * 31 + i;
+        product = product * 1.000001 + 0.5;
+        p.fiber_sum = sum;
+        p.fiber_product = product;
+        cuda_emu::fiber_context_switch(&p.other, &p.main);
+    }
+}
+
+TEST(FiberSwitch, RegistersSurviveEverySwitchBothWays) {
+    constexpr int kSwitches = 100000;
+    PingPong p;
+    g_ping_pong = &p;
+    std::vector<char> stack(64 * 1024);
+    cuda_emu::fiber_context_init(&p.other, stack.data(), stack.size(), ping_pong_fiber);
+    uint64_t sum = 7, want_fiber_sum = 1, want_sum = 7;
+    double product = 2.25, want_fiber_product = 1.5, want_product = 2.25;
+    for (int i = 0; i < kSwitches; ++i) {
+        sum = sum * 3 + static_cast<uint64_t>(i);
+        product = product * 0.999 + 1;
+        cuda_emu::fiber_context_switch(&p.main, &p.other);
+    }
+    for (int i = 0; i < kSwitches; ++i) {
+        want_fiber_sum = want_fiber_sum * 31 + static_cast<uint64_t>(i);
+        want_fiber_product = want_fiber_product * 1.000001 + 0.5;
+        want_sum = want_sum * 3 + static_cast<uint64_t>(i);
+        want_product = want_product * 0.999 + 1;
+    }
+    EXPECT_EQ(p.fiber_sum, want_fiber_sum);
+    EXPECT_EQ(p.fiber_product, want_fiber_product);
+    EXPECT_EQ(sum, want_sum);
+    EXPECT_EQ(product, want_product);
 }
 
 TEST_F(Emu, EveryThreadRunsOnceWithItsIndices) {

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <map>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "cuda_emu.h"
+#include "fiber_switch.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CUDA_EMU_ASAN 1
@@ -796,7 +796,7 @@ constexpr size_t kStackBytes = 128 * 1024;
 #endif
 
 struct fiber {
-    ucontext_t uc;
+    fiber_context ctx;
     char* stack = nullptr; /* above a guard page, so an overflow faults */
     size_t size = 0;
     void* fake_stack = nullptr; /* ASan's bookkeeping while switched out */
@@ -925,13 +925,13 @@ void asan_finish(void* fake_save, const void** bottom_old, size_t* size_old) {
 /* From a fiber back to the launching context; `finished`: it will not be resumed. */
 void yield_to_main(grid_run& r, fiber* self, bool finished) {
     asan_start(finished ? nullptr : &self->fake_stack, r.main_bottom, r.main_size);
-    swapcontext(&self->uc, &r.main.uc);
+    fiber_context_switch(&self->ctx, &r.main.ctx);
     asan_finish(self->fake_stack, &r.main_bottom, &r.main_size);
 }
 
 void resume(grid_run& r, fiber* f) {
     asan_start(&r.main.fake_stack, f->stack, f->size);
-    swapcontext(&r.main.uc, &f->uc);
+    fiber_context_switch(&r.main.ctx, &f->ctx);
     asan_finish(r.main.fake_stack, nullptr, nullptr);
 }
 
@@ -942,12 +942,8 @@ void prepare(fiber* f) {
     // An abandoned fiber (a fault) may have left its frames poisoned.
     ASAN_UNPOISON_MEMORY_REGION(f->stack, f->size);
 #endif
-    getcontext(&f->uc);
-    f->uc.uc_stack.ss_sp = f->stack;
-    f->uc.uc_stack.ss_size = f->size;
-    f->uc.uc_link = nullptr;
     f->fake_stack = nullptr;
-    makecontext(&f->uc, fiber_main, 0);
+    fiber_context_init(&f->ctx, f->stack, f->size, fiber_main);
 }
 
 /* ---- blocks ------------------------------------------------------------------------- */

@@ -10,7 +10,8 @@
 # the .cu files keep LANGUAGE CUDA for the real plugin (a source file property is one
 # per directory). Included by source/device/cuda/CMakeLists.txt.
 set(emu_dir ${CMAKE_CURRENT_BINARY_DIR}/emu)
-set(emu_sources ${CMAKE_CURRENT_SOURCE_DIR}/emu/cuda_emu.cpp)
+set(emu_sources ${CMAKE_CURRENT_SOURCE_DIR}/emu/cuda_emu.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/emu/fiber_switch.cpp)
 foreach(src IN ITEMS ${cvml_cuda_device_sources} ${cvml_cuda_ops})
   file(RELATIVE_PATH rel ${CMAKE_CURRENT_SOURCE_DIR} ${src})
   string(REPLACE "/" "_" stem ${rel})
