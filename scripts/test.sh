@@ -46,16 +46,12 @@ else
   step "fuzzing skipped: clang++ not found"
 fi
 
-step "tests under ASan + UBSan (valgrind runs, the per-SIMD-level repeats, whole networks on the emulated GPU and the nested plain builds are left to the release build)"
-# Under ASan the CUDA emulator runs many times slower, so the emulated-GPU tests whose
-# cost is volume or ordering rather than code paths are left to the release build as
-# well: the plugin tests again on the small-grid emulator (cuda_emu.conformance.smallgrid
-# covers the grid-stride loops here), the conformance cases in reverse block order,
-# graphs on several threads (ThreadSanitizer's ground) and tensors past the grid limit.
-asan_release_only='^cuda_emu\.plugin\.smallgrid$|^cuda_emu\.conformance\.reverse$'
-asan_release_only+='|GraphsOnSeveralThreadsAtOnce|TensorsPastTheGridLimit'
+step "tests under ASan + UBSan (valgrind runs, the per-SIMD-level repeats, the emulated GPU's repeated-run device tests and the nested plain builds are left to the release build)"
+# Tensors past the CUDA grid limit are volume, not code paths (100 s under ASan): they
+# are left to the release build as well.
+asan_release_only='TensorsPastTheGridLimit'
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan --output-on-failure -j"$jobs" \
-  -LE "valgrind|simd|emu_network|nested_build" -E "$asan_release_only"
+  -LE "valgrind|simd|emu_repeated_runs|nested_build" -E "$asan_release_only"
 
 step "ThreadSanitizer: one cifar_resnet20 net shared by 8 threads, CVML_NUM_THREADS 1 and 2"
 # Only the library and the shared-handle stress test (tests/hostile/shared_handle.cpp).

@@ -18,7 +18,8 @@
 #   cuda_emu.model          the real model (../shared), all of it on cuda; skipped when absent
 #   cuda_emu.model.placement       the real model with the GPU's own island policy
 #   cuda_emu.*.valgrind     the runtime tests and the conformance run under valgrind
-# The sanitizer build (CVML_SANITIZE) runs them all under ASan + UBSan, which see any
+# The sanitizer build (CVML_SANITIZE) runs them under ASan + UBSan (all but the device
+# tests' repeated runs and the tensors past the grid limit: scripts/test.sh), which see any
 # kernel access outside its device allocation: the emulation annotates its fiber
 # switches for ASan.
 if(NOT TARGET cvml_cuda_emu)
@@ -61,11 +62,9 @@ target_compile_options(cvml_cuda_emu_tensor_core_tests PRIVATE ${CVML_WARNINGS})
 target_compile_definitions(cvml_cuda_emu_tensor_core_tests PRIVATE
   CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
 add_dependencies(cvml_cuda_emu_tensor_core_tests cvml_cuda_emu)
-# Whole networks on the emulated device: about a minute in the release build, over ten
-# under ASan on a loaded machine, so the sanitizer step leaves them out (label
-# emu_network); the kernels they run are covered there by the smaller cuda_emu tests.
+# Whole networks on the emulated device: 5 s in the release build, 35 s under ASan.
 gtest_discover_tests(cvml_cuda_emu_tensor_core_tests TEST_PREFIX cuda_emu.tensor_cores.
-  DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS emu_network)
+  DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
 
 # gpu_check as tools/gpu_check.sh builds it for a GPU: only the C API.
 add_executable(cvml_gpu_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/gpu_check.cpp)
@@ -100,10 +99,6 @@ set_tests_properties(cuda_emu.conformance.reverse PROPERTIES
   ENVIRONMENT "${cvml_emu_env};CVML_CUDA_EMU_ORDER=reverse")
 set_tests_properties(cuda_emu.model.placement PROPERTIES
   ENVIRONMENT "CVML_PLUGIN_PATH=${cvml_emu_plugin_dir}")
-# The Cortex model as a whole network on the emulator: label emu_network, which the
-# sanitizer step of scripts/test.sh leaves to the release build (minutes each there).
-set_tests_properties(cuda_emu.model cuda_emu.model.placement cuda_emu.model.turing PROPERTIES
-  LABELS emu_network)
 # gpu_check exits 77 when the model directory is absent.
 set_tests_properties(cuda_emu.model cuda_emu.model.placement PROPERTIES SKIP_RETURN_CODE 77)
 
@@ -132,9 +127,13 @@ target_compile_options(cvml_cuda_emu_device_tests PRIVATE ${CVML_WARNINGS})
 target_compile_definitions(cvml_cuda_emu_device_tests PRIVATE
   CVML_CUDA_EMU_PLUGIN_DIR="${cvml_emu_plugin_dir}")
 add_dependencies(cvml_cuda_emu_device_tests cvml_cuda_emu)
-# Whole networks too: label emu_network, left out of the sanitizer step as above.
+# Each test runs ResNet-18 several times on the CPU and on the emulated GPU: 45 s in all
+# in the release build, 300 s under ASan (most of it the CPU's runs at -O0), so the
+# sanitizer step of scripts/test.sh leaves them to the release build (label
+# emu_repeated_runs); the kernels and device code they run are covered there by the
+# other cuda_emu tests, whole networks included.
 gtest_discover_tests(cvml_cuda_emu_device_tests TEST_PREFIX cuda_emu.device. DISCOVERY_TIMEOUT 60
-  PROPERTIES TIMEOUT 600 LABELS emu_network)
+  PROPERTIES TIMEOUT 600 LABELS emu_repeated_runs)
 
 # Fusion agreement: for every conformance case and benchmark model, each tail the CUDA
 # device fuses is the CPU's tail of that head (both call the core's fusion walk).

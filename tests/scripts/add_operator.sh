@@ -18,7 +18,7 @@ cp "$src/tests/registry/scratch_twice_op.cpp" "$work/tree/source/operator/scratc
 cp "$src/tests/registry/scratch_twice_kernel.cpp" \
     "$work/tree/source/device/cpu/op/scratch_twice.cpp"
 
-cmake -S "$work/tree" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCVML_BUILD_TESTS=OFF \
+cmake -S "$work/tree" -B "$work/build" -DCMAKE_BUILD_TYPE=Debug -DCVML_BUILD_TESTS=OFF \
     -DCVML_WITH_CUDA=OFF "-DCVML_OPERATORS=relu;scratch_twice" "$@" > "$work/configure.log" 2>&1 ||
     { tail -20 "$work/configure.log"; fail "configure"; }
 cmake --build "$work/build" --target cvml cvml_tool -j2 > "$work/build.log" 2>&1 ||
