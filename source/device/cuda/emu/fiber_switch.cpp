@@ -15,7 +15,7 @@ extern "C" void cuda_emu_fiber_swap(void** save, void* to);
 
 #if defined(__x86_64__)
 /* System V: rbx, rbp, r12-r15, and the SSE and x87 control words (the callee keeps
- * both), 8 slots under the return address. */
+ * both): 7 slots under the return address. */
 __asm__(
     ".text\n"
     ".p2align 4\n"
