@@ -203,10 +203,12 @@ CVML_TARGET_AVX2 inline void dw2_slide_row(const conv_geom& g, const dw2_plan& d
                                            int64_t ih, int64_t c, const bool (&inner)[NC],
                                            __m256i (&op)[NC][2]) {
     if (ih < 0 || ih >= g.h) {
+#pragma GCC unroll 2
         for (int k = 0; k < NC; ++k) op[k][0] = op[k][1] = _mm256_setzero_si256();
         return;
     }
     const int8_t* row = x + ih * g.w;
+#pragma GCC unroll 2
     for (int k = 0; k < NC; ++k) {
         if (inner[k])
             dw2_operands<SW, 2>(row + 8 * (c + k) * SW - g.pw, g.dw, g.kw, op[k]);
@@ -254,14 +256,19 @@ CVML_TARGET_AVX2 void dw2_slide(const conv_geom& g, const dw2_plan& d, const dw2
         const int64_t first = 8 * (c + k) * SW - g.pw;
         inner[k] = first >= 0 && first + d.span <= g.w;
     }
+#pragma GCC unroll 2
     for (int r = 0; r < 3 - SH; ++r) dw2_slide_row<SW, NC>(g, d, x, r - g.ph, c, inner, op[r]);
     for (int64_t y = 0; y < g.oh; ++y) {
+#pragma GCC unroll 2
         for (int r = 3 - SH; r < 3; ++r)
             dw2_slide_row<SW, NC>(g, d, x, y * SH - g.ph + r, c, inner, op[r]);
         __m256i v[NC];
+#pragma GCC unroll 2
         for (int k = 0; k < NC; ++k) {
             v[k] = start;
+#pragma GCC unroll 3
             for (int r = 0; r < 3; ++r)
+#pragma GCC unroll 2
                 for (int j = 0; j < 2; ++j)
                     v[k] = _mm256_add_epi32(v[k], _mm256_madd_epi16(op[r][k][j], w[2 * r + j]));
         }
@@ -283,7 +290,9 @@ CVML_TARGET_AVX2 void dw2_slide(const conv_geom& g, const dw2_plan& d, const dw2
                 dw2_tail_store(t, v[k], at + 8 * k, left);
             }
         }
+#pragma GCC unroll 2
         for (int r = 0; r < 3 - SH; ++r)
+#pragma GCC unroll 2
             for (int k = 0; k < NC; ++k) {
                 op[r][k][0] = op[r + SH][k][0];
                 op[r][k][1] = op[r + SH][k][1];
