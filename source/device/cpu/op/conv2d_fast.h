@@ -256,6 +256,9 @@ void depthwise_plane_plain(const conv_grouped* f, const int8_t* img, const int64
  * an int8 input x (the image's first element) with column stride 1 or 2. */
 void image_rows_i8_avx512(const conv_gemm* f, const int8_t* x, int8_t* img, int64_t begin,
                           int64_t end);
+/* ... and at avx2 (simd/x86/avx2/conv2d_gemm.cpp), column stride 1. */
+void image_rows_i8_avx2(const conv_gemm* f, const int8_t* x, int8_t* img, int64_t begin,
+                        int64_t end);
 /* Broadcast mode (simd/x86/avx512/conv2d_bcast.cpp): items [begin, end) of (channel
  * block, output row), block-major, from its image through the tail. */
 void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out* o, int64_t begin,
