@@ -882,13 +882,13 @@ TEST(Conv2d, BroadcastMode1x1AgainstReference) {
     paths.expect(expected, 0, expected_pairs);  // 1x1: always by blocks of channels
 }
 
-/* Strided convolutions on an int8-stored input: at avx512 the image rows of column stride 2
- * are split into phases in registers (rows over 64 columns span several vectors), and rows
- * no tap reads are skipped (1x1 stride 2, or a row dilation that is a multiple of the row
- * stride); strides 3 and unequal strides take the generic rows. */
-TEST(Conv2d, StridedImageOnInt8Input) {
-    uint32_t seed = 3500;
-    for (int iter = 0; iter < 40; ++iter) {
+namespace {
+
+/* Convolutions (groups == 1) on an int8-stored input against the reference, at 1, 2 and 3
+ * threads; stride_one: row and column stride 1 with widths around the avx2 rows' 16-byte
+ * chunks, else mostly stride 2. */
+void check_image_on_int8_input(uint32_t seed, int iters, bool stride_one) {
+    for (int iter = 0; iter < iters; ++iter) {
         auto rnd = cvml_test::random_values(20, 1000, seed++);
         auto pick = [&](int i, int lo, int hi) { return lo + (rnd[i] + 1000) % (hi - lo + 1); };
         ConvCfg c;
@@ -898,14 +898,14 @@ TEST(Conv2d, StridedImageOnInt8Input) {
         c.o = 8 * pick(3, 1, 2);
         c.kh = pick(4, 1, 3);
         c.kw = pick(5, 1, 3);
-        c.sh = iter % 4 == 3 ? pick(6, 1, 3) : 2;
-        c.sw = iter % 4 == 3 ? pick(7, 1, 3) : 2;
+        c.sh = stride_one ? 1 : (iter % 4 == 3 ? pick(6, 1, 3) : 2);
+        c.sw = stride_one ? 1 : (iter % 4 == 3 ? pick(7, 1, 3) : 2);
         c.ph = pick(8, 0, c.kh - 1);
-        c.pw = pick(9, 0, c.kw - 1);
+        c.pw = stride_one ? pick(9, 0, 3) : pick(9, 0, c.kw - 1);
         c.dh = pick(10, 1, 2);
         c.dw = pick(11, 1, 2);
         c.h = (c.kh - 1) * c.dh + 1 + pick(12, 2, 20);
-        c.w = (c.kw - 1) * c.dw + 1 + pick(13, 1, 300);
+        c.w = (c.kw - 1) * c.dw + 1 + (stride_one ? pick(13, 0, 40) : pick(13, 1, 300));
         c.bias = pick(14, 0, 1) == 1;
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
         auto w = cvml_test::random_values(c.o * c.c * c.kh * c.kw, 127, seed++);
@@ -917,6 +917,23 @@ TEST(Conv2d, StridedImageOnInt8Input) {
             ASSERT_EQ(got, expect) << "iter " << iter << " threads " << threads << " " << error;
         }
     }
+}
+
+}  // namespace
+
+/* Strided convolutions on an int8-stored input: at avx512 the image rows of column stride 2
+ * are split into phases in registers (rows over 64 columns span several vectors), and rows
+ * no tap reads are skipped (1x1 stride 2, or a row dilation that is a multiple of the row
+ * stride); strides 3 and unequal strides take the generic rows. */
+TEST(Conv2d, StridedImageOnInt8Input) {
+    check_image_on_int8_input(3500, 40, false);
+}
+
+/* Stride 1 on an int8-stored input: at avx2 each padded row is written in 16-byte chunks,
+ * the last one overlapping (rows under 16 bytes, and the image's first and last rows,
+ * whose chunks would read outside the input, take the generic copy). */
+TEST(Conv2d, StrideOneImageOnInt8Input) {
+    check_image_on_int8_input(3700, 40, true);
 }
 
 /* The int8 cast (groups == 1) and int32 wrap-around (groups > 1) only show with values
