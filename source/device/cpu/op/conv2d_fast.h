@@ -214,6 +214,15 @@ inline void image_zero_row(const conv_gemm* f, int8_t* channel, int64_t r) {
         memset(channel + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
 }
 
+/* Padded row `row` of a column-stride-1 image from input row `in`: pw zeros, the row's w
+ * values, zeros to wq. */
+inline void image_copy_row(const conv_gemm* f, const int8_t* in, int8_t* row) {
+    const conv_geom& g = f->g;
+    memset(row, 0, static_cast<size_t>(g.pw));
+    memcpy(row + g.pw, in, static_cast<size_t>(g.w));
+    memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
+}
+
 /* Image rows are built item by item, an item being input row h of channel ic, stepped
  * by the caller (++h) without dividing. Returns the item's channel image in img, after
  * moving to the next channel past its last row and zeroing the padding rows above and

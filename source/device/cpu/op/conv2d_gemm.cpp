@@ -65,10 +65,7 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
         const int64_t hp = h + g.ph;
         int8_t* row = channel + f->row_at[hp];
         if (a->x->storage == STORAGE_INT8 && g.sw == 1) {
-            const int8_t* in = static_cast<const int8_t*>(a->x->data) + src;
-            memset(row, 0, static_cast<size_t>(g.pw));
-            memcpy(row + g.pw, in, static_cast<size_t>(g.w));
-            memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
+            image_copy_row(f, static_cast<const int8_t*>(a->x->data) + src, row);
             continue;
         }
         image_zero_row(f, channel, hp);

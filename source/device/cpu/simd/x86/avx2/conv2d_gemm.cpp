@@ -3,8 +3,6 @@
  * with 16-byte stores. The generic rows are a memset, a memcpy and a memset a row, each a
  * libc call for a few dozen bytes: with these, ResNet-18's image rows and their memsets
  * went from 3.0% to 1.9% of its time at avx2 (perf). */
-#include <string.h>
-
 #include "device/cpu/op/conv2d_fast.h"
 
 #if CVML_SIMD_X86
@@ -16,36 +14,43 @@ namespace {
 /* Writes padded rows [0, wq) of an image at column stride 1: the input row's w values
  * from column pw on, zeros around them. Chunks of 16 bytes, the last one ending at wq
  * (overlapping the one before it, with the same bytes), so nothing is written past the
- * row; each chunk loads the 16 input bytes under it and keeps those inside the row. */
+ * row; each chunk loads the 16 input bytes under it and keeps those inside the row. The
+ * chunks' masks are the same for every row: made once, at construction (rows of more than
+ * kMaxChunks chunks make the rest as they go). */
 struct row_writer16 {
-    int64_t w, pw, wq;
-    __m128i lane; /* 0, 1, .., 15 */
+    static constexpr int64_t kMaxChunks = 8;
+    int64_t w, pw, wq, chunks;
+    __m128i keep[kMaxChunks];
 
     CVML_TARGET_AVX2 row_writer16(int64_t w_, int64_t pw_, int64_t wq_)
-        : w(w_),
-          pw(pw_),
-          wq(wq_),
-          lane(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)) {}
+        : w(w_), pw(pw_), wq(wq_), chunks(wq_ >= 16 ? (wq_ + 15) / 16 : 0) {
+        for (int64_t i = 0; i < chunks && i < kMaxChunks; ++i) keep[i] = mask(at(i));
+    }
 
     /* Whether rows this wide are written here (narrower ones take the generic rows). */
-    bool fits() const { return wq >= 16; }
+    bool fits() const { return chunks > 0; }
+
+    /* Chunk i's first padded column. */
+    int64_t at(int64_t i) const { return i + 1 < chunks ? 16 * i : wq - 16; }
 
     static int8_t clamp16(int64_t v) { return static_cast<int8_t>(v < 0 ? 0 : (v > 16 ? 16 : v)); }
 
-    /* The chunk at padded column c0: lanes [pw - c0, pw + w - c0) from in - pw + c0. */
-    CVML_TARGET_AVX2 void chunk(const int8_t* in, int64_t c0, int8_t* row) const {
+    /* The lanes of the chunk at padded column c0 that hold input: [pw - c0, pw + w - c0). */
+    CVML_TARGET_AVX2 __m128i mask(int64_t c0) const {
+        const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         const __m128i lo = _mm_set1_epi8(static_cast<int8_t>(clamp16(pw - c0) - 1));
         const __m128i hi = _mm_set1_epi8(clamp16(pw + w - c0));
-        const __m128i keep = _mm_and_si128(_mm_cmpgt_epi8(lane, lo), _mm_cmpgt_epi8(hi, lane));
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in - pw + c0));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(row + c0), _mm_and_si128(v, keep));
+        return _mm_and_si128(_mm_cmpgt_epi8(lane, lo), _mm_cmpgt_epi8(hi, lane));
     }
 
     /* Row `row` from input row `in`; the chunks load bytes [in - pw, in - pw + wq). */
     CVML_TARGET_AVX2 void write(const int8_t* in, int8_t* row) const {
-        int64_t c0 = 0;
-        for (; c0 + 16 < wq; c0 += 16) chunk(in, c0, row);
-        chunk(in, wq - 16, row);
+        for (int64_t i = 0; i < chunks; ++i) {
+            const int64_t c0 = at(i);
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in - pw + c0));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(row + c0),
+                             _mm_and_si128(v, i < kMaxChunks ? keep[i] : mask(c0)));
+        }
     }
 };
 
@@ -66,13 +71,10 @@ void image_rows_i8_avx2(const conv_gemm* f, const int8_t* x, int8_t* img, int64_
         const int8_t* in = x + item * g.w;
         int8_t* row = channel + f->row_at[h + g.ph];
         const int64_t first = item * g.w - g.pw;
-        if (writer.fits() && first >= 0 && first + f->wq <= x_bytes) {
+        if (writer.fits() && first >= 0 && first + f->wq <= x_bytes)
             writer.write(in, row);
-            continue;
-        }
-        memset(row, 0, static_cast<size_t>(g.pw));
-        memcpy(row + g.pw, in, static_cast<size_t>(g.w));
-        memset(row + g.pw + g.w, 0, static_cast<size_t>(f->wq - g.pw - g.w));
+        else
+            image_copy_row(f, in, row);
     }
 }
 
