@@ -743,14 +743,80 @@ TEST(Conv2d, TapsModeOnInt8Input) {
     }
 }
 
+/* conv2d's kernel driven directly, one thread, int32 tensors (no graph, so no
+ * verification of the values), without bias; the output, or empty on a failure. fast:
+ * on this CPU's level with the weights a constant (its fast paths), else the scalar
+ * loops that read every operand per run. */
+std::vector<int32_t> run_kernel(const ConvCfg& c, std::vector<int32_t> x, std::vector<int32_t> w,
+                                bool fast) {
+    const cpu_kernel* k = cpu_kernel_find("conv2d");
+    if (!k) {
+        ADD_FAILURE() << "no conv2d kernel";
+        return {};
+    }
+    const int oh = (c.h + 2 * c.ph - c.dh * (c.kh - 1) - 1) / c.sh + 1;
+    const int ow = (c.w + 2 * c.pw - c.dw * (c.kw - 1) - 1) / c.sw + 1;
+    std::vector<int32_t> y(static_cast<size_t>(c.n) * c.o * oh * ow, 0x55555555);
+    conv2d_param p{};
+    p.channels = c.o;
+    p.kernel_size = {2, {c.kh, c.kw}};
+    p.strides = {2, {c.sh, c.sw}};
+    p.padding = {2, {c.ph, c.pw}};
+    p.dilation = {2, {c.dh, c.dw}};
+    p.groups = c.groups;
+    p.use_bias = 0;
+    ir_tensor tx{}, tw{}, ty{};
+    tx.ndim = ty.ndim = tw.ndim = 4;
+    const int64_t xd[4] = {c.n, c.c, c.h, c.w}, wd[4] = {c.o, c.c / c.groups, c.kh, c.kw},
+                  yd[4] = {c.n, c.o, oh, ow};
+    for (int i = 0; i < 4; ++i) tx.dims[i] = xd[i], tw.dims[i] = wd[i], ty.dims[i] = yd[i];
+    tx.data = x.data();
+    tw.data = w.data();
+    cpu_runtime rt{};
+    rt.simd_level = cpu_simd_level();
+    rt.simd = cpu_simd_config_of(rt.simd_level);
+    rt.fusion = 1;
+    ty.data = y.data();
+    ir_tensor* ins[2] = {&tx, &tw};
+    ir_tensor* outs[1] = {&ty};
+    cpu_node_ctx ctx{};
+    ctx.param = &p;
+    ctx.input_count = 2;
+    ctx.inputs = ins;
+    ctx.output_count = 1;
+    ctx.outputs = outs;
+    if (fast) {
+        tw.kind = TENSOR_CONST;
+        ctx.rt = &rt;
+    }
+    size_t scratch = 0;
+    if (k->prerun(&ctx, &scratch) != CVML_OK) {
+        ADD_FAILURE() << "prerun: " << cvml_last_error();
+        return {};
+    }
+    std::vector<uint8_t> buf(scratch + 1);
+    ctx.scratch = buf.data();
+    ctx.scratch_size = scratch;
+    const int rc = k->run(&ctx);
+    if (k->postrun) k->postrun(&ctx);
+    if (rc != CVML_OK) {
+        ADD_FAILURE() << "run: " << cvml_last_error();
+        return {};
+    }
+    return y;
+}
+
 /* Broadcast mode's path counts since construction: all of it, split by rows, and pairs of
- * 7-wide rows; `expect` checks how many conv2d preruns took each (at avx512 only). */
+ * 7-wide rows; `expect` checks how many conv2d preruns took each, at the levels that have
+ * the mode (avx512, avx2); pairs only where the level's segments reach 14 pixels. */
 struct BcastPaths {
     int64_t all0 = cpu_path_count(CPU_PATH_CONV_BCAST);
     int64_t rows0 = cpu_path_count(CPU_PATH_CONV_BCAST_ROWS);
     int64_t pairs0 = cpu_path_count(CPU_PATH_CONV_BCAST_PAIRS);
     void expect(int64_t all, int64_t rows, int64_t pairs) const {
-        if (cpu_simd_level() != CPU_SIMD_AVX512) return;
+        const cpu_simd_config* cfg = cpu_simd_config_of(cpu_simd_level());
+        if (!cfg->bcast_items) return;
+        if (cfg->bcast_max_pixels < 14) pairs = 0;
         EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST) - all0, all)
             << "broadcast mode not taken exactly where it applies";
         EXPECT_EQ(cpu_path_count(CPU_PATH_CONV_BCAST_ROWS) - rows0, rows)
@@ -786,13 +852,14 @@ void expect_bcast_case(const ConvCfg& c, const std::vector<int32_t>& x,
     }
 }
 
-/* Broadcast mode (avx512: 3x3, stride 1 or 2, padding 1, output widths a multiple of 7 up
+/* Broadcast mode (avx512 and avx2: 3x3, stride 1 or 2, padding 1, output widths a multiple of 7 up
  * to 56, output channels a multiple of 32): every border class of pixel (first and last
  * row and column, one-segment and many-segment rows, planes of 2 rows, 7-wide planes of
  * odd and even heights (two rows a segment), strided outputs
  * whose last row and column do or do not read padding), channel counts off a
- * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), a bias
- * that is a graph input (added by the tile function, not folded), 1 to 3 threads; and the mode must
+ * multiple of 4, int8-stored inputs and int32-stored ones (a graph input), inputs with
+ * and without negative values (avx2's two forms), a bias that is a graph input (added by
+ * the tile function, not folded), 1 to 3 threads; and the mode must
  * have been taken exactly where it applies. Several threads split small weights by output
  * rows and large ones (over 256 KiB, the last cases) by blocks of output channels. */
 TEST(Conv2d, BroadcastModeAgainstReference) {
@@ -826,6 +893,9 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
         c.bias = pick(6, 0, 1) == 1;
         const bool clipped = iter % 3 != 2;  // else the graph's input itself, stored as int32
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        // Half the inputs without negative values (a relu's output): avx2's unsigned form.
+        if (iter % 2 == 0)
+            for (int32_t& v : x) v = abs(v);
         auto w = cvml_test::random_values(c.o * c.c * 9, 127, seed++);
         auto b = cvml_test::random_values(c.o, 100000, seed++);
         expect_bcast_case(c, x, w, b, clipped, c.bias && iter % 2 == 1, iter);
@@ -839,7 +909,7 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
     paths.expect(expected, expected_rows, expected_pairs);
 }
 
-/* Broadcast mode for 1x1 kernels (avx512: stride 1, no padding, outputs 7 or 14 wide,
+/* Broadcast mode for 1x1 kernels (avx512 and avx2: stride 1, no padding, outputs 7 or 14 wide,
  * output channels a multiple of 32): planes of one row and many, 7-wide planes of odd and
  * even heights (two rows a segment), channel counts off a multiple of 4, int8-stored
  * inputs and int32-stored ones (a graph input), a bias that is a graph input (added by the
@@ -870,6 +940,8 @@ TEST(Conv2d, BroadcastMode1x1AgainstReference) {
         c.bias = pick(6, 0, 1) == 1;
         const bool clipped = iter % 3 != 2;  // else the graph's input itself, stored as int32
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        if (iter % 2 == 0)  // without negative values: avx2's unsigned form
+            for (int32_t& v : x) v = abs(v);
         auto w = cvml_test::random_values(c.o * c.c, 127, seed++);
         auto b = cvml_test::random_values(c.o, 100000, seed++);
         expect_bcast_case(c, x, w, b, clipped, c.bias && iter % 2 == 1, iter);
@@ -880,6 +952,31 @@ TEST(Conv2d, BroadcastMode1x1AgainstReference) {
     }
     EXPECT_EQ(pair_heights.size(), 2u) << "pairs of rows need planes of odd and even heights";
     paths.expect(expected, 0, expected_pairs);  // 1x1: always by blocks of channels
+}
+
+/* Weights that cast to -128 (128 or -128 itself) in a convolution broadcast mode would
+ * take: avx2's form for an input with negative values negates weights, which -128 does
+ * not survive, so there the GEMM (its exact fallback) runs instead; with inputs with and
+ * without negative values, 3x3 and 1x1 kernels, against the reference. */
+TEST(Conv2d, BroadcastModeWeightsOfMinus128) {
+    cvml_init();
+    const BcastPaths paths;
+    uint32_t seed = 4900;
+    int expected = 0;
+    for (int k : {3, 1})
+        for (bool negative : {true, false}) {
+            ConvCfg c{1, 6, 7, 14, 32, k, k, 1, 1, k / 2, k / 2, 1, 1, 1, false};
+            auto x = cvml_test::random_values(c.c * c.h * c.w, 127, seed++);
+            if (!negative)
+                for (int32_t& v : x) v = abs(v);
+            auto w = cvml_test::random_values(c.o * c.c * k * k, 127, seed++);
+            for (size_t i = 0; i < w.size(); i += 5) w[i] = i % 2 ? 128 : -128;
+            EXPECT_EQ(run_kernel(c, x, w, true), ref_conv(c, x, w, {}))
+                << k << "x" << k << (negative ? " with" : " without") << " negative inputs";
+            expected += cpu_simd_config_of(cpu_simd_level())->gemm_notes_min ? 0 : 1;
+        }
+    paths.expect(expected, 0, 0);
+    cvml_release();
 }
 
 namespace {
@@ -941,45 +1038,14 @@ TEST(Conv2d, StrideOneImageOnInt8Input) {
  * 006); here the kernel is driven directly with such values. */
 TEST(Conv2d, KernelInt8CastAndWrap) {
     cvml_init();
-    const cpu_kernel* k = cpu_kernel_find("conv2d");
-    ASSERT_NE(k, nullptr);
     for (int groups : {1, 2}) {
         ConvCfg c{1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, groups, false};
         std::vector<int32_t> x = {128, 200, -129, 5, 0x40000000, -7, 300, 1};
         std::vector<int32_t> w =
             groups == 1 ? std::vector<int32_t>{1, 129, -2, 256} : std::vector<int32_t>{4, 129};
-        std::vector<int32_t> y(8, 0x55555555);
-        conv2d_param p{};
-        p.channels = 2;
-        p.kernel_size = {2, {1, 1}};
-        p.strides = {2, {1, 1}};
-        p.padding = {2, {0, 0}};
-        p.dilation = {2, {1, 1}};
-        p.groups = groups;
-        p.use_bias = 0;
-        ir_tensor tx{}, tw{}, ty{};
-        tx.ndim = ty.ndim = tw.ndim = 4;
-        int64_t xd[4] = {1, 2, 2, 2}, wd[4] = {2, 2 / groups, 1, 1}, yd[4] = {1, 2, 2, 2};
-        for (int i = 0; i < 4; ++i) tx.dims[i] = xd[i], tw.dims[i] = wd[i], ty.dims[i] = yd[i];
-        tx.data = x.data();
-        tw.data = w.data();
-        ty.data = y.data();
-        ir_tensor* ins[2] = {&tx, &tw};
-        ir_tensor* outs[1] = {&ty};
-        cpu_node_ctx ctx{};
-        ctx.param = &p;
-        ctx.input_count = 2;
-        ctx.inputs = ins;
-        ctx.output_count = 1;
-        ctx.outputs = outs;
-        size_t scratch = 0;
-        ASSERT_EQ(k->prerun(&ctx, &scratch), CVML_OK) << cvml_last_error();
-        std::vector<uint8_t> buf(scratch + 1);
-        ctx.scratch = buf.data();
-        ctx.scratch_size = scratch;
-        ASSERT_EQ(k->run(&ctx), CVML_OK);
-        if (k->postrun) k->postrun(&ctx);
+        const std::vector<int32_t> y = run_kernel(c, x, w, false);
         EXPECT_EQ(y, ref_conv(c, x, w, {})) << "groups " << groups;
+        ASSERT_EQ(y.size(), 8u);
         if (groups == 1) {
             // 128 -> -128 and 129 -> -127 before the product: y[0] = 1*(-128) + (-127)*0.
             EXPECT_EQ(y[0], -128);

@@ -272,6 +272,9 @@ void image_rows_i8_avx2(const conv_gemm* f, const int8_t* x, int8_t* img, int64_
  * block, output row), block-major, from its image through the tail. */
 void bcast_items_avx512(const conv_gemm* f, const uint8_t* img, const bcast_out* o, int64_t begin,
                         int64_t end);
+/* ... and at avx2 (simd/x86/avx2/conv2d_bcast.cpp), 7-pixel segments. */
+void bcast_items_avx2(const conv_gemm* f, const uint8_t* img, const bcast_out* o, int64_t begin,
+                      int64_t end);
 /* groups > 1 per instruction set: simd/x86/avx512/conv2d_grouped.cpp ... */
 void acc_row_avx512(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
 /* The depthwise phase image of one int8 input plane, column stride 1 or 2. */

@@ -372,7 +372,7 @@ void image4_rows(void* arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Broadcast mode's image: each group of 4 channels' plane interleaved by 4 (u8 x + 128)
+/* Broadcast mode's image: each group of 4 channels' plane interleaved by 4 (x ^ zero)
  * as one run of h * w pixels, with no padding (no tap that reads it is multiplied), so a
  * group is a few whole-vector steps however small its rows. This writes pixels
  * [p0, p0 + n) of group grp. */
@@ -380,6 +380,7 @@ void bcast_image_run(const image_args* a, int64_t grp, int64_t p0, int64_t n) {
     const conv_gemm* f = a->f;
     const conv_geom& g = f->g;
     const int64_t hw = g.h * g.w;
+    const uint8_t zero = gemm_taps_zero(f->level);
     uint8_t* dst = reinterpret_cast<uint8_t*>(a->img) + (grp * hw + p0) * 4;
     if (a->x->storage == STORAGE_INT8) {
         const int8_t* planes[4];
@@ -396,7 +397,7 @@ void bcast_image_run(const image_args* a, int64_t grp, int64_t p0, int64_t n) {
         for (int64_t i = 0; i < 4; ++i) {
             const int64_t c = grp * 4 + i;
             const int32_t v = c < g.c ? cpu_load(a->x, a->base + c * hw + p0 + j) : 0;
-            dst[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ 0x80u);
+            dst[4 * j + i] = static_cast<uint8_t>(static_cast<uint8_t>(v) ^ zero);
         }
 }
 
@@ -546,7 +547,7 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
                               static_cast<int32_t>(kc), &f->w);
 }
 
-/* Broadcast mode (gemm_bcast_mode): avx512, a 3x3 kernel of stride 1 or 2 (the same
+/* Broadcast mode (gemm_bcast_mode): avx512 and avx2, a 3x3 kernel of stride 1 or 2 (the same
  * both ways), dilation 1 and padding 1, and an output of at least 2 x 2 whose width is a
  * multiple of 7 up to GEMM_BCAST_MAX_W; or a 1x1 kernel of stride 1 without padding whose
  * output width is 7 or 14 (GEMM_BCAST_1X1_MAX_W: on wider ones the GEMM runs whole
@@ -556,6 +557,9 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
 bool bcast_fits(conv_gemm* f) {
     const conv_geom& g = f->g;
     if (!f->cfg->bcast_items || !f->w.start) return false;
+    // A kernel that negates weights for an image with negative values (avx2) takes
+    // none of -128.
+    if (f->cfg->gemm_notes_min && f->w.has_min) return false;
     const char* off = getenv("CVML_CONV_BCAST");  // "0": off, to compare with the GEMM
     if (off && strcmp(off, "0") == 0) return false;
     const bool k3 = g.kh == 3 && g.kw == 3 && g.sh == g.sw && g.sh <= 2 && g.dh == 1 && g.dw == 1 &&
@@ -563,7 +567,8 @@ bool bcast_fits(conv_gemm* f) {
     const bool k1 = f->direct && g.ow <= GEMM_BCAST_1X1_MAX_W;
     if (!k3 && !k1) return false;
     f->bcast.taps = k3 ? 9 : 1;
-    f->bcast.pixels = g.ow % 14 == 0 ? 14 : g.ow % 7 == 0 ? 7 : 0;
+    const bool wide = f->cfg->bcast_max_pixels >= 14;
+    f->bcast.pixels = wide && g.ow % 14 == 0 ? 14 : g.ow % 7 == 0 ? 7 : 0;
     const int64_t groups4 = (g.c + 3) / 4;
     return f->bcast.pixels != 0 && g.o % GEMM_BCAST_BLOCK == 0 &&
            g.o * groups4 * 4 * f->bcast.taps <= 4 * 1024 * 1024;
@@ -596,8 +601,10 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     const int32_t* w32 = w8 ? nullptr : cpu_in(ctx, 1);
     const int64_t groups4 = (g.c + 3) / 4, block = GEMM_BCAST_BLOCK, taps = f->bcast.taps;
     f->taps4.groups4 = groups4;
-    f->bcast.w =
-        static_cast<int8_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * groups4 * 4 * taps), 1));
+    // 64-byte aligned: a kernel's vector loads of a group's weights then split no line.
+    const size_t copy_bytes = static_cast<size_t>(g.o * groups4 * 4 * taps);
+    f->bcast.w = static_cast<int8_t*>(cvml_aligned_alloc(64, copy_bytes));
+    if (f->bcast.w) memset(f->bcast.w, 0, copy_bytes);
     f->bcast.tap_sums =
         static_cast<int32_t*>(cvml_mem_calloc(static_cast<size_t>(g.o * taps), sizeof(int32_t)));
     f->bcast.starts =
@@ -617,7 +624,7 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     f->direct = false;  // a 1x1 conv reads the image too
     const uint16_t all[3] = {static_cast<uint16_t>((1u << f->bcast.pixels) - 1), 0, 0};
     epilogue_tile_keep(&f->bcast.keep, all, f->bcast.pixels);
-    f->bcast.pairs = g.ow == 7;
+    f->bcast.pairs = g.ow == 7 && f->cfg->bcast_max_pixels >= 14;
     f->bcast.row_items = f->bcast.pairs ? (g.oh + 1) / 2 : g.oh;
     const uint16_t pair[3] = {0x3FFF, 0, 0};
     epilogue_tile_keep(&f->bcast.keep_pair, pair, 14);
@@ -745,6 +752,7 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
 void gemm_bcast_starts(conv_gemm* f) {
     if (!f->bcast.on) return;
     const int64_t o = f->g.o, taps = f->bcast.taps;
+    const uint32_t zero = gemm_taps_zero(f->level);
     for (int64_t cls = 0; cls < taps; ++cls) {
         const int64_t rows = cls / 3, cols = cls % 3;
         for (int64_t m = 0; m < o; ++m) {
@@ -753,9 +761,10 @@ void gemm_bcast_starts(conv_gemm* f) {
                 const int64_t r = t / 3, s = t % 3;
                 const bool skipped = taps == 9 && ((rows == 0 && r == 0) || (rows == 2 && r == 2) ||
                                                    (cols == 0 && s == 0) || (cols == 2 && s == 2));
-                // The GEMM's start takes back 128 * every weight (B's + 128); a skipped
-                // tap's product is not in the sums, so neither is its share of that.
-                if (skipped) start += 128u * static_cast<uint32_t>(f->bcast.tap_sums[m * taps + t]);
+                // The GEMM's start takes back 128 * every weight (as if B were x + 128);
+                // the image holds x + zero, and only the taps not skipped are multiplied.
+                const uint32_t sum = static_cast<uint32_t>(f->bcast.tap_sums[m * taps + t]);
+                start += 128u * sum - (skipped ? 0u : zero * sum);
             }
             f->bcast.starts[cls * o + m] = static_cast<int32_t>(start);
         }
@@ -772,7 +781,7 @@ void conv_gemm_free(conv_gemm* f) {
     cvml_mem_free(f->dense.strips);
     cvml_mem_free(f->taps4.w4);
     cvml_mem_free(f->taps4.boff);
-    cvml_mem_free(f->bcast.w);
+    cvml_aligned_free(f->bcast.w);
     cvml_mem_free(f->bcast.tap_sums);
     cvml_mem_free(f->bcast.starts);
     cvml_mem_free(f);

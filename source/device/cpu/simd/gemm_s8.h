@@ -143,8 +143,8 @@ void gemm_run_tiles_taps(const gemm_weights* a, const uint8_t* img, const int64_
 void gemm_run_tiles_taps_tail(const gemm_weights* a, const uint8_t* img, const int64_t* boff,
                               int32_t N, int64_t t0, int64_t t1, const gemm_tail* tail,
                               gemm_tile_fn fn, void* arg);
-/* The byte a taps-mode image holds for x is x ^ gemm_taps_zero(level): 0x80 at avx512
- * (x + 128 as u8), 0 at the aarch64 levels (x as it is). */
+/* The byte a taps-mode or broadcast-mode image holds for x is x ^ gemm_taps_zero(level):
+ * 0x80 at avx512 (x + 128 as u8), 0 at avx2 and the aarch64 levels (x as it is). */
 uint8_t gemm_taps_zero(int level);
 /* One row of such an image: pixel j (0 <= j < wq) holds rows[i][j - lo] ^ zero for i =
  * 0..3 where 0 <= j - lo < w, else zero (the value 0); a NULL row reads as zeros. */

@@ -73,7 +73,7 @@ void tile_scalar(const gemm_weights* a, const void* b, int32_t N, int32_t m0, in
 /* B's row group k4 as plain int8 rows. */
 void pack_group_scalar(const int8_t* const rows[GEMM_KG], int32_t N, int32_t K, int32_t k4,
                        void* packed);
-/* Taps mode's image rows, unsigned (x ^ 0x80). */
+/* A channel-interleaved image's rows, unsigned (x ^ 0x80). */
 void interleave4_scalar(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
                         uint8_t* dst);
 
@@ -114,6 +114,8 @@ void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp, i
                      int8_t* packed);
 void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N, int32_t K,
                     int8_t* packed);
+/* Broadcast mode's image rows at avx2 (gemm_interleave4): the bytes are x (zero 0). */
+void interleave4_avx2(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq, uint8_t* dst);
 /* gemm_pack_b_select at avx2 (dense strips). */
 void pack_select_avx2(const int8_t* base, const int64_t* offsets, int32_t K, const gemm_select* sel,
                       int8_t* packed);

@@ -41,7 +41,7 @@ struct cpu_simd_config {
                                only a last partial row block packed */
     bool gemm_notes_min;    /* the kernel negates weights: -128 is noted (has_min) */
     bool gemm_folds_start;  /* a bias or an added constant may fold into the sums' start */
-    uint8_t gemm_taps_zero; /* the byte of the value 0 in taps mode's image */
+    uint8_t gemm_taps_zero; /* the byte of the value 0 in a taps or broadcast image */
     uint8_t gemm_b_head;    /* bytes before packed B's panels (avx2: its sign summary) */
     /* One tile (rows m0.., columns n0..) of A times packed B. */
     void (*gemm_tile)(const gemm_weights* a, const void* b, int32_t N, int32_t m0, int32_t rows,
@@ -93,6 +93,9 @@ struct cpu_simd_config {
     /* Broadcast mode's items; NULL without it. */
     void (*bcast_items)(const cpu_conv2d::conv_gemm* f, const uint8_t* img,
                         const cpu_conv2d::bcast_out* o, int64_t begin, int64_t end);
+    /* The widest segment its kernel takes: 14 (segments of 14 or 7 pixels, and two 7-wide
+     * rows as one) or 7 (7 pixels of one row). */
+    int32_t bcast_max_pixels;
 
     /* ---- conv2d, groups > 1 (op/conv2d_grouped.cpp) */
     void (*acc_row)(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);

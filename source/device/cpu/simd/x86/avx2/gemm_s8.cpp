@@ -4,6 +4,7 @@
 
 #include "device/cpu/simd/gemm_s8_impl.h"
 #include "device/cpu/simd/x86/avx2/epilogue_avx2.h"
+#include "device/cpu/simd/x86/avx2/madd_acc.h"
 
 #if CVML_SIMD_X86
 #include <immintrin.h>
@@ -38,15 +39,6 @@ inline int32_t load_a(const int8_t* p) {
     return v;
 }
 
-/* acc += vpmaddwd(vpmaddubsw(u, vpsignb(w, s)), ones), in this order: left to itself
- * GCC computes every product first and spills the accumulators from the 16 registers. */
-#define MADD_ACC(acc, u, s, w, ones, t)                                          \
-    __asm__(                                                                     \
-        "vpsignb %3, %4, %1\n\tvpmaddubsw %1, %2, %1\n\tvpmaddwd %5, %1, %1\n\t" \
-        "vpaddd %1, %0, %0"                                                      \
-        : "+x"(acc), "=&x"(t)                                                    \
-        : "x"(u), "xm"(s), "x"(w), "xm"(ones))
-
 /* acc + vpmaddwd(vpmaddubsw(u, w), ones) for u without negative values. Plain
  * intrinsics: with no vpsignb temporaries GCC keeps every accumulator in a register
  * (as fast as the fixed order, within 1%). */
@@ -66,9 +58,9 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0,
         c0 = madd_unsigned(c0, u0, w, ones);
         if (NC > 1) c1 = madd_unsigned(c1, u1, w, ones);
     } else {
-        __m256i t;
-        MADD_ACC(c0, u0, s0, w, ones, t);
-        if (NC > 1) MADD_ACC(c1, u1, s1, w, ones, t);
+        // In a fixed order (madd_acc.h): the vpsignb temporaries would spill.
+        cpu_avx2::madd_acc_signed(c0, u0, s0, w, ones);
+        if (NC > 1) cpu_avx2::madd_acc_signed(c1, u1, s1, w, ones);
     }
 }
 
@@ -296,6 +288,30 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pack16(const int8_t*
         _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23), _mm_unpacklo_epi16(hi01, hi23)));
 }
 
+/* A channel-interleaved image's row (gemm_interleave4 at avx2, for broadcast mode):
+ * dst[4 * j + i] = rows[i][j - lo] where 0 <= j - lo < w and rows[i] is given, else 0,
+ * for j < wq; the bytes are x itself (this level's gemm_taps_zero is 0). Sixteen pixels
+ * a step where all four rows are given, interleaved as pack16 interleaves B (its two
+ * "panels" 32 bytes apart are then one run). */
+CVML_TARGET_AVX2 void interleave4_avx2_impl(const int8_t* const rows[4], int64_t lo, int64_t w,
+                                            int64_t wq, uint8_t* dst) {
+    int64_t j = 0;
+    if (rows[0] && rows[1] && rows[2] && rows[3]) {
+        for (; j < lo && j < wq; ++j)
+            for (int i = 0; i < 4; ++i) dst[4 * j + i] = 0;
+        const int64_t end = lo + w < wq ? lo + w : wq;
+        const int8_t* const at[4] = {rows[0] - lo, rows[1] - lo, rows[2] - lo, rows[3] - lo};
+        __m128i seen = _mm_setzero_si128();
+        for (; j + 16 <= end; j += 16)
+            pack16(at, static_cast<int32_t>(j), reinterpret_cast<int8_t*>(dst + 4 * j), 32, seen);
+    }
+    for (; j < wq; ++j)
+        for (int i = 0; i < 4; ++i) {
+            const int64_t x = j - lo;
+            dst[4 * j + i] = rows[i] && x >= 0 && x < w ? static_cast<uint8_t>(rows[i][x]) : 0;
+        }
+}
+
 /* Group k4 of B (rows[i] NULL past K: zeros) into its panels: column c's 4 values at
  * (c % 8) * 4 of the step, columns N .. (rounded up to a panel) zeros. Returns whether
  * a packed value is negative. */
@@ -349,6 +365,11 @@ CVML_TARGET_AVX2 void pack_rows_avx2(const int8_t* base, const int64_t* offsets,
         negative |= pack_group(rows, N, panel_bytes, k4, packed + AVX2_B_HEAD);
     }
     write_head(packed, !negative);
+}
+
+void interleave4_avx2(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
+                      uint8_t* dst) {
+    interleave4_avx2_impl(rows, lo, w, wq, dst);
 }
 
 namespace {
