@@ -549,7 +549,8 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
 
 /* Broadcast mode (gemm_bcast_mode): avx512 and avx2, a 3x3 kernel of stride 1 or 2 (the same
  * both ways), dilation 1 and padding 1, and an output of at least 2 x 2 whose width is a
- * multiple of 7 up to GEMM_BCAST_MAX_W; or a 1x1 kernel of stride 1 without padding whose
+ * multiple of 7 up to GEMM_BCAST_MAX_W; or (where the level's bcast_1x1 says so) a 1x1
+ * kernel of stride 1 without padding whose
  * output width is 7 or 14 (GEMM_BCAST_1X1_MAX_W: on wider ones the GEMM runs whole
  * vectors of pixels and reads the input in place, where this builds an image); whole
  * blocks of output channels, and a weight copy of at most 4 MiB. Sets the segment shape
@@ -564,7 +565,7 @@ bool bcast_fits(conv_gemm* f) {
     if (off && strcmp(off, "0") == 0) return false;
     const bool k3 = g.kh == 3 && g.kw == 3 && g.sh == g.sw && g.sh <= 2 && g.dh == 1 && g.dw == 1 &&
                     g.ph == 1 && g.pw == 1 && g.oh >= 2 && g.ow >= 2 && g.ow <= GEMM_BCAST_MAX_W;
-    const bool k1 = f->direct && g.ow <= GEMM_BCAST_1X1_MAX_W;
+    const bool k1 = f->cfg->bcast_1x1 && f->direct && g.ow <= GEMM_BCAST_1X1_MAX_W;
     if (!k3 && !k1) return false;
     f->bcast.taps = k3 ? 9 : 1;
     const bool wide = f->cfg->bcast_max_pixels >= 14;

@@ -96,6 +96,10 @@ struct cpu_simd_config {
     /* The widest segment its kernel takes: 14 (segments of 14 or 7 pixels, and two 7-wide
      * rows as one) or 7 (7 pixels of one row). */
     int32_t bcast_max_pixels;
+    /* Whether 1x1 kernels take it too (avx512). At avx2 a segment of 7 pixels reads all
+     * the weights of a 1x1 conv (1 MB for 1024 channels) for 7 outputs each: MobileNet-v1's
+     * 7x7 pointwise layers ran 1.06-1.11x the GEMM's time. */
+    bool bcast_1x1;
 
     /* ---- conv2d, groups > 1 (op/conv2d_grouped.cpp) */
     void (*acc_row)(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);

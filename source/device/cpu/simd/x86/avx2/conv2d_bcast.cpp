@@ -204,7 +204,8 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(__m256i (&s
     tap_pass<S, kPassA, kPassB, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4);
 }
 
-/* A pair's sums over a segment, from its starts (the pixels' border classes).
+/* A pair's sums over a segment (a 3x3 kernel: this level takes no 1x1 ones,
+ * simd_config.h's bcast_1x1), from its starts (the pixels' border classes).
  * Left / Right: the segment's first / last pixel's taps of the left / right kernel
  * column read padding (the segment starts / ends the row). */
 template <int S, bool Left, bool Right, bool Signed>
@@ -232,23 +233,6 @@ CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
     }
 }
 
-/* The same for a 1x1 kernel without padding: one tap that reads every pixel, one start
- * per channel (the GEMM's); pixel x reads input column (x0 + x) * S of input row
- * y * sh. */
-template <int S, bool Signed>
-CVML_TARGET_AVX2 void pair_1x1(const pass_at& at, __m256i (&sums)[kPixels][2]) {
-    const conv_geom& g = at.f->g;
-    const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at.starts));
-    const __m256i s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at.starts + 8));
-#pragma GCC unroll 7
-    for (int x = 0; x < kPixels; ++x) {
-        sums[x][0] = s0;
-        sums[x][1] = s1;
-    }
-    const uint8_t* row = at.img + (at.y * g.sh * g.w + at.x0 * S) * 4;
-    tap_both<S, 0, false, false, Signed>(sums, row, g.h * g.w * 4, at.w, at.f->taps4.groups4);
-}
-
 /* A segment's sums, pair by pair. */
 template <int S, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 void segment(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
@@ -256,10 +240,7 @@ CVML_TARGET_AVX2 void segment(const conv_gemm* f, const uint8_t* img, const int8
     for (int pair = 0; pair < kPairs; ++pair) {
         const pass_at at = {f, img, wblock + 64 * pair, starts + 16 * pair, y, x0};
         __m256i sums[kPixels][2];
-        if (f->bcast.taps == 1)
-            pair_1x1<S, Signed>(at, sums);
-        else
-            pair_3x3<S, Left, Right, Signed>(at, sums);
+        pair_3x3<S, Left, Right, Signed>(at, sums);
         store_pair(sums, pair, o);
     }
 }

@@ -34,12 +34,19 @@ CVML_TARGET_AVX2 inline uint64_t low_bytes8(__m256i v) {
            static_cast<uint64_t>(static_cast<uint32_t>(_mm256_extract_epi32(b, 4))) << 32;
 }
 
-/* The c (< 8) bytes at s as the low bytes of a 64-bit value, the rest 0: two loads of
- * 4 (or 2) bytes that overlap where c is not twice that, ORed (the bytes they share are
- * the same). In registers: a memcpy into a 64-bit variable went through the stack, and
- * its 8-byte load of two 4-byte stores waits for both (no store forwarding), a stall in
- * every tail's last part. */
+/* The c (< 8) bytes at s as the low bytes of a 64-bit value, the rest 0. Where c is a
+ * constant (broadcast mode's 7 pixels), two loads of 4 (or 2) bytes that overlap where c
+ * is not twice that, ORed (the bytes they share are the same), in registers: a memcpy
+ * into a 64-bit variable goes through the stack, and its 8-byte load of two 4-byte
+ * stores waits for both (no store forwarding), a stall at every tail's add. Where c
+ * varies, the memcpy (the register form's branches made the depthwise kernels, which
+ * inline their tails several times, 12-15% slower). */
 inline uint64_t load_bytes_lt8(const uint8_t* s, int64_t c) {
+    if (!__builtin_constant_p(c)) {
+        uint64_t bytes = 0;
+        memcpy(&bytes, s, static_cast<size_t>(c));
+        return bytes;
+    }
     if (c >= 4) {
         uint32_t lo, hi;
         memcpy(&lo, s, 4);
@@ -53,23 +60,6 @@ inline uint64_t load_bytes_lt8(const uint8_t* s, int64_t c) {
         return lo | static_cast<uint64_t>(hi) << (8 * (c - 2));
     }
     return c == 1 ? s[0] : 0;
-}
-
-/* The low c (< 8) bytes of v at d, the same way. */
-inline void store_bytes_lt8(uint8_t* d, int64_t c, uint64_t v) {
-    if (c >= 4) {
-        const uint32_t lo = static_cast<uint32_t>(v),
-                       hi = static_cast<uint32_t>(v >> (8 * (c - 4)));
-        memcpy(d + c - 4, &hi, 4);
-        memcpy(d, &lo, 4);
-    } else if (c >= 2) {
-        const uint16_t lo = static_cast<uint16_t>(v),
-                       hi = static_cast<uint16_t>(v >> (8 * (c - 2)));
-        memcpy(d + c - 2, &hi, 2);
-        memcpy(d, &lo, 2);
-    } else if (c == 1) {
-        d[0] = static_cast<uint8_t>(v);
-    }
 }
 
 /* The first c (< 8) values from element i, the rest 0; and their store. int8, the
@@ -88,7 +78,8 @@ CVML_TARGET_AVX2 inline __m256i load_part8(const void* p, int32_t storage, int64
 CVML_TARGET_AVX2 inline void store_part8(void* p, int32_t storage, int64_t i, int64_t c,
                                          __m256i v) {
     if (storage == STORAGE_INT8) {
-        store_bytes_lt8(static_cast<uint8_t*>(p) + i, c, low_bytes8(v));
+        const uint64_t bytes = low_bytes8(v);
+        memcpy(static_cast<int8_t*>(p) + i, &bytes, static_cast<size_t>(c));
         return;
     }
     alignas(32) int32_t t[8];
