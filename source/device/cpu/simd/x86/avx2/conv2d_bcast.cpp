@@ -63,12 +63,14 @@ constexpr bool tap_skips(int x) {
  * loop over them unrolled, so they live in registers. */
 template <int S, int X0, int P, int Tap, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_steps(
-    __m256i (&acc)[P][2], const uint8_t* row, int64_t plane4, const int8_t* w, int64_t groups4) {
+    __m256i (&acc)[P][2], const uint8_t* row, int64_t plane4, const int8_t* w, int64_t groups4,
+    int64_t prefetch) {
     const __m256i ones = _mm256_set1_epi16(1);
     const uint8_t* pix = row + 4 * Tap + 4 * S * X0;
     for (int64_t g4 = 0; g4 < groups4; ++g4, w += kGroupBytes, pix += plane4) {
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
         const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
+        if (X0 == 0) _mm_prefetch(reinterpret_cast<const char*>(w + prefetch), _MM_HINT_T1);
 #pragma GCC unroll 4
         for (int x = 0; x < P; ++x) {
             if (tap_skips<Tap, Left, Right>(X0 + x)) continue;
@@ -167,6 +169,9 @@ struct pass_at {
     const int8_t* w;
     const int32_t* starts; /* the pair's first channel's, class 0 */
     int64_t y, x0;
+    /* Pass A fetches each line it reads this far ahead into L2: the next block's, in the
+     * block's second row (the first read its own from memory); else 0. */
+    int64_t prefetch;
 };
 
 /* One pass (pixels X0 .. X0 + P - 1 of the segment) over one tap (its weights at w), its
@@ -174,18 +179,16 @@ struct pass_at {
  * tap, so the tap's weights (8 KB for 512 input channels) are read from L1 by the
  * second: passes over all taps each read a 512-channel pair's 73 KB from L2. */
 template <int S, int X0, int P, int Tap, bool Left, bool Right, bool Signed>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(__m256i (&sums)[kPixels][2],
-                                                                     const uint8_t* row,
-                                                                     int64_t plane4,
-                                                                     const int8_t* w,
-                                                                     int64_t groups4) {
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(
+    __m256i (&sums)[kPixels][2], const uint8_t* row, int64_t plane4, const int8_t* w,
+    int64_t groups4, int64_t prefetch) {
     __m256i acc[P][2];
 #pragma GCC unroll 4
     for (int x = 0; x < P; ++x) {
         acc[x][0] = sums[X0 + x][0];
         acc[x][1] = sums[X0 + x][1];
     }
-    tap_steps<S, X0, P, Tap, Left, Right, Signed>(acc, row, plane4, w, groups4);
+    tap_steps<S, X0, P, Tap, Left, Right, Signed>(acc, row, plane4, w, groups4, prefetch);
 #pragma GCC unroll 4
     for (int x = 0; x < P; ++x) {
         sums[X0 + x][0] = acc[x][0];
@@ -195,13 +198,11 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(__m256i (&s
 
 /* Both passes of one tap. */
 template <int S, int Tap, bool Left, bool Right, bool Signed>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(__m256i (&sums)[kPixels][2],
-                                                                     const uint8_t* row,
-                                                                     int64_t plane4,
-                                                                     const int8_t* w,
-                                                                     int64_t groups4) {
-    tap_pass<S, 0, kPassA, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4);
-    tap_pass<S, kPassA, kPassB, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4);
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(
+    __m256i (&sums)[kPixels][2], const uint8_t* row, int64_t plane4, const int8_t* w,
+    int64_t groups4, int64_t prefetch) {
+    tap_pass<S, 0, kPassA, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, prefetch);
+    tap_pass<S, kPassA, kPassB, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, prefetch);
 }
 
 /* A pair's sums over a segment (a 3x3 kernel: this level takes no 1x1 ones,
@@ -227,18 +228,20 @@ CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
         if (iy < 0 || iy >= g.h) continue;
         const uint8_t* row = at.img + (iy * g.w + at.x0 * S - 1) * 4;
         const int8_t* w = at.w + 3 * r * tap_bytes;
-        tap_both<S, 0, Left, Right, Signed>(sums, row, plane4, w, groups4);
-        tap_both<S, 1, Left, Right, Signed>(sums, row, plane4, w + tap_bytes, groups4);
-        tap_both<S, 2, Left, Right, Signed>(sums, row, plane4, w + 2 * tap_bytes, groups4);
+        tap_both<S, 0, Left, Right, Signed>(sums, row, plane4, w, groups4, at.prefetch);
+        tap_both<S, 1, Left, Right, Signed>(sums, row, plane4, w + tap_bytes, groups4, at.prefetch);
+        tap_both<S, 2, Left, Right, Signed>(sums, row, plane4, w + 2 * tap_bytes, groups4,
+                                            at.prefetch);
     }
 }
 
 /* A segment's sums, pair by pair. */
 template <int S, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 void segment(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
-                              const int32_t* starts, int64_t y, int64_t x0, const segment_out& o) {
+                              int64_t prefetch, const int32_t* starts, int64_t y, int64_t x0,
+                              const segment_out& o) {
     for (int pair = 0; pair < kPairs; ++pair) {
-        const pass_at at = {f, img, wblock + 64 * pair, starts + 16 * pair, y, x0};
+        const pass_at at = {f, img, wblock + 64 * pair, starts + 16 * pair, y, x0, prefetch};
         __m256i sums[kPixels][2];
         pair_3x3<S, Left, Right, Signed>(at, sums);
         store_pair(sums, pair, o);
@@ -256,18 +259,22 @@ CVML_TARGET_AVX2 void row_segments(const conv_gemm* f, const uint8_t* img, const
     const int8_t* wblock = f->bcast.w + static_cast<size_t>(block) * block_bytes;
     const int32_t* starts = f->bcast.starts + o0;
     o->bias = bias ? bias + o0 : nullptr;
+    // A block's weights come from memory for its first row and from L2 for the others
+    // (147 KB for 512 channels); the second row fetches the next block's.
+    const int64_t prefetch =
+        y == 1 && (block + 1) * GEMM_BCAST_BLOCK < g.o ? static_cast<int64_t>(block_bytes) : 0;
     for (int64_t x0 = 0; x0 < g.ow; x0 += kPixels) {
         const int64_t first = b->out_base + o0 * f->N + y * g.ow + x0;
         o->at = first;
         const bool left = x0 == 0, right = (x0 + kPixels - 1) * S + 1 >= g.w;
         if (left && right)
-            segment<S, true, true, Signed>(f, img, wblock, starts, y, x0, *o);
+            segment<S, true, true, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
         else if (left)
-            segment<S, true, false, Signed>(f, img, wblock, starts, y, x0, *o);
+            segment<S, true, false, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
         else if (right)
-            segment<S, false, true, Signed>(f, img, wblock, starts, y, x0, *o);
+            segment<S, false, true, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
         else
-            segment<S, false, false, Signed>(f, img, wblock, starts, y, x0, *o);
+            segment<S, false, false, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
         if (!o->kind)
             epilogue_apply_tile_planned(b->plan, o->tile, 16, GEMM_BCAST_BLOCK, &f->bcast.keep,
                                         b->bias ? b->bias + o0 : nullptr, b->out, first, f->N);
