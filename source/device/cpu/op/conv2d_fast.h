@@ -80,20 +80,23 @@ struct gemm_taps_mode {
     int64_t groups4; /* ceil(C / 4) */
 };
 
-/* Broadcast mode (avx512; 3x3 convs of stride 1 or 2 and padding 1 with outputs at most
- * GEMM_BCAST_MAX_W wide: ResNet's; and 1x1 stride-1 convs with outputs at most
- * GEMM_BCAST_1X1_MAX_W wide: MobileNet's deep pointwise layers). The output channels run
- * along the vectors (blocks of GEMM_BCAST_BLOCK, two vectors) and each output pixel's 4
+/* Broadcast mode (avx512 and avx2; 3x3 convs of stride 1 or 2 and padding 1 with outputs
+ * at most GEMM_BCAST_MAX_W wide: ResNet's; and at avx512 1x1 stride-1 convs with outputs
+ * at most GEMM_BCAST_1X1_MAX_W wide: MobileNet's deep pointwise layers). The output
+ * channels run along the vectors (blocks of GEMM_BCAST_BLOCK: two avx512 vectors, four
+ * avx2 ones) and each output pixel's 4
  * input bytes of a channel group are broadcast, a segment of `pixels` pixels of one output
  * row at a time, so a pixel multiplies only the taps that read the input: the implicit
  * GEMM multiplies the padding too (18% of a 7x7 plane's multiply-adds, 9% of a 14x14
  * one's), and on small 1x1 outputs its vectors of 16 pixels leave a narrow last strip (49
- * = 3 x 16 + 1). The image is channel-interleaved by 4 as taps mode's (u8 x + 128),
- * without padding (no tap that reads it is multiplied) or stride phases; the weights a
- * copy ordered [block][tap][group of 4 channels][32 channels][4]. Each sum starts from the
- * GEMM's start (-128 * rowsum + bias + rounding addend) plus, for a 3x3 kernel, 128 * the
- * weights of the taps its pixel's border class skips (a class per (top, middle, bottom) x
- * (left, middle, right); a 1x1 kernel skips nothing and has one class). */
+ * = 3 x 16 + 1). The image is channel-interleaved by 4 as taps mode's (x ^ the level's
+ * gemm_taps_zero: x + 128 at avx512, x at avx2), without padding (no tap that reads it is
+ * multiplied) or stride phases; the weights a copy ordered [block][tap][group of 4
+ * channels][32 channels][4]. Each sum starts from the GEMM's start (-128 * rowsum + bias
+ * + rounding addend) plus 128 * every weight less the zero byte times the weights of the
+ * taps its pixel multiplies: at avx512 that is 128 * the weights of the taps its pixel's
+ * border class skips (a class per (top, middle, bottom) x (left, middle, right); a 1x1
+ * kernel skips nothing and has one class). */
 #define GEMM_BCAST_MAX_W 56
 #define GEMM_BCAST_1X1_MAX_W 14
 #define GEMM_BCAST_BLOCK 32

@@ -547,14 +547,13 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
                               static_cast<int32_t>(kc), &f->w);
 }
 
-/* Broadcast mode (gemm_bcast_mode): avx512 and avx2, a 3x3 kernel of stride 1 or 2 (the same
- * both ways), dilation 1 and padding 1, and an output of at least 2 x 2 whose width is a
- * multiple of 7 up to GEMM_BCAST_MAX_W; or (where the level's bcast_1x1 says so) a 1x1
- * kernel of stride 1 without padding whose
- * output width is 7 or 14 (GEMM_BCAST_1X1_MAX_W: on wider ones the GEMM runs whole
- * vectors of pixels and reads the input in place, where this builds an image); whole
- * blocks of output channels, and a weight copy of at most 4 MiB. Sets the segment shape
- * and the taps where it fits. */
+/* Broadcast mode (gemm_bcast_mode): avx512 and avx2, a 3x3 kernel of stride 1 or 2 (the
+ * same both ways), dilation 1 and padding 1, and an output of at least 2 x 2 whose width
+ * is a multiple of 7 up to GEMM_BCAST_MAX_W; or (where the level's bcast_1x1 says so) a
+ * 1x1 kernel of stride 1 without padding whose output width is 7 or 14
+ * (GEMM_BCAST_1X1_MAX_W: on wider ones the GEMM runs whole vectors of pixels and reads
+ * the input in place, where this builds an image); whole blocks of output channels, and a
+ * weight copy of at most 4 MiB. Sets the segment shape and the taps where it fits. */
 bool bcast_fits(conv_gemm* f) {
     const conv_geom& g = f->g;
     if (!f->cfg->bcast_items || !f->w.start) return false;
