@@ -523,8 +523,16 @@ bool taps4_fits(const conv_gemm* f) {
     return kc <= INT32_MAX / 2 && g.o * kc <= 256 * 1024;
 }
 
-/* Taps mode's weight copy and step offsets. */
-int taps4_prerun(const int8_t* w, conv_gemm* f) {
+/* Weight i as upstream's groups == 1 path casts it: int8-stored weights as they are, int32
+ * ones (a precision over 8, or a caller driving the kernel with int32 tensors) cast to
+ * int8. */
+inline int8_t weight_i8(const int8_t* w8, const int32_t* w32, int64_t i) {
+    return w8 ? w8[i] : static_cast<int8_t>(w32[i]);
+}
+
+/* Taps mode's weight copy (from int8-stored weights w8, else int32 ones w32) and step
+ * offsets. */
+int taps4_prerun(const int8_t* w8, const int32_t* w32, conv_gemm* f) {
     const conv_geom& g = f->g;
     f->taps4.groups4 = (g.c + 3) / 4;
     const int64_t taps = g.kh * g.kw, kc = f->taps4.groups4 * 4 * taps;
@@ -536,7 +544,7 @@ int taps4_prerun(const int8_t* w, conv_gemm* f) {
         for (int64_t c = 0; c < g.c; ++c)
             for (int64_t t = 0; t < taps; ++t)
                 f->taps4.w4[o * kc + ((c / 4) * taps + t) * 4 + c % 4] =
-                    w[(o * g.c + c) * taps + t];
+                    weight_i8(w8, w32, (o * g.c + c) * taps + t);
     for (int64_t grp = 0; grp < f->taps4.groups4; ++grp)
         for (int64_t r = 0; r < g.kh; ++r)
             for (int64_t sk = 0; sk < g.kw; ++sk)
@@ -616,7 +624,7 @@ int bcast_prerun(const cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
         for (int64_t c = 0; c < g.c; ++c)
             for (int64_t t = 0; t < taps; ++t) {
                 const int64_t i = (o * g.c + c) * taps + t;
-                const int8_t v = w8 ? w8[i] : static_cast<int8_t>(w32[i]);
+                const int8_t v = weight_i8(w8, w32, i);
                 wb[(t * groups4 + c / 4) * 4 * block + c % 4] = v;
                 sums[t] += static_cast<uint32_t>(static_cast<int32_t>(v));
             }
@@ -726,7 +734,9 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     rc = choose_strips(f);
     if (rc) return rc;
     if (f->taps4.on) {
-        rc = taps4_prerun(static_cast<const int8_t*>(wt->data), f);
+        const bool w8 = wt->storage == STORAGE_INT8;
+        rc = taps4_prerun(w8 ? static_cast<const int8_t*>(wt->data) : nullptr,
+                          w8 ? nullptr : cpu_in(ctx, 1), f);
         if (rc) return rc;
         // The image is c4; a strip reads up to 48 columns and a tap's columns past the
         // last row of the last group.
