@@ -3,7 +3,7 @@
  * pixel's 4 image bytes broadcast, only the taps that read the input multiplied. The
  * avx512 kernel's design (simd/x86/avx512/conv2d_bcast.cpp) at half the width and with
  * half the registers: a segment is 7 pixels of one output row, and a block's 32 channels
- * are four passes of one vector (8 channels) each, 7 accumulators a pass.
+ * are two pairs of vectors, each pair's pixels in two passes (below).
  *
  * The image holds x itself (this level's gemm_taps_zero is 0), and vpmaddubsw takes the
  * broadcast bytes as its unsigned operand. Where the image has no negative value (the
@@ -25,7 +25,7 @@ namespace cpu_conv2d {
 namespace {
 
 /* Pixels per segment; a block's channels in pairs of vectors (16 channels), each pair's
- * pixels in two passes (PassA and PassB pixels) so that a pass's accumulators, the pair's
+ * pixels in two passes (kPassA and kPassB pixels) so that a pass's accumulators, the pair's
  * two weight vectors and a broadcast fit the 16 registers: per step of K a pass loads two
  * weight vectors and broadcasts 4 (3) pixels for 8 (6) products, as the GEMM's 4 x 16
  * micro-kernel does. One vector of 7 pixels (7 broadcasts for 7 products) ran at 70% of
