@@ -39,13 +39,6 @@ inline int32_t load_a(const int8_t* p) {
     return v;
 }
 
-/* acc + vpmaddwd(vpmaddubsw(u, w), ones) for u without negative values. Plain
- * intrinsics: with no vpsignb temporaries GCC keeps every accumulator in a register
- * (as fast as the fixed order, within 1%). */
-CVML_TARGET_AVX2 inline __m256i madd_unsigned(__m256i acc, __m256i u, __m256i w, __m256i ones) {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, w), ones));
-}
-
 /* One step of a row: its 4 weight bytes at a times B's panels (x in s0, s1; |x| in u0,
  * u1, which are s0, s1 themselves in the unsigned form), into the row's accumulators. */
 template <int NC, bool UNSIGNED_B>
@@ -55,8 +48,8 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0,
                                                                     __m256i ones, const int8_t* a) {
     const __m256i w = _mm256_set1_epi32(load_a(a));
     if (UNSIGNED_B) {
-        c0 = madd_unsigned(c0, u0, w, ones);
-        if (NC > 1) c1 = madd_unsigned(c1, u1, w, ones);
+        cpu_avx2::madd_acc(c0, u0, w, ones);
+        if (NC > 1) cpu_avx2::madd_acc(c1, u1, w, ones);
     } else {
         // In a fixed order (madd_acc.h): the vpsignb temporaries would spill.
         cpu_avx2::madd_acc_signed(c0, u0, s0, w, ones);
@@ -288,30 +281,6 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pack16(const int8_t*
         _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23), _mm_unpacklo_epi16(hi01, hi23)));
 }
 
-/* A channel-interleaved image's row (gemm_interleave4 at avx2, for broadcast mode):
- * dst[4 * j + i] = rows[i][j - lo] where 0 <= j - lo < w and rows[i] is given, else 0,
- * for j < wq; the bytes are x itself (this level's gemm_taps_zero is 0). Sixteen pixels
- * a step where all four rows are given, interleaved as pack16 interleaves B (its two
- * "panels" 32 bytes apart are then one run). */
-CVML_TARGET_AVX2 void interleave4_avx2_impl(const int8_t* const rows[4], int64_t lo, int64_t w,
-                                            int64_t wq, uint8_t* dst) {
-    int64_t j = 0;
-    if (rows[0] && rows[1] && rows[2] && rows[3]) {
-        for (; j < lo && j < wq; ++j)
-            for (int i = 0; i < 4; ++i) dst[4 * j + i] = 0;
-        const int64_t end = lo + w < wq ? lo + w : wq;
-        const int8_t* const at[4] = {rows[0] - lo, rows[1] - lo, rows[2] - lo, rows[3] - lo};
-        __m128i seen = _mm_setzero_si128();
-        for (; j + 16 <= end; j += 16)
-            pack16(at, static_cast<int32_t>(j), reinterpret_cast<int8_t*>(dst + 4 * j), 32, seen);
-    }
-    for (; j < wq; ++j)
-        for (int i = 0; i < 4; ++i) {
-            const int64_t x = j - lo;
-            dst[4 * j + i] = rows[i] && x >= 0 && x < w ? static_cast<uint8_t>(rows[i][x]) : 0;
-        }
-}
-
 /* Group k4 of B (rows[i] NULL past K: zeros) into its panels: column c's 4 values at
  * (c % 8) * 4 of the step, columns N .. (rounded up to a panel) zeros. Returns whether
  * a packed value is negative. */
@@ -367,9 +336,28 @@ CVML_TARGET_AVX2 void pack_rows_avx2(const int8_t* base, const int64_t* offsets,
     write_head(packed, !negative);
 }
 
-void interleave4_avx2(const int8_t* const rows[4], int64_t lo, int64_t w, int64_t wq,
-                      uint8_t* dst) {
-    interleave4_avx2_impl(rows, lo, w, wq, dst);
+/* A channel-interleaved image's row (gemm_interleave4 at avx2, for broadcast mode):
+ * dst[4 * j + i] = rows[i][j - lo] where 0 <= j - lo < w and rows[i] is given, else 0,
+ * for j < wq; the bytes are x itself (this level's gemm_taps_zero is 0). Sixteen pixels
+ * a step where all four rows are given, interleaved as pack16 interleaves B (its two
+ * "panels" 32 bytes apart are then one run). */
+CVML_TARGET_AVX2 void interleave4_avx2(const int8_t* const rows[4], int64_t lo, int64_t w,
+                                       int64_t wq, uint8_t* dst) {
+    int64_t j = 0;
+    if (rows[0] && rows[1] && rows[2] && rows[3]) {
+        for (; j < lo && j < wq; ++j)
+            for (int i = 0; i < 4; ++i) dst[4 * j + i] = 0;
+        const int64_t end = lo + w < wq ? lo + w : wq;
+        __m128i seen = _mm_setzero_si128();
+        for (; j + 16 <= end; j += 16)
+            pack16(rows, static_cast<int32_t>(j - lo), reinterpret_cast<int8_t*>(dst + 4 * j), 32,
+                   seen);
+    }
+    for (; j < wq; ++j)
+        for (int i = 0; i < 4; ++i) {
+            const int64_t x = j - lo;
+            dst[4 * j + i] = rows[i] && x >= 0 && x < w ? static_cast<uint8_t>(rows[i][x]) : 0;
+        }
 }
 
 namespace {
@@ -442,8 +430,7 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_step(const in
     for (int r = 0; r < R; ++r) {
         const __m256i wr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[r]));
 #pragma GCC unroll 2
-        for (int j = 0; j < C; ++j)
-            acc[r][j] = madd_unsigned(acc[r][j], u[j], _mm256_sign_epi8(wr, x[j]), ones);
+        for (int j = 0; j < C; ++j) cpu_avx2::madd_acc_signed(acc[r][j], u[j], x[j], wr, ones);
     }
 }
 
