@@ -294,6 +294,25 @@ inline void dw_own_lines_ahead(const void* p, int64_t bytes) {
     for (int64_t i = 0; i < bytes; i += 64)
         simd_prefetch_for_write(static_cast<const char*>(p) + i);
 }
+/* The avx2 direct kernel claims the output lines of a thread's planes before it computes
+ * them (simd_claim_lines) where they are at most this many bytes: its stores (8 or 16
+ * bytes a row) waited for lines the other core held even with the lines asked for a
+ * plane ahead, and a claim of a larger range slowed the 28x28 and larger layers. */
+constexpr int64_t kDwClaimMaxBytes = 64 * 1024;
+/* Claims the whole lines of output planes [p0, p1) (those no other thread writes a byte
+ * of), with more than one thread, where the chain reads no operand (the output may be
+ * that operand's buffer) and they are at most kDwClaimMaxBytes. */
+inline void dw_claim_output(const conv_grouped* f, const ir_tensor* yt, const epilogue* ep,
+                            int64_t p0, int64_t p1) {
+    const int64_t plane_bytes = f->g.oh * f->g.ow * yt->storage;  // storage: element size
+    const uintptr_t at = reinterpret_cast<uintptr_t>(yt->data);
+    const uintptr_t first = (at + static_cast<uintptr_t>(p0 * plane_bytes) + 63) & ~uintptr_t{63};
+    const uintptr_t end = (at + static_cast<uintptr_t>(p1 * plane_bytes)) & ~uintptr_t{63};
+    if (f->threads < 2 || end <= first || end - first > kDwClaimMaxBytes ||
+        epilogue_reads_operand(ep))
+        return;
+    simd_claim_lines(reinterpret_cast<void*>(first), end - first);
+}
 /* Thread slot `slot`'s output planes by the direct vpdpbusd kernel (f->dw_w4 is set),
  * through the tail `ep` into y. */
 void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* x, const ir_tensor* y,

@@ -63,6 +63,14 @@ void epilogue_apply(int level, const epilogue* ep, const void* in, int32_t in_st
 /* One value through the chain (scalar). */
 int32_t epilogue_value(const epilogue* ep, int32_t v, int64_t index);
 
+/* Whether a step reads an operand (EP_ADD), whose buffer the output may share
+ * (CPU_CAP_TAIL_IN_PLACE): then nothing may be written ahead of the chain. */
+static inline int epilogue_reads_operand(const epilogue* ep) {
+    for (int32_t s = 0; s < ep->step_count; ++s)
+        if (ep->steps[s].kind == EP_ADD) return 1;
+    return 0;
+}
+
 /* The columns of a GEMM tile row (up to 48) that are stored, to consecutive outputs.
  * Built once per tile shape (epilogue_tile_keep), used by every tile of that shape. */
 typedef struct ep_tile_keep {

@@ -68,6 +68,14 @@ static inline uint64_t simd_bits64(int64_t lo, int64_t hi) {
 static inline void simd_prefetch_for_write(const void* p) {
     __asm__ volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
 }
+
+/* Zeros [p, p + bytes) with `rep stosb`. Its whole-line writes take each line in the
+ * exclusive state without reading it first, so lines another core last held change hands
+ * without their data crossing over: for a kernel about to overwrite every byte of the
+ * range with partial stores, each of which would wait for its line. */
+static inline void simd_claim_lines(void* p, size_t bytes) {
+    __asm__ volatile("rep stosb" : "+D"(p), "+c"(bytes) : "a"(0) : "memory");
+}
 #endif
 
 /* The best level this CPU (and this build) supports. */
