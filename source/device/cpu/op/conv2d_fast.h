@@ -302,8 +302,8 @@ constexpr int64_t kDwClaimMaxBytes = 64 * 1024;
 /* Claims the whole lines of output planes [p0, p1) (those no other thread writes a byte
  * of), with more than one thread, where they are at most kDwClaimMaxBytes and the chain
  * reads no operand. The fast paths do not declare CPU_CAP_TAIL_IN_PLACE (conv2d.cpp), so
- * their output never shares an operand's buffer today; the test keeps the claim from
- * zeroing one should they ever do. */
+ * their output never shares an operand's buffer today; the operand check keeps the claim
+ * from zeroing one should they ever do. */
 inline void dw_claim_output(const conv_grouped* f, const ir_tensor* yt, const epilogue* ep,
                             int64_t p0, int64_t p1) {
     const int64_t plane_bytes = f->g.oh * f->g.ow * yt->storage;  // storage: element size
