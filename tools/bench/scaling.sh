@@ -49,15 +49,13 @@ for i, node in enumerate(g["nodes"]):
         groups[node["name"]] = int(json.loads(op_attrs[i]).get("groups", "1"))
 
 best = {1: {}, 2: {}}
-order = []
+order = []  # the nodes in graph order
 for line in open(times):
     threads, name, ms = line.split()
     table = best[int(threads)]
-    if name not in table:
-        table[name] = float(ms)
-        if int(threads) == 1:
-            order.append(name)
-    table[name] = min(table[name], float(ms))
+    if int(threads) == 1 and name not in table:
+        order.append(name)
+    table[name] = min(table.get(name, float("inf")), float(ms))
 
 print(f"{model}, SIMD {simd}: conv2d nodes, lowest ms over the rounds")
 print("| node | groups | 1 thread | 2 threads | scaling |")
