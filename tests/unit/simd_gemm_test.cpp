@@ -56,10 +56,10 @@ std::vector<int32_t> values(size_t n, std::mt19937& rng, int mode) {
     return v;
 }
 
-/* cvm_range: weights within +-127 (a verified CVM model's: its -128s become -127), which
- * is what avx2's signed int8 kernel takes (others take its exact fallback); B keeps the
- * whole int8 range either way. b_mode: B's values (values(); -1: mode's). by_rows: B
- * packed whole by gemm_pack_b_rows, as conv2d packs it (else group by group, as dense). */
+/* cvm_range: weights within +-127 (a verified CVM model's: its -128s become -127; avx2
+ * notes no -128, which its narrow and broadcast kernels would refuse); B keeps the whole
+ * int8 range either way. b_mode: B's values (values(); -1: mode's). by_rows: B packed
+ * whole by gemm_pack_b_rows, as conv2d packs it (else group by group, as dense). */
 void check_gemm(int level, int32_t M, int32_t K, int32_t N, int mode, uint32_t seed, int splits,
                 bool plain = false, bool fold_bias = false, bool cvm_range = false, int b_mode = -1,
                 bool by_rows = false) {

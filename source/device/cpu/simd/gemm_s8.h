@@ -4,9 +4,10 @@
  * Every level gives the same int32 bits (sums wrap modulo 2^32 like upstream's):
  *  - avx512: vpdpbusd multiplies unsigned by signed bytes, so B is stored as x + 128
  *    and each row's sums start from -128 * rowsum(A); vpdpbusd does not saturate.
- *  - avx2: vpmaddubsw on |x| and w with x's sign, whose pair sums cannot saturate
- *    while |w| <= 127 (weights holding -128 take an exact scalar path), widened to
- *    int32 by vpmaddwd against ones.
+ *  - avx2: vpmaddubsw on x where B has no negative value, else on |x| and w with its
+ *    bits flipped where x is negative (the sums start from each column's sum of its
+ *    negative values' magnitudes, taking back what the flip adds); no pair sum
+ *    saturates. vpmaddwd against ones widens them to int32.
  *  - scalar: plain loops.
  * Tiles are GEMM_MR rows by up to GEMM_NT columns; tile t covers columns of n-tile
  * t / m_blocks and rows of m-block t % m_blocks, so a static split of tile indices
@@ -29,7 +30,8 @@ typedef struct gemm_weights {
                             (taking back B's +128), plus a bias (gemm_weights_fold_bias) */
     const int8_t* plain; /* avx512, avx2 (gemm_weights_plain): the caller's rows, not owned */
     int32_t lda;
-    int32_t has_min; /* avx2: some weight is -128, which the int8 kernel cannot negate */
+    int32_t has_min; /* avx2: some weight is -128, which the narrow and broadcast kernels
+                        cannot negate */
 } gemm_weights;
 
 /* Packs row-major weights (M x K int32 values, cast to int8 as upstream's conv2d
@@ -51,7 +53,8 @@ int32_t gemm_b_cols(int level, int32_t N);
 /* Bytes of a packed B of K x N. */
 size_t gemm_b_bytes(int level, int32_t K, int32_t N);
 /* Packs rows k4*4 .. k4*4+3 of B, each given as N int8 values (rows[i] may be NULL
- * for a row past K: zeros). */
+ * for a row past K: zeros). The groups are packed in order, k4 = 0, 1, ..: the last one
+ * completes B (avx2 then sums its panels' negative values). */
 void gemm_pack_b_group(int level, const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,
                        int32_t k4, void* packed);
 

@@ -124,11 +124,18 @@ void narrow_block_avx2(const gemm_weights* a, const uint8_t* b, size_t stride, i
                        int32_t m0, int32_t* tile, bool stream);
 #endif
 
-/* avx2's B: int8 panels of this many columns, each k4 step one ymm (x86/avx2/), after
- * a head of AVX2_B_HEAD bytes whose first is 1 where no packed value is negative (the
- * kernel then multiplies x itself as vpmaddubsw's unsigned operand) and 0 otherwise. */
+/* avx2's B (x86/avx2/): int8 panels of AVX2_PANEL columns after a head of AVX2_B_HEAD
+ * bytes whose first is 1 where no packed value is negative (the kernel then multiplies x
+ * itself as vpmaddubsw's unsigned operand) and 0 otherwise. A panel is its Kp / 4 steps,
+ * one ymm each, then AVX2_PANEL_SUMS bytes: where B has a negative value, its columns'
+ * sums of the magnitudes of their negative values (int32, wrapping), where the signed
+ * form's sums start (gemm_s8.cpp). */
 #define AVX2_PANEL 8
 #define AVX2_B_HEAD 64
+#define AVX2_PANEL_SUMS 32
+inline size_t avx2_panel_bytes(int32_t Kp) {
+    return static_cast<size_t>(Kp / 4) * 32 + AVX2_PANEL_SUMS;
+}
 
 /* aarch64's levels (neon, dotprod, i8mm) share B's layout, signed in panels of 12
  * columns; the weights are signed, in blocks of GEMM_MR rows interleaved by 4 as at

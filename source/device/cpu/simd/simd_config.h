@@ -34,15 +34,16 @@ struct cpu_simd_config {
     int level; /* enum cpu_simd_level */
 
     /* ---- the int8 GEMM (gemm_s8.cpp) */
-    int32_t gemm_panel;     /* B's columns are packed in multiples of this */
-    int32_t gemm_k_pad;     /* A's rows are zero-padded to a multiple of this */
-    int32_t gemm_a_layout;  /* cpu_gemm_a_layout */
-    bool gemm_a_in_place;   /* int8 weights are read where they are (gemm_weights_plain),
-                               only a last partial row block packed */
-    bool gemm_notes_min;    /* the kernel negates weights: -128 is noted (has_min) */
-    bool gemm_folds_start;  /* a bias or an added constant may fold into the sums' start */
-    uint8_t gemm_taps_zero; /* the byte of the value 0 in a taps or broadcast image */
-    uint8_t gemm_b_head;    /* bytes before packed B's panels (avx2: its sign summary) */
+    int32_t gemm_panel;        /* B's columns are packed in multiples of this */
+    int32_t gemm_k_pad;        /* A's rows are zero-padded to a multiple of this */
+    int32_t gemm_a_layout;     /* cpu_gemm_a_layout */
+    bool gemm_a_in_place;      /* int8 weights are read where they are (gemm_weights_plain),
+                                  only a last partial row block packed */
+    bool gemm_notes_min;       /* a kernel negates weights: -128 is noted (has_min) */
+    bool gemm_folds_start;     /* a bias or an added constant may fold into the sums' start */
+    uint8_t gemm_taps_zero;    /* the byte of the value 0 in a taps or broadcast image */
+    uint8_t gemm_b_head;       /* bytes before packed B's panels (avx2: its sign summary) */
+    uint8_t gemm_b_panel_tail; /* bytes after each panel's K steps (avx2: its columns' sums) */
     /* One tile (rows m0.., columns n0..) of A times packed B. */
     void (*gemm_tile)(const gemm_weights* a, const void* b, int32_t N, int32_t m0, int32_t rows,
                       int32_t n0, int32_t cols, int32_t* tile);

@@ -24,10 +24,11 @@ namespace {
  *    reads a relu's or a clip's output) is the unsigned operand as it is, the weights
  *    the signed one: a pair sum is within 2 * 127 * 128 = 32,512 < 32,768, whatever
  *    the weights (-128 included). Three instructions a product pair of vectors.
- *  - Any other B: |x| and w with x's sign (vpsignb); with |w| <= 127 a pair sum is at
- *    most 2 * 128 * 127 = 32,512, so nothing saturates. A weight of -128 cannot be
- *    negated in a byte: such weights (never a verified CVM model's, whose conv2d and
- *    dense operands are within +-127) take the scalar fallback with such a B.
+ *  - Any other B: |x| and w with its bits flipped where x is negative (madd_acc.h's
+ *    madd_acc_flipped), exact for every weight. A negative x then adds |x| * ~w =
+ *    x * w + x, so each column's sums start from the sum of the magnitudes of its
+ *    negative values, which the packers leave after the panel's K steps
+ *    (gemm_s8_impl.h's avx2 layout), and end at the sums of x * w.
  * vpmaddwd against ones then widens the pairs to int32 exactly. */
 
 #define AVX2_ROWS 4
@@ -39,22 +40,32 @@ inline int32_t load_a(const int8_t* p) {
     return v;
 }
 
-/* One step of a row: its 4 weight bytes at a times B's panels (x in s0, s1; |x| in u0,
- * u1, which are s0, s1 themselves in the unsigned form), into the row's accumulators. */
+/* One step of a row: its 4 weight bytes at a times B's panels (|x| in u0, u1, which are
+ * x itself in the unsigned form; x's sign masks in m0, m1 in the signed one), into the
+ * row's accumulators. */
 template <int NC, bool UNSIGNED_B>
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0, __m256i& c1,
-                                                                    __m256i u0, __m256i s0,
-                                                                    __m256i u1, __m256i s1,
+                                                                    __m256i u0, __m256i m0,
+                                                                    __m256i u1, __m256i m1,
                                                                     __m256i ones, const int8_t* a) {
     const __m256i w = _mm256_set1_epi32(load_a(a));
     if (UNSIGNED_B) {
         cpu_avx2::madd_acc(c0, u0, w, ones);
         if (NC > 1) cpu_avx2::madd_acc(c1, u1, w, ones);
     } else {
-        // In a fixed order (madd_acc.h): the vpsignb temporaries would spill.
-        cpu_avx2::madd_acc_signed(c0, u0, s0, w, ones);
-        if (NC > 1) cpu_avx2::madd_acc_signed(c1, u1, s1, w, ones);
+        // In a fixed order (madd_acc.h): the flipped weights would spill.
+        cpu_avx2::madd_acc_flipped(c0, u0, m0, w, ones);
+        if (NC > 1) cpu_avx2::madd_acc_flipped(c1, u1, m1, w, ones);
     }
+}
+
+/* Where a panel's sums start: 0, or in the signed form its columns' sums of the
+ * magnitudes of their negative values, after its k4n steps. */
+template <bool UNSIGNED_B>
+CVML_TARGET_AVX2 inline __m256i panel_start(const int8_t* panel, int32_t k4n) {
+    if (UNSIGNED_B) return _mm256_setzero_si256();
+    return _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(panel + static_cast<size_t>(k4n) * 32));
 }
 
 /* Where a micro-kernel's sums go. tile_sink: the tile buffer, at the kernel's first row
@@ -117,21 +128,24 @@ struct tail_sink {
 template <int NC, bool UNSIGNED_B, typename Sink>
 CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, size_t panel_bytes,
                                int32_t k4n, const Sink& sink) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
-    __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
+    __m256i c00 = panel_start<UNSIGNED_B>(b, k4n), c10 = c00, c20 = c00, c30 = c00;
+    __m256i c01 = NC > 1 ? panel_start<UNSIGNED_B>(b + panel_bytes, k4n) : c00;
+    __m256i c11 = c01, c21 = c01, c31 = c01;
     for (int32_t k4 = 0; k4 < k4n; ++k4) {
         const int8_t* bk = b + static_cast<size_t>(k4) * 32;
-        const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk));
-        const __m256i u0 = UNSIGNED_B ? s0 : _mm256_abs_epi8(s0);
-        const __m256i s1 =
-            NC > 1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + panel_bytes)) : s0;
-        const __m256i u1 = NC > 1 && !UNSIGNED_B ? _mm256_abs_epi8(s1) : s1;
+        const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk));
+        const __m256i x1 =
+            NC > 1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + panel_bytes)) : x0;
+        const __m256i u0 = UNSIGNED_B ? x0 : _mm256_abs_epi8(x0);
+        const __m256i u1 = UNSIGNED_B || NC == 1 ? x1 : _mm256_abs_epi8(x1);
+        const __m256i m0 = UNSIGNED_B ? x0 : _mm256_cmpgt_epi8(zero, x0);
+        const __m256i m1 = UNSIGNED_B || NC == 1 ? x1 : _mm256_cmpgt_epi8(zero, x1);
         const int8_t* ak = a + static_cast<size_t>(k4) * 4;
-        ukr_row<NC, UNSIGNED_B>(c00, c01, u0, s0, u1, s1, ones, ak);
-        ukr_row<NC, UNSIGNED_B>(c10, c11, u0, s0, u1, s1, ones, ak + lda);
-        ukr_row<NC, UNSIGNED_B>(c20, c21, u0, s0, u1, s1, ones, ak + 2 * lda);
-        ukr_row<NC, UNSIGNED_B>(c30, c31, u0, s0, u1, s1, ones, ak + 3 * lda);
+        ukr_row<NC, UNSIGNED_B>(c00, c01, u0, m0, u1, m1, ones, ak);
+        ukr_row<NC, UNSIGNED_B>(c10, c11, u0, m0, u1, m1, ones, ak + lda);
+        ukr_row<NC, UNSIGNED_B>(c20, c21, u0, m0, u1, m1, ones, ak + 2 * lda);
+        ukr_row<NC, UNSIGNED_B>(c30, c31, u0, m0, u1, m1, ones, ak + 3 * lda);
     }
     const __m256i c[AVX2_ROWS][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
     for (int r = 0; r < AVX2_ROWS; ++r) {
@@ -140,23 +154,6 @@ CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, siz
         else
             sink.put(r, 0, c[r][0]);
     }
-}
-
-/* The exact fallback for weights holding -128 with B holding negative values: the same
- * tile from the same packed B, one product at a time (sums wrap modulo 2^32). */
-void tile_avx2_scalar(const int8_t* ap, size_t lda, const int8_t* b, size_t panel_bytes,
-                      int32_t k4n, int32_t cols, int32_t* tile) {
-    for (int32_t r = 0; r < GEMM_MR; ++r)
-        for (int32_t c = 0; c < cols; ++c) {
-            const int8_t* bc = b + static_cast<size_t>(c / AVX2_PANEL) * panel_bytes +
-                               static_cast<size_t>(c % AVX2_PANEL) * 4;
-            const int8_t* ar = ap + static_cast<size_t>(r) * lda;
-            uint32_t acc = 0;
-            for (int32_t k = 0; k < k4n * 4; ++k)
-                acc += static_cast<uint32_t>(static_cast<int32_t>(ar[k]) *
-                                             static_cast<int32_t>(bc[(k / 4) * 32 + k % 4]));
-            tile[r * GEMM_NT + c] = static_cast<int32_t>(acc);
-        }
 }
 
 /* The 4-row halves of a tile in 16-column steps, B with or without negative values;
@@ -191,7 +188,7 @@ void weights_at(const gemm_weights* a, int32_t m0, const int8_t** ap, size_t* ld
 
 /* B's panels from column n0 on, and its panels' size. */
 const int8_t* b_panels(const gemm_weights* a, const int8_t* b, int32_t n0, size_t* panel_bytes) {
-    *panel_bytes = static_cast<size_t>(a->Kp / 4) * 32;
+    *panel_bytes = avx2_panel_bytes(a->Kp);
     return b + AVX2_B_HEAD + static_cast<size_t>(n0 / AVX2_PANEL) * *panel_bytes;
 }
 
@@ -208,15 +205,13 @@ void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, i
     const auto sink_at = [tile](int32_t r, int32_t c) { return tile_sink{tile + r * GEMM_NT + c}; };
     if (b[0] == 1)
         tile_halves<true>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
-    else if (!a->has_min)
-        tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
     else
-        tile_avx2_scalar(ap, lda, bp, panel_bytes, k4n, cols, tile);
+        tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
 }
 
 /* gemm_run_tiles_tail at avx2: a whole row block whose every column is kept goes through
  * the chain in the micro-kernel; the others (a partial last block, flat strips' tiles
- * that drop columns, the -128 fallback) through the tile buffer and fn. */
+ * that drop columns) through the tile buffer and fn. */
 void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int64_t t0, int64_t t1,
                          const gemm_tail* tail, gemm_tile_fn fn, void* arg) {
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
@@ -224,12 +219,12 @@ void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int6
     memcpy(&rc, tail->chain, sizeof rc);
     const cpu_ep::rc_consts8 k = cpu_ep::rc_consts8_of(rc);
     const bool packs = cpu_ep::rc_saturates_to_i8(rc, STORAGE_INT8);
-    const bool unsigned_b = b[0] == 1, fallback = !unsigned_b && a->has_min;
+    const bool unsigned_b = b[0] == 1;
     const int32_t k4n = a->Kp / 4;
     tile_walk w(a->M, N, t0);
     for (int64_t t = t0; t < t1; ++t, w.next()) {
         const int32_t m0 = w.m0, n0 = w.n0, rows = w.rows, cols = w.cols;
-        if (rows < GEMM_MR || tail->keep->count != cols || fallback) {
+        if (rows < GEMM_MR || tail->keep->count != cols) {
             tile_avx2(a, b, m0, n0, cols, tile);
             fn(arg, m0, rows, n0, cols, tile);
             continue;
@@ -311,21 +306,49 @@ void write_head(int8_t* packed, bool unsigned_b) {
     packed[0] = unsigned_b ? 1 : 0;
 }
 
+/* The signed form's starts: each of `count` panels' columns' sums of the magnitudes of
+ * their negative values, after the panel's k4n steps. Returns whether a value is
+ * negative. */
+CVML_TARGET_AVX2 bool write_panel_sums(int8_t* panels, int32_t count, int32_t k4n,
+                                       size_t panel_bytes) {
+    const __m256i zero = _mm256_setzero_si256(), ones8 = _mm256_set1_epi8(1);
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    __m256i seen = zero;
+    for (int32_t p = 0; p < count; ++p) {
+        int8_t* panel = panels + static_cast<size_t>(p) * panel_bytes;
+        __m256i sum = zero;
+        for (int32_t k4 = 0; k4 < k4n; ++k4) {
+            const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k4 * 32));
+            seen = _mm256_or_si256(seen, x);
+            // The magnitudes as unsigned bytes (-128's is 128), in pairs, then by column.
+            const __m256i mag = _mm256_abs_epi8(_mm256_min_epi8(x, zero));
+            sum =
+                _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(mag, ones8), ones16));
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(panel + static_cast<size_t>(k4n) * 32), sum);
+    }
+    return _mm256_movemask_epi8(seen) != 0;
+}
+
 }  // namespace
 
-/* One group at a time, the head cannot know about the groups not yet packed: it says
- * "signed" (the form that takes any B). */
+/* One group at a time (in order: gemm_pack_b_group): the last one completes B, its
+ * panels' sums and the head read from the packed values. */
 CVML_TARGET_AVX2 void pack_group_avx2(const int8_t* const rows[GEMM_KG], int32_t N, int32_t Kp,
                                       int32_t k4, int8_t* packed) {
-    write_head(packed, false);
-    pack_group(rows, N, static_cast<size_t>(Kp / 4) * 32, k4, packed + AVX2_B_HEAD);
+    const size_t panel_bytes = avx2_panel_bytes(Kp);
+    pack_group(rows, N, panel_bytes, k4, packed + AVX2_B_HEAD);
+    if (k4 + 1 < Kp / 4) return;
+    const int32_t panels = round_up(N, AVX2_PANEL) / AVX2_PANEL;
+    write_head(packed, !write_panel_sums(packed + AVX2_B_HEAD, panels, Kp / 4, panel_bytes));
 }
 
 /* All row groups of B (gemm_pack_b_rows at avx2), the group's packing inlined: a call
  * and a level dispatch per group cost as much as its unpacks. */
 CVML_TARGET_AVX2 void pack_rows_avx2(const int8_t* base, const int64_t* offsets, int32_t N,
                                      int32_t K, int8_t* packed) {
-    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 32;
+    const int32_t Kp = round_up(K, GEMM_KG);
+    const size_t panel_bytes = avx2_panel_bytes(Kp);
     bool negative = false;
     for (int32_t k4 = 0; k4 * GEMM_KG < K; ++k4) {
         // Rows past K pack to zeros: the weights read in place have other bytes there.
@@ -333,6 +356,9 @@ CVML_TARGET_AVX2 void pack_rows_avx2(const int8_t* base, const int64_t* offsets,
         group_rows(base, offsets, nullptr, K, k4, rows);
         negative |= pack_group(rows, N, panel_bytes, k4, packed + AVX2_B_HEAD);
     }
+    if (negative)
+        write_panel_sums(packed + AVX2_B_HEAD, round_up(N, AVX2_PANEL) / AVX2_PANEL, Kp / 4,
+                         panel_bytes);
     write_head(packed, !negative);
 }
 
@@ -396,7 +422,8 @@ CVML_TARGET_AVX2 inline void select_group(const int8_t* const rows[GEMM_KG], con
 CVML_TARGET_AVX2 void pack_select_avx2(const int8_t* base, const int64_t* offsets, int32_t K,
                                        const gemm_select* sel, int8_t* packed) {
     static const int8_t zeros[64] = {0};
-    const size_t panel_bytes = static_cast<size_t>(round_up(K, GEMM_KG) / 4) * 32;
+    const int32_t Kp = round_up(K, GEMM_KG);
+    const size_t panel_bytes = avx2_panel_bytes(Kp);
     __m128i idx[3];
     for (int32_t p = 0; p < 3; ++p)
         idx[p] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sel->idx[p]));
@@ -407,7 +434,9 @@ CVML_TARGET_AVX2 void pack_select_avx2(const int8_t* base, const int64_t* offset
         select_group(rows, sel, idx, packed + AVX2_B_HEAD + static_cast<size_t>(k4) * 32,
                      panel_bytes, seen);
     }
-    write_head(packed, _mm_movemask_epi8(seen) == 0);
+    const bool negative = _mm_movemask_epi8(seen) != 0;
+    if (negative) write_panel_sums(packed + AVX2_B_HEAD, 2 * sel->panels, Kp / 4, panel_bytes);
+    write_head(packed, !negative);
 }
 
 namespace {
