@@ -294,10 +294,11 @@ inline void dw_own_lines_ahead(const void* p, int64_t bytes) {
     for (int64_t i = 0; i < bytes; i += 64)
         simd_prefetch_for_write(static_cast<const char*>(p) + i);
 }
-/* The avx2 direct kernel claims the output lines of a thread's planes before it computes
- * them (simd_claim_lines) where they are at most this many bytes: its stores (8 or 16
- * bytes a row) waited for lines the other core held even with the lines asked for a
- * plane ahead, and a claim of a larger range slowed the 28x28 and larger layers. */
+/* The avx2 direct kernel, and the avx512 one where it computes planes in pairs, claim the
+ * output lines of a thread's planes before they compute them (simd_claim_lines) where
+ * they are at most this many bytes: their stores (a row's few bytes at a time) waited for
+ * lines the other core held even with the lines asked for a plane ahead, and a claim of
+ * a larger range slowed the 28x28 and larger layers. */
 constexpr int64_t kDwClaimMaxBytes = 64 * 1024;
 /* Claims the whole lines of output planes [p0, p1) (those no other thread writes a byte
  * of), with more than one thread, where they are at most kDwClaimMaxBytes and the chain

@@ -1,0 +1,99 @@
+/* dw_claim_output (op/conv2d_fast.h): the zeros a depthwise thread writes over its output
+ * planes before computing them. Another thread may be writing the planes next to them at
+ * the same time, so the claim must cover only whole lines that lie within the thread's
+ * own planes; a race in a network test would show a claim too wide only now and then. */
+#include <gtest/gtest.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include <vector>
+
+#include "device/cpu/op/conv2d_fast.h"
+#include "graph/graph.h"
+
+#if CVML_SIMD_X86
+
+namespace {
+
+constexpr uint8_t kUntouched = 0x5A;
+
+struct claim_case {
+    int64_t plane_bytes, planes, p0, p1;
+    int threads;
+};
+
+/* The bytes the claim zeroed, as [first, end) offsets into the output (end <= first:
+ * none); the output starts 64-aligned plus `skew` bytes. */
+void run_claim(const claim_case& c, int64_t skew, const epilogue& ep, std::vector<uint8_t>* out,
+               int64_t* offset) {
+    const int64_t bytes = c.planes * c.plane_bytes;
+    out->assign(static_cast<size_t>(bytes + 128), kUntouched);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(out->data());
+    *offset = static_cast<int64_t>(((base + 63) & ~uintptr_t{63}) - base) + skew;
+    cpu_conv2d::conv_grouped f;
+    memset(&f, 0, sizeof f);
+    f.threads = c.threads;
+    f.g.oh = 1;
+    f.g.ow = c.plane_bytes;
+    ir_tensor y;
+    memset(&y, 0, sizeof y);
+    y.data = out->data() + *offset;
+    y.storage = STORAGE_INT8;
+    cpu_conv2d::dw_claim_output(&f, &y, &ep, c.p0, c.p1);
+}
+
+/* Checks that exactly the whole lines within planes [p0, p1) were zeroed, or none. */
+void expect_claimed(const claim_case& c, int64_t skew, bool claims) {
+    epilogue ep;
+    memset(&ep, 0, sizeof ep);
+    std::vector<uint8_t> out;
+    int64_t offset;
+    run_claim(c, skew, ep, &out, &offset);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(out.data());
+    const uintptr_t lo = base + static_cast<uintptr_t>(offset + c.p0 * c.plane_bytes);
+    const uintptr_t hi = base + static_cast<uintptr_t>(offset + c.p1 * c.plane_bytes);
+    const uintptr_t first = (lo + 63) & ~uintptr_t{63}, end = hi & ~uintptr_t{63};
+    for (size_t i = 0; i < out.size(); ++i) {
+        const uintptr_t at = base + i;
+        const bool zeroed = claims && at >= first && at < end;
+        ASSERT_EQ(out[i], zeroed ? 0 : kUntouched)
+            << "plane " << c.plane_bytes << " B, planes [" << c.p0 << ", " << c.p1 << "), skew "
+            << skew << ", byte " << static_cast<int64_t>(i) - offset << " of the output";
+    }
+}
+
+TEST(DepthwiseClaim, OnlyWholeLinesOfItsOwnPlanes) {
+    // 7x7, 14x14 and 28x28 planes; the first, a middle and the last thread's share.
+    const int64_t plane_sizes[] = {49, 196, 784};
+    for (int64_t plane : plane_sizes)
+        for (int64_t skew : {0, 1, 17, 63})
+            for (int threads : {2, 3}) {
+                const int64_t planes = 60;
+                for (int slot = 0; slot < threads; ++slot) {
+                    const claim_case c = {plane, planes, planes * slot / threads,
+                                          planes * (slot + 1) / threads, threads};
+                    expect_claimed(c, skew, true);
+                }
+            }
+}
+
+TEST(DepthwiseClaim, NothingWithOneThreadALargeRangeOrAnOperand) {
+    expect_claimed({196, 8, 0, 8, 1}, 0, false);
+    // More than kDwClaimMaxBytes for the thread.
+    const int64_t plane = 4096, planes = cpu_conv2d::kDwClaimMaxBytes / plane + 1;
+    expect_claimed({plane, planes, 0, planes, 2}, 0, false);
+    // A tail that reads an operand (which the output might share a buffer with).
+    epilogue ep;
+    memset(&ep, 0, sizeof ep);
+    int8_t operand[4] = {};
+    ASSERT_TRUE(epilogue_add_add(&ep, operand, STORAGE_INT8));
+    std::vector<uint8_t> out;
+    int64_t offset;
+    run_claim({196, 8, 0, 4, 2}, 0, ep, &out, &offset);
+    for (uint8_t b : out) ASSERT_EQ(b, kUntouched);
+}
+
+}  // namespace
+
+#endif
