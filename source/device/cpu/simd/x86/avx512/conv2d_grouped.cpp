@@ -515,7 +515,7 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     // stores still waited for lines the other core held with the lines fetched ahead: the
     // thread's lines are claimed first, as at avx2 (the 7x7 layer on two threads 0.0140 ->
     // 0.0125 ms; the 14x14 layers, whose whole rows the fetches cover, ran slower claimed).
-    if (pairs) dw_claim_output(f, yt, ep, planes * slot / f->threads, end + 1);
+    if (pairs) dw_claim_output(f, yt, ep, planes * slot / f->threads, end);
     for (int64_t p = planes * slot / f->threads; p < end; ++p) {
         // This step's planes: p, and p + 1 where two share a vector.
         const int64_t step = pairs && p + 1 < end ? 2 : 1;
