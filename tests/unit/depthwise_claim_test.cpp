@@ -19,9 +19,21 @@ namespace {
 constexpr uint8_t kUntouched = 0x5A;
 
 struct claim_case {
-    int64_t plane_bytes, planes, p0, p1;
+    int64_t plane_bytes, planes;
     int threads;
+    int64_t slot;
 };
+
+cpu_conv2d::conv_grouped layer_of(const claim_case& c) {
+    cpu_conv2d::conv_grouped f;
+    memset(&f, 0, sizeof f);
+    f.threads = c.threads;
+    f.g.n = 1;
+    f.g.o = c.planes;
+    f.g.oh = 1;
+    f.g.ow = c.plane_bytes;
+    return f;
+}
 
 /* The bytes the claim zeroed, as [first, end) offsets into the output (end <= first:
  * none); the output starts 64-aligned plus `skew` bytes. */
@@ -31,36 +43,51 @@ void run_claim(const claim_case& c, int64_t skew, const epilogue& ep, std::vecto
     out->assign(static_cast<size_t>(bytes + 128), kUntouched);
     const uintptr_t base = reinterpret_cast<uintptr_t>(out->data());
     *offset = static_cast<int64_t>(((base + 63) & ~uintptr_t{63}) - base) + skew;
-    cpu_conv2d::conv_grouped f;
-    memset(&f, 0, sizeof f);
-    f.threads = c.threads;
-    f.g.oh = 1;
-    f.g.ow = c.plane_bytes;
+    const cpu_conv2d::conv_grouped f = layer_of(c);
     ir_tensor y;
     memset(&y, 0, sizeof y);
     y.data = out->data() + *offset;
     y.storage = STORAGE_INT8;
-    cpu_conv2d::dw_claim_output(&f, &y, &ep, c.p0, c.p1);
+    cpu_conv2d::dw_claim_output(&f, &y, &ep, c.slot);
 }
 
-/* Checks that exactly the whole lines within planes [p0, p1) were zeroed, or none. */
+/* Checks that exactly the whole lines within the slot's planes were zeroed, or none. */
 void expect_claimed(const claim_case& c, int64_t skew, bool claims) {
     epilogue ep;
     memset(&ep, 0, sizeof ep);
     std::vector<uint8_t> out;
     int64_t offset;
     run_claim(c, skew, ep, &out, &offset);
+    const cpu_conv2d::conv_grouped f = layer_of(c);
+    const cpu_conv2d::plane_range own = cpu_conv2d::slot_planes(&f, c.slot);
     const uintptr_t base = reinterpret_cast<uintptr_t>(out.data());
-    const uintptr_t lo = base + static_cast<uintptr_t>(offset + c.p0 * c.plane_bytes);
-    const uintptr_t hi = base + static_cast<uintptr_t>(offset + c.p1 * c.plane_bytes);
+    const uintptr_t lo = base + static_cast<uintptr_t>(offset + own.first * c.plane_bytes);
+    const uintptr_t hi = base + static_cast<uintptr_t>(offset + own.end * c.plane_bytes);
     const uintptr_t first = (lo + 63) & ~uintptr_t{63}, end = hi & ~uintptr_t{63};
     for (size_t i = 0; i < out.size(); ++i) {
         const uintptr_t at = base + i;
         const bool zeroed = claims && at >= first && at < end;
         ASSERT_EQ(out[i], zeroed ? 0 : kUntouched)
-            << "plane " << c.plane_bytes << " B, planes [" << c.p0 << ", " << c.p1 << "), skew "
-            << skew << ", byte " << static_cast<int64_t>(i) - offset << " of the output";
+            << "plane " << c.plane_bytes << " B, slot " << c.slot << " of " << c.threads
+            << ", skew " << skew << ", byte " << static_cast<int64_t>(i) - offset
+            << " of the output";
     }
+}
+
+/* The slots' planes: every plane in exactly one slot, in order. */
+TEST(DepthwiseClaim, SlotsSplitThePlanes) {
+    for (int64_t planes : {1, 2, 5, 60, 1024})
+        for (int threads : {1, 2, 3, 8}) {
+            const cpu_conv2d::conv_grouped f = layer_of({49, planes, threads, 0});
+            int64_t next = 0;
+            for (int slot = 0; slot < threads; ++slot) {
+                const cpu_conv2d::plane_range own = cpu_conv2d::slot_planes(&f, slot);
+                ASSERT_EQ(own.first, next);
+                ASSERT_GE(own.end, own.first);
+                next = own.end;
+            }
+            ASSERT_EQ(next, planes);
+        }
 }
 
 TEST(DepthwiseClaim, OnlyWholeLinesOfItsOwnPlanes) {
@@ -68,21 +95,16 @@ TEST(DepthwiseClaim, OnlyWholeLinesOfItsOwnPlanes) {
     const int64_t plane_sizes[] = {49, 196, 784};
     for (int64_t plane : plane_sizes)
         for (int64_t skew : {0, 1, 17, 63})
-            for (int threads : {2, 3}) {
-                const int64_t planes = 60;
-                for (int slot = 0; slot < threads; ++slot) {
-                    const claim_case c = {plane, planes, planes * slot / threads,
-                                          planes * (slot + 1) / threads, threads};
-                    expect_claimed(c, skew, true);
-                }
-            }
+            for (int threads : {2, 3})
+                for (int slot = 0; slot < threads; ++slot)
+                    expect_claimed({plane, 60, threads, slot}, skew, true);
 }
 
 TEST(DepthwiseClaim, NothingWithOneThreadALargeRangeOrAnOperand) {
-    expect_claimed({196, 8, 0, 8, 1}, 0, false);
+    expect_claimed({196, 8, 1, 0}, 0, false);
     // More than kDwClaimMaxBytes for the thread.
     const int64_t plane = 4096, planes = cpu_conv2d::kDwClaimMaxBytes / plane + 1;
-    expect_claimed({plane, planes, 0, planes, 2}, 0, false);
+    expect_claimed({plane, 2 * planes, 2, 0}, 0, false);
     // A tail that reads an operand (which the output might share a buffer with).
     epilogue ep;
     memset(&ep, 0, sizeof ep);
@@ -90,7 +112,7 @@ TEST(DepthwiseClaim, NothingWithOneThreadALargeRangeOrAnOperand) {
     ASSERT_TRUE(epilogue_add_add(&ep, operand, STORAGE_INT8));
     std::vector<uint8_t> out;
     int64_t offset;
-    run_claim({196, 8, 0, 4, 2}, 0, ep, &out, &offset);
+    run_claim({196, 8, 2, 0}, 0, ep, &out, &offset);
     for (uint8_t b : out) ASSERT_EQ(b, kUntouched);
 }
 

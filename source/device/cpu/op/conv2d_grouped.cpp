@@ -30,7 +30,7 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     const int32_t* wt = f->wg;
     const ir_tensor* yt = a->ctx->outputs[0];
     void (*acc_row)(uint32_t*, const int32_t*, uint32_t, int64_t) = f->cfg->acc_row;
-    const int64_t planes = g.n * g.o, plane = g.oh * g.ow;
+    const int64_t plane = g.oh * g.ow;
     // acc rows are wq apart, like the phase planes' rows: with stride 1 a tap is then one
     // flat run over all rows (the columns past ow are computed and dropped).
     const int64_t acc_len = g.oh * f->wq;
@@ -38,7 +38,8 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         uint32_t* acc = reinterpret_cast<uint32_t*>(base);
         int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(acc_len) * 4));
-        for (int64_t t = planes * slot / f->threads; t < planes * (slot + 1) / f->threads; ++t) {
+        const plane_range own = slot_planes(f, slot);
+        for (int64_t t = own.first; t < own.end; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
             memset(acc, 0, static_cast<size_t>(acc_len) * 4);
             const int64_t c0 = (o / g.opg) * g.ic;
@@ -124,7 +125,7 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     // has the kernel for it.
     const bool flat = cfg->dw_1x1 && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
                       g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
-    const int64_t planes = g.n * g.o, out_plane = g.oh * g.ow;
+    const int64_t out_plane = g.oh * g.ow;
     for (int64_t slot = begin; slot < end; ++slot) {
         if (f->dw.direct.w4) {
             cfg->dw_direct(f, xt, yt, a->ep, a->bias, slot);
@@ -133,7 +134,8 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         int32_t* acc = reinterpret_cast<int32_t*>(base);
         int8_t* img = reinterpret_cast<int8_t*>(base + f->dw.acc_bytes);
-        for (int64_t t = planes * slot / f->threads; t < planes * (slot + 1) / f->threads; ++t) {
+        const plane_range own = slot_planes(f, slot);
+        for (int64_t t = own.first; t < own.end; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
             const int64_t c = (o / g.opg) * g.ic;
             const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;

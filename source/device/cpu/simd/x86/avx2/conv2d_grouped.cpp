@@ -415,7 +415,6 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
     t.out = yt->data;
     t.storage = yt->storage;
     const int8_t* in = static_cast<const int8_t*>(xt->data);
-    const int64_t planes = g.n * g.o;
     // Sliding small planes read a padded copy (dw2_pads_plane): its geometry has the
     // buffer's rows and no padding.
     alignas(32) int8_t padded[SH ? kDw2PadRows * kDw2PadStride : 1];
@@ -430,9 +429,9 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
         dp.begin = padded;
         dp.end = padded + sizeof padded;
     }
-    const int64_t p_end = planes * (slot + 1) / f->threads;
-    dw_claim_output(f, yt, ep, planes * slot / f->threads, p_end);
-    for (int64_t p = planes * slot / f->threads; p < p_end; ++p) {
+    const plane_range own = slot_planes(f, slot);
+    dw_claim_output(f, yt, ep, slot);
+    for (int64_t p = own.first; p < own.end; ++p) {
         const int64_t o = p % g.o;
         const int32_t* wo = f->wg + o * g.kh * g.kw;
         for (int64_t r = 0; r < g.kh; ++r)
@@ -449,7 +448,7 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
         if constexpr (SH > 0) {
             const __m256i vstart = _mm256_set1_epi32(start);
             const int64_t at = p * g.oh * g.ow;
-            if (p + 1 < p_end) dw2_own_next_plane(g, yt, p + 1);
+            if (p + 1 < own.end) dw2_own_next_plane(g, yt, p + 1);
             const int8_t* src = x;
             if (pads) {
                 dw2_pad_plane(g, d, x, padded);

@@ -497,7 +497,6 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     const bool pairs = dw_pair_fits(g, f->dw.direct.groups, t);
     if (pairs && slot == 0) cpu_path_taken(CPU_PATH_DW_PAIRS);
     const dw_pair pr = dw_pair_of(g, d);
-    const int64_t planes = g.n * g.o;
     const int8_t* in = static_cast<const int8_t*>(xt->data);
     // Plane p's input, and what its sums start from besides the +128's correction,
     // wrapping like the tail's add would: the bias and, when folded, the rounding addend.
@@ -508,15 +507,16 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
         return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[p % g.o] : 0) +
                                     static_cast<uint32_t>(f->dw.direct.half));
     };
-    const int64_t end = planes * (slot + 1) / f->threads;
+    const plane_range own = slot_planes(f, slot);
+    const int64_t end = own.end;
     const int64_t plane_bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
     const bool own_ahead = plane_bytes <= kDwOwnAheadBytes;
     // Planes computed in pairs (7x7) store a few bytes of a line at a time, and their
     // stores still waited for lines the other core held with the lines fetched ahead: the
     // thread's lines are claimed first, as at avx2 (the 7x7 layer on two threads 0.0140 ->
     // 0.0125 ms; the 14x14 layers, whose whole rows the fetches cover, ran slower claimed).
-    if (pairs) dw_claim_output(f, yt, ep, planes * slot / f->threads, end);
-    for (int64_t p = planes * slot / f->threads; p < end; ++p) {
+    if (pairs) dw_claim_output(f, yt, ep, slot);
+    for (int64_t p = own.first; p < end; ++p) {
         // This step's planes: p, and p + 1 where two share a vector.
         const int64_t step = pairs && p + 1 < end ? 2 : 1;
         const int64_t ahead = end - (p + step) < step ? end - (p + step) : step;
