@@ -227,6 +227,22 @@ inline void image_zero_row(const conv_gemm* f, int8_t* channel, int64_t r) {
         memset(channel + f->row_at[r] + pc * plane, 0, static_cast<size_t>(f->wq));
 }
 
+/* The same for a row of a column-stride-2 image that an input row is then written to
+ * (cpu_phase_row2_i8): only its columns the input does not cover, none where it covers
+ * them all (a 1x1 stride-2 conv's even rows: the zeros were a third of its image's time). */
+inline void image_zero_row2_around(const conv_gemm* f, int8_t* channel, int64_t r) {
+    const int64_t plane = f->hq * f->wq, pw = f->g.pw, w = f->g.w;
+    for (int64_t pc = 0; pc < 2; ++pc) {
+        // Phase pc holds padded columns 2 j + pc; the input covers [pw, pw + w).
+        int64_t lo = (pw - pc + 1) / 2, hi = (pw + w - pc + 1) / 2;
+        lo = lo < f->wq ? lo : f->wq;
+        hi = hi < f->wq ? hi : f->wq;
+        int8_t* row = channel + f->row_at[r] + pc * plane;
+        if (lo > 0) memset(row, 0, static_cast<size_t>(lo));
+        if (hi < f->wq) memset(row + hi, 0, static_cast<size_t>(f->wq - hi));
+    }
+}
+
 /* Padded row `row` of a column-stride-1 image from input row `in`: pw zeros, the row's w
  * values, zeros to wq. */
 inline void image_copy_row(const conv_gemm* f, const int8_t* in, int8_t* row) {

@@ -68,12 +68,15 @@ void image_rows(void* arg, int64_t begin, int64_t end) {
             image_copy_row(f, static_cast<const int8_t*>(a->x->data) + src, row);
             continue;
         }
+        if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
+            image_zero_row2_around(f, channel, hp);
+            cpu_phase_row2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w, g.pw,
+                              plane, row);
+            continue;
+        }
         image_zero_row(f, channel, hp);
         if (a->x->storage == STORAGE_INT32 && g.sw <= 2) {
             image_row_from_i32(f, static_cast<const int32_t*>(a->x->data) + src, row);
-        } else if (a->x->storage == STORAGE_INT8 && g.sw == 2) {
-            cpu_phase_row2_i8(f->level, static_cast<const int8_t*>(a->x->data) + src, g.w, g.pw,
-                              plane, row);
         } else {
             // Upstream's groups == 1 path casts every input value to int8.
             cpu_phase_row_any(a->x, src, g.w, g.pw, g.sw, plane, row);
