@@ -156,7 +156,7 @@ const cpu_simd_config kAvx2 = {
     /* gemm_tile_taps */ nullptr,
     /* taps_in_place */ false,
     /* image_rows_i8 */ cpu_conv2d::image_rows_i8_avx2,
-    /* image_rows_max_sw */ 1,
+    /* image_rows_max_sw */ 2,
     /* dense_strips_min_saving */ 0,
     /* bcast_items */ cpu_conv2d::bcast_items_avx2,
     /* bcast_max_pixels */ 7,
