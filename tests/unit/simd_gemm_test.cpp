@@ -231,7 +231,9 @@ TEST(SimdGemm, LargeKWrapsLikeUpstream) {
 /* gemm_run_narrow (dot products along K) against the reference at every level that has
  * it (avx512, avx2), for every tail width, K around the 32- and 64-byte steps, extremes
  * (avx512's +128 offset and its correction; avx2's signs, and -128 weights, which take
- * its exact fallback), B without negative values, and sums that wrap. */
+ * its exact fallback with signed columns), columns without negative values (avx2's
+ * unsigned form, against every kind of weights) and with a single one, and sums that
+ * wrap. */
 TEST(SimdGemm, NarrowTailsMatchReference) {
     std::mt19937 rng(11);
     int levels_run = 0;
@@ -239,48 +241,50 @@ TEST(SimdGemm, NarrowTailsMatchReference) {
         if (!cpu_simd_config_of(level)->gemm_narrow_block) continue;
         ++levels_run;
         for (int mode : {0, 1, 2, 4, 5})
-            for (int32_t K : {1, 3, 31, 32, 33, 63, 64, 65, 147, 1152, 140000})
-                for (int32_t c = 1; c <= GEMM_NARROW; ++c) {
-                    const int32_t M = K > 10000 ? 8 : 24;
-                    std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
-                    // avx2's int8 form takes weights within +-127; modes 1 and 2 keep their -128s
-                    // (the fallback), the others are a verified model's.
-                    if (mode != 1 && mode != 2)
-                        for (auto& v : A) v = v < -127 ? -127 : v;
-                    std::vector<int32_t> B = values(static_cast<size_t>(K) * c, rng, mode);
-                    std::vector<int8_t> a8(A.size() + 4, 0x55);
-                    for (size_t i = 0; i < A.size(); ++i) a8[i] = static_cast<int8_t>(A[i]);
-                    gemm_weights w;
-                    ASSERT_EQ(gemm_weights_plain(level, a8.data(), M, K, &w), CVML_OK);
-                    ASSERT_TRUE(gemm_narrow_ok(&w));
-                    const size_t stride = gemm_narrow_stride(K);
-                    std::vector<uint8_t> cols(stride * static_cast<size_t>(c), 0);
-                    for (int32_t j = 0; j < c; ++j)
-                        for (int32_t k = 0; k < K; ++k)
-                            cols[stride * j + k] = static_cast<uint8_t>(
-                                static_cast<uint8_t>(B[static_cast<size_t>(k) * c + j]) ^ 0x80u);
-                    std::vector<int32_t> C(static_cast<size_t>(M) * c, 0x5a5a5a5a);
-                    std::vector<int> hits(C.size(), 0);
-                    Sink s = {&C, c, &hits};
-                    gemm_run_narrow(&w, cols.data(), c, 0, 0, 1, sink_tile, &s);
-                    gemm_run_narrow(&w, cols.data(), c, 0, 1, M / GEMM_MR, sink_tile, &s);
-                    gemm_weights_free(&w);
-                    for (int32_t m = 0; m < M; ++m)
-                        for (int32_t j = 0; j < c; ++j) {
-                            uint32_t acc = 0;
+            for (int b_mode : {mode, 4, 6})
+                for (int32_t K : {1, 3, 31, 32, 33, 63, 64, 65, 147, 1152, 140000})
+                    for (int32_t c = 1; c <= GEMM_NARROW; ++c) {
+                        const int32_t M = K > 10000 ? 8 : 24;
+                        std::vector<int32_t> A = values(static_cast<size_t>(M) * K, rng, mode);
+                        // avx2's int8 form takes weights within +-127; modes 1 and 2 keep their
+                        // -128s (the fallback), the others are a verified model's.
+                        if (mode != 1 && mode != 2)
+                            for (auto& v : A) v = v < -127 ? -127 : v;
+                        std::vector<int32_t> B = values(static_cast<size_t>(K) * c, rng, b_mode);
+                        std::vector<int8_t> a8(A.size() + 4, 0x55);
+                        for (size_t i = 0; i < A.size(); ++i) a8[i] = static_cast<int8_t>(A[i]);
+                        gemm_weights w;
+                        ASSERT_EQ(gemm_weights_plain(level, a8.data(), M, K, &w), CVML_OK);
+                        ASSERT_TRUE(gemm_narrow_ok(&w));
+                        const size_t stride = gemm_narrow_stride(K);
+                        std::vector<uint8_t> cols(stride * static_cast<size_t>(c), 0);
+                        for (int32_t j = 0; j < c; ++j)
                             for (int32_t k = 0; k < K; ++k)
-                                acc += static_cast<uint32_t>(
-                                    static_cast<int32_t>(
-                                        static_cast<int8_t>(A[static_cast<size_t>(m) * K + k])) *
-                                    static_cast<int32_t>(
-                                        static_cast<int8_t>(B[static_cast<size_t>(k) * c + j])));
-                            const size_t i = static_cast<size_t>(m) * c + j;
-                            ASSERT_EQ(hits[i], 1);
-                            ASSERT_EQ(C[i], static_cast<int32_t>(acc))
-                                << "level " << level << " K=" << K << " c=" << c << " mode=" << mode
-                                << " m=" << m;
-                        }
-                }
+                                cols[stride * j + k] = static_cast<uint8_t>(
+                                    static_cast<uint8_t>(B[static_cast<size_t>(k) * c + j]) ^
+                                    0x80u);
+                        std::vector<int32_t> C(static_cast<size_t>(M) * c, 0x5a5a5a5a);
+                        std::vector<int> hits(C.size(), 0);
+                        Sink s = {&C, c, &hits};
+                        gemm_run_narrow(&w, cols.data(), c, 0, 0, 1, sink_tile, &s);
+                        gemm_run_narrow(&w, cols.data(), c, 0, 1, M / GEMM_MR, sink_tile, &s);
+                        gemm_weights_free(&w);
+                        for (int32_t m = 0; m < M; ++m)
+                            for (int32_t j = 0; j < c; ++j) {
+                                uint32_t acc = 0;
+                                for (int32_t k = 0; k < K; ++k)
+                                    acc += static_cast<uint32_t>(
+                                        static_cast<int32_t>(static_cast<int8_t>(
+                                            A[static_cast<size_t>(m) * K + k])) *
+                                        static_cast<int32_t>(static_cast<int8_t>(
+                                            B[static_cast<size_t>(k) * c + j])));
+                                const size_t i = static_cast<size_t>(m) * c + j;
+                                ASSERT_EQ(hits[i], 1);
+                                ASSERT_EQ(C[i], static_cast<int32_t>(acc))
+                                    << "level " << level << " K=" << K << " c=" << c
+                                    << " mode=" << mode << " b_mode=" << b_mode << " m=" << m;
+                            }
+                    }
     }
     if (levels_run == 0) GTEST_SKIP() << "no level with narrow tails on this CPU";
 }

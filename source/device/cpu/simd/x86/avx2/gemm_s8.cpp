@@ -442,9 +442,11 @@ CVML_TARGET_AVX2 void pack_select_avx2(const int8_t* base, const int64_t* offset
 namespace {
 
 /* A narrow tail's 32-byte step: R weight rows against C columns, whose bytes are x + 128
- * (gemm_run_narrow): x flipped back, |x| vpmaddubsw's unsigned operand and the weights
- * with x's sign, exact as in the tiles (no weight of -128 here), widened against ones. */
-template <int R, int C>
+ * (gemm_run_narrow): x flipped back, widened against ones. With UNSIGNED_X (no column
+ * holds a negative x: nearly every convolution reads a relu's output) x is vpmaddubsw's
+ * unsigned operand as it is, exact for any weight; else |x| is, with the weights given
+ * x's sign, exact as in the tiles for weights within +-127. */
+template <int R, int C, bool UNSIGNED_X>
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_step(const int8_t* const w[R],
                                                                         const uint8_t* const col[C],
                                                                         __m256i acc[R][C]) {
@@ -453,14 +455,34 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_step(const in
 #pragma GCC unroll 2
     for (int j = 0; j < C; ++j) {
         x[j] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col[j])), flip);
-        u[j] = _mm256_abs_epi8(x[j]);
+        u[j] = UNSIGNED_X ? x[j] : _mm256_abs_epi8(x[j]);
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
         const __m256i wr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[r]));
 #pragma GCC unroll 2
-        for (int j = 0; j < C; ++j) cpu_avx2::madd_acc_signed(acc[r][j], u[j], x[j], wr, ones);
+        for (int j = 0; j < C; ++j) {
+            if (UNSIGNED_X)
+                cpu_avx2::madd_acc(acc[r][j], u[j], wr, ones);
+            else
+                cpu_avx2::madd_acc_signed(acc[r][j], u[j], x[j], wr, ones);
+        }
     }
+}
+
+/* Whether the c columns' K values (bytes x + 128) hold no negative x. */
+CVML_TARGET_AVX2 bool narrow_cols_unsigned(const uint8_t* b, size_t stride, int32_t c, int32_t K) {
+    __m256i all = _mm256_set1_epi8(-1);
+    uint8_t rest = 0xFF;
+    for (int32_t j = 0; j < c; ++j) {
+        const uint8_t* col = b + static_cast<size_t>(j) * stride;
+        int32_t k = 0;
+        for (; k + 32 <= K; k += 32)
+            all = _mm256_and_si256(all,
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + k)));
+        for (; k < K; ++k) rest &= col[k];
+    }
+    return _mm256_movemask_epi8(all) == -1 && (rest & 0x80u) != 0;
 }
 
 CVML_TARGET_AVX2 inline int32_t sum_lanes(__m256i v) {
@@ -473,7 +495,7 @@ CVML_TARGET_AVX2 inline int32_t sum_lanes(__m256i v) {
 /* R rows (a, a + lda, ..) times C narrow columns (b, b + stride, ..) along K into the
  * tile. The rows' last partial step comes from a zeroed copy: the weights are the
  * caller's rows, read no further than K, and the columns' bytes past K meet zeros. */
-template <int R, int C>
+template <int R, int C, bool UNSIGNED_X>
 CVML_TARGET_AVX2 void narrow_rows_avx2(const int8_t* a, size_t lda, int32_t K, const uint8_t* b,
                                        size_t stride, int32_t* tile, const int8_t* ahead) {
     __m256i acc[R][C];
@@ -493,7 +515,7 @@ CVML_TARGET_AVX2 void narrow_rows_avx2(const int8_t* a, size_t lda, int32_t K, c
                     _MM_HINT_T1);
         }
         for (int j = 0; j < C; ++j) col[j] = b + static_cast<size_t>(j) * stride + k;
-        narrow_step<R, C>(w, col, acc);
+        narrow_step<R, C, UNSIGNED_X>(w, col, acc);
     }
     if (whole < K) {
         alignas(32) int8_t rest[R][32] = {};
@@ -503,7 +525,7 @@ CVML_TARGET_AVX2 void narrow_rows_avx2(const int8_t* a, size_t lda, int32_t K, c
             w[r] = rest[r];
         }
         for (int j = 0; j < C; ++j) col[j] = b + static_cast<size_t>(j) * stride + whole;
-        narrow_step<R, C>(w, col, acc);
+        narrow_step<R, C, UNSIGNED_X>(w, col, acc);
     }
     for (int r = 0; r < R; ++r)
         for (int j = 0; j < C; ++j) tile[r * GEMM_NT + j] = sum_lanes(acc[r][j]);
@@ -525,19 +547,13 @@ void narrow_block_scalar(const int8_t* a, size_t lda, int32_t K, const uint8_t* 
         }
 }
 
-}  // namespace
-
-/* gemm_run_narrow's block at avx2: 4 rows at a time, the columns in pairs (8 sums, each
- * column with its |x|, fill the 16 registers); a pair's second pass over the rows reads
- * them from L1. */
-CVML_TARGET_AVX2 void narrow_block_avx2(const gemm_weights* a, const uint8_t* b, size_t stride,
-                                        int32_t c, int32_t m0, int32_t* tile, bool stream) {
+/* One block's rows, 4 at a time, the columns in pairs (8 sums, each column with its
+ * |x|, fill the 16 registers); a pair's second pass over the rows reads them from L1. */
+template <bool UNSIGNED_X>
+CVML_TARGET_AVX2 void narrow_block_rows(const gemm_weights* a, const int8_t* block,
+                                        const uint8_t* b, size_t stride, int32_t c, int32_t m0,
+                                        int32_t* tile, bool stream) {
     const size_t lda = static_cast<size_t>(a->lda);
-    const int8_t* block = a->plain + static_cast<size_t>(m0) * lda;
-    if (a->has_min) {
-        narrow_block_scalar(block, lda, a->K, b, stride, c, tile);
-        return;
-    }
     for (int32_t r = 0; r < GEMM_MR; r += 4) {
         const int8_t* ar = block + static_cast<size_t>(r) * lda;
         const int8_t* ahead = narrow_rows_ahead(a, m0 + r, stream);
@@ -545,11 +561,29 @@ CVML_TARGET_AVX2 void narrow_block_avx2(const gemm_weights* a, const uint8_t* b,
         for (int32_t j = 0; j < c; j += 2) {
             const uint8_t* bj = b + static_cast<size_t>(j) * stride;
             if (c - j >= 2)
-                narrow_rows_avx2<4, 2>(ar, lda, a->K, bj, stride, t + j, ahead);
+                narrow_rows_avx2<4, 2, UNSIGNED_X>(ar, lda, a->K, bj, stride, t + j, ahead);
             else
-                narrow_rows_avx2<4, 1>(ar, lda, a->K, bj, stride, t + j, ahead);
+                narrow_rows_avx2<4, 1, UNSIGNED_X>(ar, lda, a->K, bj, stride, t + j, ahead);
         }
     }
+}
+
+}  // namespace
+
+/* gemm_run_narrow's block at avx2: the unsigned form where no column holds a negative
+ * value (a check of c * K bytes per block of 8 * c * K products: it saves a third of
+ * the multiply pipes' work), else the signed one, or for weights holding -128 the
+ * exact scalar loop. */
+CVML_TARGET_AVX2 void narrow_block_avx2(const gemm_weights* a, const uint8_t* b, size_t stride,
+                                        int32_t c, int32_t m0, int32_t* tile, bool stream) {
+    const size_t lda = static_cast<size_t>(a->lda);
+    const int8_t* block = a->plain + static_cast<size_t>(m0) * lda;
+    if (narrow_cols_unsigned(b, stride, c, a->K))
+        narrow_block_rows<true>(a, block, b, stride, c, m0, tile, stream);
+    else if (!a->has_min)
+        narrow_block_rows<false>(a, block, b, stride, c, m0, tile, stream);
+    else
+        narrow_block_scalar(block, lda, a->K, b, stride, c, tile);
 }
 
 }  // namespace gemm_impl
