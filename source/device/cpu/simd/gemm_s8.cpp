@@ -337,6 +337,20 @@ void gemm_run_narrow(const gemm_weights* a, const uint8_t* cols, int32_t c, int3
     }
 }
 
+void gemm_weights_prefetch(const gemm_weights* a, int64_t mb) {
+    if (mb < 0 || mb * GEMM_MR >= a->M) return;
+    // A block is contiguous either way: GEMM_MR rows read in place, or packed.
+    const bool in_place = a->plain && (mb + 1) * GEMM_MR <= a->M;
+    const int8_t* block =
+        in_place   ? a->plain + static_cast<size_t>(mb) * GEMM_MR * static_cast<size_t>(a->lda)
+        : a->plain ? static_cast<const int8_t*>(a->data)
+                   : static_cast<const int8_t*>(a->data) +
+                         static_cast<size_t>(mb) * GEMM_MR * static_cast<size_t>(a->Kp);
+    const size_t bytes =
+        static_cast<size_t>(GEMM_MR) * static_cast<size_t>(in_place ? a->lda : a->Kp);
+    for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(block + at, 0, 2);
+}
+
 uint8_t gemm_taps_zero(int level) {
     return cpu_simd_config_of(level)->gemm_taps_zero;
 }

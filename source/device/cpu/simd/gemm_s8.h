@@ -119,6 +119,10 @@ int gemm_select_ok(const gemm_select* sel);
 void gemm_pack_b_select(int level, const int8_t* base, const int64_t* offsets, const int8_t* pad,
                         int32_t K, const gemm_select* sel, void* packed);
 
+/* Asks for row block mb's weights to be brought into L2 (a hint: prefetches, which never
+ * fault), ahead of the tiles that read them; nothing for a block past the last. */
+void gemm_weights_prefetch(const gemm_weights* a, int64_t mb);
+
 /* Narrow tails: the last few (<= GEMM_NARROW) columns of a GEMM as dot products along K,
  * where a 16-column tile would compute mostly padding. Only for avx512 weights used in
  * place whose every row block is whole (gemm_narrow_ok). Column j is cols + j * stride
