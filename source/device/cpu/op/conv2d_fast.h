@@ -192,9 +192,12 @@ struct conv_grouped : conv_base {
 struct plane_range {
     int64_t first, end;
 };
+/* The first plane of thread slot `slot` (of f->threads; slot == f->threads: the end). */
+inline int64_t slot_first_plane(const conv_grouped* f, int64_t slot) {
+    return f->g.n * f->g.o * slot / f->threads;
+}
 inline plane_range slot_planes(const conv_grouped* f, int64_t slot) {
-    const int64_t planes = f->g.n * f->g.o;
-    return {planes * slot / f->threads, planes * (slot + 1) / f->threads};
+    return {slot_first_plane(f, slot), slot_first_plane(f, slot + 1)};
 }
 
 inline size_t align64(size_t v) {

@@ -507,8 +507,7 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
         return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[p % g.o] : 0) +
                                     static_cast<uint32_t>(f->dw.direct.half));
     };
-    const plane_range own = slot_planes(f, slot);
-    const int64_t end = own.end;
+    const int64_t end = slot_first_plane(f, slot + 1);      // the slot's planes (slot_planes)
     const int64_t plane_bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
     const bool own_ahead = plane_bytes <= kDwOwnAheadBytes;
     // Planes computed in pairs (7x7) store a few bytes of a line at a time, and their
@@ -516,7 +515,7 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     // thread's lines are claimed first, as at avx2 (the 7x7 layer on two threads 0.0140 ->
     // 0.0125 ms; the 14x14 layers, whose whole rows the fetches cover, ran slower claimed).
     if (pairs) dw_claim_output(f, yt, ep, slot);
-    for (int64_t p = own.first; p < end; ++p) {
+    for (int64_t p = slot_first_plane(f, slot); p < end; ++p) {
         // This step's planes: p, and p + 1 where two share a vector.
         const int64_t step = pairs && p + 1 < end ? 2 : 1;
         const int64_t ahead = end - (p + step) < step ? end - (p + step) : step;
