@@ -212,6 +212,11 @@ int64_t* phase_row_table(const conv_geom& g, int64_t hq, int64_t wq);
 int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes);
 int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, const int32_t* bias);
 void conv_gemm_free(conv_gemm* f);
+/* Image n of the input x as the GEMM reads it, into img (conv2d_image.cpp): the phase
+ * image, taps mode's or broadcast mode's channel-interleaved one, or a direct 1x1 conv's
+ * input cast to int8 (an int8 input is read in place instead), built by ctx's threads. */
+void gemm_build_image(cpu_node_ctx* ctx, const conv_gemm* f, const ir_tensor* x, int64_t n,
+                      int8_t* img);
 /* Broadcast mode's per-class starts from the GEMM's (f->w.start), after a bias or a
  * rounding addend is folded into those. Nothing where the mode is off. */
 void gemm_bcast_starts(conv_gemm* f);

@@ -1,8 +1,9 @@
 /* conv2d at avx2, groups == 1 (op/conv2d_gemm.cpp dispatches): the image rows of an
  * int8-stored input, at column stride 1 each padded row written whole, zeros included,
- * with 16-byte stores, at column stride 2 split between the column phases. The generic rows are a memset, a memcpy and a memset a row, each a
- * libc call for a few dozen bytes: with these, ResNet-18's image rows and their memsets
- * went from 3.0% to 1.9% of its time at avx2 (perf). */
+ * with 16-byte stores, at column stride 2 split between the column phases. The generic
+ * rows are a memset, a memcpy and a memset a row, each a libc call for a few dozen
+ * bytes: with these, ResNet-18's image rows and their memsets went from 3.0% to 1.9% of
+ * its time at avx2 (perf). */
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/epilogue_chain.h"
 

@@ -465,6 +465,16 @@ CVML_TARGET_AVX512 void pack_select_avx512(const int8_t* base, const int64_t* of
 
 namespace {
 
+/* The 16 lanes' sum, wrapping: _mm512_reduce_add_epi32 adds them as signed ints, whose
+ * overflow (sums that wrap, as upstream's do) is undefined behaviour. */
+CVML_TARGET_AVX512 inline uint32_t sum_lanes(__m512i v) {
+    const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4E));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xB1));
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(q));
+}
+
 /* 4 rows x C columns of a narrow tail: dot products along K, 64 bytes per step. Row r
  * of A is a + r * lda (read exactly: the last step is masked); column j of B is
  * b + j * stride, zero past K. */
@@ -499,8 +509,7 @@ CVML_TARGET_AVX512 void narrow4_avx512(const int8_t* a, size_t lda, int32_t K, c
 #pragma GCC unroll 4
         for (int j = 0; j < C; ++j)
             tile[r * GEMM_NT + j] =
-                static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(acc[r][j])) +
-                                     static_cast<uint32_t>(start[r]));
+                static_cast<int32_t>(sum_lanes(acc[r][j]) + static_cast<uint32_t>(start[r]));
 }
 
 }  // namespace
