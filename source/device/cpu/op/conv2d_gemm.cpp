@@ -1,6 +1,7 @@
 /* conv2d at the SIMD levels, groups == 1: the implicit im2col GEMM (see the fast-path
- * notes in conv2d_fast.h and docs/cpu.md): the image, strips (flat, dense, narrow
- * tails), taps mode, and their prerun. */
+ * notes in conv2d_fast.h and docs/cpu.md): strips (flat, dense, narrow tails), taps
+ * mode, broadcast mode's items, and their prerun; the image they read is built in
+ * conv2d_image.cpp. */
 #include <stdlib.h>
 #include <string.h>
 
