@@ -59,10 +59,11 @@ void expect_claimed(const claim_case& c, int64_t skew, bool claims) {
     int64_t offset;
     run_claim(c, skew, ep, &out, &offset);
     const cpu_conv2d::conv_grouped f = layer_of(c);
-    const cpu_conv2d::plane_range own = cpu_conv2d::slot_planes(&f, c.slot);
+    const int64_t p0 = cpu_conv2d::slot_first_plane(&f, c.slot);
+    const int64_t p1 = cpu_conv2d::slot_first_plane(&f, c.slot + 1);
     const uintptr_t base = reinterpret_cast<uintptr_t>(out.data());
-    const uintptr_t lo = base + static_cast<uintptr_t>(offset + own.first * c.plane_bytes);
-    const uintptr_t hi = base + static_cast<uintptr_t>(offset + own.end * c.plane_bytes);
+    const uintptr_t lo = base + static_cast<uintptr_t>(offset + p0 * c.plane_bytes);
+    const uintptr_t hi = base + static_cast<uintptr_t>(offset + p1 * c.plane_bytes);
     const uintptr_t first = (lo + 63) & ~uintptr_t{63}, end = hi & ~uintptr_t{63};
     for (size_t i = 0; i < out.size(); ++i) {
         const uintptr_t at = base + i;
@@ -81,10 +82,11 @@ TEST(DepthwiseClaim, SlotsSplitThePlanes) {
             const cpu_conv2d::conv_grouped f = layer_of({49, planes, threads, 0});
             int64_t next = 0;
             for (int slot = 0; slot < threads; ++slot) {
-                const cpu_conv2d::plane_range own = cpu_conv2d::slot_planes(&f, slot);
-                ASSERT_EQ(own.first, next);
-                ASSERT_GE(own.end, own.first);
-                next = own.end;
+                const int64_t first = cpu_conv2d::slot_first_plane(&f, slot);
+                const int64_t end = cpu_conv2d::slot_first_plane(&f, slot + 1);
+                ASSERT_EQ(first, next);
+                ASSERT_GE(end, first);
+                next = end;
             }
             ASSERT_EQ(next, planes);
         }

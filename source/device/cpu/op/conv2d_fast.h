@@ -187,17 +187,11 @@ struct conv_grouped : conv_base {
     depthwise_mode dw;
 };
 
-/* Thread slot `slot`'s output planes [first, end): the split of every grouped conv
+/* The first output plane of thread slot `slot` (of f->threads): slot s computes planes
+ * [slot_first_plane(s), slot_first_plane(s + 1)). The split of every grouped conv
  * kernel, and of the depthwise claim (dw_claim_output), which must agree with it. */
-struct plane_range {
-    int64_t first, end;
-};
-/* The first plane of thread slot `slot` (of f->threads; slot == f->threads: the end). */
 inline int64_t slot_first_plane(const conv_grouped* f, int64_t slot) {
     return f->g.n * f->g.o * slot / f->threads;
-}
-inline plane_range slot_planes(const conv_grouped* f, int64_t slot) {
-    return {slot_first_plane(f, slot), slot_first_plane(f, slot + 1)};
 }
 
 inline size_t align64(size_t v) {
@@ -334,19 +328,18 @@ inline void dw_own_lines_ahead(const void* p, int64_t bytes) {
  * lines the other core held even with the lines asked for a plane ahead, and a claim of
  * a larger range slowed the 28x28 and larger layers. */
 constexpr int64_t kDwClaimMaxBytes = 64 * 1024;
-/* Claims the whole lines of thread slot `slot`'s output planes (slot_planes; only lines
+/* Claims the whole lines of thread slot `slot`'s output planes (slot_first_plane; only lines
  * no other thread writes a byte of), with more than one thread, where they are at most
  * kDwClaimMaxBytes and the chain reads no operand. The fast paths do not declare
  * CPU_CAP_TAIL_IN_PLACE (conv2d.cpp), so their output never shares an operand's buffer
  * today; the operand check keeps the claim from zeroing one should they ever do. */
 inline void dw_claim_output(const conv_grouped* f, const ir_tensor* yt, const epilogue* ep,
                             int64_t slot) {
-    const plane_range own = slot_planes(f, slot);
+    const int64_t p0 = slot_first_plane(f, slot), p1 = slot_first_plane(f, slot + 1);
     const int64_t plane_bytes = f->g.oh * f->g.ow * yt->storage;  // storage: element size
     const uintptr_t at = reinterpret_cast<uintptr_t>(yt->data);
-    const uintptr_t first =
-        (at + static_cast<uintptr_t>(own.first * plane_bytes) + 63) & ~uintptr_t{63};
-    const uintptr_t end = (at + static_cast<uintptr_t>(own.end * plane_bytes)) & ~uintptr_t{63};
+    const uintptr_t first = (at + static_cast<uintptr_t>(p0 * plane_bytes) + 63) & ~uintptr_t{63};
+    const uintptr_t end = (at + static_cast<uintptr_t>(p1 * plane_bytes)) & ~uintptr_t{63};
     if (f->threads < 2 || end <= first || end - first > kDwClaimMaxBytes ||
         epilogue_reads_operand(ep))
         return;

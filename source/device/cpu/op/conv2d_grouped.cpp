@@ -38,8 +38,8 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         uint32_t* acc = reinterpret_cast<uint32_t*>(base);
         int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(acc_len) * 4));
-        const plane_range own = slot_planes(f, slot);
-        for (int64_t t = own.first; t < own.end; ++t) {
+        const int64_t t_end = slot_first_plane(f, slot + 1);
+        for (int64_t t = slot_first_plane(f, slot); t < t_end; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
             memset(acc, 0, static_cast<size_t>(acc_len) * 4);
             const int64_t c0 = (o / g.opg) * g.ic;
@@ -134,8 +134,8 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
         uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
         int32_t* acc = reinterpret_cast<int32_t*>(base);
         int8_t* img = reinterpret_cast<int8_t*>(base + f->dw.acc_bytes);
-        const plane_range own = slot_planes(f, slot);
-        for (int64_t t = own.first; t < own.end; ++t) {
+        const int64_t t_end = slot_first_plane(f, slot + 1);
+        for (int64_t t = slot_first_plane(f, slot); t < t_end; ++t) {
             const int64_t n = t / g.o, o = t % g.o;
             const int64_t c = (o / g.opg) * g.ic;
             const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;

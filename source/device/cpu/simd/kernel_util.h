@@ -101,13 +101,22 @@ static inline void cpu_phase_row(const In* src, int64_t w, int64_t pad, int64_t 
     }
 }
 
-/* The same for an int8 row and stride 2, vectorized: padded column x + pad lands in
- * phase (x + pad) % 2 at index (x + pad) / 2, the two phases `phase_stride` apart. */
+/* Where a stride-2 row's input columns go: padded column x + pad lands in phase
+ * (x + pad) % 2 at index (x + pad) / 2, the two phases `phase_stride` apart, so the even
+ * input columns start at *even and the odd ones at *odd. */
+static inline void cpu_phase_row2_starts(int64_t pad, int64_t phase_stride, int8_t* dst,
+                                         int8_t** even, int8_t** odd) {
+    const int64_t pe = pad % 2;
+    *even = dst + pe * phase_stride + pad / 2;
+    *odd = dst + (1 - pe) * phase_stride + (pad + 1) / 2;
+}
+
+/* The same for an int8 row and stride 2, vectorized (the level's deinterleave). */
 static inline void cpu_phase_row2_i8(int level, const int8_t* src, int64_t w, int64_t pad,
                                      int64_t phase_stride, int8_t* dst) {
-    const int64_t pe = pad % 2;
-    simd_deinterleave2_i8(level, src, w, dst + pe * phase_stride + pad / 2,
-                          dst + (1 - pe) * phase_stride + (pad + 1) / 2);
+    int8_t *even, *odd;
+    cpu_phase_row2_starts(pad, phase_stride, dst, &even, &odd);
+    simd_deinterleave2_i8(level, src, w, even, odd);
 }
 
 /* The same from a tensor in any storage, starting at element `base`. */

@@ -6,6 +6,7 @@
  * its time at avx2 (perf). */
 #include "device/cpu/op/conv2d_fast.h"
 #include "device/cpu/simd/epilogue_chain.h"
+#include "device/cpu/simd/kernel_util.h"
 
 #if CVML_SIMD_X86
 #include <immintrin.h>
@@ -61,16 +62,16 @@ struct row_writer16 {
  * row of 28 or 56 bytes: ResNet-18's 1x1 stride-2 convs). */
 void image_rows_sw2(const conv_gemm* f, const int8_t* x, int8_t* img, int64_t begin, int64_t end) {
     const conv_geom& g = f->g;
-    const int64_t plane = f->hq * f->wq, pe = g.pw % 2;
+    const int64_t plane = f->hq * f->wq;
     int64_t ic = begin / g.h, h = begin % g.h;
     for (int64_t item = begin; item < end; ++item, ++h) {
         int8_t* channel = image_item(f, img, &ic, &h);
         const int64_t hp = h + g.ph;
         if (!f->row_read[hp]) continue;
         image_zero_row2_around(f, channel, hp);
-        int8_t* row = channel + f->row_at[hp];
-        cpu_ep::deinterleave2_avx2(x + item * g.w, g.w, row + pe * plane + g.pw / 2,
-                                   row + (1 - pe) * plane + (g.pw + 1) / 2);
+        int8_t *even, *odd;
+        cpu_phase_row2_starts(g.pw, plane, channel + f->row_at[hp], &even, &odd);
+        cpu_ep::deinterleave2_avx2(x + item * g.w, g.w, even, odd);
     }
 }
 

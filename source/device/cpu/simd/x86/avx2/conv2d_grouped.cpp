@@ -429,8 +429,8 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
         dp.begin = padded;
         dp.end = padded + sizeof padded;
     }
-    // The slot's planes (slot_planes) as two plain bounds: GCC allocated this large
-    // function's registers worse with the pair (the 56x56 layer 8-10% slower).
+    // The slot's planes as two plain bounds: GCC allocated this large function's
+    // registers worse with them as a {first, end} pair (the 56x56 layer 8-10% slower).
     const int64_t p_end = slot_first_plane(f, slot + 1);
     dw_claim_output(f, yt, ep, slot);
     for (int64_t p = slot_first_plane(f, slot); p < p_end; ++p) {

@@ -507,7 +507,7 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
         return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[p % g.o] : 0) +
                                     static_cast<uint32_t>(f->dw.direct.half));
     };
-    const int64_t end = slot_first_plane(f, slot + 1);      // the slot's planes (slot_planes)
+    const int64_t end = slot_first_plane(f, slot + 1);
     const int64_t plane_bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
     const bool own_ahead = plane_bytes <= kDwOwnAheadBytes;
     // Planes computed in pairs (7x7) store a few bytes of a line at a time, and their
