@@ -179,6 +179,32 @@ CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k
     return v;
 }
 
+/* The shapes of a matched chain that a caller can fix at compile time, so that the
+ * chain's flags are not tested again at every vector: the round and its clip alone
+ * (nearly every convolution's tail), the same with a residual add and its clip, or any
+ * chain (rc_apply8 as it is). */
+enum class rc_shape { round_clip, round_clip_add, any };
+
+inline rc_shape rc_shape_of(const rc_chain& c) {
+    if (c.pre || c.folded) return rc_shape::any;
+    return c.add ? rc_shape::round_clip_add : rc_shape::round_clip;
+}
+
+/* rc_apply8 for a chain of shape S (rc_shape_of(c) == S): the same operations in the
+ * same order. */
+template <rc_shape S>
+CVML_TARGET_AVX2 inline __m256i rc_apply8_as(const rc_chain& c, const rc_consts8& k, __m256i v,
+                                             int64_t at, int64_t n) {
+    if (S == rc_shape::any) return rc_apply8(c, k, v, at, n);
+    v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, k.sh), k.one), 1);
+    v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi), k.lo);
+    if (S == rc_shape::round_clip_add) {
+        v = _mm256_add_epi32(v, load_n8(c.add->src, c.add->src_storage, at, n));
+        v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi2), k.lo2);
+    }
+    return v;
+}
+
 CVML_TARGET_AVX2 inline rc_consts8 rc_consts8_of(const rc_chain& rc) {
     return {_mm_cvtsi32_si128(rc.folded ? rc.shift : rc.shift - 1),
             _mm256_set1_epi32(1),

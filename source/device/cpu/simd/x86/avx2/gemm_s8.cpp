@@ -82,9 +82,10 @@ struct tile_sink {
     }
 };
 
-/* tail_sink: the fused tail (gemm_tail). Row r's sums plus its bias through the matched
- * chain, stored as int8 from output element at + r * stride on, the first `cols` (of
- * the kernel's 8 or 16) columns. */
+/* tail_sink: the fused tail (gemm_tail), its chain of shape S. Row r's sums plus its
+ * bias through the matched chain, stored as int8 from output element at + r * stride on,
+ * the first `cols` (of the kernel's 8 or 16) columns. */
+template <cpu_ep::rc_shape S>
 struct tail_sink {
     const cpu_ep::rc_chain* rc;
     const cpu_ep::rc_consts8* k;
@@ -96,7 +97,7 @@ struct tail_sink {
     /* Row r's sums v of outputs i .. i + c - 1 plus the row's bias, through the chain. */
     CVML_TARGET_AVX2 __m256i chain(int r, __m256i v, int64_t i, int32_t c) const {
         if (bias) v = _mm256_add_epi32(v, _mm256_set1_epi32(bias[r]));
-        return cpu_ep::rc_apply8(*rc, *k, v, i, c);
+        return cpu_ep::rc_apply8_as<S>(*rc, *k, v, i, c);
     }
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
         const int32_t c = cols - p * AVX2_PANEL < AVX2_PANEL ? cols - p * AVX2_PANEL : AVX2_PANEL;
@@ -148,6 +149,7 @@ CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, siz
         ukr_row<NC, UNSIGNED_B>(c30, c31, u0, m0, u1, m1, ones, ak + 3 * lda);
     }
     const __m256i c[AVX2_ROWS][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+#pragma GCC unroll 4
     for (int r = 0; r < AVX2_ROWS; ++r) {
         if (NC == 2)
             sink.put_row(r, c[r][0], c[r][1]);
@@ -209,14 +211,14 @@ void tile_avx2(const gemm_weights* a, const int8_t* b, int32_t m0, int32_t n0, i
         tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
 }
 
-/* gemm_run_tiles_tail at avx2: a whole row block whose every column is kept goes through
- * the chain in the micro-kernel; the others (a partial last block, flat strips' tiles
- * that drop columns) through the tile buffer and fn. */
-void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int64_t t0, int64_t t1,
-                         const gemm_tail* tail, gemm_tile_fn fn, void* arg) {
+namespace {
+
+/* run_tiles_tail_avx2 for a chain rc of shape S. */
+template <cpu_ep::rc_shape S>
+void run_tiles_tail_as(const gemm_weights* a, const int8_t* b, int32_t N, int64_t t0, int64_t t1,
+                       const gemm_tail* tail, const cpu_ep::rc_chain& rc, gemm_tile_fn fn,
+                       void* arg) {
     alignas(64) int32_t tile[GEMM_MR * GEMM_NT];
-    cpu_ep::rc_chain rc;
-    memcpy(&rc, tail->chain, sizeof rc);
     const cpu_ep::rc_consts8 k = cpu_ep::rc_consts8_of(rc);
     const bool packs = cpu_ep::rc_saturates_to_i8(rc, STORAGE_INT8);
     const bool unsigned_b = b[0] == 1;
@@ -236,19 +238,44 @@ void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int6
         weights_at(a, m0, &ap, &lda);
         const int64_t at = tail->out_first + static_cast<int64_t>(m0) * tail->out_stride;
         const auto sink_at = [&](int32_t r, int32_t c) {
-            return tail_sink{&rc,
-                             &k,
-                             tail->out,
-                             at + r * tail->out_stride + c,
-                             tail->out_stride,
-                             tail->bias ? tail->bias + m0 + r : nullptr,
-                             cols - c,
-                             packs};
+            return tail_sink<S>{&rc,
+                                &k,
+                                tail->out,
+                                at + r * tail->out_stride + c,
+                                tail->out_stride,
+                                tail->bias ? tail->bias + m0 + r : nullptr,
+                                cols - c,
+                                packs};
         };
         if (unsigned_b)
             tile_halves<true>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
         else
             tile_halves<false>(ap, lda, bp, panel_bytes, k4n, cols, sink_at);
+    }
+}
+
+}  // namespace
+
+/* gemm_run_tiles_tail at avx2: a whole row block whose every column is kept goes through
+ * the chain in the micro-kernel, in its copy for the chain's shape, chosen here: with
+ * the chain's flags tested at every vector, the tail had taken a tenth of the
+ * micro-kernels' time on MobileNet-v1 (gemm_tail_plan takes no prefix, so `any` is a
+ * folded chain's). The others (a partial last block, flat strips' tiles that drop
+ * columns) go through the tile buffer and fn. */
+void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int64_t t0, int64_t t1,
+                         const gemm_tail* tail, gemm_tile_fn fn, void* arg) {
+    cpu_ep::rc_chain rc;
+    memcpy(&rc, tail->chain, sizeof rc);
+    switch (cpu_ep::rc_shape_of(rc)) {
+        case cpu_ep::rc_shape::round_clip:
+            run_tiles_tail_as<cpu_ep::rc_shape::round_clip>(a, b, N, t0, t1, tail, rc, fn, arg);
+            break;
+        case cpu_ep::rc_shape::round_clip_add:
+            run_tiles_tail_as<cpu_ep::rc_shape::round_clip_add>(a, b, N, t0, t1, tail, rc, fn, arg);
+            break;
+        default:
+            run_tiles_tail_as<cpu_ep::rc_shape::any>(a, b, N, t0, t1, tail, rc, fn, arg);
+            break;
     }
 }
 
