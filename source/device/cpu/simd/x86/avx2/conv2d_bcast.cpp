@@ -127,19 +127,105 @@ struct segment_out {
     int32_t kind; /* gemm_tail::kind, 0: the tile */
     cpu_ep::rc_chain c;
     cpu_ep::rc_consts8 k;
-    const int32_t* bias; /* the tail's, at the block's first channel; NULL: none */
+    cpu_ep::rc_shape shape; /* c's */
+    const int32_t* bias;    /* the tail's, at the block's first channel; NULL: none */
     int8_t* out;
     int64_t at;     /* channel 0, pixel 0 of the segment */
     int64_t stride; /* between channels */
-    int32_t* tile;  /* [channel][16] */
+    /* Output pixel 7 of the segment is the next segment's, which this thread writes after
+     * it: each channel's 7 bytes may be stored as 8. */
+    bool room;
+    int32_t* tile; /* [channel][16] */
 };
 
-/* A pair's sums (pixel x's 16 channels in sums[x][0], sums[x][1]) made one vector of 7
- * pixels per channel and written (segment_out); the pair's first channel is 16 * pair. */
-CVML_TARGET_AVX2 inline void store_pair(const __m256i (&sums)[kPixels][2], int pair,
-                                        const segment_out& o) {
+/* Four channels' bytes (one 8-byte word each in q: pixels 0..6, then a byte of no use)
+ * into the output, channel ch[i] from q's word i. */
+CVML_TARGET_AVX2 inline void store_words(const segment_out& o, __m256i q, const int (&ch)[4]) {
+    alignas(32) uint64_t w[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(w), q);
+    for (int i = 0; i < 4; ++i) {
+        int8_t* p = o.out + o.at + ch[i] * o.stride;
+        if (o.room) {
+            memcpy(p, &w[i], 8);
+        } else {  // bytes 0..3 and 3..6: the last segment of a row stores exactly 7
+            const uint32_t head = static_cast<uint32_t>(w[i]);
+            const uint32_t tail = static_cast<uint32_t>(w[i] >> 24);
+            memcpy(p, &head, 4);
+            memcpy(p + 3, &tail, 4);
+        }
+    }
+}
+
+/* Eight channels' values (within int8), channel c's 8 pixels in s[c], as bytes into the
+ * output: signed saturating packs (exact there), each channel one 8-byte word. */
+CVML_TARGET_AVX2 inline void store_channels(const segment_out& o, const __m256i (&s)[8], int c0) {
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int h = 0; h < 2; ++h) {
+        const __m256i* v = s + 4 * h;
+        // Per 128-bit half: pixels 0..3 (4..7) of channels 0..3 of the four, then in order.
+        const __m256i b =
+            _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+        const int ch[4] = {c0 + 4 * h, c0 + 4 * h + 1, c0 + 4 * h + 2, c0 + 4 * h + 3};
+        store_words(o, _mm256_permutevar8x32_epi32(b, order), ch);
+    }
+}
+
+/* The round and its clip on pixel-major sums (px[x]: pixel x's 8 channels from c0), the
+ * bias one vector of the 8 channels' (the same operations on the same values as on
+ * channel-major ones), then transposed as bytes: no 8 x 8 int32 transpose. */
+CVML_TARGET_AVX2 inline void tail_round_clip(const segment_out& o,
+                                             const __m256i (&sums)[kPixels][2], int v, int c0) {
+    const __m256i bias = o.bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o.bias + c0))
+                                : _mm256_setzero_si256();
+    __m256i px[8];
+#pragma GCC unroll 7
+    for (int x = 0; x < kPixels; ++x)
+        px[x] = cpu_ep::rc_apply8_as<cpu_ep::rc_shape::round_clip>(
+            o.c, o.k, _mm256_add_epi32(sums[x][v], bias), 0, 8);
+    px[7] = _mm256_setzero_si256();
+    // Per 128-bit half (channels 0..3, 4..7): pixels 0..3 (a) and 4..7 (b) of its four
+    // channels, pixel-major bytes; then channel-major within the half.
+    const __m256i a =
+        _mm256_packs_epi16(_mm256_packs_epi32(px[0], px[1]), _mm256_packs_epi32(px[2], px[3]));
+    const __m256i b =
+        _mm256_packs_epi16(_mm256_packs_epi32(px[4], px[5]), _mm256_packs_epi32(px[6], px[7]));
+    const __m256i by_channel =
+        _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9,
+                         13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i ca = _mm256_shuffle_epi8(a, by_channel);
+    const __m256i cb = _mm256_shuffle_epi8(b, by_channel);
+    // Words: channels 0, 1, 4, 5 and 2, 3, 6, 7.
+    const int lo[4] = {c0, c0 + 1, c0 + 4, c0 + 5}, hi[4] = {c0 + 2, c0 + 3, c0 + 6, c0 + 7};
+    store_words(o, _mm256_unpacklo_epi32(ca, cb), lo);
+    store_words(o, _mm256_unpackhi_epi32(ca, cb), hi);
+}
+
+/* Any other chain (a residual add reads its operand channel by channel) on the
+ * transposed sums, lanes[c]: channel c0 + c's pixels. */
+template <cpu_ep::rc_shape S>
+CVML_TARGET_AVX2 inline void tail_channels(const segment_out& o, __m256i (&lanes)[8], int c0) {
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+        const int64_t at = o.at + (c0 + c) * o.stride;
+        __m256i s = lanes[c];
+        if (o.bias) s = _mm256_add_epi32(s, _mm256_set1_epi32(o.bias[c0 + c]));
+        lanes[c] = cpu_ep::rc_apply8_as<S>(o.c, o.k, s, at, kPixels);
+    }
+    store_channels(o, lanes, c0);
+}
+
+/* A pair's sums (pixel x's 16 channels in sums[x][0], sums[x][1]) through the tail into
+ * the output, or made one vector of 7 pixels per channel into the tile; the pair's first
+ * channel is 16 * pair. Out of line: the segments have 16 copies (stride, edges, signs),
+ * and each copy of the tail's three forms made the wide layers slower. */
+CVML_TARGET_AVX2 __attribute__((noinline)) void store_pair(const __m256i (&sums)[kPixels][2],
+                                                           int pair, const segment_out& o) {
     for (int v = 0; v < 2; ++v) {
         const int c0 = 16 * pair + 8 * v;
+        if (o.kind && o.shape == cpu_ep::rc_shape::round_clip) {
+            tail_round_clip(o, sums, v, c0);
+            continue;
+        }
         __m256i lanes[8];
 #pragma GCC unroll 7
         for (int x = 0; x < kPixels; ++x) lanes[x] = sums[x][v];
@@ -149,14 +235,10 @@ CVML_TARGET_AVX2 inline void store_pair(const __m256i (&sums)[kPixels][2], int p
 #pragma GCC unroll 8
             for (int c = 0; c < 8; ++c)
                 _mm256_store_si256(reinterpret_cast<__m256i*>(o.tile + 16 * (c0 + c)), lanes[c]);
-            continue;
-        }
-        for (int c = 0; c < 8; ++c) {
-            const int64_t at = o.at + (c0 + c) * o.stride;
-            __m256i s = lanes[c];
-            if (o.bias) s = _mm256_add_epi32(s, _mm256_set1_epi32(o.bias[c0 + c]));
-            cpu_ep::store_part8(o.out, STORAGE_INT8, at, kPixels,
-                                cpu_ep::rc_apply8(o.c, o.k, s, at, kPixels));
+        } else if (o.shape == cpu_ep::rc_shape::round_clip_add) {
+            tail_channels<cpu_ep::rc_shape::round_clip_add>(o, lanes, c0);
+        } else {
+            tail_channels<cpu_ep::rc_shape::any>(o, lanes, c0);
         }
     }
 }
@@ -266,6 +348,7 @@ CVML_TARGET_AVX2 void row_segments(const conv_gemm* f, const uint8_t* img, const
     for (int64_t x0 = 0; x0 < g.ow; x0 += kPixels) {
         const int64_t first = b->out_base + o0 * f->N + y * g.ow + x0;
         o->at = first;
+        o->room = x0 + kPixels < g.ow;
         const bool left = x0 == 0, right = (x0 + kPixels - 1) * S + 1 >= g.w;
         if (left && right)
             segment<S, true, true, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
@@ -311,6 +394,7 @@ void bcast_items_avx2(const conv_gemm* f, const uint8_t* img, const bcast_out* b
         o.kind = b->tail->kind;
         memcpy(&o.c, b->tail->chain, sizeof o.c);
         o.k = cpu_ep::rc_consts8_of(o.c);
+        o.shape = cpu_ep::rc_shape_of(o.c);
         o.out = b->tail->out;
         bias = b->tail->bias;
     }

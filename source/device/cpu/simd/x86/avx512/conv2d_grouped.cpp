@@ -478,11 +478,6 @@ CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_grouped* f, const dw_s
     }
 }
 
-/* The output lines of the planes after the ones being computed are asked for in the
- * exclusive state meanwhile: with two threads, the arena hands a layer lines the other
- * core last held (the output of an earlier layer, split the other way), and each store
- * would otherwise wait for that core to give its line up. Planes of up to 4 KB (a
- * 112x112 plane's 196 lines at once slowed it down). */
 }  // namespace
 
 CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* xt,
@@ -509,6 +504,8 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     };
     const int64_t end = slot_first_plane(f, slot + 1);
     const int64_t plane_bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
+    // The next planes' output lines fetched for writing (conv2d_fast.h); planes of up to
+    // 4 KB: a 112x112 plane's 196 lines at once slowed that layer down.
     const bool own_ahead = plane_bytes <= kDwOwnAheadBytes;
     // Planes computed in pairs (7x7) store a few bytes of a line at a time, and their
     // stores still waited for lines the other core held with the lines fetched ahead: the
