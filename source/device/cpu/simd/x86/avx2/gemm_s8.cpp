@@ -125,10 +125,16 @@ struct tail_sink {
 
 /* Rows a, a + lda, .. (AVX2_ROWS of them) times NC panels of B (panel_bytes apart),
  * over k4n steps of K, into the sink; UNSIGNED_B: B holds no negative value. Named
- * accumulators (GCC spills an array of vectors to the stack). */
+ * accumulators (GCC spills an array of vectors to the stack). Inlined into tile_halves,
+ * one call a tile: a call a kernel, each with its sink built in the stack, had cost
+ * the short-K layers (MobileNet-v1 at avx2: its stem and 32-deep pointwise layer 3-12%,
+ * the 64-deep one 1-5%). */
 template <int NC, bool UNSIGNED_B, typename Sink>
-CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, size_t panel_bytes,
-                               int32_t k4n, const Sink& sink) {
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_avx2(const int8_t* a, size_t lda,
+                                                                     const int8_t* b,
+                                                                     size_t panel_bytes,
+                                                                     int32_t k4n,
+                                                                     const Sink& sink) {
     const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
     __m256i c00 = panel_start<UNSIGNED_B>(b, k4n), c10 = c00, c20 = c00, c30 = c00;
     __m256i c01 = NC > 1 ? panel_start<UNSIGNED_B>(b + panel_bytes, k4n) : c00;
@@ -161,8 +167,9 @@ CVML_TARGET_AVX2 void ukr_avx2(const int8_t* a, size_t lda, const int8_t* b, siz
 /* The 4-row halves of a tile in 16-column steps, B with or without negative values;
  * sink_at(row, column) gives the sink of the kernel starting there. */
 template <bool UNSIGNED_B, typename SinkAt>
-void tile_halves(const int8_t* ap, size_t lda, const int8_t* bp, size_t panel_bytes, int32_t k4n,
-                 int32_t cols, const SinkAt& sink_at) {
+CVML_TARGET_AVX2 void tile_halves(const int8_t* ap, size_t lda, const int8_t* bp,
+                                  size_t panel_bytes, int32_t k4n, int32_t cols,
+                                  const SinkAt& sink_at) {
     for (int32_t half = 0; half < GEMM_MR / AVX2_ROWS; ++half)
         for (int32_t c = 0; c < cols; c += 2 * AVX2_PANEL) {
             const int8_t* ar = ap + static_cast<size_t>(half * AVX2_ROWS) * lda;
