@@ -153,6 +153,21 @@ struct rc_consts8 {
     __m256i one, lo, hi, lo2, hi2;
 };
 
+/* The chain's pieces: its round (b - 1 in k.sh), a clip, its residual add and clip. */
+CVML_TARGET_AVX2 inline __m256i rc_round8(const rc_consts8& k, __m256i v) {
+    return _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, k.sh), k.one), 1);
+}
+
+CVML_TARGET_AVX2 inline __m256i rc_clip8(__m256i v, __m256i lo, __m256i hi) {
+    return _mm256_max_epi32(_mm256_min_epi32(v, hi), lo);
+}
+
+CVML_TARGET_AVX2 inline __m256i rc_add8(const rc_chain& c, const rc_consts8& k, __m256i v,
+                                        int64_t at, int64_t n) {
+    return rc_clip8(_mm256_add_epi32(v, load_n8(c.add->src, c.add->src_storage, at, n)), k.lo2,
+                    k.hi2);
+}
+
 CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k, __m256i v,
                                           int64_t at, int64_t n) {
     if (c.pre) {
@@ -163,19 +178,15 @@ CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k
         else if (c.pre & RC_PRE_SRA)
             v = _mm256_sra_epi32(v, pre_sh);
         if (c.pre & RC_PRE_CLIP)
-            v = _mm256_max_epi32(_mm256_min_epi32(v, _mm256_set1_epi32(c.pre_hi)),
-                                 _mm256_set1_epi32(c.pre_lo));
+            v = rc_clip8(v, _mm256_set1_epi32(c.pre_lo), _mm256_set1_epi32(c.pre_hi));
         v = _mm256_mullo_epi32(v, _mm256_set1_epi32(c.factor));
     }
     if (c.folded)
         v = _mm256_sra_epi32(v, k.sh);
     else
-        v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, k.sh), k.one), 1);
-    v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi), k.lo);
-    if (c.add) {
-        v = _mm256_add_epi32(v, load_n8(c.add->src, c.add->src_storage, at, n));
-        v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi2), k.lo2);
-    }
+        v = rc_round8(k, v);
+    v = rc_clip8(v, k.lo, k.hi);
+    if (c.add) v = rc_add8(c, k, v, at, n);
     return v;
 }
 
@@ -190,18 +201,13 @@ inline rc_shape rc_shape_of(const rc_chain& c) {
     return c.add ? rc_shape::round_clip_add : rc_shape::round_clip;
 }
 
-/* rc_apply8 for a chain of shape S (rc_shape_of(c) == S): the same operations in the
- * same order. */
+/* rc_apply8 for a chain of shape S (rc_shape_of(c) == S). */
 template <rc_shape S>
 CVML_TARGET_AVX2 inline __m256i rc_apply8_as(const rc_chain& c, const rc_consts8& k, __m256i v,
                                              int64_t at, int64_t n) {
     if (S == rc_shape::any) return rc_apply8(c, k, v, at, n);
-    v = _mm256_srai_epi32(_mm256_add_epi32(_mm256_sra_epi32(v, k.sh), k.one), 1);
-    v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi), k.lo);
-    if (S == rc_shape::round_clip_add) {
-        v = _mm256_add_epi32(v, load_n8(c.add->src, c.add->src_storage, at, n));
-        v = _mm256_max_epi32(_mm256_min_epi32(v, k.hi2), k.lo2);
-    }
+    v = rc_clip8(rc_round8(k, v), k.lo, k.hi);
+    if (S == rc_shape::round_clip_add) v = rc_add8(c, k, v, at, n);
     return v;
 }
 
