@@ -537,10 +537,12 @@ CVML_TARGET_AVX2 void narrow_rows_avx2(const int8_t* a, size_t lda, int32_t K, c
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
         for (int j = 0; j < C; ++j) acc[r][j] = _mm256_setzero_si256();
-    const int8_t* w[R];
-    const uint8_t* col[C];
     const int32_t whole = K / 32 * 32;
     for (int32_t k = 0; k < whole; k += 32) {
+        // The step's pointers local to it: shared with the zeroed copy's step below, the
+        // arrays lived in the stack and were stored again at every step.
+        const int8_t* w[R];
+        const uint8_t* col[C];
         for (int r = 0; r < R; ++r) {
             w[r] = a + static_cast<size_t>(r) * lda + k;
             if (ahead && k % 64 == 0)
@@ -552,6 +554,8 @@ CVML_TARGET_AVX2 void narrow_rows_avx2(const int8_t* a, size_t lda, int32_t K, c
         narrow_step<R, C, UNSIGNED_X>(w, col, acc);
     }
     if (whole < K) {
+        const int8_t* w[R];
+        const uint8_t* col[C];
         alignas(32) int8_t rest[R][32] = {};
         for (int r = 0; r < R; ++r) {
             memcpy(rest[r], a + static_cast<size_t>(r) * lda + whole,
