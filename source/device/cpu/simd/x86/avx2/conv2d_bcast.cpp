@@ -128,7 +128,10 @@ struct segment_out {
     cpu_ep::rc_chain c;
     cpu_ep::rc_consts8 k;
     cpu_ep::rc_shape shape; /* c's */
-    const int32_t* bias;    /* the tail's, at the block's first channel; NULL: none */
+    /* A round_clip_add chain whose first clip lies within int8: the residual add runs on
+     * bytes (tail_round_clip). */
+    bool add_bytes;
+    const int32_t* bias; /* the tail's, at the block's first channel; NULL: none */
     int8_t* out;
     int64_t at;     /* channel 0, pixel 0 of the segment */
     int64_t stride; /* between channels */
@@ -170,9 +173,35 @@ CVML_TARGET_AVX2 inline void store_channels(const segment_out& o, const __m256i 
     }
 }
 
+/* Four channels' residual bytes (the add's int8 operand at the output's indices), channel
+ * ch[i]'s 7 as word i, its eighth byte of no use. */
+CVML_TARGET_AVX2 inline __m256i load_words(const segment_out& o, const int (&ch)[4]) {
+    const uint8_t* src = static_cast<const uint8_t*>(o.c.add->src) + o.at;
+    int64_t w[4];
+    for (int i = 0; i < 4; ++i) {
+        const uint8_t* p = src + ch[i] * o.stride;
+        if (o.room)
+            memcpy(&w[i], p, 8);
+        else
+            w[i] = static_cast<int64_t>(cpu_ep::load_bytes_lt8(p, kPixels));
+    }
+    return _mm256_setr_epi64x(w[0], w[1], w[2], w[3]);
+}
+
+/* The residual add and its clip on four channels' words of bytes (q: the round and
+ * clip's values, within int8 where o.add_bytes holds): a saturating byte add, then the
+ * clip's lower bound. Exact because that clip's bounds lie within int8 and its upper one
+ * is 127 (rc_saturates_to_i8), where the add saturates. */
+CVML_TARGET_AVX2 inline __m256i add_clip_words(const segment_out& o, __m256i q,
+                                               const int (&ch)[4]) {
+    const __m256i sum = _mm256_adds_epi8(q, load_words(o, ch));
+    return _mm256_max_epi8(sum, _mm256_set1_epi8(static_cast<char>(o.c.lo2)));
+}
+
 /* The round and its clip on pixel-major sums (px[x]: pixel x's 8 channels from c0), the
  * bias one vector of the 8 channels' (the same operations on the same values as on
- * channel-major ones), then transposed as bytes: no 8 x 8 int32 transpose. */
+ * channel-major ones), then transposed as bytes: no 8 x 8 int32 transpose. Then, where
+ * the chain has one and o.add_bytes, the residual add and its clip on those bytes. */
 CVML_TARGET_AVX2 inline void tail_round_clip(const segment_out& o,
                                              const __m256i (&sums)[kPixels][2], int v, int c0) {
     const __m256i bias = o.bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o.bias + c0))
@@ -196,8 +225,13 @@ CVML_TARGET_AVX2 inline void tail_round_clip(const segment_out& o,
     const __m256i cb = _mm256_shuffle_epi8(b, by_channel);
     // Words: channels 0, 1, 4, 5 and 2, 3, 6, 7.
     const int lo[4] = {c0, c0 + 1, c0 + 4, c0 + 5}, hi[4] = {c0 + 2, c0 + 3, c0 + 6, c0 + 7};
-    store_words(o, _mm256_unpacklo_epi32(ca, cb), lo);
-    store_words(o, _mm256_unpackhi_epi32(ca, cb), hi);
+    __m256i lo_words = _mm256_unpacklo_epi32(ca, cb), hi_words = _mm256_unpackhi_epi32(ca, cb);
+    if (o.add_bytes) {
+        lo_words = add_clip_words(o, lo_words, lo);
+        hi_words = add_clip_words(o, hi_words, hi);
+    }
+    store_words(o, lo_words, lo);
+    store_words(o, hi_words, hi);
 }
 
 /* Any other chain (a residual add reads its operand channel by channel) on the
@@ -222,7 +256,7 @@ CVML_TARGET_AVX2 __attribute__((noinline)) void store_pair(const __m256i (&sums)
                                                            int pair, const segment_out& o) {
     for (int v = 0; v < 2; ++v) {
         const int c0 = 16 * pair + 8 * v;
-        if (o.kind && o.shape == cpu_ep::rc_shape::round_clip) {
+        if (o.kind && (o.shape == cpu_ep::rc_shape::round_clip || o.add_bytes)) {
             tail_round_clip(o, sums, v, c0);
             continue;
         }
@@ -395,6 +429,8 @@ void bcast_items_avx2(const conv_gemm* f, const uint8_t* img, const bcast_out* b
         memcpy(&o.c, b->tail->chain, sizeof o.c);
         o.k = cpu_ep::rc_consts8_of(o.c);
         o.shape = cpu_ep::rc_shape_of(o.c);
+        o.add_bytes =
+            o.shape == cpu_ep::rc_shape::round_clip_add && o.c.lo >= -128 && o.c.hi <= 127;
         o.out = b->tail->out;
         bias = b->tail->bias;
     }
