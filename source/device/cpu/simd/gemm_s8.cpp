@@ -175,8 +175,9 @@ int32_t gemm_b_cols(int level, int32_t N) {
 size_t gemm_b_bytes(int level, int32_t K, int32_t N) {
     const cpu_simd_config* cfg = cpu_simd_config_of(level);
     const size_t cols = static_cast<size_t>(gemm_b_cols(level, N));
-    return cfg->gemm_b_head + static_cast<size_t>(round_up(K, GEMM_KG)) * cols +
-           cols / static_cast<size_t>(cfg->gemm_panel) * cfg->gemm_b_panel_tail;
+    const size_t panels = static_cast<size_t>(round_up(K, GEMM_KG)) * cols +
+                          cols / static_cast<size_t>(cfg->gemm_panel) * cfg->gemm_b_panel_tail;
+    return cfg->gemm_b_head + cfg->gemm_b_copies * panels;
 }
 
 void gemm_pack_b_group(int level, const int8_t* const rows[GEMM_KG], int32_t N, int32_t K,

@@ -127,12 +127,15 @@ void narrow_block_avx2(const gemm_weights* a, const uint8_t* b, size_t stride, i
 /* avx2's B (x86/avx2/): int8 panels of AVX2_PANEL columns after a head of AVX2_B_HEAD
  * bytes whose first is 1 where no packed value is negative (the kernel then multiplies x
  * itself as vpmaddubsw's unsigned operand) and 0 otherwise. A panel is its Kp / 4 steps,
- * one ymm each, then AVX2_PANEL_SUMS bytes: where B has a negative value, its columns'
- * sums of the magnitudes of their negative values (int32, wrapping), where the signed
- * form's sums start (gemm_s8.cpp). */
+ * one ymm each, then AVX2_PANEL_SUMS bytes. Where B has a negative value (the signed
+ * form, gemm_s8.cpp) the steps hold |x|, the sums are each column's sum of the
+ * magnitudes of its negative values (int32, wrapping), where the form's sums start, and
+ * x's sign masks follow the panels in the same layout, AVX2_B_MASKS_AT's int64 in the
+ * head bytes on (gemm_b_copies: B's room is twice its panels'). */
 #define AVX2_PANEL 8
 #define AVX2_B_HEAD 64
 #define AVX2_PANEL_SUMS 32
+#define AVX2_B_MASKS_AT 8 /* where in the head: the masks' distance from the panels' */
 inline size_t avx2_panel_bytes(int32_t Kp) {
     return static_cast<size_t>(Kp / 4) * 32 + AVX2_PANEL_SUMS;
 }

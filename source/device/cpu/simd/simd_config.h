@@ -44,6 +44,8 @@ struct cpu_simd_config {
     uint8_t gemm_taps_zero;    /* the byte of the value 0 in a taps or broadcast image */
     uint8_t gemm_b_head;       /* bytes before packed B's panels (avx2: its sign summary) */
     uint8_t gemm_b_panel_tail; /* bytes after each panel's K steps (avx2: its columns' sums) */
+    uint8_t gemm_b_copies;     /* room for the panels this many times (avx2: 2, the signed
+                                  form's sign masks after them) */
     /* One tile (rows m0.., columns n0..) of A times packed B. */
     void (*gemm_tile)(const gemm_weights* a, const void* b, int32_t N, int32_t m0, int32_t rows,
                       int32_t n0, int32_t cols, int32_t* tile);
