@@ -909,6 +909,41 @@ TEST(Conv2d, BroadcastModeAgainstReference) {
     paths.expect(expected, expected_rows, expected_pairs);
 }
 
+/* avx2's broadcast mode picks its form (for inputs with or without negative values) per
+ * thread, from the input rows that thread's output rows read: an input whose only
+ * negative values lie in one row, for every row, at strides 1 and 2 and 1 to 3 threads
+ * (split by output rows), against the reference. A thread that missed the rows just
+ * above or below its own (the kernel's first and last rows read them) would run the
+ * unsigned form on negative values. */
+TEST(Conv2d, BroadcastModeOneNegativeRow) {
+    uint32_t seed = 4600;
+    for (int stride : {1, 2}) {
+        ConvCfg c;
+        c.groups = 1;
+        c.n = 1;
+        c.c = 8;
+        c.o = 32;
+        c.kh = c.kw = 3;
+        c.sh = c.sw = stride;
+        c.ph = c.pw = 1;
+        c.dh = c.dw = 1;
+        c.h = stride == 1 ? 14 : 27;
+        c.w = stride == 1 ? 14 : 27;
+        c.bias = true;
+        const auto w = cvml_test::random_values(c.o * c.c * 9, 127, seed++);
+        const auto b = cvml_test::random_values(c.o, 100000, seed++);
+        for (int row = 0; row < c.h; ++row) {
+            auto x = cvml_test::random_values(c.c * c.h * c.w, 127, seed++);
+            for (int64_t ch = 0; ch < c.c; ++ch)
+                for (int64_t i = 0; i < c.h * c.w; ++i) {
+                    int32_t& v = x[static_cast<size_t>(ch * c.h * c.w + i)];
+                    v = i / c.w == row ? -1 - abs(v) % 127 : abs(v);
+                }
+            expect_bcast_case(c, x, w, b, true, false, row);
+        }
+    }
+}
+
 /* Broadcast mode for 1x1 kernels (avx512: stride 1, no padding, outputs 7 or 14 wide,
  * output channels a multiple of 32): planes of one row and many, 7-wide planes of odd and
  * even heights (two rows a segment), channel counts off a multiple of 4, int8-stored
