@@ -249,6 +249,28 @@ int64_t gemm_tile_count(int32_t M, int32_t N) {
     return mb * nt;
 }
 
+#if CVML_SIMD_X86
+namespace {
+
+/* Whether the chain's round, ((s >> (b - 1)) + 1) >> 1 of the sums plus the bias, may
+ * become (s + bias + 2^(b - 1)) >> b, the addend added with the bias (fewer instructions
+ * a vector in a level's tail that adds the bias): the same wherever the sum plus the bias
+ * plus the addend does not overflow, so wherever no row's bias can take it there, the
+ * sums lying within K * 128 * 128 either way of 0 (int8 operands). */
+bool rounding_folds(const gemm_weights* a, const cpu_ep::rc_chain& rc, const int32_t* bias) {
+    if (rc.folded || rc.shift < 1 || rc.shift > 31) return false;
+    const int64_t sums = int64_t{a->K} * 128 * 128, addend = int64_t{1} << (rc.shift - 1);
+    int64_t lo = 0, hi = 0;
+    for (int32_t m = 0; bias && m < a->M; ++m) {
+        lo = bias[m] < lo ? bias[m] : lo;
+        hi = bias[m] > hi ? bias[m] : hi;
+    }
+    return hi + sums + addend <= INT32_MAX && lo - sums >= INT32_MIN;
+}
+
+}  // namespace
+#endif
+
 int gemm_tail_plan(const gemm_weights* a, const ep_tile_plan* plan, const int32_t* bias,
                    gemm_tail* t) {
     memset(t, 0, sizeof *t);
@@ -261,6 +283,10 @@ int gemm_tail_plan(const gemm_weights* a, const ep_tile_plan* plan, const int32_
     // A level whose sums start from the bias and the rounding addend has no add left.
     if (!cfg->gemm_tail_adds_bias && (bias || !rc.folded)) return 0;
     if (rc.add && rc.add->src_storage != STORAGE_INT8) return 0;
+    if (cfg->gemm_tail_adds_bias && rounding_folds(a, rc, bias)) {
+        t->addend = 1 << (rc.shift - 1);
+        rc.folded = true;
+    }
     static_assert(sizeof rc <= sizeof t->chain, "a tail holds its chain");
     memcpy(t->chain, &rc, sizeof rc);
     t->kind = GEMM_TAIL_ON | (rc.add ? GEMM_TAIL_ADD : 0);

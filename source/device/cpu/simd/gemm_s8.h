@@ -79,9 +79,9 @@ void gemm_run_tiles(const gemm_weights* a, const void* packed_b, int32_t N, int6
  * cvm_right_shift and a clip, then optionally a residual add of an int8 operand and a
  * clip, saturating to int8, with no requantization prefix: what nearly every convolution
  * of a quantized network ends in. At avx512 the shift's rounding addend and the bias are
- * in the sums (a shift, no bias); avx2 adds the bias and rounds in the tail. The same
- * operations in the same order as the plan's tile function. Every other tile still goes
- * to fn. */
+ * in the sums (a shift, no bias); avx2 adds the bias in the tail, with the addend in it
+ * where no sum can overflow with both (then a shift; else the round as it is). The same
+ * values as the plan's tile function. Every other tile still goes to fn. */
 struct ep_tile_plan;
 struct ep_tile_keep;
 typedef struct gemm_tail {
@@ -94,6 +94,7 @@ typedef struct gemm_tail {
     int32_t own_ahead;               /* fetch the next tile's output lines for writing */
     int64_t out_size;                /* the output's length, for those fetches */
     const int32_t* bias;             /* avx2: row m's bias is bias[m]; NULL: none */
+    int32_t addend; /* avx2: added to every row's bias, the chain's round folded into it */
 } gemm_tail;
 /* Fills t (but for out, out_first, out_stride and keep) from a plan for the int8 output
  * of a GEMM with these weights and bias (NULL: none; avx512 takes none, its bias being

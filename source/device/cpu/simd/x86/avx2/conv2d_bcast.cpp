@@ -132,6 +132,7 @@ struct segment_out {
      * bytes (tail_round_clip). */
     bool add_bytes;
     const int32_t* bias; /* the tail's, at the block's first channel; NULL: none */
+    int32_t addend;      /* added to each channel's bias (gemm_tail::addend) */
     int8_t* out;
     int64_t at;     /* channel 0, pixel 0 of the segment */
     int64_t stride; /* between channels */
@@ -204,8 +205,10 @@ CVML_TARGET_AVX2 inline __m256i add_clip_words(const segment_out& o, __m256i q,
  * the chain has one and o.add_bytes, the residual add and its clip on those bytes. */
 CVML_TARGET_AVX2 inline void tail_round_clip(const segment_out& o,
                                              const __m256i (&sums)[kPixels][2], int v, int c0) {
-    const __m256i bias = o.bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o.bias + c0))
-                                : _mm256_setzero_si256();
+    const __m256i bias =
+        _mm256_add_epi32(o.bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o.bias + c0))
+                                : _mm256_setzero_si256(),
+                         _mm256_set1_epi32(o.addend));
     __m256i px[8];
 #pragma GCC unroll 7
     for (int x = 0; x < kPixels; ++x)
@@ -242,7 +245,9 @@ CVML_TARGET_AVX2 inline void tail_channels(const segment_out& o, __m256i (&lanes
     for (int c = 0; c < 8; ++c) {
         const int64_t at = o.at + (c0 + c) * o.stride;
         __m256i s = lanes[c];
-        if (o.bias) s = _mm256_add_epi32(s, _mm256_set1_epi32(o.bias[c0 + c]));
+        const uint32_t bias = static_cast<uint32_t>(o.bias ? o.bias[c0 + c] : 0);
+        s = _mm256_add_epi32(
+            s, _mm256_set1_epi32(static_cast<int32_t>(bias + static_cast<uint32_t>(o.addend))));
         lanes[c] = cpu_ep::rc_apply8_as<S>(o.c, o.k, s, at, kPixels);
     }
     store_channels(o, lanes, c0);
@@ -458,6 +463,7 @@ void bcast_items_avx2(const conv_gemm* f, const uint8_t* img, const bcast_out* b
             o.shape == cpu_ep::rc_shape::round_clip_add && o.c.lo >= -128 && o.c.hi <= 127;
         o.out = b->tail->out;
         bias = b->tail->bias;
+        o.addend = b->tail->addend;
     }
     if (reads_negative(f, img, begin, end))
         items<true>(f, img, b, &o, bias, begin, end);

@@ -191,13 +191,13 @@ CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k
 }
 
 /* The shapes of a matched chain that a caller can fix at compile time, so that the
- * chain's flags are not tested again at every vector: the round and its clip alone
- * (nearly every convolution's tail), the same with a residual add and its clip, or any
- * chain (rc_apply8 as it is). */
+ * chain's flags are not tested again at every vector: the folded round (its addend in
+ * the values: gemm_tail::addend) and its clip alone (nearly every convolution's tail),
+ * the same with a residual add and its clip, or any chain (rc_apply8 as it is). */
 enum class rc_shape { round_clip, round_clip_add, any };
 
 inline rc_shape rc_shape_of(const rc_chain& c) {
-    if (c.pre || c.folded) return rc_shape::any;
+    if (c.pre || !c.folded) return rc_shape::any;
     return c.add ? rc_shape::round_clip_add : rc_shape::round_clip;
 }
 
@@ -206,7 +206,7 @@ template <rc_shape S>
 CVML_TARGET_AVX2 inline __m256i rc_apply8_as(const rc_chain& c, const rc_consts8& k, __m256i v,
                                              int64_t at, int64_t n) {
     if (S == rc_shape::any) return rc_apply8(c, k, v, at, n);
-    v = rc_clip8(rc_round8(k, v), k.lo, k.hi);
+    v = rc_clip8(_mm256_sra_epi32(v, k.sh), k.lo, k.hi);
     if (S == rc_shape::round_clip_add) v = rc_add8(c, k, v, at, n);
     return v;
 }

@@ -99,11 +99,17 @@ struct tail_sink {
     int8_t* out;
     int64_t at, stride;
     const int32_t* bias; /* the kernel's first row's, or NULL */
+    int32_t addend;      /* added to each row's bias (gemm_tail::addend) */
     int32_t cols;
     bool packs; /* the chain's outputs lie within int8 (rc_saturates_to_i8) */
+    /* Row r's bias and addend (wrapping: gemm_tail_plan checked that they do not). */
+    int32_t row_bias(int r) const {
+        return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[r] : 0) +
+                                    static_cast<uint32_t>(addend));
+    }
     /* Row r's sums v of outputs i .. i + c - 1 plus the row's bias, through the chain. */
     CVML_TARGET_AVX2 __m256i chain(int r, __m256i v, int64_t i, int32_t c) const {
-        if (bias) v = _mm256_add_epi32(v, _mm256_set1_epi32(bias[r]));
+        if (bias || addend) v = _mm256_add_epi32(v, _mm256_set1_epi32(row_bias(r)));
         return cpu_ep::rc_apply8_as<S>(*rc, *k, v, i, c);
     }
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
@@ -264,6 +270,7 @@ void run_tiles_tail_as(const gemm_weights* a, const int8_t* b, int32_t N, int64_
                                 at + r * tail->out_stride + c,
                                 tail->out_stride,
                                 tail->bias ? tail->bias + m0 + r : nullptr,
+                                tail->addend,
                                 cols - c,
                                 packs};
         };
