@@ -517,33 +517,50 @@ CVML_TARGET_AVX2 void pack_select_avx2(const int8_t* base, const int64_t* offset
 
 namespace {
 
-/* A narrow tail's 32-byte step: R weight rows against C columns, whose bytes are x + 128
- * (gemm_run_narrow): x flipped back, widened against ones. With UNSIGNED_X (no column
- * holds a negative x: nearly every convolution reads a relu's output) x is vpmaddubsw's
- * unsigned operand as it is, exact for any weight; else |x| is, with the weights given
- * x's sign, exact as in the tiles for weights within +-127. */
-template <int R, int C, bool UNSIGNED_X>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_step(const int8_t* const w[R],
-                                                                        const uint8_t* const col[C],
-                                                                        __m256i acc[R][C]) {
+/* A narrow tail's accumulators: 4 weight rows against C (1 or 2) columns, named (GCC
+ * kept an array of them in the stack, a store and a load on every one's chain each
+ * step, as it had the GEMM's). */
+struct narrow_acc {
+    __m256i r0c0, r0c1, r1c0, r1c1, r2c0, r2c1, r3c0, r3c1;
+};
+
+/* One row's 32 weight bytes at w against the columns' (x in x0, x1; |x| in u0, u1). With
+ * UNSIGNED_X (no column holds a negative x: nearly every convolution reads a relu's
+ * output) x is vpmaddubsw's unsigned operand as it is, exact for any weight; else |x|
+ * is, with the weights given x's sign, exact as in the tiles for weights within +-127. */
+template <int C, bool UNSIGNED_X>
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_row(__m256i& s0, __m256i& s1,
+                                                                       const int8_t* w, __m256i x0,
+                                                                       __m256i u0, __m256i x1,
+                                                                       __m256i u1, __m256i ones) {
+    const __m256i wr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    if (UNSIGNED_X) {
+        cpu_avx2::madd_acc(s0, u0, wr, ones);
+        if (C > 1) cpu_avx2::madd_acc(s1, u1, wr, ones);
+    } else {
+        cpu_avx2::madd_acc_signed(s0, u0, x0, wr, ones);
+        if (C > 1) cpu_avx2::madd_acc_signed(s1, u1, x1, wr, ones);
+    }
+}
+
+/* A narrow tail's 32-byte step: 4 weight rows (w0 and lda apart) against C columns
+ * (col0, col1), whose bytes are x + 128 (gemm_run_narrow): x flipped back, widened
+ * against ones. */
+template <int C, bool UNSIGNED_X>
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_step(
+    const int8_t* w0, size_t lda, const uint8_t* col0, const uint8_t* col1, narrow_acc& s) {
     const __m256i flip = _mm256_set1_epi8(-128), ones = _mm256_set1_epi16(1);
-    __m256i x[C], u[C];
-#pragma GCC unroll 2
-    for (int j = 0; j < C; ++j) {
-        x[j] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col[j])), flip);
-        u[j] = UNSIGNED_X ? x[j] : _mm256_abs_epi8(x[j]);
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-        const __m256i wr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[r]));
-#pragma GCC unroll 2
-        for (int j = 0; j < C; ++j) {
-            if (UNSIGNED_X)
-                cpu_avx2::madd_acc(acc[r][j], u[j], wr, ones);
-            else
-                cpu_avx2::madd_acc_signed(acc[r][j], u[j], x[j], wr, ones);
-        }
-    }
+    const __m256i x0 =
+        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col0)), flip);
+    const __m256i x1 =
+        C > 1 ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col1)), flip)
+              : x0;
+    const __m256i u0 = UNSIGNED_X ? x0 : _mm256_abs_epi8(x0);
+    const __m256i u1 = UNSIGNED_X || C == 1 ? x1 : _mm256_abs_epi8(x1);
+    narrow_row<C, UNSIGNED_X>(s.r0c0, s.r0c1, w0, x0, u0, x1, u1, ones);
+    narrow_row<C, UNSIGNED_X>(s.r1c0, s.r1c1, w0 + lda, x0, u0, x1, u1, ones);
+    narrow_row<C, UNSIGNED_X>(s.r2c0, s.r2c1, w0 + 2 * lda, x0, u0, x1, u1, ones);
+    narrow_row<C, UNSIGNED_X>(s.r3c0, s.r3c1, w0 + 3 * lda, x0, u0, x1, u1, ones);
 }
 
 /* Whether the c columns' K values (bytes x + 128) hold no negative x. */
@@ -568,47 +585,35 @@ CVML_TARGET_AVX2 inline int32_t sum_lanes(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-/* R rows (a, a + lda, ..) times C narrow columns (b, b + stride, ..) along K into the
- * tile. The rows' last partial step comes from a zeroed copy: the weights are the
- * caller's rows, read no further than K, and the columns' bytes past K meet zeros. */
-template <int R, int C, bool UNSIGNED_X>
+/* 4 rows (a, a + lda, ..) times C narrow columns (b, b + stride) along K into the tile.
+ * The rows' last partial step comes from a zeroed copy: the weights are the caller's
+ * rows, read no further than K, and the columns' bytes past K meet zeros. */
+template <int C, bool UNSIGNED_X>
 CVML_TARGET_AVX2 void narrow_rows_avx2(const int8_t* a, size_t lda, int32_t K, const uint8_t* b,
                                        size_t stride, int32_t* tile, const int8_t* ahead) {
-    __m256i acc[R][C];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-        for (int j = 0; j < C; ++j) acc[r][j] = _mm256_setzero_si256();
+    const __m256i zero = _mm256_setzero_si256();
+    narrow_acc s = {zero, zero, zero, zero, zero, zero, zero, zero};
+    const uint8_t* b1 = C > 1 ? b + stride : b;
     const int32_t whole = K / 32 * 32;
     for (int32_t k = 0; k < whole; k += 32) {
-        // The step's pointers local to it: shared with the zeroed copy's step below, the
-        // arrays lived in the stack and were stored again at every step.
-        const int8_t* w[R];
-        const uint8_t* col[C];
-        for (int r = 0; r < R; ++r) {
-            w[r] = a + static_cast<size_t>(r) * lda + k;
-            if (ahead && k % 64 == 0)
+        if (ahead && k % 64 == 0)
+            for (int r = 0; r < 4; ++r)
                 _mm_prefetch(
                     reinterpret_cast<const char*>(ahead + static_cast<size_t>(r) * lda + k),
                     _MM_HINT_T1);
-        }
-        for (int j = 0; j < C; ++j) col[j] = b + static_cast<size_t>(j) * stride + k;
-        narrow_step<R, C, UNSIGNED_X>(w, col, acc);
+        narrow_step<C, UNSIGNED_X>(a + k, lda, b + k, b1 + k, s);
     }
     if (whole < K) {
-        const int8_t* w[R];
-        const uint8_t* col[C];
-        alignas(32) int8_t rest[R][32] = {};
-        for (int r = 0; r < R; ++r) {
+        alignas(32) int8_t rest[4][32] = {};
+        for (int r = 0; r < 4; ++r)
             memcpy(rest[r], a + static_cast<size_t>(r) * lda + whole,
                    static_cast<size_t>(K - whole));
-            w[r] = rest[r];
-        }
-        for (int j = 0; j < C; ++j) col[j] = b + static_cast<size_t>(j) * stride + whole;
-        narrow_step<R, C, UNSIGNED_X>(w, col, acc);
+        narrow_step<C, UNSIGNED_X>(rest[0], 32, b + whole, b1 + whole, s);
     }
-    for (int r = 0; r < R; ++r)
-        for (int j = 0; j < C; ++j) tile[r * GEMM_NT + j] = sum_lanes(acc[r][j]);
+    const __m256i sums[4][2] = {
+        {s.r0c0, s.r0c1}, {s.r1c0, s.r1c1}, {s.r2c0, s.r2c1}, {s.r3c0, s.r3c1}};
+    for (int r = 0; r < 4; ++r)
+        for (int j = 0; j < C; ++j) tile[r * GEMM_NT + j] = sum_lanes(sums[r][j]);
 }
 
 /* The exact fallback for weights holding -128: one product at a time (sums wrap). */
@@ -641,9 +646,9 @@ CVML_TARGET_AVX2 void narrow_block_rows(const gemm_weights* a, const int8_t* blo
         for (int32_t j = 0; j < c; j += 2) {
             const uint8_t* bj = b + static_cast<size_t>(j) * stride;
             if (c - j >= 2)
-                narrow_rows_avx2<4, 2, UNSIGNED_X>(ar, lda, a->K, bj, stride, t + j, ahead);
+                narrow_rows_avx2<2, UNSIGNED_X>(ar, lda, a->K, bj, stride, t + j, ahead);
             else
-                narrow_rows_avx2<4, 1, UNSIGNED_X>(ar, lda, a->K, bj, stride, t + j, ahead);
+                narrow_rows_avx2<1, UNSIGNED_X>(ar, lda, a->K, bj, stride, t + j, ahead);
         }
     }
 }
