@@ -496,8 +496,9 @@ void profile_operators(const Options& o, cvml_graph* g, BenchFacts* f) {
         for (size_t i = 0; i < node_count; ++i) {
             uint64_t ns = 0;
             cvml_graph_node_time(g, (int)i, &ns);
-            f->node_ms[i] += ns / 1e6 / o.runs;
-            if (r == 0 || ns / 1e6 < f->node_min_ms[i]) f->node_min_ms[i] = ns / 1e6;
+            const double ms = ns / 1e6;
+            f->node_ms[i] += ms / o.runs;
+            if (r == 0 || ms < f->node_min_ms[i]) f->node_min_ms[i] = ms;
         }
     }
     cvml_graph_set_profiling(g, 0);

@@ -9,9 +9,9 @@
 # interleaved rounds (1, 2, 1, 2, ...) of 30 profiled runs each (`cvml bench --profile
 # --nodes`), so a machine whose speed drifts drifts for both; a node's time is its
 # lowest over the rounds, the least disturbed one: of each round's mean, or with
-# STAT=fastest of each round's fastest run (the profile's `min ms`), which stays put on a
-# machine whose other tenants slow it down for seconds at a time (the shared VM the
-# figures in docs/ come from). The groups of each conv2d come from the model saved as
+# STAT=fastest of each round's fastest run (the profile's `min ms`), which moves less on
+# a machine whose other tenants slow it down now and then (the shared VM the figures in
+# docs/ come from; a slowdown lasting a whole round moves both). The groups of each conv2d come from the model saved as
 # CVM JSON (`cvml bench --save`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -256,7 +256,9 @@ namespace {
  * become (s + bias + 2^(b - 1)) >> b, the addend added with the bias (fewer instructions
  * a vector in a level's tail that adds the bias): the same wherever the sum plus the bias
  * plus the addend does not overflow, so wherever no row's bias can take it there, the
- * sums lying within K * 128 * 128 either way of 0 (int8 operands). */
+ * sums lying within K * 128 * 128 either way of 0 (int8 operands). Checked at every run:
+ * a bias may be a graph input, its values new each run (M values against the GEMM's
+ * M * N * K products). */
 bool rounding_folds(const gemm_weights* a, const cpu_ep::rc_chain& rc, const int32_t* bias) {
     if (rc.folded || rc.shift < 1 || rc.shift > 31) return false;
     const int64_t sums = int64_t{a->K} * 128 * 128, addend = int64_t{1} << (rc.shift - 1);

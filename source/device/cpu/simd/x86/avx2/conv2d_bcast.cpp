@@ -128,8 +128,8 @@ struct segment_out {
     cpu_ep::rc_chain c;
     cpu_ep::rc_consts8 k;
     cpu_ep::rc_shape shape; /* c's */
-    /* A round_clip_add chain whose first clip lies within int8: the residual add runs on
-     * bytes (tail_round_clip). */
+    /* A shift_clip_add chain whose first clip lies within int8: the residual add runs on
+     * bytes (tail_shift_clip). */
     bool add_bytes;
     const int32_t* bias; /* the tail's, at the block's first channel; NULL: none */
     int32_t addend;      /* added to each channel's bias (gemm_tail::addend) */
@@ -203,7 +203,7 @@ CVML_TARGET_AVX2 inline __m256i add_clip_words(const segment_out& o, __m256i q,
  * bias one vector of the 8 channels' (the same operations on the same values as on
  * channel-major ones), then transposed as bytes: no 8 x 8 int32 transpose. Then, where
  * the chain has one and o.add_bytes, the residual add and its clip on those bytes. */
-CVML_TARGET_AVX2 inline void tail_round_clip(const segment_out& o,
+CVML_TARGET_AVX2 inline void tail_shift_clip(const segment_out& o,
                                              const __m256i (&sums)[kPixels][2], int v, int c0) {
     const __m256i bias =
         _mm256_add_epi32(o.bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o.bias + c0))
@@ -212,7 +212,7 @@ CVML_TARGET_AVX2 inline void tail_round_clip(const segment_out& o,
     __m256i px[8];
 #pragma GCC unroll 7
     for (int x = 0; x < kPixels; ++x)
-        px[x] = cpu_ep::rc_apply8_as<cpu_ep::rc_shape::round_clip>(
+        px[x] = cpu_ep::rc_apply8_as<cpu_ep::rc_shape::shift_clip>(
             o.c, o.k, _mm256_add_epi32(sums[x][v], bias), 0, 8);
     px[7] = _mm256_setzero_si256();
     // Per 128-bit half (channels 0..3, 4..7): pixels 0..3 (a) and 4..7 (b) of its four
@@ -245,9 +245,7 @@ CVML_TARGET_AVX2 inline void tail_channels(const segment_out& o, __m256i (&lanes
     for (int c = 0; c < 8; ++c) {
         const int64_t at = o.at + (c0 + c) * o.stride;
         __m256i s = lanes[c];
-        const uint32_t bias = static_cast<uint32_t>(o.bias ? o.bias[c0 + c] : 0);
-        s = _mm256_add_epi32(
-            s, _mm256_set1_epi32(static_cast<int32_t>(bias + static_cast<uint32_t>(o.addend))));
+        s = _mm256_add_epi32(s, _mm256_set1_epi32(cpu_ep::rc_bias_plus(o.bias, c0 + c, o.addend)));
         lanes[c] = cpu_ep::rc_apply8_as<S>(o.c, o.k, s, at, kPixels);
     }
     store_channels(o, lanes, c0);
@@ -261,8 +259,8 @@ CVML_TARGET_AVX2 __attribute__((noinline)) void store_pair(const __m256i (&sums)
                                                            int pair, const segment_out& o) {
     for (int v = 0; v < 2; ++v) {
         const int c0 = 16 * pair + 8 * v;
-        if (o.kind && (o.shape == cpu_ep::rc_shape::round_clip || o.add_bytes)) {
-            tail_round_clip(o, sums, v, c0);
+        if (o.kind && (o.shape == cpu_ep::rc_shape::shift_clip || o.add_bytes)) {
+            tail_shift_clip(o, sums, v, c0);
             continue;
         }
         __m256i lanes[8];
@@ -274,8 +272,8 @@ CVML_TARGET_AVX2 __attribute__((noinline)) void store_pair(const __m256i (&sums)
 #pragma GCC unroll 8
             for (int c = 0; c < 8; ++c)
                 _mm256_store_si256(reinterpret_cast<__m256i*>(o.tile + 16 * (c0 + c)), lanes[c]);
-        } else if (o.shape == cpu_ep::rc_shape::round_clip_add) {
-            tail_channels<cpu_ep::rc_shape::round_clip_add>(o, lanes, c0);
+        } else if (o.shape == cpu_ep::rc_shape::shift_clip_add) {
+            tail_channels<cpu_ep::rc_shape::shift_clip_add>(o, lanes, c0);
         } else {
             tail_channels<cpu_ep::rc_shape::any>(o, lanes, c0);
         }
@@ -460,7 +458,7 @@ void bcast_items_avx2(const conv_gemm* f, const uint8_t* img, const bcast_out* b
         o.k = cpu_ep::rc_consts8_of(o.c);
         o.shape = cpu_ep::rc_shape_of(o.c);
         o.add_bytes =
-            o.shape == cpu_ep::rc_shape::round_clip_add && o.c.lo >= -128 && o.c.hi <= 127;
+            o.shape == cpu_ep::rc_shape::shift_clip_add && o.c.lo >= -128 && o.c.hi <= 127;
         o.out = b->tail->out;
         bias = b->tail->bias;
         o.addend = b->tail->addend;

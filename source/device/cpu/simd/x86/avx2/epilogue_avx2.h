@@ -191,14 +191,21 @@ CVML_TARGET_AVX2 inline __m256i rc_apply8(const rc_chain& c, const rc_consts8& k
 }
 
 /* The shapes of a matched chain that a caller can fix at compile time, so that the
- * chain's flags are not tested again at every vector: the folded round (its addend in
- * the values: gemm_tail::addend) and its clip alone (nearly every convolution's tail),
- * the same with a residual add and its clip, or any chain (rc_apply8 as it is). */
-enum class rc_shape { round_clip, round_clip_add, any };
+ * chain's flags are not tested again at every vector: the folded round (a shift, its
+ * addend in the values: gemm_tail::addend) and its clip alone (nearly every convolution's
+ * tail), the same with a residual add and its clip, or any chain (rc_apply8 as it is). */
+enum class rc_shape { shift_clip, shift_clip_add, any };
 
 inline rc_shape rc_shape_of(const rc_chain& c) {
     if (c.pre || !c.folded) return rc_shape::any;
-    return c.add ? rc_shape::round_clip_add : rc_shape::round_clip;
+    return c.add ? rc_shape::shift_clip_add : rc_shape::shift_clip;
+}
+
+/* A row's or channel's bias (NULL: none) plus the addend of a folded round, wrapping as
+ * the sums do (gemm_tail_plan folds only where they cannot). */
+inline int32_t rc_bias_plus(const int32_t* bias, int64_t i, int32_t addend) {
+    return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[i] : 0) +
+                                static_cast<uint32_t>(addend));
 }
 
 /* rc_apply8 for a chain of shape S (rc_shape_of(c) == S). */
@@ -207,7 +214,7 @@ CVML_TARGET_AVX2 inline __m256i rc_apply8_as(const rc_chain& c, const rc_consts8
                                              int64_t at, int64_t n) {
     if (S == rc_shape::any) return rc_apply8(c, k, v, at, n);
     v = rc_clip8(_mm256_sra_epi32(v, k.sh), k.lo, k.hi);
-    if (S == rc_shape::round_clip_add) v = rc_add8(c, k, v, at, n);
+    if (S == rc_shape::shift_clip_add) v = rc_add8(c, k, v, at, n);
     return v;
 }
 

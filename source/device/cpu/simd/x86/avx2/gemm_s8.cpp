@@ -62,7 +62,7 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_row(__m256i& c0,
     }
 }
 
-CVML_TARGET_AVX2 inline __m256i load32(const int8_t* p) {
+CVML_TARGET_AVX2 inline __m256i load32(const void* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
@@ -102,14 +102,10 @@ struct tail_sink {
     int32_t addend;      /* added to each row's bias (gemm_tail::addend) */
     int32_t cols;
     bool packs; /* the chain's outputs lie within int8 (rc_saturates_to_i8) */
-    /* Row r's bias and addend (wrapping: gemm_tail_plan checked that they do not). */
-    int32_t row_bias(int r) const {
-        return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[r] : 0) +
-                                    static_cast<uint32_t>(addend));
-    }
     /* Row r's sums v of outputs i .. i + c - 1 plus the row's bias, through the chain. */
     CVML_TARGET_AVX2 __m256i chain(int r, __m256i v, int64_t i, int32_t c) const {
-        if (bias || addend) v = _mm256_add_epi32(v, _mm256_set1_epi32(row_bias(r)));
+        if (bias || addend)
+            v = _mm256_add_epi32(v, _mm256_set1_epi32(cpu_ep::rc_bias_plus(bias, r, addend)));
         return cpu_ep::rc_apply8_as<S>(*rc, *k, v, i, c);
     }
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
@@ -294,11 +290,11 @@ void run_tiles_tail_avx2(const gemm_weights* a, const int8_t* b, int32_t N, int6
     cpu_ep::rc_chain rc;
     memcpy(&rc, tail->chain, sizeof rc);
     switch (cpu_ep::rc_shape_of(rc)) {
-        case cpu_ep::rc_shape::round_clip:
-            run_tiles_tail_as<cpu_ep::rc_shape::round_clip>(a, b, N, t0, t1, tail, rc, fn, arg);
+        case cpu_ep::rc_shape::shift_clip:
+            run_tiles_tail_as<cpu_ep::rc_shape::shift_clip>(a, b, N, t0, t1, tail, rc, fn, arg);
             break;
-        case cpu_ep::rc_shape::round_clip_add:
-            run_tiles_tail_as<cpu_ep::rc_shape::round_clip_add>(a, b, N, t0, t1, tail, rc, fn, arg);
+        case cpu_ep::rc_shape::shift_clip_add:
+            run_tiles_tail_as<cpu_ep::rc_shape::shift_clip_add>(a, b, N, t0, t1, tail, rc, fn, arg);
             break;
         default:
             run_tiles_tail_as<cpu_ep::rc_shape::any>(a, b, N, t0, t1, tail, rc, fn, arg);
@@ -359,7 +355,7 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) bool pack_group(
 void write_head(int8_t* packed, bool unsigned_b, size_t masks_at) {
     memset(packed, 0, AVX2_B_HEAD);
     packed[0] = unsigned_b ? 1 : 0;
-    const int64_t at = unsigned_b ? 0 : static_cast<int64_t>(masks_at);
+    const int64_t at = static_cast<int64_t>(masks_at);
     memcpy(packed + AVX2_B_MASKS_AT, &at, sizeof at);
 }
 
@@ -533,7 +529,7 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_row(__m256i& 
                                                                        const int8_t* w, __m256i x0,
                                                                        __m256i u0, __m256i x1,
                                                                        __m256i u1, __m256i ones) {
-    const __m256i wr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i wr = load32(w);
     if (UNSIGNED_X) {
         cpu_avx2::madd_acc(s0, u0, wr, ones);
         if (C > 1) cpu_avx2::madd_acc(s1, u1, wr, ones);
@@ -550,11 +546,8 @@ template <int C, bool UNSIGNED_X>
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void narrow_step(
     const int8_t* w0, size_t lda, const uint8_t* col0, const uint8_t* col1, narrow_acc& s) {
     const __m256i flip = _mm256_set1_epi8(-128), ones = _mm256_set1_epi16(1);
-    const __m256i x0 =
-        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col0)), flip);
-    const __m256i x1 =
-        C > 1 ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col1)), flip)
-              : x0;
+    const __m256i x0 = _mm256_xor_si256(load32(col0), flip);
+    const __m256i x1 = C > 1 ? _mm256_xor_si256(load32(col1), flip) : x0;
     const __m256i u0 = UNSIGNED_X ? x0 : _mm256_abs_epi8(x0);
     const __m256i u1 = UNSIGNED_X || C == 1 ? x1 : _mm256_abs_epi8(x1);
     narrow_row<C, UNSIGNED_X>(s.r0c0, s.r0c1, w0, x0, u0, x1, u1, ones);
