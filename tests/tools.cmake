@@ -8,3 +8,13 @@ if(TARGET cvml_tool)
     set_tests_properties(tools.${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
   endforeach()
 endif()
+# The cross-CPU probe of tools/bench/compare.sh runs and reports every step (skipped where
+# the process has fewer than two CPUs), and refuses a bad repeat count.
+if(TARGET cvml_xcore_probe)
+  add_test(NAME tools.xcore_probe COMMAND $<TARGET_FILE:cvml_xcore_probe> 3)
+  set_tests_properties(tools.xcore_probe PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "\"read_remote_us\": [0-9]+\\.[0-9]+, \"read_local_us\": [0-9]+\\.[0-9]+, \"write_kb\": 200, \"write_remote_us\": [0-9]+\\.[0-9]+, \"write_local_us\": [0-9]+\\.[0-9]+")
+  add_test(NAME tools.xcore_probe_usage COMMAND $<TARGET_FILE:cvml_xcore_probe> 0)
+  set_tests_properties(tools.xcore_probe_usage PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "usage: cvml-xcore-probe \\[REPEATS")
+endif()

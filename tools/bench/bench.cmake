@@ -26,3 +26,12 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT WIN32)
   target_compile_options(cvml_vnni_roof PRIVATE ${CVML_WARNINGS})
   target_link_libraries(cvml_vnni_roof PRIVATE Threads::Threads)
 endif()
+# The cross-CPU probe (what handing cache lines between two CPUs costs now) on Linux.
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  find_package(Threads REQUIRED)
+  add_executable(cvml_xcore_probe ${CVML_BENCH_DIR}/peers/xcore_probe.c)
+  set_target_properties(cvml_xcore_probe PROPERTIES OUTPUT_NAME cvml-xcore-probe
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)
+  target_compile_options(cvml_xcore_probe PRIVATE ${CVML_WARNINGS})
+  target_link_libraries(cvml_xcore_probe PRIVATE Threads::Threads)
+endif()

@@ -17,7 +17,10 @@
 #     ratio, and at avx512 the share of the roofline (MACs / the measured VNNI peak of the
 #     threads; the roofline is of 512-bit VPDPBUSD, so avx2 has none);
 #  2. sporadic calls: ResNet-18 on 2 threads with 20 ms and 200 ms idle before each run;
-#  3. batch 8 on 2 threads: images per second against batch 1.
+#  3. batch 8 on 2 threads: images per second against batch 1;
+#  4. round by round, the 2-thread ratios beside what moving cache lines between the two
+#     CPUs cost at the round's start (cvml-xcore-probe): on a shared VM that cost changes
+#     from minute to minute, and the 2-thread figures with it (docs/performance.md).
 # The peers are built with the project where they can be (tools/bench/bench.cmake):
 # cvml-dnnl-peer needs Debian's libdnnl-dev, cvml-vnni-roof an x86-64 compiler. Only
 # the multiply-accumulate work is comparable: oneDNN requantizes with float scales.
@@ -54,6 +57,7 @@ esac
 cvml=$build/tools/cvml
 peer=$build/tools/cvml-dnnl-peer
 roof=$build/tools/cvml-vnni-roof
+probe=$build/tools/cvml-xcore-probe
 [[ -x $cvml ]] || { echo "compare: no $cvml (build the project first)" >&2; exit 2; }
 # The peer is built where CMake found oneDNN (tools/bench/bench.cmake); without it, say
 # whether oneDNN is missing (skipped: how to install it) or the build predates it.
@@ -119,7 +123,16 @@ grep -q ': [0-9]* x ' <<<"$impls" ||
   { echo "compare: ONEDNN_VERBOSE=1 printed no exec lines" >&2; exit 1; }
 
 declare -A times
+probes=()
 for ((round = 1; round <= rounds; round++)); do
+  # The read of 400 KB another CPU just wrote, and the re-read (microseconds); "-" where
+  # the probe is not built or has no two CPUs.
+  probe_line=$([[ -x $probe ]] && "$probe" 20 2>/dev/null || true)
+  if [[ -n $probe_line ]]; then
+    probes+=("$(json_field read_remote_us <<<"$probe_line") / $(json_field read_local_us <<<"$probe_line")")
+  else
+    probes+=("-")
+  fi
   for model in resnet18 mobilenet; do
     for t in 1 2; do
       times[cvml.$model.$t]+="$(cvml_ms --model $model --threads $t --runs "$runs") "
@@ -134,6 +147,8 @@ for ((round = 1; round <= rounds; round++)); do
   times[cvml.batch8]+="$(cvml_ms --model resnet18 --threads 2 --batch 8 --runs 5) "
 done
 med() { echo "${times[$1]}" | median; }
+# nth KEY N: round N's figure of times[KEY].
+nth() { echo "${times[$1]}" | awk -v n="$2" '{ print $n }'; }
 
 declare -A macs
 macs[resnet18]=$("$cvml" bench --model resnet18 --runs 1 --warmup 0 --json | json_field macs)
@@ -192,3 +207,12 @@ echo
 awk -v b1="$back" -v b8="$(med cvml.batch8)" 'BEGIN {
   printf "ResNet-18, 2 threads: batch 1 %.1f images/s, batch 8 %.1f images/s (%.3f x)\n",
          1000 / b1, 8000 / b8, (8000 / b8) / (1000 / b1) }'
+echo
+echo "| round | 400 KB read from the other CPU / again, us | ResNet-18, 2 threads | MobileNet-v1, 2 threads |"
+echo "|---|---|---|---|"
+for ((round = 1; round <= rounds; round++)); do
+  awk -v r=$round -v p="${probes[round - 1]}" \
+      -v c1="$(nth cvml.resnet18.2 $round)" -v d1="$(nth peer.resnet18.2 $round)" \
+      -v c2="$(nth cvml.mobilenet.2 $round)" -v d2="$(nth peer.mobilenet.2 $round)" 'BEGIN {
+    printf "| %d | %s | %.3f / %.3f = %.3f | %.3f / %.3f = %.3f |\n", r, p, c1, d1, c1 / d1, c2, d2, c2 / d2 }'
+done
