@@ -22,7 +22,8 @@
 #     CPUs cost at the round's start (cvml-xcore-probe): on a shared VM that cost changes
 #     from minute to minute, and the 2-thread figures with it (docs/performance.md).
 # The peers are built with the project where they can be (tools/bench/bench.cmake):
-# cvml-dnnl-peer needs Debian's libdnnl-dev, cvml-vnni-roof an x86-64 compiler. Only
+# cvml-dnnl-peer needs Debian's libdnnl-dev, cvml-vnni-roof an x86-64 compiler,
+# cvml-xcore-probe Linux (without it the last table shows "-" for the probe). Only
 # the multiply-accumulate work is comparable: oneDNN requantizes with float scales.
 # Exits 77 (skipped) where oneDNN is not installed or the CPU lacks the ISA asked for.
 set -euo pipefail
