@@ -11,8 +11,8 @@
 # lowest over the rounds, the least disturbed one: of each round's mean, or with
 # STAT=fastest of each round's fastest run (the profile's `min ms`), which moves less on
 # a machine whose other tenants slow it down now and then (the shared VM the figures in
-# docs/ come from; a slowdown lasting a whole round moves both). The groups of each conv2d come from the model saved as
-# CVM JSON (`cvml bench --save`).
+# docs/ come from; a slowdown lasting a whole round moves both). The groups of each
+# conv2d come from the model saved as CVM JSON (`cvml bench --save`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 usage="usage: tools/bench/scaling.sh [CVML] [MODEL] [ROUNDS] [SIMD]"
