@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "cvml.h"
+#include "device/cpu/cpu_paths.h"
+#include "device/cpu/simd/simd.h"
+#include "device/cpu/simd/simd_config.h"
 #include "nn_case_util.h"
 #include "op_runner.h"
 
@@ -142,6 +146,99 @@ TEST(MaxPool2d, PropertyAgainstReference) {
             ASSERT_EQ(r.shapes[0], (std::vector<int32_t>{n, c, oh, ow}));
             ASSERT_EQ(r.outputs[0], ref_pool(n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow, x))
                 << "iter " << iter;
+        }
+    }
+}
+
+namespace {
+
+/* input -> cvm_clip(8) -> max_pool2d -> cvm_clip(8): the pool reads and writes int8
+ * storage, as in a network (a graph's own input and output stay int32). */
+std::vector<int32_t> run_between_clips(const std::vector<int32_t>& shape,
+                                       const std::vector<std::pair<std::string, std::string>>& a,
+                                       const std::vector<int32_t>& x, int threads,
+                                       std::string* error) {
+    cvml_init();
+    cvml_context* ctx = nullptr;
+    cvml_context_create(&ctx);
+    cvml_context_set_threads(ctx, threads);
+    cvml_graph* g = nullptr;
+    cvml_graph_create(ctx, &g);
+    cvml_tensor *in = nullptr, *clipped = nullptr, *pooled = nullptr, *y = nullptr;
+    const char* ck[] = {"precision"};
+    const char* cv[] = {"8"};
+    std::vector<const char*> keys, vals;
+    for (auto& kv : a) {
+        keys.push_back(kv.first.c_str());
+        vals.push_back(kv.second.c_str());
+    }
+    int rc = cvml_graph_add_input(g, "data", 4, shape.data(), 8, &in);
+    if (!rc) rc = cvml_graph_add_node(g, "cvm_clip", "clip_in", ck, cv, 1, &in, 1, &clipped, 1);
+    if (!rc)
+        rc = cvml_graph_add_node(g, "max_pool2d", "pool", keys.data(), vals.data(),
+                                 static_cast<int>(keys.size()), &clipped, 1, &pooled, 1);
+    if (!rc) rc = cvml_graph_add_node(g, "cvm_clip", "clip_out", ck, cv, 1, &pooled, 1, &y, 1);
+    if (!rc) rc = cvml_graph_set_outputs(g, &y, 1);
+    if (!rc) rc = cvml_graph_verify(g);
+    if (!rc) rc = cvml_tensor_set_i32(in, x.data(), x.size());
+    if (!rc) rc = cvml_graph_run(g);
+    std::vector<int32_t> out;
+    if (!rc) {
+        size_t n = 0;
+        cvml_tensor_element_count(y, &n);
+        out.resize(n);
+        cvml_tensor_get_i32(y, out.data(), n);
+    } else {
+        *error = cvml_last_error();
+    }
+    cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+    return out;
+}
+
+}  // namespace
+
+/* The separable kernel (a level's pool_direct8: avx2) on the shapes at its domain's
+ * edges: ResNet's 3x3 stride-2 pool, stride 1, rows of exactly 32, a ceil-mode window
+ * past the row, an odd width; negative values (padding must never win). At a level with
+ * the kernel, every case must have taken it. */
+TEST(MaxPool2d, SeparableKernelAgainstReference) {
+    struct Case {
+        int c, h, w, kh, kw, sh, sw, ph, pw;
+        bool ceil;
+    };
+    const Case cases[] = {
+        {3, 112, 112, 3, 3, 2, 2, 1, 1, false},  // ResNet-18's, 3 channels
+        {2, 20, 40, 3, 3, 1, 1, 1, 1, false},    // stride 1
+        {2, 9, 32, 2, 1, 1, 1, 0, 0, false},     // rows and output rows of 32
+        {2, 11, 67, 3, 3, 2, 2, 1, 1, true},     // odd width, the last window past the row
+        {1, 13, 70, 5, 4, 3, 2, 2, 1, false},    // kernel rows at stride 3, an even kw
+    };
+    const cpu_simd_config* cfg = cpu_simd_config_of(cpu_simd_level());
+    uint32_t seed = 900;
+    for (const Case& k : cases) {
+        const int oh = k.ceil ? (k.h + 2 * k.ph - k.kh + k.sh - 1) / k.sh + 1
+                              : (k.h + 2 * k.ph - k.kh) / k.sh + 1;
+        const int ow = k.ceil ? (k.w + 2 * k.pw - k.kw + k.sw - 1) / k.sw + 1
+                              : (k.w + 2 * k.pw - k.kw) / k.sw + 1;
+        auto x = cvml_test::random_values(k.c * k.h * k.w, 127, seed++);
+        const std::vector<std::pair<std::string, std::string>> a = {
+            {"pool_size", "(" + std::to_string(k.kh) + ", " + std::to_string(k.kw) + ")"},
+            {"strides", "(" + std::to_string(k.sh) + ", " + std::to_string(k.sw) + ")"},
+            {"padding", "(" + std::to_string(k.ph) + ", " + std::to_string(k.pw) + ")"},
+            {"ceil_mode", k.ceil ? "True" : "False"}};
+        const auto expect =
+            ref_pool(1, k.c, k.h, k.w, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow, x);
+        for (int threads : {1, 2, 3}) {
+            const int64_t taken0 = cpu_path_count(CPU_PATH_POOL_DIRECT);
+            std::string error;
+            const auto got = run_between_clips({1, k.c, k.h, k.w}, a, x, threads, &error);
+            ASSERT_EQ(got, expect) << error << " case w " << k.w << " threads " << threads;
+            if (cfg->pool_direct8) {
+                EXPECT_EQ(cpu_path_count(CPU_PATH_POOL_DIRECT) - taken0, 1)
+                    << "the separable kernel did not run, case w " << k.w;
+            }
         }
     }
 }

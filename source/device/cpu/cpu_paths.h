@@ -16,6 +16,7 @@ enum cpu_path {
                                   (vpdpbusd at avx512, vpmaddwd at avx2) */
     CPU_PATH_DW_PAIRS,        /* conv2d: that depthwise two small planes at once (bumped per run) */
     CPU_PATH_CONV_FUSED_TAIL, /* conv2d: the tail in the GEMM micro-kernel (bumped per run) */
+    CPU_PATH_POOL_DIRECT,     /* max_pool2d: int8 planes pooled in place, separably (per run) */
     CPU_PATH_COUNT
 };
 

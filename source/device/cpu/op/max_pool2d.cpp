@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "device/cpu/cpu_kernel.h"
+#include "device/cpu/cpu_paths.h"
 #include "device/cpu/op/max_pool2d_fast.h"
 #include "device/cpu/simd/kernel_util.h"
 #include "device/cpu/simd/simd.h"
@@ -84,10 +85,16 @@ struct pool_fast_args {
     int64_t planes;
 };
 
-/* int8 planes with column stride 2 (ResNet's 3x3 pool) go by bands of output rows where
- * the level has the kernels (avx512), which build and fold a band's rows alone. */
+/* A level's separable kernel (avx2) reads the input in place where it fits. */
+bool pools_direct(const pool_fast* f) {
+    return f->cfg->pool_direct8 && pool_direct8_fits(f);
+}
+
+/* int8 planes go by bands of output rows where the level reads them in place
+ * (pools_direct), or, with column stride 2 (ResNet's 3x3 pool), has the kernels that
+ * build and fold a band's rows alone (avx512). */
 bool pools_by_bands(const pool_fast* f) {
-    return f->cfg->pool_phase8_s2 && f->cfg->pool_rows8 && f->sw == 2;
+    return pools_direct(f) || (f->cfg->pool_phase8_s2 && f->cfg->pool_rows8 && f->sw == 2);
 }
 
 /* Thread slot `slot`'s band of output rows in every plane: the rows the convolution
@@ -99,7 +106,12 @@ void pool_band8(const pool_fast_args* a, int64_t slot, int8_t* ph) {
     if (i0 == i1) return;
     const int8_t* x = static_cast<const int8_t*>(a->ctx->inputs[0]->data);
     int8_t* y = static_cast<int8_t*>(a->ctx->outputs[0]->data);
+    const bool direct = pools_direct(f);
     for (int64_t t = 0; t < a->planes; ++t) {
+        if (direct) {
+            f->cfg->pool_direct8(f, x + t * f->h * f->w, y + t * f->oh * f->ow, i0, i1);
+            continue;
+        }
         f->cfg->pool_phase8_s2(f, x + t * f->h * f->w, ph, i0, i1);
         f->cfg->pool_rows8(f, ph, y + t * f->oh * f->ow, i0, i1);
     }
@@ -187,6 +199,9 @@ int max_pool2d_run(cpu_node_ctx* ctx) {
     if (ctx->state) {
         pool_fast_args a = {ctx, static_cast<const pool_fast*>(ctx->state),
                             ctx->inputs[0]->dims[0] * ctx->inputs[0]->dims[1]};
+        if (ctx->inputs[0]->storage == STORAGE_INT8 && ctx->outputs[0]->storage == STORAGE_INT8 &&
+            pools_direct(a.f))
+            cpu_path_taken(CPU_PATH_POOL_DIRECT);
         cpu_for_each_slot(ctx, pool_fast_slot, &a);
         return CVML_OK;
     }

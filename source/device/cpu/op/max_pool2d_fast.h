@@ -27,6 +27,20 @@ inline int64_t window_offset(const pool_fast* f, int64_t i, int64_t r, int64_t s
     return ((s % f->sw) * f->hp + i * f->sh + r) * f->wq + s / f->sw;
 }
 
+/* The separable kernels (pool_direct8: no padded image) fold a window's rows into one
+ * row of at most kPoolDirectMaxW bytes, which the window's columns then read with
+ * kPoolDirectMargin bytes of -128 on either side; their 32-byte blocks need rows and
+ * output rows of 32 or more, column stride 1 or 2. */
+constexpr int64_t kPoolDirectMaxW = 1024;
+constexpr int64_t kPoolDirectMargin = 96;
+inline bool pool_direct8_fits(const pool_fast* f) {
+    // Reads run from column -pw to one past the last window's last column (at stride 2
+    // its 64-byte loads take the odd byte after it).
+    return f->sw <= 2 && f->w >= 32 && f->ow >= 32 && f->w <= kPoolDirectMaxW &&
+           f->pw <= kPoolDirectMargin &&
+           (f->ow - 1) * f->sw - f->pw + f->kw < f->w + kPoolDirectMargin;
+}
+
 /* The scalar code's rows (simd/simd_config.cpp), which the compiler vectorizes for the
  * build's baseline. */
 void max_row_plain(int32_t* acc, const int32_t* src, int64_t n);
@@ -46,6 +60,8 @@ void phase_planes8_s2_avx512(const pool_fast* f, const int8_t* x, int8_t* ph, in
                              int64_t i1);
 /* The same folding at avx2, 32 columns a vector. */
 void pool_rows8_avx2(const pool_fast* f, const int8_t* ph, int8_t* y, int64_t i0, int64_t i1);
+/* int8 planes at avx2 straight from the input, output rows [i0, i1) (pool_direct8_fits). */
+void pool_direct8_avx2(const pool_fast* f, const int8_t* x, int8_t* y, int64_t i0, int64_t i1);
 #endif
 
 }  // namespace cpu_max_pool2d

@@ -129,6 +129,10 @@ struct cpu_simd_config {
     /* Column stride 2's phase planes by bands of output rows; NULL: by whole planes. */
     void (*pool_phase8_s2)(const cpu_max_pool2d::pool_fast* f, const int8_t* x, int8_t* ph,
                            int64_t i0, int64_t i1);
+    /* int8 output rows [i0, i1) of one plane straight from its input, separably, where
+     * pool_direct8_fits (max_pool2d_fast.h); NULL: the padded image's kernels above. */
+    void (*pool_direct8)(const cpu_max_pool2d::pool_fast* f, const int8_t* x, int8_t* y, int64_t i0,
+                         int64_t i1);
 
     /* ---- fused tails (epilogue.cpp) */
     bool vector_tails; /* the vector levels' fusion rules (cpu.cpp's fuse_tails) */
