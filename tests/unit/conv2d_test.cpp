@@ -444,12 +444,8 @@ namespace {
 std::vector<int32_t> run_after_clip(const ConvCfg& c, const std::vector<int32_t>& x,
                                     const std::vector<int32_t>& w, const std::vector<int32_t>& b,
                                     int threads, std::string* error, bool bias_input = false) {
-    cvml_init();
     cvml_context* ctx = nullptr;
-    cvml_context_create(&ctx);
-    cvml_context_set_threads(ctx, threads);
-    cvml_graph* g = nullptr;
-    cvml_graph_create(ctx, &g);
+    cvml_graph* g = cvml_test::new_graph(threads, &ctx);
     std::vector<int32_t> xs = {c.n, c.c, c.h, c.w}, ws = {c.o, c.c / c.groups, c.kh, c.kw},
                          bs = {c.o};
     cvml_tensor *in = nullptr, *clipped = nullptr, *wt = nullptr, *bt = nullptr, *y = nullptr;
@@ -472,24 +468,9 @@ std::vector<int32_t> run_after_clip(const ConvCfg& c, const std::vector<int32_t>
     if (!rc)
         rc = cvml_graph_add_node(g, "conv2d", "conv", keys.data(), vals.data(), (int)keys.size(),
                                  conv_in, c.bias ? 3 : 2, &y, 1);
-    if (!rc) rc = cvml_graph_set_outputs(g, &y, 1);
-    if (!rc) rc = cvml_graph_verify(g);
-    if (!rc) rc = cvml_tensor_set_i32(in, x.data(), x.size());
-    if (!rc && bias_input) rc = cvml_tensor_set_i32(bt, b.data(), b.size());
-    if (!rc) rc = cvml_graph_run(g);
-    std::vector<int32_t> out;
-    if (!rc) {
-        size_t n = 0;
-        cvml_tensor_element_count(y, &n);
-        out.resize(n);
-        cvml_tensor_get_i32(y, out.data(), n);
-    } else {
-        *error = cvml_last_error();
-    }
-    cvml_graph_release(g);
-    cvml_context_release(ctx);
-    cvml_release();
-    return out;
+    std::vector<std::pair<cvml_tensor*, const std::vector<int32_t>*>> inputs = {{in, &x}};
+    if (bias_input) inputs.push_back({bt, &b});
+    return cvml_test::run_to_output(g, ctx, rc, inputs, y, error);
 }
 
 /* Random int8 input and weights and a bias for c, drawn from seed on, through

@@ -158,12 +158,8 @@ std::vector<int32_t> run_between_clips(const std::vector<int32_t>& shape,
                                        const std::vector<std::pair<std::string, std::string>>& a,
                                        const std::vector<int32_t>& x, int threads,
                                        std::string* error) {
-    cvml_init();
     cvml_context* ctx = nullptr;
-    cvml_context_create(&ctx);
-    cvml_context_set_threads(ctx, threads);
-    cvml_graph* g = nullptr;
-    cvml_graph_create(ctx, &g);
+    cvml_graph* g = cvml_test::new_graph(threads, &ctx);
     cvml_tensor *in = nullptr, *clipped = nullptr, *pooled = nullptr, *y = nullptr;
     const char* ck[] = {"precision"};
     const char* cv[] = {"8"};
@@ -178,23 +174,7 @@ std::vector<int32_t> run_between_clips(const std::vector<int32_t>& shape,
         rc = cvml_graph_add_node(g, "max_pool2d", "pool", keys.data(), vals.data(),
                                  static_cast<int>(keys.size()), &clipped, 1, &pooled, 1);
     if (!rc) rc = cvml_graph_add_node(g, "cvm_clip", "clip_out", ck, cv, 1, &pooled, 1, &y, 1);
-    if (!rc) rc = cvml_graph_set_outputs(g, &y, 1);
-    if (!rc) rc = cvml_graph_verify(g);
-    if (!rc) rc = cvml_tensor_set_i32(in, x.data(), x.size());
-    if (!rc) rc = cvml_graph_run(g);
-    std::vector<int32_t> out;
-    if (!rc) {
-        size_t n = 0;
-        cvml_tensor_element_count(y, &n);
-        out.resize(n);
-        cvml_tensor_get_i32(y, out.data(), n);
-    } else {
-        *error = cvml_last_error();
-    }
-    cvml_graph_release(g);
-    cvml_context_release(ctx);
-    cvml_release();
-    return out;
+    return cvml_test::run_to_output(g, ctx, rc, {{in, &x}}, y, error);
 }
 
 }  // namespace

@@ -81,6 +81,31 @@ OpResult run_op(const std::string& op,
     return r;
 }
 
+std::vector<int32_t> run_to_output(
+    cvml_graph* g, cvml_context* ctx, int rc,
+    const std::vector<std::pair<cvml_tensor*, const std::vector<int32_t>*>>& inputs, cvml_tensor* y,
+    std::string* error) {
+    if (!rc) rc = cvml_graph_set_outputs(g, &y, 1);
+    if (!rc) rc = cvml_graph_verify(g);
+    for (size_t i = 0; i < inputs.size() && !rc; ++i)
+        rc = cvml_tensor_set_i32(inputs[i].first, inputs[i].second->data(),
+                                 inputs[i].second->size());
+    if (!rc) rc = cvml_graph_run(g);
+    std::vector<int32_t> out;
+    if (!rc) {
+        size_t n = 0;
+        cvml_tensor_element_count(y, &n);
+        out.resize(n);
+        cvml_tensor_get_i32(y, out.data(), n);
+    } else {
+        *error = cvml_last_error();
+    }
+    cvml_graph_release(g);
+    cvml_context_release(ctx);
+    cvml_release();
+    return out;
+}
+
 std::vector<int32_t> random_values(size_t n, int32_t bound, uint32_t seed) {
     std::vector<int32_t> v(n);
     uint64_t s = seed * 2654435761u + 1;

@@ -39,6 +39,15 @@ OpResult run_op(const std::string& op,
  * The caller releases the graph, the context, and calls cvml_release(). */
 cvml_graph* new_graph(int threads, cvml_context** ctx);
 
+/* Finishes a graph built on new_graph's context: unless rc already failed, sets `y` as
+ * its output, verifies it, gives each input its values, runs it and returns y's values
+ * (empty, with *error set, on a failure); then releases the graph and the context and
+ * calls cvml_release(). */
+std::vector<int32_t> run_to_output(
+    cvml_graph* g, cvml_context* ctx, int rc,
+    const std::vector<std::pair<cvml_tensor*, const std::vector<int32_t>*>>& inputs, cvml_tensor* y,
+    std::string* error);
+
 /* Deterministic pseudo-random values in [-bound, bound]. */
 std::vector<int32_t> random_values(size_t n, int32_t bound, uint32_t seed);
 
