@@ -75,7 +75,8 @@ CVML_TARGET_AVX2 void pool_rows8_avx2(const pool_fast* f, const int8_t* ph, int8
 
 namespace {
 
-/* The 32 even bytes of the 64 at p (lanes 0..15 of each 32 taken apart, then joined). */
+/* The 32 even and the 32 odd bytes of the 64 at p (each 32 taken apart in its lanes, then
+ * the halves joined). */
 CVML_TARGET_AVX2 inline void split64(const int8_t* p, __m256i* even, __m256i* odd) {
     const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0,
                                            2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
