@@ -37,6 +37,20 @@ std::vector<int32_t> ref_pool(int n, int c, int h, int w, int kh, int kw, int sh
     return y;
 }
 
+/* An output extent as upstream computes it, floor or ceil mode. */
+int pooled_extent(int in, int k, int s, int pad, bool ceil) {
+    return ceil ? (in + 2 * pad - k + s - 1) / s + 1 : (in + 2 * pad - k) / s + 1;
+}
+
+/* max_pool2d's attributes; `padding` as written in the graph, "(p,)" or "(ph, pw)". */
+std::vector<std::pair<std::string, std::string>> pool_attrs(int kh, int kw, int sh, int sw,
+                                                            const std::string& padding, bool ceil) {
+    return {{"pool_size", "(" + std::to_string(kh) + ", " + std::to_string(kw) + ")"},
+            {"strides", "(" + std::to_string(sh) + ", " + std::to_string(sw) + ")"},
+            {"padding", padding},
+            {"ceil_mode", ceil ? "True" : "False"}};
+}
+
 }  // namespace
 
 TEST(MaxPool2d, HandChecked) {
@@ -126,16 +140,13 @@ TEST(MaxPool2d, PropertyAgainstReference) {
         if (iter % 4 == 0) w += 130;             // output rows past one 64-lane vector
         if (iter % 4 == 1) w += 16 + iter % 37;  // rows of 16 to 48 (avx2's overlapping blocks)
         bool ceil = pick(11, 0, 1) == 1;
-        int oh = ceil ? (h + 2 * ph - kh + sh - 1) / sh + 1 : (h + 2 * ph - kh) / sh + 1;
-        int ow = ceil ? (w + 2 * pw - kw + sw - 1) / sw + 1 : (w + 2 * pw - kw) / sw + 1;
+        int oh = pooled_extent(h, kh, sh, ph, ceil), ow = pooled_extent(w, kw, sw, pw, ceil);
         bool valid = !ceil || ((oh - 1) * sh - ph < h && (ow - 1) * sw - pw < w);
         auto x = cvml_test::random_values(n * c * h * w, 127, seed++);
-        std::vector<std::pair<std::string, std::string>> a = {
-            {"pool_size", "(" + std::to_string(kh) + ", " + std::to_string(kw) + ")"},
-            {"strides", "(" + std::to_string(sh) + ", " + std::to_string(sw) + ")"},
-            {"padding", one_pad ? "(" + std::to_string(ph) + ",)"
-                                : "(" + std::to_string(ph) + ", " + std::to_string(pw) + ")"},
-            {"ceil_mode", ceil ? "True" : "False"}};
+        auto a = pool_attrs(kh, kw, sh, sw,
+                            one_pad ? "(" + std::to_string(ph) + ",)"
+                                    : "(" + std::to_string(ph) + ", " + std::to_string(pw) + ")",
+                            ceil);
         for (int threads : {1, 3}) {
             auto r = run_op("max_pool2d", a, {Operand{{n, c, h, w}, 8, x, false}}, 1, threads);
             if (!valid) {
@@ -198,16 +209,12 @@ TEST(MaxPool2d, SeparableKernelAgainstReference) {
     const cpu_simd_config* cfg = cpu_simd_config_of(cpu_simd_level());
     uint32_t seed = 900;
     for (const Case& k : cases) {
-        const int oh = k.ceil ? (k.h + 2 * k.ph - k.kh + k.sh - 1) / k.sh + 1
-                              : (k.h + 2 * k.ph - k.kh) / k.sh + 1;
-        const int ow = k.ceil ? (k.w + 2 * k.pw - k.kw + k.sw - 1) / k.sw + 1
-                              : (k.w + 2 * k.pw - k.kw) / k.sw + 1;
+        const int oh = pooled_extent(k.h, k.kh, k.sh, k.ph, k.ceil);
+        const int ow = pooled_extent(k.w, k.kw, k.sw, k.pw, k.ceil);
         auto x = cvml_test::random_values(k.c * k.h * k.w, 127, seed++);
-        const std::vector<std::pair<std::string, std::string>> a = {
-            {"pool_size", "(" + std::to_string(k.kh) + ", " + std::to_string(k.kw) + ")"},
-            {"strides", "(" + std::to_string(k.sh) + ", " + std::to_string(k.sw) + ")"},
-            {"padding", "(" + std::to_string(k.ph) + ", " + std::to_string(k.pw) + ")"},
-            {"ceil_mode", k.ceil ? "True" : "False"}};
+        const auto a =
+            pool_attrs(k.kh, k.kw, k.sh, k.sw,
+                       "(" + std::to_string(k.ph) + ", " + std::to_string(k.pw) + ")", k.ceil);
         const auto expect =
             ref_pool(1, k.c, k.h, k.w, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, oh, ow, x);
         for (int threads : {1, 2, 3}) {

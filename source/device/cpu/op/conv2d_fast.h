@@ -314,14 +314,10 @@ void depthwise_image_avx512(const conv_grouped* f, const int8_t* x, int8_t* img)
 void depthwise_plane_avx512(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                             const int32_t* w, int32_t* acc);
 /* The direct depthwise kernels (avx512, avx2) fetch the output lines of the planes they
- * compute next for writing (simd_prefetch_for_write) where a plane is at most this many
- * bytes: with two threads the arena hands a layer lines the other core last held, and
- * each store would wait for them. */
+ * compute next for writing (simd_prefetch_lines_for_write) where a plane is at most this
+ * many bytes: with two threads the arena hands a layer lines the other core last held,
+ * and each store would wait for them. */
 constexpr int64_t kDwOwnAheadBytes = 4096;
-inline void dw_own_lines_ahead(const void* p, int64_t bytes) {
-    for (int64_t i = 0; i < bytes; i += 64)
-        simd_prefetch_for_write(static_cast<const char*>(p) + i);
-}
 /* The avx2 direct kernel, and the avx512 one where it computes planes in pairs, claim the
  * output lines of a thread's planes before they compute them (simd_claim_lines) where
  * they are at most this many bytes: their stores (a row's few bytes at a time) waited for

@@ -119,9 +119,7 @@ void fetch_band_start(const pool_fast* f, const int8_t* plane, int64_t i0) {
  * from 0.039 to 0.035 ms. */
 void own_band_ahead(int8_t* band, int64_t bytes) {
 #if CVML_SIMD_X86
-    const uintptr_t end = reinterpret_cast<uintptr_t>(band + bytes);
-    for (uintptr_t p = reinterpret_cast<uintptr_t>(band) & ~uintptr_t{63}; p < end; p += 64)
-        simd_prefetch_for_write(reinterpret_cast<const void*>(p));
+    simd_prefetch_lines_for_write(band, bytes);
 #else
     (void)band;
     (void)bytes;
@@ -137,7 +135,6 @@ void pool_band8(const pool_fast_args* a, int64_t slot, int8_t* ph) {
     if (i0 == i1) return;
     const int8_t* x = static_cast<const int8_t*>(a->ctx->inputs[0]->data);
     int8_t* y = static_cast<int8_t*>(a->ctx->outputs[0]->data);
-    const bool direct = pools_direct(f);
     // On one thread the lines are this core's already, and asking for them cost 2%.
     const bool own = f->threads > 1;
     for (int64_t t = 0; t < a->planes; ++t) {
@@ -145,7 +142,7 @@ void pool_band8(const pool_fast_args* a, int64_t slot, int8_t* ph) {
             fetch_band_start(f, x + (t + 1) * f->h * f->w, i0);
             if (own) own_band_ahead(y + (t + 1) * f->oh * f->ow + i0 * f->ow, (i1 - i0) * f->ow);
         }
-        if (direct) {
+        if (f->direct) {
             f->cfg->pool_direct8(f, x + t * f->h * f->w, y + t * f->oh * f->ow, i0, i1);
             continue;
         }
@@ -166,7 +163,7 @@ void pool_fast_slot(void* arg, int64_t begin, int64_t end) {
         int32_t* ph = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(a->ctx->scratch) +
                                                  f->slot_bytes * slot);
         int32_t* acc = ph + f->sw * f->hp * f->wq;
-        if (int8_io && pools_by_bands(f)) {
+        if (int8_io && f->by_bands) {
             pool_band8(a, slot, reinterpret_cast<int8_t*>(ph));
             continue;
         }
@@ -221,6 +218,8 @@ int max_pool2d_prerun(cpu_node_ctx* ctx, size_t* scratch_bytes) {
     f->wq = (wpad + f->sw - 1) / f->sw + 1;
     f->slot_bytes = (static_cast<size_t>(f->sw * f->hp * f->wq + f->ow) * 4 + 63) & ~size_t{63};
     *scratch_bytes = f->slot_bytes * static_cast<size_t>(f->threads);
+    f->direct = pools_direct(f);
+    f->by_bands = pools_by_bands(f);
     ctx->state = f;
     ctx->caps = CPU_CAP_NARROW_IN(0) | CPU_CAP_INT16;
     if (f->ph < f->kh && f->pw < f->kw) ctx->caps |= CPU_CAP_NARROW_OUT;
@@ -237,7 +236,7 @@ int max_pool2d_run(cpu_node_ctx* ctx) {
         pool_fast_args a = {ctx, static_cast<const pool_fast*>(ctx->state),
                             ctx->inputs[0]->dims[0] * ctx->inputs[0]->dims[1]};
         if (ctx->inputs[0]->storage == STORAGE_INT8 && ctx->outputs[0]->storage == STORAGE_INT8 &&
-            pools_direct(a.f))
+            a.f->direct)
             cpu_path_taken(CPU_PATH_POOL_DIRECT);
         cpu_for_each_slot(ctx, pool_fast_slot, &a);
         return CVML_OK;

@@ -15,6 +15,9 @@ struct pool_fast {
     const cpu_simd_config* cfg; /* the level's kernels (simd_config.h) */
     int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, hp, wq;
     size_t slot_bytes;
+    /* int8 planes: pooled straight from the input by the level's separable kernel, and
+     * by bands of output rows (max_pool2d.cpp's pools_direct, pools_by_bands). */
+    bool direct, by_bands;
 };
 
 template <typename T>

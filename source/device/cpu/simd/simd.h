@@ -6,6 +6,8 @@
  * one machine); a level the CPU lacks is never used, whatever the variable says. */
 #pragma once
 
+#include <stdint.h>
+
 #include "device/cpu/cpu_runtime.h"
 
 #if CVML_WITH_SIMD && (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -67,6 +69,13 @@ static inline uint64_t simd_bits64(int64_t lo, int64_t hi) {
  * core's cache, the store would otherwise wait for that core to give it up. */
 static inline void simd_prefetch_for_write(const void* p) {
     __asm__ volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
+}
+
+/* Every cache line of [p, p + bytes) asked for in the exclusive state. */
+static inline void simd_prefetch_lines_for_write(const void* p, int64_t bytes) {
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes);
+    for (uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}; a < end; a += 64)
+        simd_prefetch_for_write(reinterpret_cast<const void*>(a));
 }
 
 /* Zeros [p, p + bytes) with `rep stosb`. Its whole-line writes take each line in the

@@ -389,13 +389,13 @@ CVML_TARGET_AVX2 inline void dw2_pad_plane(const conv_geom& g, const dw2_plan& d
 }
 
 /* The output lines of plane p, fetched for writing before it is computed where a plane
- * is small (dw_own_lines_ahead). MobileNet-v1's 14x14 layers on two threads, per-node
+ * is small (kDwOwnAheadBytes). MobileNet-v1's 14x14 layers on two threads, per-node
  * minima of two A/B runs of 12 interleaved rounds on a loaded VM: 0.118-0.180 ->
  * 0.069-0.089 ms. */
 inline void dw2_own_next_plane(const conv_geom& g, const ir_tensor* yt, int64_t p) {
     const int64_t bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
     if (bytes <= kDwOwnAheadBytes)
-        dw_own_lines_ahead(static_cast<const char*>(yt->data) + p * bytes, bytes);
+        simd_prefetch_lines_for_write(static_cast<const char*>(yt->data) + p * bytes, bytes);
 }
 
 /* Thread slot `slot`'s planes; SH > 0: by dw2_slide (3 kernel rows, row stride SH). */

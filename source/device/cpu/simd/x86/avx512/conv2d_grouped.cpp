@@ -517,8 +517,8 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
         const int64_t step = pairs && p + 1 < end ? 2 : 1;
         const int64_t ahead = end - (p + step) < step ? end - (p + step) : step;
         if (own_ahead && ahead > 0)
-            dw_own_lines_ahead(static_cast<const char*>(yt->data) + (p + step) * plane_bytes,
-                               ahead * plane_bytes);
+            simd_prefetch_lines_for_write(
+                static_cast<const char*>(yt->data) + (p + step) * plane_bytes, ahead * plane_bytes);
         if (step == 2) {
             const auto slide = g.sh == 1 ? dw_slide_pair<1> : dw_slide_pair<2>;
             slide(f, d, pr, t, input_of(p), input_of(p + 1), p, p + 1, add_of(p), add_of(p + 1));
