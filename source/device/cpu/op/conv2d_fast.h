@@ -116,6 +116,7 @@ struct gemm_bcast_mode {
      * block's weights are read once per two rows and 28 sums are in flight, not 14. */
     bool pairs;
     int64_t row_items;      /* items per block: oh, or ceil(oh / 2) in pairs */
+    int64_t plane4;         /* bytes from one group's plane to the next's in the image */
     ep_tile_keep keep_pair; /* a pair's 14 columns, all kept */
 };
 

@@ -153,7 +153,7 @@ void bcast_image_run(const image_args* a, int64_t grp, int64_t p0, int64_t n) {
     const conv_geom& g = f->g;
     const int64_t hw = g.h * g.w;
     const uint8_t zero = gemm_taps_zero(f->level);
-    uint8_t* dst = reinterpret_cast<uint8_t*>(a->img) + (grp * hw + p0) * 4;
+    uint8_t* dst = reinterpret_cast<uint8_t*>(a->img) + grp * f->bcast.plane4 + p0 * 4;
     if (a->x->storage == STORAGE_INT8) {
         const int8_t* planes[4];
         for (int64_t i = 0; i < 4; ++i) {

@@ -56,6 +56,13 @@ constexpr bool tap_skips(int x) {
     return (Tap == 0 && Left && x == 0) || (Tap == 2 && Right && x == kPixels - 1);
 }
 
+/* Where pass A's steps fetch ahead: the next block's weights, pf.step bytes further each
+ * step; or the line the step reads (nothing to fetch). */
+struct fetch_at {
+    const int8_t* at;
+    int64_t step;
+};
+
 /* One tap over every group of 4 input channels for one pass (pixels X0 .. X0 + P - 1 of
  * the segment) and one pair of vectors: pixel x's bytes of group g4 at row + 4 * Tap +
  * g4 * plane4 + 4 * S * x (S: the column stride), the pair's weights of that group at w
@@ -64,13 +71,16 @@ constexpr bool tap_skips(int x) {
 template <int S, int X0, int P, int Tap, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_steps(
     __m256i (&acc)[P][2], const uint8_t* row, int64_t plane4, const int8_t* w, int64_t groups4,
-    int64_t prefetch) {
+    fetch_at pf) {
     const __m256i ones = _mm256_set1_epi16(1);
     const uint8_t* pix = row + 4 * Tap + 4 * S * X0;
     for (int64_t g4 = 0; g4 < groups4; ++g4, w += kGroupBytes, pix += plane4) {
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
         const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
-        if (X0 == 0) _mm_prefetch(reinterpret_cast<const char*>(w + prefetch), _MM_HINT_T1);
+        if (X0 == 0) {
+            _mm_prefetch(reinterpret_cast<const char*>(pf.at), _MM_HINT_T1);
+            pf.at += pf.step;
+        }
 #pragma GCC unroll 4
         for (int x = 0; x < P; ++x) {
             if (tap_skips<Tap, Left, Right>(X0 + x)) continue;
@@ -288,9 +298,11 @@ struct pass_at {
     const int8_t* w;
     const int32_t* starts; /* the pair's first channel's, class 0 */
     int64_t y, x0;
-    /* Pass A fetches each line it reads this far ahead into L2: the next block's, in the
-     * block's second row (the first read its own from memory); else 0. */
-    int64_t prefetch;
+    int pair;
+    /* Where pass A fetches the next block's weights into L2, the segment's slice
+     * (fetch_slices), fetch_step bytes a step; NULL: this segment fetches nothing. */
+    const int8_t* fetch;
+    int64_t fetch_step;
 };
 
 /* One pass (pixels X0 .. X0 + P - 1 of the segment) over one tap (its weights at w), its
@@ -298,16 +310,18 @@ struct pass_at {
  * tap, so the tap's weights (8 KB for 512 input channels) are read from L1 by the
  * second: passes over all taps each read a 512-channel pair's 73 KB from L2. */
 template <int S, int X0, int P, int Tap, bool Left, bool Right, bool Signed>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(
-    __m256i (&sums)[kPixels][2], const uint8_t* row, int64_t plane4, const int8_t* w,
-    int64_t groups4, int64_t prefetch) {
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(__m256i (&sums)[kPixels][2],
+                                                                     const uint8_t* row,
+                                                                     int64_t plane4,
+                                                                     const int8_t* w,
+                                                                     int64_t groups4, fetch_at pf) {
     __m256i acc[P][2];
 #pragma GCC unroll 4
     for (int x = 0; x < P; ++x) {
         acc[x][0] = sums[X0 + x][0];
         acc[x][1] = sums[X0 + x][1];
     }
-    tap_steps<S, X0, P, Tap, Left, Right, Signed>(acc, row, plane4, w, groups4, prefetch);
+    tap_steps<S, X0, P, Tap, Left, Right, Signed>(acc, row, plane4, w, groups4, pf);
 #pragma GCC unroll 4
     for (int x = 0; x < P; ++x) {
         sums[X0 + x][0] = acc[x][0];
@@ -317,11 +331,21 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(
 
 /* Both passes of one tap. */
 template <int S, int Tap, bool Left, bool Right, bool Signed>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(
-    __m256i (&sums)[kPixels][2], const uint8_t* row, int64_t plane4, const int8_t* w,
-    int64_t groups4, int64_t prefetch) {
-    tap_pass<S, 0, kPassA, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, prefetch);
-    tap_pass<S, kPassA, kPassB, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, prefetch);
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(__m256i (&sums)[kPixels][2],
+                                                                     const uint8_t* row,
+                                                                     int64_t plane4,
+                                                                     const int8_t* w,
+                                                                     int64_t groups4, fetch_at pf) {
+    tap_pass<S, 0, kPassA, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
+    tap_pass<S, kPassA, kPassB, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
+}
+
+/* Tap t's pass A fetch for the pass at at (its weights at w): the segment's slice walked
+ * through its 2 x 9 x groups4 steps, pair by pair. */
+inline fetch_at fetch_of(const pass_at& at, const int8_t* w, int64_t t) {
+    if (!at.fetch) return {w, kGroupBytes};
+    const int64_t groups4 = at.f->taps4.groups4;
+    return {at.fetch + (at.pair * 9 + t) * groups4 * at.fetch_step, at.fetch_step};
 }
 
 /* A pair's sums over a segment (a 3x3 kernel: this level takes no 1x1 ones,
@@ -339,7 +363,7 @@ CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
         sums[x][0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
         sums[x][1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 8));
     }
-    const int64_t groups4 = at.f->taps4.groups4, plane4 = g.h * g.w * 4;
+    const int64_t groups4 = at.f->taps4.groups4, plane4 = at.f->bcast.plane4;
     const size_t tap_bytes = static_cast<size_t>(groups4 * kGroupBytes);
     for (int r = 0; r < 3; ++r) {
         // Pixel x, tap s: input row y * sh + r - 1, column (x0 + x) * S + s - 1.
@@ -347,24 +371,41 @@ CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
         if (iy < 0 || iy >= g.h) continue;
         const uint8_t* row = at.img + (iy * g.w + at.x0 * S - 1) * 4;
         const int8_t* w = at.w + 3 * r * tap_bytes;
-        tap_both<S, 0, Left, Right, Signed>(sums, row, plane4, w, groups4, at.prefetch);
-        tap_both<S, 1, Left, Right, Signed>(sums, row, plane4, w + tap_bytes, groups4, at.prefetch);
+        tap_both<S, 0, Left, Right, Signed>(sums, row, plane4, w, groups4, fetch_of(at, w, 3 * r));
+        tap_both<S, 1, Left, Right, Signed>(sums, row, plane4, w + tap_bytes, groups4,
+                                            fetch_of(at, w + tap_bytes, 3 * r + 1));
         tap_both<S, 2, Left, Right, Signed>(sums, row, plane4, w + 2 * tap_bytes, groups4,
-                                            at.prefetch);
+                                            fetch_of(at, w + 2 * tap_bytes, 3 * r + 2));
     }
 }
 
 /* A segment's sums, pair by pair. */
 template <int S, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 void segment(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
-                              int64_t prefetch, const int32_t* starts, int64_t y, int64_t x0,
+                              fetch_at slice, const int32_t* starts, int64_t y, int64_t x0,
                               const segment_out& o) {
     for (int pair = 0; pair < kPairs; ++pair) {
-        const pass_at at = {f, img, wblock + 64 * pair, starts + 16 * pair, y, x0, prefetch};
+        const pass_at at = {f,  img,  wblock + 64 * pair, starts + 16 * pair, y,
+                            x0, pair, slice.at,           slice.step};
         __m256i sums[kPixels][2];
         pair_3x3<S, Left, Right, Signed>(at, sums);
         store_pair(sums, pair, o);
     }
+}
+
+/* A block's weights come from memory for its first row and from L2 for the others (147
+ * KB for 512 channels): rows 1 .. kFetchRows fetch the next block's, each segment of them
+ * a slice, its pass A steps a slice's line every 64 / slices of them (the same line fetched
+ * again in between costs a load slot, no traffic). Fetched by one row, the 7x7 layers'
+ * next block arrived late and stalled that row (Zen 3 keeps some two dozen misses in
+ * flight: the stream asked for a line every 8 cycles). Slices: a power of two, so that a
+ * step's share of a line is whole bytes. */
+constexpr int64_t kFetchRows = 4;
+
+inline int64_t fetch_slices(int64_t ow) {
+    int64_t slices = 1;
+    while (2 * slices <= kFetchRows * (ow / kPixels) && 2 * slices <= 64) slices *= 2;
+    return slices;
 }
 
 /* Output row y of one block, segment by segment. */
@@ -378,23 +419,26 @@ CVML_TARGET_AVX2 void row_segments(const conv_gemm* f, const uint8_t* img, const
     const int8_t* wblock = f->bcast.w + static_cast<size_t>(block) * block_bytes;
     const int32_t* starts = f->bcast.starts + o0;
     o->bias = bias ? bias + o0 : nullptr;
-    // A block's weights come from memory for its first row and from L2 for the others
-    // (147 KB for 512 channels); the second row fetches the next block's.
-    const int64_t prefetch =
-        y == 1 && (block + 1) * GEMM_BCAST_BLOCK < g.o ? static_cast<int64_t>(block_bytes) : 0;
+    const int64_t slices = fetch_slices(g.ow);
+    const bool has_next = (block + 1) * GEMM_BCAST_BLOCK < g.o;
     for (int64_t x0 = 0; x0 < g.ow; x0 += kPixels) {
+        fetch_at slice = {nullptr, 0};
+        const int64_t unit = (y - 1) * (g.ow / kPixels) + x0 / kPixels;
+        if (has_next && unit >= 0 && unit < slices)
+            slice = {wblock + block_bytes + unit * (static_cast<int64_t>(block_bytes) / slices),
+                     64 / slices};
         const int64_t first = b->out_base + o0 * f->N + y * g.ow + x0;
         o->at = first;
         o->room = x0 + kPixels < g.ow;
         const bool left = x0 == 0, right = (x0 + kPixels - 1) * S + 1 >= g.w;
         if (left && right)
-            segment<S, true, true, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<S, true, true, Signed>(f, img, wblock, slice, starts, y, x0, *o);
         else if (left)
-            segment<S, true, false, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<S, true, false, Signed>(f, img, wblock, slice, starts, y, x0, *o);
         else if (right)
-            segment<S, false, true, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<S, false, true, Signed>(f, img, wblock, slice, starts, y, x0, *o);
         else
-            segment<S, false, false, Signed>(f, img, wblock, prefetch, starts, y, x0, *o);
+            segment<S, false, false, Signed>(f, img, wblock, slice, starts, y, x0, *o);
         if (!o->kind)
             epilogue_apply_tile_planned(b->plan, o->tile, 16, GEMM_BCAST_BLOCK, &f->bcast.keep,
                                         b->bias ? b->bias + o0 : nullptr, b->out, first, f->N);
@@ -434,7 +478,7 @@ bool reads_negative(const conv_gemm* f, const uint8_t* img, int64_t begin, int64
     // A 3x3 kernel with a padding of 1 (bcast_fits).
     const int64_t lo = y0 * g.sh - 1 < 0 ? 0 : y0 * g.sh - 1;
     const int64_t hi = y1 * g.sh + 1 >= g.h ? g.h - 1 : y1 * g.sh + 1;
-    const int64_t plane4 = g.h * g.w * 4, row4 = g.w * 4;
+    const int64_t plane4 = f->bcast.plane4, row4 = g.w * 4;
     for (int64_t grp = 0; grp < f->taps4.groups4; ++grp)
         if (image_has_negative(img + grp * plane4 + lo * row4, (hi - lo + 1) * row4)) return true;
     return false;

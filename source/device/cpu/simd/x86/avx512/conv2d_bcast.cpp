@@ -184,7 +184,7 @@ CVML_TARGET_AVX512 void segment(const conv_gemm* f, const uint8_t* img, const in
         acc[x][0] = _mm512_loadu_si512(s);
         acc[x][1] = _mm512_loadu_si512(s + 16);
     }
-    const int64_t groups4 = f->taps4.groups4, plane4 = g.h * g.w * 4;
+    const int64_t groups4 = f->taps4.groups4, plane4 = f->bcast.plane4;
     const size_t tap_bytes = static_cast<size_t>(groups4) * 64 * kVectors;
 #pragma GCC unroll 3
     for (int r = 0; r < 3; ++r) {
@@ -232,7 +232,7 @@ CVML_TARGET_AVX512 void segment_1x1(const conv_gemm* f, const uint8_t* img, cons
     const uint8_t* rows[R];
 #pragma GCC unroll 2
     for (int j = 0; j < R; ++j) rows[j] = img + ((y + j) * g.sh * g.w + x0 * S) * 4;
-    tap_steps<W, R, S, 0, false, false, 0>(acc, rows, g.h * g.w * 4, wblock, f->taps4.groups4,
+    tap_steps<W, R, S, 0, false, false, 0>(acc, rows, f->bcast.plane4, wblock, f->taps4.groups4,
                                            prefetch);
     store_segment<P>(acc, o);
 }
