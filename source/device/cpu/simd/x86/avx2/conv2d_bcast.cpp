@@ -153,20 +153,27 @@ struct segment_out {
 };
 
 /* Four channels' bytes (one 8-byte word each in q: pixels 0..6, then a byte of no use)
- * into the output, channel ch[i] from q's word i. */
+ * into the output, channel ch[i] from q's word i. With room, each word is stored from its
+ * register half (vmovq / vmovhps): through a buffer in the stack, the 56x56 convs took
+ * 1.7% longer on Zen 3. */
 CVML_TARGET_AVX2 inline void store_words(const segment_out& o, __m256i q, const int (&ch)[4]) {
+    const auto at = [&o, &ch](int i) { return o.out + o.at + ch[i] * o.stride; };
+    if (o.room) {
+        const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(at(0)), lo);
+        _mm_storeh_pi(reinterpret_cast<__m64*>(at(1)), _mm_castsi128_ps(lo));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(at(2)), hi);
+        _mm_storeh_pi(reinterpret_cast<__m64*>(at(3)), _mm_castsi128_ps(hi));
+        return;
+    }
+    // Bytes 0..3 and 3..6: the last segment of a row stores exactly 7.
     alignas(32) uint64_t w[4];
     _mm256_store_si256(reinterpret_cast<__m256i*>(w), q);
     for (int i = 0; i < 4; ++i) {
-        int8_t* p = o.out + o.at + ch[i] * o.stride;
-        if (o.room) {
-            memcpy(p, &w[i], 8);
-        } else {  // bytes 0..3 and 3..6: the last segment of a row stores exactly 7
-            const uint32_t head = static_cast<uint32_t>(w[i]);
-            const uint32_t tail = static_cast<uint32_t>(w[i] >> 24);
-            memcpy(p, &head, 4);
-            memcpy(p + 3, &tail, 4);
-        }
+        const uint32_t head = static_cast<uint32_t>(w[i]);
+        const uint32_t tail = static_cast<uint32_t>(w[i] >> 24);
+        memcpy(at(i), &head, 4);
+        memcpy(at(i) + 3, &tail, 4);
     }
 }
 
@@ -185,17 +192,20 @@ CVML_TARGET_AVX2 inline void store_channels(const segment_out& o, const __m256i 
 }
 
 /* Four channels' residual bytes (the add's int8 operand at the output's indices), channel
- * ch[i]'s 7 as word i, its eighth byte of no use. */
+ * ch[i]'s 7 as word i, its eighth byte of no use. With room, loaded into the register's
+ * halves (vmovq / vmovhps), as store_words stores. */
 CVML_TARGET_AVX2 inline __m256i load_words(const segment_out& o, const int (&ch)[4]) {
     const uint8_t* src = static_cast<const uint8_t*>(o.c.add->src) + o.at;
+    const auto at = [src, &o, &ch](int i) { return src + ch[i] * o.stride; };
+    const auto half = [&at](int i) {
+        const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(at(i)));
+        return _mm_castps_si128(
+            _mm_loadh_pi(_mm_castsi128_ps(low), reinterpret_cast<const __m64*>(at(i + 1))));
+    };
+    if (o.room) return _mm256_inserti128_si256(_mm256_castsi128_si256(half(0)), half(2), 1);
     int64_t w[4];
-    for (int i = 0; i < 4; ++i) {
-        const uint8_t* p = src + ch[i] * o.stride;
-        if (o.room)
-            memcpy(&w[i], p, 8);
-        else
-            w[i] = static_cast<int64_t>(cpu_ep::load_bytes_lt8(p, kPixels));
-    }
+    for (int i = 0; i < 4; ++i)
+        w[i] = static_cast<int64_t>(cpu_ep::load_bytes_lt8(at(i), kPixels));
     return _mm256_setr_epi64x(w[0], w[1], w[2], w[3]);
 }
 
