@@ -204,8 +204,7 @@ CVML_TARGET_AVX2 inline __m256i load_words(const segment_out& o, const int (&ch)
     };
     if (o.room) return _mm256_inserti128_si256(_mm256_castsi128_si256(half(0)), half(2), 1);
     int64_t w[4];
-    for (int i = 0; i < 4; ++i)
-        w[i] = static_cast<int64_t>(cpu_ep::load_bytes_lt8(at(i), kPixels));
+    for (int i = 0; i < 4; ++i) w[i] = static_cast<int64_t>(cpu_ep::load_bytes_lt8(at(i), kPixels));
     return _mm256_setr_epi64x(w[0], w[1], w[2], w[3]);
 }
 
