@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -20,13 +22,13 @@ void add_range(void* arg, int64_t begin, int64_t end) {
 struct ChunkJob {
     std::vector<std::pair<int64_t, int64_t>>* ranges; /* one per chunk, by its begin */
     int64_t n;
-    int threads;
+    int chunks;
 };
 
 void record_range(void* arg, int64_t begin, int64_t end) {
     ChunkJob* job = static_cast<ChunkJob*>(arg);
-    for (int k = 0; k < job->threads; ++k)
-        if (job->n * k / job->threads == begin)
+    for (int k = 0; k < job->chunks; ++k)
+        if (job->n * k / job->chunks == begin && job->n * (k + 1) / job->chunks == end)
             (*job->ranges)[static_cast<size_t>(k)] = {begin, end};
 }
 
@@ -50,21 +52,54 @@ TEST(ThreadPool, ManyShortJobsVisitEveryIndexOnce) {
     }
 }
 
-/* The split is static: chunk k always covers [n*k/T, n*(k+1)/T). */
+/* The split is static: with C = T * THREAD_POOL_CHUNKS_PER_THREAD, chunk k always covers
+ * [n*k/C, n*(k+1)/C), and the empty ones are not called. */
 TEST(ThreadPool, ChunksAreStatic) {
-    const int threads = 3;
+    const int threads = 3, chunks = threads * THREAD_POOL_CHUNKS_PER_THREAD;
     thread_pool* pool = thread_pool_create(threads);
     ASSERT_NE(pool, nullptr);
     for (int64_t n : {3, 10, 1000}) {
-        std::vector<std::pair<int64_t, int64_t>> ranges(threads, {-1, -1});
-        ChunkJob job = {&ranges, n, threads};
+        std::vector<std::pair<int64_t, int64_t>> ranges(chunks, {-1, -1});
+        ChunkJob job = {&ranges, n, chunks};
         thread_pool_run(pool, n, record_range, &job);
-        for (int k = 0; k < threads; ++k) {
-            EXPECT_EQ(ranges[static_cast<size_t>(k)].first, n * k / threads);
-            EXPECT_EQ(ranges[static_cast<size_t>(k)].second, n * (k + 1) / threads);
+        for (int k = 0; k < chunks; ++k) {
+            const int64_t begin = n * k / chunks, end = n * (k + 1) / chunks;
+            if (begin == end) continue;
+            EXPECT_EQ(ranges[static_cast<size_t>(k)].first, begin) << "n " << n << " chunk " << k;
+            EXPECT_EQ(ranges[static_cast<size_t>(k)].second, end) << "n " << n << " chunk " << k;
         }
     }
     thread_pool_release(pool);
+}
+
+struct SlowWorkerJob {
+    std::thread::id caller;
+    std::atomic<int> by_caller{0};
+    std::atomic<int> worker_stalled{0};
+};
+
+void slow_on_the_worker(void* arg, int64_t, int64_t) {
+    SlowWorkerJob* job = static_cast<SlowWorkerJob*>(arg);
+    if (std::this_thread::get_id() == job->caller) {
+        job->by_caller.fetch_add(1);
+    } else if (job->worker_stalled.exchange(1) == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+}
+
+/* A thread that stalls in its first chunk does not hold the region up: the caller runs
+ * its own chunks, then takes the stalled thread's remaining ones from their end. */
+TEST(ThreadPool, OthersTakeTheChunksOfAStalledThread) {
+    thread_pool* pool = thread_pool_create(2);
+    ASSERT_NE(pool, nullptr);
+    const int chunks = 2 * THREAD_POOL_CHUNKS_PER_THREAD;
+    SlowWorkerJob job;
+    job.caller = std::this_thread::get_id();
+    thread_pool_run(pool, chunks, slow_on_the_worker, &job);
+    thread_pool_release(pool);
+    // The worker's first chunk is its only one, unless it started after the caller was
+    // done with every chunk (then it ran none).
+    EXPECT_GE(job.by_caller.load(), chunks - 1);
 }
 
 /* A pool whose workers went to sleep (idle longer than the spin) wakes for the next job. */

@@ -3,6 +3,7 @@
 #include "utility/memory.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #if CVML_WITH_THREADS
 #include <pthread.h>
@@ -19,9 +20,10 @@ struct job {
     int64_t n;
 };
 
-void run_chunk(const job& j, int k, int threads) {
-    int64_t begin = j.n * k / threads;
-    int64_t end = j.n * (k + 1) / threads;
+/* Chunk k of `chunks` covers [n*k/chunks, n*(k+1)/chunks). */
+void run_chunk(const job& j, int k, int chunks) {
+    int64_t begin = j.n * k / chunks;
+    int64_t end = j.n * (k + 1) / chunks;
     if (begin < end) j.fn(j.arg, begin, end);
 }
 
@@ -29,11 +31,17 @@ void run_chunk(const job& j, int k, int threads) {
 
 #if CVML_WITH_THREADS
 
-/* Chunks are claimed, not assigned: each thread first claims the chunk of its own index
- * (the caller chunk 0, worker i chunk i + 1), then any chunk still unclaimed. A chunk's
- * range never changes (static split), so the bytes never depend on which thread ran it,
- * but a worker that the OS has not scheduled (another process on its core) does not
- * stall the caller: the caller runs that chunk itself. Taking one's own chunk first
+/* Chunks are claimed, not assigned: each thread owns THREAD_POOL_CHUNKS_PER_THREAD
+ * consecutive chunks (the caller the first ones, worker i those of thread i + 1) and
+ * claims them in order, then takes chunks still unclaimed from the other threads' ends
+ * (the last of each first, the part its owner would have reached last). A chunk's range
+ * never changes (static split), so the bytes never depend on which thread ran it, but a
+ * thread that computes slower (the host gave its vCPU's core to another guest for a
+ * while) or that the OS has not scheduled does not hold the others up: they take its
+ * remaining chunks. With one chunk a thread, on a shared Zen 3 VM whose vCPUs were
+ * slowed by a quarter for seconds at a time, one thread waited 6-16% of each region for
+ * the other; with 8, ResNet-18 at two threads ran 9% faster in the median of 16
+ * alternated runs (docs/perf-log.md). Taking one's own chunks first
  * keeps a region's data on the core that had it the region and the run before: with
  * one shared counter, whichever thread came first took chunk 0, and on ResNet-18 at two
  * threads the worker did in a fifth of the regions, so the two halves of a tensor
@@ -82,7 +90,10 @@ struct thread_pool {
     pthread_cond_t done_cond;
     job current;         /* written by the caller before it publishes the generation */
     uint32_t generation; /* atomic: the job now published, counted from 1 */
-    /* atomic each: the generation chunk k was last claimed in */
+    int chunks;          /* threads * THREAD_POOL_CHUNKS_PER_THREAD */
+    /* atomic each: the generation a chunk was last claimed in; thread t's chunks at
+     * chunk_slot(t, i), one cache line a thread, so that a thread claiming its own
+     * chunks does not take the line from the others */
     uint32_t* chunk_generation;
     int done;            /* atomic: chunks of the current job finished */
     int sleepers;        /* atomic: workers blocked (or about to block) on wake */
@@ -118,26 +129,44 @@ static bool stopping(thread_pool* pool) {
     return __atomic_load_n(&pool->stopping, __ATOMIC_SEQ_CST) != 0;
 }
 
-static bool claim_chunk(thread_pool* pool, int k, uint32_t generation) {
-    uint32_t previous = generation - 1;
-    return __atomic_compare_exchange_n(&pool->chunk_generation[k], &previous, generation, false,
-                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+constexpr int kSlotsPerThread = 16; /* uint32 slots in a 64-byte line */
+static_assert(THREAD_POOL_CHUNKS_PER_THREAD <= kSlotsPerThread, "a thread's slots fit a line");
+
+static uint32_t* chunk_slot(thread_pool* pool, int owner, int i) {
+    return &pool->chunk_generation[owner * kSlotsPerThread + i];
 }
 
-/* Runs chunks of job `generation`, its own (`self`) first, until none is left unclaimed. */
+static bool claim_chunk(thread_pool* pool, int owner, int i, uint32_t generation) {
+    uint32_t* slot = chunk_slot(pool, owner, i);
+    // A plain load first: a chunk already taken costs no write to its owner's line.
+    if (__atomic_load_n(slot, __ATOMIC_SEQ_CST) == generation) return false;
+    uint32_t previous = generation - 1;
+    return __atomic_compare_exchange_n(slot, &previous, generation, false, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
+static void run_claimed(thread_pool* pool, int k) {
+    // Read after the claim: the job cannot be replaced while a chunk of it is open.
+    const job j = pool->current;
+    run_chunk(j, k, pool->chunks);
+    if (__atomic_add_fetch(&pool->done, 1, __ATOMIC_SEQ_CST) == pool->chunks &&
+        __atomic_load_n(&pool->caller_sleeping, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&pool->lock);
+        pthread_cond_signal(&pool->done_cond);
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
+/* Runs chunks of job `generation`, its own (`self`'s) first in order, then the others'
+ * from their ends, until none is left unclaimed. */
 static void claim_and_run(thread_pool* pool, uint32_t generation, int self) {
-    for (int i = 0; i < pool->threads; ++i) {
-        const int k = (self + i) % pool->threads;
-        if (!claim_chunk(pool, k, generation)) continue;
-        // Read after the claim: the job cannot be replaced while a chunk of it is open.
-        const job j = pool->current;
-        run_chunk(j, k, pool->threads);
-        if (__atomic_add_fetch(&pool->done, 1, __ATOMIC_SEQ_CST) == pool->threads &&
-            __atomic_load_n(&pool->caller_sleeping, __ATOMIC_SEQ_CST)) {
-            pthread_mutex_lock(&pool->lock);
-            pthread_cond_signal(&pool->done_cond);
-            pthread_mutex_unlock(&pool->lock);
-        }
+    constexpr int m = THREAD_POOL_CHUNKS_PER_THREAD;
+    for (int i = 0; i < m; ++i)
+        if (claim_chunk(pool, self, i, generation)) run_claimed(pool, self * m + i);
+    for (int t = 1; t < pool->threads; ++t) {
+        const int owner = (self + t) % pool->threads;
+        for (int i = m - 1; i >= 0; --i)
+            if (claim_chunk(pool, owner, i, generation)) run_claimed(pool, owner * m + i);
     }
 }
 
@@ -238,6 +267,7 @@ thread_pool* thread_pool_create(int threads) {
     thread_pool* pool = static_cast<thread_pool*>(cvml_mem_calloc(1, sizeof(thread_pool)));
     if (!pool) return nullptr;
     pool->threads = threads;
+    pool->chunks = threads * THREAD_POOL_CHUNKS_PER_THREAD;
     pool->spin_rounds = threads > cvml_cpu_count() ? 0 : kSpinRounds;
     pthread_mutex_init(&pool->lock, nullptr);
     pthread_cond_init(&pool->wake, nullptr);
@@ -250,8 +280,9 @@ thread_pool* thread_pool_create(int threads) {
             cvml_mem_calloc(static_cast<size_t>(extra), sizeof(worker_arg)));
         pool->worker_cpu =
             static_cast<int*>(cvml_mem_calloc(static_cast<size_t>(extra), sizeof(int)));
-        pool->chunk_generation =
-            static_cast<uint32_t*>(cvml_mem_calloc(static_cast<size_t>(threads), sizeof(uint32_t)));
+        const size_t slot_bytes = sizeof(uint32_t) * kSlotsPerThread * static_cast<size_t>(threads);
+        pool->chunk_generation = static_cast<uint32_t*>(cvml_aligned_alloc(64, slot_bytes));
+        if (pool->chunk_generation) memset(pool->chunk_generation, 0, slot_bytes);
         if (!pool->workers || !pool->args || !pool->worker_cpu || !pool->chunk_generation) {
             pool->threads = 1;
             thread_pool_release(pool);
@@ -284,7 +315,7 @@ void thread_pool_release(thread_pool* pool) {
     cvml_mem_free(pool->workers);
     cvml_mem_free(pool->args);
     cvml_mem_free(pool->worker_cpu);
-    cvml_mem_free(pool->chunk_generation);
+    cvml_aligned_free(pool->chunk_generation);
     cvml_mem_free(pool);
 }
 
@@ -297,7 +328,7 @@ static void wake_sleepers(thread_pool* pool) {
 }
 
 static bool all_done(thread_pool* pool) {
-    return __atomic_load_n(&pool->done, __ATOMIC_SEQ_CST) == pool->threads;
+    return __atomic_load_n(&pool->done, __ATOMIC_SEQ_CST) == pool->chunks;
 }
 
 static void caller_wait(thread_pool* pool) {
@@ -370,7 +401,8 @@ int thread_pool_worker_cpu(const thread_pool*, int) {
 /* Chunks still follow the thread count so results match a threaded build's split. */
 void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg) {
     job j = {fn, arg, n};
-    for (int k = 0; k < pool->threads; ++k) run_chunk(j, k, pool->threads);
+    const int chunks = pool->threads * THREAD_POOL_CHUNKS_PER_THREAD;
+    for (int k = 0; k < chunks; ++k) run_chunk(j, k, chunks);
 }
 
 #endif

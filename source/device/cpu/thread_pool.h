@@ -1,9 +1,13 @@
-/* A fixed pool of worker threads for the CPU device. Work is split statically: chunk
- * k of T covers [n*k/T, n*(k+1)/T), so which thread computes an index never depends on
- * timing. Without CVML_WITH_THREADS the pool runs every chunk on the caller. */
+/* A fixed pool of worker threads for the CPU device. Work is split statically into
+ * C = T * THREAD_POOL_CHUNKS_PER_THREAD chunks of T threads: chunk k covers
+ * [n*k/C, n*(k+1)/C), so the ranges a kernel is called with never depend on timing
+ * (which thread runs a chunk does: thread_pool.cpp). Without CVML_WITH_THREADS the pool
+ * runs every chunk on the caller. */
 #pragma once
 
 #include <stdint.h>
+
+#define THREAD_POOL_CHUNKS_PER_THREAD 8
 
 typedef struct thread_pool thread_pool;
 
