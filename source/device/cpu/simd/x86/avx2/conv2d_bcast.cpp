@@ -57,7 +57,8 @@ constexpr bool tap_skips(int x) {
 }
 
 /* Where pass A's steps fetch ahead: the next block's weights, pf.step bytes further each
- * step; or the line the step reads (nothing to fetch). */
+ * step; step 0: nothing (a step fetching the line it reads instead, as it once did,
+ * made the 7x7 convs 2% slower). */
 struct fetch_at {
     const int8_t* at;
     int64_t step;
@@ -77,7 +78,7 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_steps(
     for (int64_t g4 = 0; g4 < groups4; ++g4, w += kGroupBytes, pix += plane4) {
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
         const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
-        if (X0 == 0) {
+        if (X0 == 0 && pf.step) {
             _mm_prefetch(reinterpret_cast<const char*>(pf.at), _MM_HINT_T1);
             pf.at += pf.step;
         }
@@ -349,10 +350,10 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(__m256i (&s
     tap_pass<S, kPassA, kPassB, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
 }
 
-/* Tap t's pass A fetch for the pass at at (its weights at w): the segment's slice walked
- * through its 2 x 9 x groups4 steps, pair by pair. */
-inline fetch_at fetch_of(const pass_at& at, const int8_t* w, int64_t t) {
-    if (!at.fetch) return {w, kGroupBytes};
+/* Tap t's pass A fetch for the pass at at: the segment's slice walked through its
+ * 2 x 9 x groups4 steps, pair by pair. */
+inline fetch_at fetch_of(const pass_at& at, int64_t t) {
+    if (!at.fetch) return {nullptr, 0};
     const int64_t groups4 = at.f->taps4.groups4;
     return {at.fetch + (at.pair * 9 + t) * groups4 * at.fetch_step, at.fetch_step};
 }
@@ -380,11 +381,11 @@ CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
         if (iy < 0 || iy >= g.h) continue;
         const uint8_t* row = at.img + (iy * g.w + at.x0 * S - 1) * 4;
         const int8_t* w = at.w + 3 * r * tap_bytes;
-        tap_both<S, 0, Left, Right, Signed>(sums, row, plane4, w, groups4, fetch_of(at, w, 3 * r));
+        tap_both<S, 0, Left, Right, Signed>(sums, row, plane4, w, groups4, fetch_of(at, 3 * r));
         tap_both<S, 1, Left, Right, Signed>(sums, row, plane4, w + tap_bytes, groups4,
-                                            fetch_of(at, w + tap_bytes, 3 * r + 1));
+                                            fetch_of(at, 3 * r + 1));
         tap_both<S, 2, Left, Right, Signed>(sums, row, plane4, w + 2 * tap_bytes, groups4,
-                                            fetch_of(at, w + 2 * tap_bytes, 3 * r + 2));
+                                            fetch_of(at, 3 * r + 2));
     }
 }
 
