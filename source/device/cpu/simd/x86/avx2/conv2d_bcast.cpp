@@ -361,7 +361,13 @@ inline fetch_at fetch_of(const pass_at& at, int64_t t) {
 /* A pair's sums over a segment (a 3x3 kernel: this level takes no 1x1 ones,
  * simd_config.h's bcast_1x1), from its starts (the pixels' border classes).
  * Left / Right: the segment's first / last pixel's taps of the left / right kernel
- * column read padding (the segment starts / ends the row). */
+ * column read padding (the segment starts / ends the row). Only those two taps skip a
+ * pixel; every other tap is the same loop at another column (tap t of a kernel row reads
+ * from row + 4 * t), so the kernel rows and taps are loops rather than unrolled copies:
+ * with a copy of the tap loops per tap, a 56-wide row ran some 2,500 instructions of
+ * them, and on a Zen 3 whose core the host shared with another guest every conv was 2-3%
+ * slower than with this form's few hundred (the two forms alternated inference by
+ * inference; docs/perf-log.md). */
 template <int S, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
     const conv_geom& g = at.f->g;
@@ -375,17 +381,23 @@ CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
     }
     const int64_t groups4 = at.f->taps4.groups4, plane4 = at.f->bcast.plane4;
     const size_t tap_bytes = static_cast<size_t>(groups4 * kGroupBytes);
+#pragma GCC unroll 1
     for (int r = 0; r < 3; ++r) {
-        // Pixel x, tap s: input row y * sh + r - 1, column (x0 + x) * S + s - 1.
+        // Pixel x, tap t: input row y * sh + r - 1, column (x0 + x) * S + t - 1.
         const int64_t iy = at.y * g.sh + r - 1;
         if (iy < 0 || iy >= g.h) continue;
         const uint8_t* row = at.img + (iy * g.w + at.x0 * S - 1) * 4;
-        const int8_t* w = at.w + 3 * r * tap_bytes;
-        tap_both<S, 0, Left, Right, Signed>(sums, row, plane4, w, groups4, fetch_of(at, 3 * r));
-        tap_both<S, 1, Left, Right, Signed>(sums, row, plane4, w + tap_bytes, groups4,
-                                            fetch_of(at, 3 * r + 1));
-        tap_both<S, 2, Left, Right, Signed>(sums, row, plane4, w + 2 * tap_bytes, groups4,
-                                            fetch_of(at, 3 * r + 2));
+#pragma GCC unroll 1
+        for (int t = 0; t < 3; ++t) {
+            const int8_t* w = at.w + (3 * r + t) * tap_bytes;
+            const fetch_at pf = fetch_of(at, 3 * r + t);
+            if (Left && t == 0)
+                tap_both<S, 0, true, false, Signed>(sums, row, plane4, w, groups4, pf);
+            else if (Right && t == 2)
+                tap_both<S, 2, false, true, Signed>(sums, row, plane4, w, groups4, pf);
+            else
+                tap_both<S, 0, false, false, Signed>(sums, row + 4 * t, plane4, w, groups4, pf);
+        }
     }
 }
 
