@@ -74,32 +74,49 @@ TEST(ThreadPool, ChunksAreStatic) {
 
 struct SlowWorkerJob {
     std::thread::id caller;
-    std::atomic<int> by_caller{0};
-    std::atomic<int> worker_stalled{0};
+    std::vector<int64_t> by_caller;        /* the chunks (their first index) the caller ran */
+    std::atomic<int64_t> worker_first{-1}; /* the first chunk the worker ran */
+    std::atomic<bool> worker_gave_up{false};
 };
 
-void slow_on_the_worker(void* arg, int64_t, int64_t) {
+/* The worker stalls 200 ms in the first chunk it runs; the caller's first chunk waits for
+ * the worker to be in it (up to 5 s), so the caller then finds the rest unclaimed. */
+void slow_on_the_worker(void* arg, int64_t begin, int64_t) {
     SlowWorkerJob* job = static_cast<SlowWorkerJob*>(arg);
-    if (std::this_thread::get_id() == job->caller) {
-        job->by_caller.fetch_add(1);
-    } else if (job->worker_stalled.exchange(1) == 0) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (std::this_thread::get_id() != job->caller) {
+        int64_t none = -1;
+        if (job->worker_first.compare_exchange_strong(none, begin))
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        return;
     }
+    job->by_caller.push_back(begin);
+    if (begin != 0) return;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (job->worker_first.load() < 0)
+        if (std::chrono::steady_clock::now() > give_up) {
+            job->worker_gave_up = true;
+            return;
+        } else {
+            std::this_thread::yield();
+        }
 }
 
 /* A thread that stalls in its first chunk does not hold the region up: the caller runs
- * its own chunks, then takes the stalled thread's remaining ones from their end. */
+ * its own chunks in order, then takes the stalled thread's remaining ones from their end. */
 TEST(ThreadPool, OthersTakeTheChunksOfAStalledThread) {
+    const int m = THREAD_POOL_CHUNKS_PER_THREAD;
     thread_pool* pool = thread_pool_create(2);
     ASSERT_NE(pool, nullptr);
-    const int chunks = 2 * THREAD_POOL_CHUNKS_PER_THREAD;
     SlowWorkerJob job;
     job.caller = std::this_thread::get_id();
-    thread_pool_run(pool, chunks, slow_on_the_worker, &job);
+    thread_pool_run(pool, 2 * m, slow_on_the_worker, &job);  // one index a chunk
     thread_pool_release(pool);
-    // The worker's first chunk is its only one, unless it started after the caller was
-    // done with every chunk (then it ran none).
-    EXPECT_GE(job.by_caller.load(), chunks - 1);
+    if (job.worker_gave_up) GTEST_SKIP() << "the worker did not start within 5 s";
+    EXPECT_EQ(job.worker_first.load(), m);  // its own first chunk
+    std::vector<int64_t> want;
+    for (int k = 0; k < m; ++k) want.push_back(k);
+    for (int k = 2 * m - 1; k > m; --k) want.push_back(k);
+    EXPECT_EQ(job.by_caller, want);
 }
 
 /* A pool whose workers went to sleep (idle longer than the spin) wakes for the next job. */
