@@ -309,10 +309,9 @@ struct pass_at {
     const int32_t* starts; /* the pair's first channel's, class 0 */
     int64_t y, x0;
     int pair;
-    /* Where pass A fetches the next block's weights into L2, the segment's slice
-     * (fetch_slices), fetch_step bytes a step; NULL: this segment fetches nothing. */
-    const int8_t* fetch;
-    int64_t fetch_step;
+    /* Where pass A fetches the next block's weights into L2: the segment's slice
+     * (fetch_slices), or nothing (step 0). */
+    fetch_at slice;
 };
 
 /* One pass (pixels X0 .. X0 + P - 1 of the segment) over one tap (its weights at w), its
@@ -353,9 +352,9 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(__m256i (&s
 /* Tap t's pass A fetch for the pass at at: the segment's slice walked through its
  * 2 x 9 x groups4 steps, pair by pair. */
 inline fetch_at fetch_of(const pass_at& at, int64_t t) {
-    if (!at.fetch) return {nullptr, 0};
+    if (!at.slice.step) return at.slice;
     const int64_t groups4 = at.f->taps4.groups4;
-    return {at.fetch + (at.pair * 9 + t) * groups4 * at.fetch_step, at.fetch_step};
+    return {at.slice.at + (at.pair * 9 + t) * groups4 * at.slice.step, at.slice.step};
 }
 
 /* A pair's sums over a segment (a 3x3 kernel: this level takes no 1x1 ones,
@@ -407,8 +406,7 @@ CVML_TARGET_AVX2 void segment(const conv_gemm* f, const uint8_t* img, const int8
                               fetch_at slice, const int32_t* starts, int64_t y, int64_t x0,
                               const segment_out& o) {
     for (int pair = 0; pair < kPairs; ++pair) {
-        const pass_at at = {f,  img,  wblock + 64 * pair, starts + 16 * pair, y,
-                            x0, pair, slice.at,           slice.step};
+        const pass_at at = {f, img, wblock + 64 * pair, starts + 16 * pair, y, x0, pair, slice};
         __m256i sums[kPixels][2];
         pair_3x3<S, Left, Right, Signed>(at, sums);
         store_pair(sums, pair, o);
