@@ -1,6 +1,6 @@
-/* dw_claim_output (op/conv2d_fast.h): the zeros a depthwise thread writes over its output
+/* dw_claim_output (op/conv2d_fast.h): the zeros a depthwise chunk writes over its output
  * planes before computing them. Another thread may be writing the planes next to them at
- * the same time, so the claim must cover only whole lines that lie within the thread's
+ * the same time, so the claim must cover only whole lines that lie within the chunk's
  * own planes; a race in a network test would show a claim too wide only now and then. */
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device/cpu/op/conv2d_fast.h"
+#include "device/cpu/thread_pool.h"
 #include "graph/graph.h"
 
 #if CVML_SIMD_X86
@@ -18,10 +19,11 @@ namespace {
 
 constexpr uint8_t kUntouched = 0x5A;
 
+/* Planes [p0, p1) of a layer of `planes`, run with `threads`. */
 struct claim_case {
     int64_t plane_bytes, planes;
     int threads;
-    int64_t slot;
+    int64_t p0, p1;
 };
 
 cpu_conv2d::conv_grouped layer_of(const claim_case& c) {
@@ -48,19 +50,17 @@ void run_claim(const claim_case& c, int64_t skew, const epilogue& ep, std::vecto
     memset(&y, 0, sizeof y);
     y.data = out->data() + *offset;
     y.storage = STORAGE_INT8;
-    cpu_conv2d::dw_claim_output(&f, &y, &ep, c.slot);
+    cpu_conv2d::dw_claim_output(&f, &y, &ep, c.p0, c.p1);
 }
 
-/* Checks that exactly the whole lines within the slot's planes were zeroed, or none. */
+/* Checks that exactly the whole lines within the chunk's planes were zeroed, or none. */
 void expect_claimed(const claim_case& c, int64_t skew, bool claims) {
     epilogue ep;
     memset(&ep, 0, sizeof ep);
     std::vector<uint8_t> out;
     int64_t offset;
     run_claim(c, skew, ep, &out, &offset);
-    const cpu_conv2d::conv_grouped f = layer_of(c);
-    const int64_t p0 = cpu_conv2d::slot_first_plane(&f, c.slot);
-    const int64_t p1 = cpu_conv2d::slot_first_plane(&f, c.slot + 1);
+    const int64_t p0 = c.p0, p1 = c.p1;
     const uintptr_t base = reinterpret_cast<uintptr_t>(out.data());
     const uintptr_t lo = base + static_cast<uintptr_t>(offset + p0 * c.plane_bytes);
     const uintptr_t hi = base + static_cast<uintptr_t>(offset + p1 * c.plane_bytes);
@@ -69,44 +69,38 @@ void expect_claimed(const claim_case& c, int64_t skew, bool claims) {
         const uintptr_t at = base + i;
         const bool zeroed = claims && at >= first && at < end;
         ASSERT_EQ(out[i], zeroed ? 0 : kUntouched)
-            << "plane " << c.plane_bytes << " B, slot " << c.slot << " of " << c.threads
+            << "plane " << c.plane_bytes << " B, planes [" << p0 << ", " << p1 << ") of "
+            << c.planes << ", " << c.threads << " threads"
             << ", skew " << skew << ", byte " << static_cast<int64_t>(i) - offset
             << " of the output";
     }
 }
 
-/* The slots' planes: every plane in exactly one slot, in order. */
-TEST(DepthwiseClaim, SlotsSplitThePlanes) {
-    for (int64_t planes : {1, 2, 5, 60, 1024})
-        for (int threads : {1, 2, 3, 8}) {
-            const cpu_conv2d::conv_grouped f = layer_of({49, planes, threads, 0});
-            int64_t next = 0;
-            for (int slot = 0; slot < threads; ++slot) {
-                const int64_t first = cpu_conv2d::slot_first_plane(&f, slot);
-                const int64_t end = cpu_conv2d::slot_first_plane(&f, slot + 1);
-                ASSERT_EQ(first, next);
-                ASSERT_GE(end, first);
-                next = end;
-            }
-            ASSERT_EQ(next, planes);
-        }
-}
-
 TEST(DepthwiseClaim, OnlyWholeLinesOfItsOwnPlanes) {
-    // 7x7, 14x14 and 28x28 planes; the first, a middle and the last thread's share.
+    // 7x7, 14x14 and 28x28 planes; every chunk the pool cuts 60 planes into (the
+    // depthwise kernels run chunk by chunk), and every thread's whole share.
     const int64_t plane_sizes[] = {49, 196, 784};
     for (int64_t plane : plane_sizes)
         for (int64_t skew : {0, 1, 17, 63})
-            for (int threads : {2, 3})
-                for (int slot = 0; slot < threads; ++slot)
-                    expect_claimed({plane, 60, threads, slot}, skew, true);
+            for (int threads : {2, 3}) {
+                const int64_t n = 60, chunks = threads * THREAD_POOL_CHUNKS_PER_THREAD;
+                for (int64_t k = 0; k < chunks; ++k) {
+                    const int64_t p0 = n * k / chunks, p1 = n * (k + 1) / chunks;
+                    if (p0 < p1) expect_claimed({plane, n, threads, p0, p1}, skew, true);
+                }
+                for (int64_t t = 0; t < threads; ++t)
+                    expect_claimed({plane, n, threads, n * t / threads, n * (t + 1) / threads},
+                                   skew, true);
+            }
 }
 
 TEST(DepthwiseClaim, NothingWithOneThreadALargeRangeOrAnOperand) {
-    expect_claimed({196, 8, 1, 0}, 0, false);
-    // More than kDwClaimMaxBytes for the thread.
+    expect_claimed({196, 8, 1, 0, 8}, 0, false);
+    // A thread's share of the layer over kDwClaimMaxBytes: not its chunks either, small
+    // as they are.
     const int64_t plane = 4096, planes = cpu_conv2d::kDwClaimMaxBytes / plane + 1;
-    expect_claimed({plane, 2 * planes, 2, 0}, 0, false);
+    expect_claimed({plane, 2 * planes, 2, 0, planes}, 0, false);
+    expect_claimed({plane, 2 * planes, 2, 1, 2}, 0, false);
     // A tail that reads an operand (which the output might share a buffer with).
     epilogue ep;
     memset(&ep, 0, sizeof ep);
@@ -114,7 +108,7 @@ TEST(DepthwiseClaim, NothingWithOneThreadALargeRangeOrAnOperand) {
     ASSERT_TRUE(epilogue_add_add(&ep, operand, STORAGE_INT8));
     std::vector<uint8_t> out;
     int64_t offset;
-    run_claim({196, 8, 2, 0}, 0, ep, &out, &offset);
+    run_claim({196, 8, 2, 0, 4}, 0, ep, &out, &offset);
     for (uint8_t b : out) ASSERT_EQ(b, kUntouched);
 }
 

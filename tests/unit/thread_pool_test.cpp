@@ -119,6 +119,57 @@ TEST(ThreadPool, OthersTakeTheChunksOfAStalledThread) {
     EXPECT_EQ(job.by_caller, want);
 }
 
+struct IndexedJob {
+    std::thread::id caller;
+    int threads;
+    std::vector<int>* visits;
+    std::vector<std::atomic<int>>* busy;            /* per thread index: chunks open on it */
+    std::vector<std::atomic<std::thread::id>>* who; /* per thread index: the thread seen */
+    std::atomic<int> wrong{0};
+};
+
+void record_thread(void* arg, int64_t begin, int64_t end, int thread) {
+    IndexedJob* job = static_cast<IndexedJob*>(arg);
+    if (thread < 0 || thread >= job->threads) {
+        ++job->wrong;
+        return;
+    }
+    const size_t t = static_cast<size_t>(thread);
+    const std::thread::id self = std::this_thread::get_id();
+    if ((thread == 0) != (self == job->caller)) ++job->wrong;  // the caller is thread 0
+    std::thread::id none;
+    if (!(*job->who)[t].compare_exchange_strong(none, self) && none != self) ++job->wrong;
+    if ((*job->busy)[t].fetch_add(1) != 0) ++job->wrong;  // one chunk at a time an index
+    for (int64_t i = begin; i < end; ++i) ++(*job->visits)[static_cast<size_t>(i)];
+    (*job->busy)[t].fetch_sub(1);
+}
+
+/* thread_pool_run_at names the thread running each chunk: the caller is 0, each worker
+ * keeps one index, and no index has two chunks open at once (per-thread scratch relies
+ * on it); the chunks are those of thread_pool_run. */
+TEST(ThreadPool, RunAtNamesTheThreadRunningEachChunk) {
+    for (int threads : {1, 2, 3, 4}) {
+        thread_pool* pool = thread_pool_create(threads);
+        ASSERT_NE(pool, nullptr);
+        std::vector<std::atomic<int>> busy(static_cast<size_t>(threads));
+        std::vector<std::atomic<std::thread::id>> who(static_cast<size_t>(threads));
+        for (int j = 0; j < 3000; ++j) {
+            const int64_t n = 1 + j % 97;
+            std::vector<int> visits(static_cast<size_t>(n), 0);
+            IndexedJob job;
+            job.caller = std::this_thread::get_id();
+            job.threads = threads;
+            job.visits = &visits;
+            job.busy = &busy;
+            job.who = &who;
+            thread_pool_run_at(pool, n, record_thread, &job);
+            ASSERT_EQ(job.wrong.load(), 0) << threads << " threads, job " << j;
+            for (int v : visits) ASSERT_EQ(v, 1) << threads << " threads, job " << j;
+        }
+        thread_pool_release(pool);
+    }
+}
+
 /* A pool whose workers went to sleep (idle longer than the spin) wakes for the next job. */
 TEST(ThreadPool, WakesAfterIdle) {
     thread_pool* pool = thread_pool_create(2);

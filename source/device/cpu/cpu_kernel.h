@@ -105,6 +105,12 @@ extern const int32_t cvml_cpu_kernel_table_count;
  * bytes whatever the scheduling. */
 typedef void (*cpu_range_fn)(void* arg, int64_t begin, int64_t end);
 void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void* arg);
+/* The same split, fn told which runtime thread (0 .. threads-1) runs the chunk, so that
+ * a kernel with per-thread scratch can still be split finer than one chunk a thread
+ * (and so be balanced by the pool). The thread picks only the scratch: what a chunk
+ * computes depends on its range alone. */
+typedef void (*cpu_range_at_fn)(void* arg, int64_t begin, int64_t end, int thread);
+void cpu_parallel_for_at(const cpu_node_ctx* ctx, int64_t n, cpu_range_at_fn fn, void* arg);
 
 /* Convenience accessors. */
 static inline int32_t* cpu_in(const cpu_node_ctx* ctx, int i) {

@@ -25,6 +25,15 @@ void cpu_parallel_for(const cpu_node_ctx* ctx, int64_t n, cpu_range_fn fn, void*
     thread_pool_run(ctx->rt->pool, n, fn, arg);
 }
 
+void cpu_parallel_for_at(const cpu_node_ctx* ctx, int64_t n, cpu_range_at_fn fn, void* arg) {
+    if (n <= 0) return;
+    if (!ctx->rt || !ctx->rt->pool) {
+        fn(arg, 0, n, 0);
+        return;
+    }
+    thread_pool_run_at(ctx->rt->pool, n, fn, arg);
+}
+
 int cpu_build_cortexm(void) {
     return CVML_SIMD_CORTEXM_MVE ? CPU_CM_MVE : CVML_SIMD_CORTEXM_DSP ? CPU_CM_DSP : CPU_CM_NONE;
 }

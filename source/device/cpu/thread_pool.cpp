@@ -14,17 +14,23 @@
 
 namespace {
 
+/* One of fn and fn_at is set. */
 struct job {
     thread_pool_fn fn;
+    thread_pool_fn_at fn_at;
     void* arg;
     int64_t n;
 };
 
-/* Chunk k of `chunks` covers [n*k/chunks, n*(k+1)/chunks). */
-void run_chunk(const job& j, int k, int chunks) {
+/* Chunk k of `chunks` covers [n*k/chunks, n*(k+1)/chunks); `thread` runs it. */
+void run_chunk(const job& j, int k, int chunks, int thread) {
     int64_t begin = j.n * k / chunks;
     int64_t end = j.n * (k + 1) / chunks;
-    if (begin < end) j.fn(j.arg, begin, end);
+    if (begin >= end) return;
+    if (j.fn_at)
+        j.fn_at(j.arg, begin, end, thread);
+    else
+        j.fn(j.arg, begin, end);
 }
 
 }  // namespace
@@ -145,10 +151,10 @@ static bool claim_chunk(thread_pool* pool, int owner, int i, uint32_t generation
                                        __ATOMIC_SEQ_CST);
 }
 
-static void run_claimed(thread_pool* pool, int k) {
+static void run_claimed(thread_pool* pool, int k, int self) {
     // Read after the claim: the job cannot be replaced while a chunk of it is open.
     const job j = pool->current;
-    run_chunk(j, k, pool->chunks);
+    run_chunk(j, k, pool->chunks, self);
     if (__atomic_add_fetch(&pool->done, 1, __ATOMIC_SEQ_CST) == pool->chunks &&
         __atomic_load_n(&pool->caller_sleeping, __ATOMIC_SEQ_CST)) {
         pthread_mutex_lock(&pool->lock);
@@ -162,11 +168,11 @@ static void run_claimed(thread_pool* pool, int k) {
 static void claim_and_run(thread_pool* pool, uint32_t generation, int self) {
     constexpr int m = THREAD_POOL_CHUNKS_PER_THREAD;
     for (int i = 0; i < m; ++i)
-        if (claim_chunk(pool, self, i, generation)) run_claimed(pool, self * m + i);
+        if (claim_chunk(pool, self, i, generation)) run_claimed(pool, self * m + i, self);
     for (int t = 1; t < pool->threads; ++t) {
         const int owner = (self + t) % pool->threads;
         for (int i = m - 1; i >= 0; --i)
-            if (claim_chunk(pool, owner, i, generation)) run_claimed(pool, owner * m + i);
+            if (claim_chunk(pool, owner, i, generation)) run_claimed(pool, owner * m + i, self);
     }
 }
 
@@ -343,11 +349,10 @@ static void caller_wait(thread_pool* pool) {
     pthread_mutex_unlock(&pool->lock);
 }
 
-void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg) {
-    if (n <= 0) return;
-    job j = {fn, arg, n};
-    if (pool->threads == 1 || n == 1) {
-        j.fn(j.arg, 0, n);
+static void run_job(thread_pool* pool, const job& j) {
+    if (j.n <= 0) return;
+    if (pool->threads == 1 || j.n == 1) {
+        run_chunk(j, 0, 1, 0);  // the whole range in one call, on the caller
         return;
     }
     pool->current = j;
@@ -398,14 +403,22 @@ int thread_pool_worker_cpu(const thread_pool*, int) {
     return -1;
 }
 
-/* Chunks still follow the thread count so results match a threaded build's split. */
-void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg) {
-    job j = {fn, arg, n};
+/* Chunks still follow the thread count so results match a threaded build's split; the
+ * caller runs them all as thread 0. */
+static void run_job(thread_pool* pool, const job& j) {
     const int chunks = pool->threads * THREAD_POOL_CHUNKS_PER_THREAD;
-    for (int k = 0; k < chunks; ++k) run_chunk(j, k, chunks);
+    for (int k = 0; k < chunks; ++k) run_chunk(j, k, chunks, 0);
 }
 
 #endif
+
+void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg) {
+    run_job(pool, job{fn, nullptr, arg, n});
+}
+
+void thread_pool_run_at(thread_pool* pool, int64_t n, thread_pool_fn_at fn, void* arg) {
+    run_job(pool, job{nullptr, fn, arg, n});
+}
 
 int thread_pool_threads(const thread_pool* pool) {
     return pool->threads;

@@ -29,3 +29,10 @@ void thread_pool_end(thread_pool* pool);
 int thread_pool_worker_cpu(const thread_pool* pool, int worker);
 /* Runs fn on every chunk of [0, n) and returns when all are done. */
 void thread_pool_run(thread_pool* pool, int64_t n, thread_pool_fn fn, void* arg);
+
+/* As thread_pool_fn, told which thread (0 .. threads-1; the caller is 0) runs the chunk:
+ * for per-thread scratch, never for what the chunk computes (which thread runs a chunk
+ * depends on timing). A thread runs its chunks one after another, so its scratch is its
+ * own for the whole region. */
+typedef void (*thread_pool_fn_at)(void* arg, int64_t begin, int64_t end, int thread);
+void thread_pool_run_at(thread_pool* pool, int64_t n, thread_pool_fn_at fn, void* arg);

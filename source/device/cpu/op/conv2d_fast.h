@@ -141,7 +141,7 @@ struct conv_gemm : conv_base {
     int64_t* taps;                /* where im2col row k starts in the image */
     int64_t strips;               /* GEMM_NT-column strips of the GEMM columns */
     bool tail_merged;             /* a narrow last strip is run with the one before it */
-    size_t strip_bytes;           /* per-thread scratch */
+    size_t strip_bytes;           /* per-thread scratch: kStripPanelAt, then the panel */
     size_t packed_bytes;          /* a packed strip; then, when tail_merged, the tail's columns */
     strip_keep* keeps;            /* per strip: its stored columns */
     int8_t pad_row[GEMM_NT + 64]; /* im2col rows past K: -128, which packs to u8 0 */
@@ -188,12 +188,9 @@ struct conv_grouped : conv_base {
     depthwise_mode dw;
 };
 
-/* The first output plane of thread slot `slot` (of f->threads): slot s computes planes
- * [slot_first_plane(s), slot_first_plane(s + 1)). The split of every grouped conv
- * kernel, and of the depthwise claim (dw_claim_output), which must agree with it. */
-inline int64_t slot_first_plane(const conv_grouped* f, int64_t slot) {
-    return f->g.n * f->g.o * slot / f->threads;
-}
+/* A thread's strip scratch starts with the strip its panel holds (conv2d_gemm.cpp,
+ * held_strip); the panel starts this many bytes in, on a line of its own. */
+constexpr size_t kStripPanelAt = 64;
 
 inline size_t align64(size_t v) {
     return (v + 63) & ~static_cast<size_t>(63);
@@ -320,41 +317,41 @@ void depthwise_plane_avx512(const conv_grouped* f, const int8_t* img, const int6
  * and each store would wait for them. */
 constexpr int64_t kDwOwnAheadBytes = 4096;
 /* The avx2 direct kernel, and the avx512 one where it computes planes in pairs, claim the
- * output lines of a thread's planes before they compute them (simd_claim_lines) where
- * they are at most this many bytes: their stores (a row's few bytes at a time) waited for
- * lines the other core held even with the lines asked for a plane ahead, and a claim of
- * a larger range slowed the 28x28 and larger layers. */
+ * output lines of the planes of a chunk before they compute them (simd_claim_lines) where
+ * a thread's share of the layer's output is at most this many bytes: their stores (a
+ * row's few bytes at a time) waited for lines the other core held even with the lines
+ * asked for a plane ahead, and claims slowed the 28x28 and larger layers (whose shares
+ * are larger), also chunk by chunk (the 112x112 layer 7-14% slower). */
 constexpr int64_t kDwClaimMaxBytes = 64 * 1024;
-/* Claims the whole lines of thread slot `slot`'s output planes (slot_first_plane; only lines
- * no other thread writes a byte of), with more than one thread, where they are at most
+/* Claims the whole lines of output planes [p0, p1) (only lines no other chunk writes a
+ * byte of), with more than one thread, where a thread's share of the output is at most
  * kDwClaimMaxBytes and the chain reads no operand. The fast paths do not declare
  * CPU_CAP_TAIL_IN_PLACE (conv2d.cpp), so their output never shares an operand's buffer
  * today; the operand check keeps the claim from zeroing one should they ever do. */
 inline void dw_claim_output(const conv_grouped* f, const ir_tensor* yt, const epilogue* ep,
-                            int64_t slot) {
-    const int64_t p0 = slot_first_plane(f, slot), p1 = slot_first_plane(f, slot + 1);
+                            int64_t p0, int64_t p1) {
     const int64_t plane_bytes = f->g.oh * f->g.ow * yt->storage;  // storage: element size
+    const int64_t share = f->g.n * f->g.o * plane_bytes / (f->threads > 0 ? f->threads : 1);
+    if (f->threads < 2 || share > kDwClaimMaxBytes || epilogue_reads_operand(ep)) return;
     const uintptr_t at = reinterpret_cast<uintptr_t>(yt->data);
     const uintptr_t first = (at + static_cast<uintptr_t>(p0 * plane_bytes) + 63) & ~uintptr_t{63};
     const uintptr_t end = (at + static_cast<uintptr_t>(p1 * plane_bytes)) & ~uintptr_t{63};
-    if (f->threads < 2 || end <= first || end - first > kDwClaimMaxBytes ||
-        epilogue_reads_operand(ep))
-        return;
+    if (end <= first) return;
     simd_claim_lines(reinterpret_cast<void*>(first), end - first);
 }
-/* Thread slot `slot`'s output planes by the direct vpdpbusd kernel (f->dw_w4 is set),
- * through the tail `ep` into y. */
+/* Output planes [p0, p1) by the direct vpdpbusd kernel (f->dw_w4 is set), through the
+ * tail `ep` into y. */
 void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* x, const ir_tensor* y,
-                             const epilogue* ep, const int32_t* bias, int64_t slot);
+                             const epilogue* ep, const int32_t* bias, int64_t p0, int64_t p1);
 /* ... and simd/x86/avx2/conv2d_grouped.cpp. */
 void acc_row_avx2(uint32_t* acc, const int32_t* src, uint32_t w, int64_t n);
 void depthwise_plane_avx2(const conv_grouped* f, const int8_t* img, const int64_t* taps,
                           const int32_t* w, int32_t* acc);
-/* Thread slot `slot`'s output planes by the direct vpmaddwd kernel, through the tail `ep`
- * into y; kernels spanning at most kDwDirectAvx2MaxRows input rows (its stack ring). */
+/* Output planes [p0, p1) by the direct vpmaddwd kernel, through the tail `ep` into y;
+ * kernels spanning at most kDwDirectAvx2MaxRows input rows (its stack ring). */
 constexpr int64_t kDwDirectAvx2MaxRows = 32;
 void depthwise_direct_avx2(const conv_grouped* f, const ir_tensor* x, const ir_tensor* y,
-                           const epilogue* ep, const int32_t* bias, int64_t slot);
+                           const epilogue* ep, const int32_t* bias, int64_t p0, int64_t p1);
 #endif
 
 #if CVML_SIMD_AARCH64

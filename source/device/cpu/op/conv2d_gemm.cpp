@@ -26,7 +26,7 @@ struct strip_args {
     void* out;
     int32_t out_storage;
     int64_t out_base;
-    uint8_t* scratch; /* per slot: strip_bytes */
+    uint8_t* scratch; /* per thread: strip_bytes (held_strip) */
     gemm_tail tail;   /* the micro-kernel's fused tail (kind 0: none); per strip: strip_tail */
 };
 
@@ -172,8 +172,32 @@ const gemm_tail* strip_tail(const strip_args* a, const strip_keep* k, gemm_tail*
  * avx512; 1 and 2 blocks ahead were about as good. */
 constexpr int64_t kWeightsAhead = 4;
 
-/* Packs strip st and runs output channel blocks [mb0, mb1) over it. */
-void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* packed) {
+/* Fills a thread's panel with strip st's operands: its packed columns (or a narrow
+ * strip's gathered ones) and, for the strip a narrow tail is merged into, the tail's
+ * columns after them. Taps mode reads the image in place and fills nothing. */
+void strip_prepare(const strip_args* a, int64_t st, void* packed) {
+    const conv_gemm* f = a->f;
+    const int64_t n0 = st * GEMM_NT;
+    const int32_t cols = strip_cols(f, st);
+    if (f->taps4.on) return;
+    if (strip_is_narrow(f, st)) {
+        gather_narrow(a, n0, cols, static_cast<uint8_t*>(packed));
+        return;
+    }
+    if (f->dense.on) {
+        const dense_strip& d = f->dense.strips[st];
+        gemm_pack_b_select(f->level, a->img + d.flat0, f->taps, f->pad_row,
+                           static_cast<int32_t>(f->K), &d.sel, packed);
+    } else {
+        pack_strip(a, n0, cols, packed);
+    }
+    if (f->tail_merged && st == f->strips - 2)
+        gather_narrow(a, n0 + GEMM_NT, strip_cols(f, st + 1),
+                      static_cast<uint8_t*>(packed) + f->packed_bytes);
+}
+
+/* Runs output channel blocks [mb0, mb1) over strip st's prepared panel. */
+void strip_compute(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, const void* packed) {
     const conv_gemm* f = a->f;
     const int64_t n0 = st * GEMM_NT;
     const int32_t cols = strip_cols(f, st);
@@ -186,17 +210,9 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
         return;
     }
     if (strip_is_narrow(f, st)) {
-        uint8_t* b = static_cast<uint8_t*>(packed);
-        gather_narrow(a, n0, cols, b);
-        gemm_run_narrow(&f->w, b, cols, static_cast<int32_t>(n0), mb0, mb1, strip_tile, &ta);
+        gemm_run_narrow(&f->w, static_cast<const uint8_t*>(packed), cols, static_cast<int32_t>(n0),
+                        mb0, mb1, strip_tile, &ta);
         return;
-    }
-    if (f->dense.on) {
-        const dense_strip& d = f->dense.strips[st];
-        gemm_pack_b_select(f->level, a->img + d.flat0, f->taps, f->pad_row,
-                           static_cast<int32_t>(f->K), &d.sel, packed);
-    } else {
-        pack_strip(a, n0, cols, packed);
     }
     if (!f->tail_merged || st != f->strips - 2) {
         gemm_run_tiles_tail(&f->w, packed, cols, mb0, mb1, fused_tail, strip_tile, &ta);
@@ -206,9 +222,8 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
     // weights are read from memory once for both (deep layers: weights >> L2). Nothing
     // else reads them ahead (the tail's own fetches stream only over a run of blocks),
     // so the block kWeightsAhead on is asked for here.
-    uint8_t* tail = static_cast<uint8_t*>(packed) + f->packed_bytes;
+    const uint8_t* tail = static_cast<const uint8_t*>(packed) + f->packed_bytes;
     const int32_t tail_cols = strip_cols(f, st + 1);
-    gather_narrow(a, n0 + GEMM_NT, tail_cols, tail);
     strip_tile_args tail_ta = {a, &f->keeps[st + 1]};
     for (int64_t mb = mb0; mb < mb1; ++mb) {
         if (mb + kWeightsAhead < mb1) gemm_weights_prefetch(&f->w, mb + kWeightsAhead);
@@ -218,38 +233,58 @@ void strip_run(const strip_args* a, int64_t st, int64_t mb0, int64_t mb1, void* 
     }
 }
 
-void strip_slot(void* arg, int64_t begin, int64_t end) {
+/* The strips a conv's region goes over (a narrow tail merged into the strip before it
+ * is not one of its own). */
+int64_t region_strips(const conv_gemm* f) {
+    return f->strips - (f->tail_merged ? 1 : 0);
+}
+
+/* Into how many parts the output channels are cut over the strips, so that the pool has
+ * items to deal and balance (about THREAD_POOL_CHUNKS_PER_THREAD a thread where it can):
+ * - none where the strips are that many already (large images);
+ * - where there is one strip (7x7 images), as many parts as that;
+ * - otherwise (14x14 images: 4 strips) one part a thread: items are dealt part-major, so a
+ *   thread's own items are its part of every strip, each strip packed once (parts of the
+ *   same strip on one thread would pack it again each time, and strips split between the
+ *   threads had each read all the weights: 11% slower in calm minutes than this).
+ * At most one part a channel block. */
+int64_t strip_parts(const conv_gemm* f) {
+    const int64_t strips = region_strips(f);
+    const int64_t mblocks = (f->g.o + GEMM_MR - 1) / GEMM_MR;
+    const int64_t want = static_cast<int64_t>(f->threads) * THREAD_POOL_CHUNKS_PER_THREAD;
+    if (f->threads < 2 || strips >= want) return 1;
+    const int64_t parts = strips == 1 ? want : f->threads;
+    return parts < mblocks ? parts : mblocks;
+}
+
+/* The start of thread `thread`'s scratch: the strip its panel now holds (-1: none), then
+ * the panel, kStripPanelAt bytes in. */
+int64_t* held_strip(const strip_args* a, int thread) {
+    return reinterpret_cast<int64_t*>(a->scratch + a->f->strip_bytes * static_cast<size_t>(thread));
+}
+
+/* Items [begin, end) of (part, strip), part-major, on thread `thread`; a thread prepares
+ * a strip's panel only where its panel does not hold that strip already. With one strip
+ * a run of parts is one pass over their channel blocks. */
+void strip_items(void* arg, int64_t begin, int64_t end, int thread) {
     const strip_args* a = static_cast<const strip_args*>(arg);
     const conv_gemm* f = a->f;
-    const conv_geom& g = f->g;
-    const int64_t strips = f->strips - (f->tail_merged ? 1 : 0);
-    const int64_t mblocks = (g.o + GEMM_MR - 1) / GEMM_MR;
-    // With a few strips per thread or more, each thread takes whole strips. With fewer
-    // (deep layers: 7x7 outputs) the output channels are split into parts too, and the
-    // items (part, strip) are dealt part-major, so every thread gets a share of every
-    // strip (strips differ in width: the last is narrow); a thread packs each strip
-    // it touches once and runs its consecutive parts over it.
-    int64_t mparts = 1;
-    if (strips < 4 * f->threads) {
-        mparts = (4 * f->threads + strips - 1) / strips;
-        if (mparts > mblocks) mparts = mblocks;
-    }
-    const int64_t items = strips * mparts;
-    for (int64_t slot = begin; slot < end; ++slot) {
-        void* packed = a->scratch + f->strip_bytes * static_cast<size_t>(slot);
-        const int64_t i0 = items * slot / f->threads, i1 = items * (slot + 1) / f->threads;
-        if (mparts == 1) {
-            for (int64_t st = i0; st < i1; ++st) strip_run(a, st, 0, mblocks, packed);
-            continue;
+    const int64_t strips = region_strips(f), parts = strip_parts(f);
+    const int64_t mblocks = (f->g.o + GEMM_MR - 1) / GEMM_MR;
+    int64_t* held = held_strip(a, thread);
+    void* panel = reinterpret_cast<uint8_t*>(held) + kStripPanelAt;
+    const auto run = [&](int64_t st, int64_t p0, int64_t p1) {
+        if (*held != st) {
+            strip_prepare(a, st, panel);
+            *held = st;
         }
-        for (int64_t st = 0; st < strips; ++st) {
-            // Parts mp with i0 <= mp * strips + st < i1.
-            const int64_t lo = i0 - st <= 0 ? 0 : (i0 - st + strips - 1) / strips;
-            const int64_t hi = i1 - 1 - st < 0 ? -1 : (i1 - 1 - st) / strips;
-            if (lo > hi) continue;
-            strip_run(a, st, mblocks * lo / mparts, mblocks * (hi + 1) / mparts, packed);
-        }
+        strip_compute(a, st, mblocks * p0 / parts, mblocks * p1 / parts, panel);
+    };
+    if (strips == 1) {
+        run(0, begin, end);
+        return;
     }
+    for (int64_t i = begin; i < end; ++i) run(i % strips, i / strips, i / strips + 1);
 }
 
 struct bcast_args {
@@ -306,7 +341,8 @@ int conv_gemm_run(cpu_node_ctx* ctx, const conv_gemm* f, const epilogue* ep, con
         }
         strip_args sa = {f,        img,         padded,         &plan,   bias,
                          yt->data, yt->storage, n * g.o * f->N, scratch, tail};
-        cpu_for_each_slot(ctx, strip_slot, &sa);
+        for (int t = 0; t < f->threads; ++t) *held_strip(&sa, t) = -1;  // a new image
+        cpu_parallel_for_at(ctx, region_strips(f) * strip_parts(f), strip_items, &sa);
     }
     return CVML_OK;
 }
@@ -574,7 +610,7 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
         if (rc) return rc;
         // The image is c4; a strip reads up to 48 columns and a tap's columns past the
         // last row of the last group.
-        f->strip_bytes = 64;  // nothing is packed
+        f->strip_bytes = kStripPanelAt;  // nothing is packed: only which strip (held_strip)
         f->image_bytes =
             align64(static_cast<size_t>(f->taps4.groups4 * plane * 4 + (f->wq + 64) * 4));
         *scratch_bytes = f->strip_bytes * static_cast<size_t>(f->threads) + f->image_bytes;
@@ -584,8 +620,10 @@ int gemm_prerun(cpu_node_ctx* ctx, conv_gemm* f, size_t* scratch_bytes) {
     f->packed_bytes = align64(gemm_b_bytes(f->level, static_cast<int32_t>(f->K), GEMM_NT));
     const size_t narrow =
         gemm_narrow_ok(&f->w) ? gemm_narrow_stride(static_cast<int32_t>(f->K)) * GEMM_NARROW : 0;
-    f->strip_bytes = f->packed_bytes > narrow ? f->packed_bytes : align64(narrow);
-    if (f->tail_merged) f->strip_bytes = f->packed_bytes + align64(narrow);
+    const size_t panel = f->tail_merged             ? f->packed_bytes + align64(narrow)
+                         : f->packed_bytes > narrow ? f->packed_bytes
+                                                    : align64(narrow);
+    f->strip_bytes = kStripPanelAt + panel;
     // A flat strip reads at most a row and a 16-column group past the last phase plane,
     // a dense one 64 columns from its first pixel's.
     f->image_bytes = align64(static_cast<size_t>(g.c * g.sh * g.sw * plane + f->wq + 64));

@@ -22,7 +22,8 @@ struct grouped_args {
     const int32_t* bias;
 };
 
-void grouped_slot(void* arg, int64_t begin, int64_t end) {
+/* Output planes [begin, end), in thread `thread`'s scratch. */
+void grouped_planes(void* arg, int64_t begin, int64_t end, int thread) {
     const grouped_args* a = static_cast<const grouped_args*>(arg);
     const conv_grouped* f = a->f;
     const conv_geom& g = f->g;
@@ -34,42 +35,39 @@ void grouped_slot(void* arg, int64_t begin, int64_t end) {
     // acc rows are wq apart, like the phase planes' rows: with stride 1 a tap is then one
     // flat run over all rows (the columns past ow are computed and dropped).
     const int64_t acc_len = g.oh * f->wq;
-    for (int64_t slot = begin; slot < end; ++slot) {
-        uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
-        uint32_t* acc = reinterpret_cast<uint32_t*>(base);
-        int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(acc_len) * 4));
-        const int64_t t_end = slot_first_plane(f, slot + 1);
-        for (int64_t t = slot_first_plane(f, slot); t < t_end; ++t) {
-            const int64_t n = t / g.o, o = t % g.o;
-            memset(acc, 0, static_cast<size_t>(acc_len) * 4);
-            const int64_t c0 = (o / g.opg) * g.ic;
-            for (int64_t ic = 0; ic < g.ic; ++ic) {
-                // Zero-padded plane, column phase p of row h at ph[(p*hp + h)*wq + j].
-                memset(ph, 0, static_cast<size_t>(g.sw * f->hp * f->wq) * 4);
-                const int64_t xbase = (n * g.c + c0 + ic) * g.h * g.w;
-                for (int64_t h = 0; h < g.h; ++h)
-                    cpu_phase_row_any(xt, xbase + h * g.w, g.w, g.pw, g.sw, f->hp * f->wq,
-                                      ph + (h + g.ph) * f->wq);
-                const int32_t* wp = wt + ((o * g.ic + ic) * g.kh) * g.kw;
-                for (int64_t r = 0; r < g.kh; ++r)
-                    for (int64_t s = 0; s < g.kw; ++s) {
-                        const uint32_t wv = static_cast<uint32_t>(wp[r * g.kw + s]);
-                        if (wv == 0) continue;
-                        const int64_t col = s * g.dw, p = col % g.sw, off = col / g.sw;
-                        const int32_t* src = ph + (p * f->hp + r * g.dh) * f->wq + off;
-                        if (g.sh == 1) {
-                            acc_row(acc, src, wv, acc_len);
-                            continue;
-                        }
-                        for (int64_t y = 0; y < g.oh; ++y)
-                            acc_row(acc + y * f->wq, src + y * g.sh * f->wq, wv, g.ow);
+    uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * thread;
+    uint32_t* acc = reinterpret_cast<uint32_t*>(base);
+    int32_t* ph = reinterpret_cast<int32_t*>(base + align64(static_cast<size_t>(acc_len) * 4));
+    for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / g.o, o = t % g.o;
+        memset(acc, 0, static_cast<size_t>(acc_len) * 4);
+        const int64_t c0 = (o / g.opg) * g.ic;
+        for (int64_t ic = 0; ic < g.ic; ++ic) {
+            // Zero-padded plane, column phase p of row h at ph[(p*hp + h)*wq + j].
+            memset(ph, 0, static_cast<size_t>(g.sw * f->hp * f->wq) * 4);
+            const int64_t xbase = (n * g.c + c0 + ic) * g.h * g.w;
+            for (int64_t h = 0; h < g.h; ++h)
+                cpu_phase_row_any(xt, xbase + h * g.w, g.w, g.pw, g.sw, f->hp * f->wq,
+                                  ph + (h + g.ph) * f->wq);
+            const int32_t* wp = wt + ((o * g.ic + ic) * g.kh) * g.kw;
+            for (int64_t r = 0; r < g.kh; ++r)
+                for (int64_t s = 0; s < g.kw; ++s) {
+                    const uint32_t wv = static_cast<uint32_t>(wp[r * g.kw + s]);
+                    if (wv == 0) continue;
+                    const int64_t col = s * g.dw, p = col % g.sw, off = col / g.sw;
+                    const int32_t* src = ph + (p * f->hp + r * g.dh) * f->wq + off;
+                    if (g.sh == 1) {
+                        acc_row(acc, src, wv, acc_len);
+                        continue;
                     }
-            }
-            for (int64_t y = 0; y < g.oh; ++y)
-                epilogue_apply(f->level, a->ep, acc + y * f->wq, STORAGE_INT32, 0,
-                               a->bias ? a->bias[o] : 0, yt->data, yt->storage,
-                               t * plane + y * g.ow, g.ow);
+                    for (int64_t y = 0; y < g.oh; ++y)
+                        acc_row(acc + y * f->wq, src + y * g.sh * f->wq, wv, g.ow);
+                }
         }
+        for (int64_t y = 0; y < g.oh; ++y)
+            epilogue_apply(f->level, a->ep, acc + y * f->wq, STORAGE_INT32, 0,
+                           a->bias ? a->bias[o] : 0, yt->data, yt->storage, t * plane + y * g.ow,
+                           g.ow);
     }
 }
 
@@ -114,7 +112,8 @@ void depthwise_image(const conv_grouped* f, const int8_t* x, int8_t* img) {
     }
 }
 
-void depthwise_slot(void* arg, int64_t begin, int64_t end) {
+/* Output planes [begin, end), in thread `thread`'s scratch where the kernel needs it. */
+void depthwise_planes(void* arg, int64_t begin, int64_t end, int thread) {
     const grouped_args* a = static_cast<const grouped_args*>(arg);
     const conv_grouped* f = a->f;
     const conv_geom& g = f->g;
@@ -126,30 +125,27 @@ void depthwise_slot(void* arg, int64_t begin, int64_t end) {
     const bool flat = cfg->dw_1x1 && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
                       g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
     const int64_t out_plane = g.oh * g.ow;
-    for (int64_t slot = begin; slot < end; ++slot) {
-        if (f->dw.direct.w4) {
-            cfg->dw_direct(f, xt, yt, a->ep, a->bias, slot);
-            continue;
-        }
-        uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * slot;
-        int32_t* acc = reinterpret_cast<int32_t*>(base);
-        int8_t* img = reinterpret_cast<int8_t*>(base + f->dw.acc_bytes);
-        const int64_t t_end = slot_first_plane(f, slot + 1);
-        for (int64_t t = slot_first_plane(f, slot); t < t_end; ++t) {
-            const int64_t n = t / g.o, o = t % g.o;
-            const int64_t c = (o / g.opg) * g.ic;
-            const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;
-            if (flat) {
-                cfg->dw_1x1(x, f->wg[o], out_plane, acc);
-                epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
-                               yt->data, yt->storage, t * out_plane, out_plane);
-                continue;
-            }
-            depthwise_image(f, x, img);
-            cfg->dw_plane(f, img, f->dw.taps, f->wg + o * g.kh * g.kw, acc);
+    if (f->dw.direct.w4) {
+        cfg->dw_direct(f, xt, yt, a->ep, a->bias, begin, end);
+        return;
+    }
+    uint8_t* base = static_cast<uint8_t*>(a->ctx->scratch) + f->plane_bytes * thread;
+    int32_t* acc = reinterpret_cast<int32_t*>(base);
+    int8_t* img = reinterpret_cast<int8_t*>(base + f->dw.acc_bytes);
+    for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / g.o, o = t % g.o;
+        const int64_t c = (o / g.opg) * g.ic;
+        const int8_t* x = static_cast<const int8_t*>(xt->data) + (n * g.c + c) * g.h * g.w;
+        if (flat) {
+            cfg->dw_1x1(x, f->wg[o], out_plane, acc);
             epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0,
                            yt->data, yt->storage, t * out_plane, out_plane);
+            continue;
         }
+        depthwise_image(f, x, img);
+        cfg->dw_plane(f, img, f->dw.taps, f->wg + o * g.kh * g.kw, acc);
+        epilogue_apply(f->level, a->ep, acc, STORAGE_INT32, 0, a->bias ? a->bias[o] : 0, yt->data,
+                       yt->storage, t * out_plane, out_plane);
     }
 }
 
@@ -247,10 +243,11 @@ int grouped_prerun(cpu_node_ctx* ctx, conv_grouped* f, size_t* scratch_bytes) {
 void conv_grouped_run(cpu_node_ctx* ctx, const conv_grouped* f, const epilogue* ep,
                       const int32_t* bias) {
     grouped_args a = {ctx, f, ep, bias};
+    const int64_t planes = f->g.n * f->g.o;
     if (f->dw.taps && ctx->inputs[0]->storage == STORAGE_INT8)
-        cpu_for_each_slot(ctx, depthwise_slot, &a);
+        cpu_parallel_for_at(ctx, planes, depthwise_planes, &a);
     else
-        cpu_for_each_slot(ctx, grouped_slot, &a);
+        cpu_parallel_for_at(ctx, planes, grouped_planes, &a);
 }
 
 void conv_grouped_free(conv_grouped* f) {

@@ -117,7 +117,7 @@ struct cpu_simd_config {
      * fit its window (3 * sw + 3 * dw <= dw_direct_window), kw <= dw_direct_max_kw and
      * the kernel spans at most dw_direct_max_rows input rows ((kh - 1) * dh + 1). */
     void (*dw_direct)(const cpu_conv2d::conv_grouped* f, const ir_tensor* x, const ir_tensor* y,
-                      const epilogue* ep, const int32_t* bias, int64_t slot);
+                      const epilogue* ep, const int32_t* bias, int64_t p0, int64_t p1);
     int64_t dw_direct_max_sw, dw_direct_window, dw_direct_max_kw, dw_direct_max_rows;
 
     /* ---- max_pool2d (op/max_pool2d.cpp) */

@@ -398,11 +398,11 @@ inline void dw2_own_next_plane(const conv_geom& g, const ir_tensor* yt, int64_t 
         simd_prefetch_lines_for_write(static_cast<const char*>(yt->data) + p * bytes, bytes);
 }
 
-/* Thread slot `slot`'s planes; SH > 0: by dw2_slide (3 kernel rows, row stride SH). */
+/* Planes [p0, p_end); SH > 0: by dw2_slide (3 kernel rows, row stride SH). */
 template <int SW, int NP, int SH>
-CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const ir_tensor* xt,
-                               const ir_tensor* yt, const epilogue* ep, const int32_t* bias,
-                               int64_t slot) {
+CVML_TARGET_AVX2 void dw2_planes(const conv_grouped* f, const dw2_plan& d, const ir_tensor* xt,
+                                 const ir_tensor* yt, const epilogue* ep, const int32_t* bias,
+                                 int64_t p0, int64_t p_end) {
     const conv_geom& g = f->g;
     alignas(32) __m256i ring[SH ? 1 : kDw2RingVectors];
     alignas(32) int32_t sums[SH ? 8 : kDw2SumValues + 8];
@@ -429,11 +429,10 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
         dp.begin = padded;
         dp.end = padded + sizeof padded;
     }
-    // The slot's planes as two plain bounds: GCC allocated this large function's
-    // registers worse with them as a {first, end} pair (the 56x56 layer 8-10% slower).
-    const int64_t p_end = slot_first_plane(f, slot + 1);
-    dw_claim_output(f, yt, ep, slot);
-    for (int64_t p = slot_first_plane(f, slot); p < p_end; ++p) {
+    // The planes come as two plain bounds: GCC allocated this large function's registers
+    // worse with them as a {first, end} pair (the 56x56 layer 8-10% slower).
+    dw_claim_output(f, yt, ep, p0, p_end);
+    for (int64_t p = p0; p < p_end; ++p) {
         const int64_t o = p % g.o;
         const int32_t* wo = f->wg + o * g.kh * g.kw;
         for (int64_t r = 0; r < g.kh; ++r)
@@ -480,25 +479,25 @@ CVML_TARGET_AVX2 void dw2_slot(const conv_grouped* f, const dw2_plan& d, const i
 template <int SW>
 CVML_TARGET_AVX2 void dw2_dispatch(const conv_grouped* f, const dw2_plan& d, const ir_tensor* xt,
                                    const ir_tensor* yt, const epilogue* ep, const int32_t* bias,
-                                   int64_t slot) {
+                                   int64_t p0, int64_t p1) {
     const conv_geom& g = f->g;
     switch (d.np) {
         case 1:
-            dw2_slot<SW, 1, 0>(f, d, xt, yt, ep, bias, slot);
+            dw2_planes<SW, 1, 0>(f, d, xt, yt, ep, bias, p0, p1);
             break;
         case 2:
             if (g.kh == 3 && g.dh == 1 && g.sh == 1)
-                dw2_slot<SW, 2, 1>(f, d, xt, yt, ep, bias, slot);
+                dw2_planes<SW, 2, 1>(f, d, xt, yt, ep, bias, p0, p1);
             else if (g.kh == 3 && g.dh == 1 && g.sh == 2)
-                dw2_slot<SW, 2, 2>(f, d, xt, yt, ep, bias, slot);
+                dw2_planes<SW, 2, 2>(f, d, xt, yt, ep, bias, p0, p1);
             else
-                dw2_slot<SW, 2, 0>(f, d, xt, yt, ep, bias, slot);
+                dw2_planes<SW, 2, 0>(f, d, xt, yt, ep, bias, p0, p1);
             break;
         case 3:
-            dw2_slot<SW, 3, 0>(f, d, xt, yt, ep, bias, slot);
+            dw2_planes<SW, 3, 0>(f, d, xt, yt, ep, bias, p0, p1);
             break;
         default:
-            dw2_slot<SW, 4, 0>(f, d, xt, yt, ep, bias, slot);
+            dw2_planes<SW, 4, 0>(f, d, xt, yt, ep, bias, p0, p1);
             break;
     }
 }
@@ -507,7 +506,7 @@ CVML_TARGET_AVX2 void dw2_dispatch(const conv_grouped* f, const dw2_plan& d, con
 
 CVML_TARGET_AVX2 void depthwise_direct_avx2(const conv_grouped* f, const ir_tensor* xt,
                                             const ir_tensor* yt, const epilogue* ep,
-                                            const int32_t* bias, int64_t slot) {
+                                            const int32_t* bias, int64_t p0, int64_t p1) {
     const conv_geom& g = f->g;
     dw2_plan d;
     d.np = (g.kw + 1) / 2;
@@ -520,9 +519,9 @@ CVML_TARGET_AVX2 void depthwise_direct_avx2(const conv_grouped* f, const ir_tens
     d.block = d.chunks < fit ? d.chunks : fit;
     // Column stride 2 comes with dilation 1 (the record's window, 3 * sw + 3 * dw <= 9).
     if (g.sw == 1) {
-        dw2_dispatch<1>(f, d, xt, yt, ep, bias, slot);
+        dw2_dispatch<1>(f, d, xt, yt, ep, bias, p0, p1);
     } else {
-        dw2_dispatch<2>(f, d, xt, yt, ep, bias, slot);
+        dw2_dispatch<2>(f, d, xt, yt, ep, bias, p0, p1);
     }
 }
 

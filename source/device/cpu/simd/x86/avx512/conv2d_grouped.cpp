@@ -482,7 +482,7 @@ CVML_TARGET_AVX512 void depthwise_plane_direct(const conv_grouped* f, const dw_s
 
 CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_tensor* xt,
                                                 const ir_tensor* yt, const epilogue* ep,
-                                                const int32_t* bias, int64_t slot) {
+                                                const int32_t* bias, int64_t p0, int64_t p1) {
     const conv_geom& g = f->g;
     dw_shuffles d;
     dw_shuffles_of(g, f->dw.direct.groups, &d);
@@ -490,7 +490,7 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     dw_tail_of(ep, yt, &t);
     const dw_plane_fn whole = dw_plane_for(g, f->dw.direct.groups);
     const bool pairs = dw_pair_fits(g, f->dw.direct.groups, t);
-    if (pairs && slot == 0) cpu_path_taken(CPU_PATH_DW_PAIRS);
+    if (pairs && p0 == 0) cpu_path_taken(CPU_PATH_DW_PAIRS);
     const dw_pair pr = dw_pair_of(g, d);
     const int8_t* in = static_cast<const int8_t*>(xt->data);
     // Plane p's input, and what its sums start from besides the +128's correction,
@@ -502,7 +502,7 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
         return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[p % g.o] : 0) +
                                     static_cast<uint32_t>(f->dw.direct.half));
     };
-    const int64_t end = slot_first_plane(f, slot + 1);
+    const int64_t end = p1;
     const int64_t plane_bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
     // The next planes' output lines fetched for writing (conv2d_fast.h); planes of up to
     // 4 KB: a 112x112 plane's 196 lines at once slowed that layer down.
@@ -511,8 +511,8 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     // stores still waited for lines the other core held with the lines fetched ahead: the
     // thread's lines are claimed first, as at avx2 (the 7x7 layer on two threads 0.0140 ->
     // 0.0125 ms; the 14x14 layers, whose whole rows the fetches cover, ran slower claimed).
-    if (pairs) dw_claim_output(f, yt, ep, slot);
-    for (int64_t p = slot_first_plane(f, slot); p < end; ++p) {
+    if (pairs) dw_claim_output(f, yt, ep, p0, p1);
+    for (int64_t p = p0; p < end; ++p) {
         // This step's planes: p, and p + 1 where two share a vector.
         const int64_t step = pairs && p + 1 < end ? 2 : 1;
         const int64_t ahead = end - (p + step) < step ? end - (p + step) : step;
