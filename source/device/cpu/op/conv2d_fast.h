@@ -330,9 +330,9 @@ constexpr int64_t kDwClaimMaxBytes = 64 * 1024;
  * today; the operand check keeps the claim from zeroing one should they ever do. */
 inline void dw_claim_output(const conv_grouped* f, const ir_tensor* yt, const epilogue* ep,
                             int64_t p0, int64_t p1) {
+    if (f->threads < 2 || epilogue_reads_operand(ep)) return;
     const int64_t plane_bytes = f->g.oh * f->g.ow * yt->storage;  // storage: element size
-    const int64_t share = f->g.n * f->g.o * plane_bytes / (f->threads > 0 ? f->threads : 1);
-    if (f->threads < 2 || share > kDwClaimMaxBytes || epilogue_reads_operand(ep)) return;
+    if (f->g.n * f->g.o * plane_bytes / f->threads > kDwClaimMaxBytes) return;
     const uintptr_t at = reinterpret_cast<uintptr_t>(yt->data);
     const uintptr_t first = (at + static_cast<uintptr_t>(p0 * plane_bytes) + 63) & ~uintptr_t{63};
     const uintptr_t end = (at + static_cast<uintptr_t>(p1 * plane_bytes)) & ~uintptr_t{63};

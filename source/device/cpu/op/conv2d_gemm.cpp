@@ -239,6 +239,11 @@ int64_t region_strips(const conv_gemm* f) {
     return f->strips - (f->tail_merged ? 1 : 0);
 }
 
+/* The blocks of GEMM_MR output channels the micro-kernel runs over. */
+int64_t channel_blocks(const conv_gemm* f) {
+    return (f->g.o + GEMM_MR - 1) / GEMM_MR;
+}
+
 /* Into how many parts the output channels are cut over the strips, so that the pool has
  * items to deal and balance (about THREAD_POOL_CHUNKS_PER_THREAD a thread where it can):
  * - none where the strips are that many already (large images);
@@ -250,7 +255,7 @@ int64_t region_strips(const conv_gemm* f) {
  * At most one part a channel block. */
 int64_t strip_parts(const conv_gemm* f) {
     const int64_t strips = region_strips(f);
-    const int64_t mblocks = (f->g.o + GEMM_MR - 1) / GEMM_MR;
+    const int64_t mblocks = channel_blocks(f);
     const int64_t want = static_cast<int64_t>(f->threads) * THREAD_POOL_CHUNKS_PER_THREAD;
     if (f->threads < 2 || strips >= want) return 1;
     const int64_t parts = strips == 1 ? want : f->threads;
@@ -270,7 +275,7 @@ void strip_items(void* arg, int64_t begin, int64_t end, int thread) {
     const strip_args* a = static_cast<const strip_args*>(arg);
     const conv_gemm* f = a->f;
     const int64_t strips = region_strips(f), parts = strip_parts(f);
-    const int64_t mblocks = (f->g.o + GEMM_MR - 1) / GEMM_MR;
+    const int64_t mblocks = channel_blocks(f);
     int64_t* held = held_strip(a, thread);
     void* panel = reinterpret_cast<uint8_t*>(held) + kStripPanelAt;
     const auto run = [&](int64_t st, int64_t p0, int64_t p1) {

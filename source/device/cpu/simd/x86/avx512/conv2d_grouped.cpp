@@ -502,7 +502,6 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
         return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[p % g.o] : 0) +
                                     static_cast<uint32_t>(f->dw.direct.half));
     };
-    const int64_t end = p1;
     const int64_t plane_bytes = g.oh * g.ow * yt->storage;  // the storage is its element size
     // The next planes' output lines fetched for writing (conv2d_fast.h); planes of up to
     // 4 KB: a 112x112 plane's 196 lines at once slowed that layer down.
@@ -512,10 +511,10 @@ CVML_TARGET_AVX512 void depthwise_direct_avx512(const conv_grouped* f, const ir_
     // thread's lines are claimed first, as at avx2 (the 7x7 layer on two threads 0.0140 ->
     // 0.0125 ms; the 14x14 layers, whose whole rows the fetches cover, ran slower claimed).
     if (pairs) dw_claim_output(f, yt, ep, p0, p1);
-    for (int64_t p = p0; p < end; ++p) {
+    for (int64_t p = p0; p < p1; ++p) {
         // This step's planes: p, and p + 1 where two share a vector.
-        const int64_t step = pairs && p + 1 < end ? 2 : 1;
-        const int64_t ahead = end - (p + step) < step ? end - (p + step) : step;
+        const int64_t step = pairs && p + 1 < p1 ? 2 : 1;
+        const int64_t ahead = p1 - (p + step) < step ? p1 - (p + step) : step;
         if (own_ahead && ahead > 0)
             simd_prefetch_lines_for_write(
                 static_cast<const char*>(yt->data) + (p + step) * plane_bytes, ahead * plane_bytes);
