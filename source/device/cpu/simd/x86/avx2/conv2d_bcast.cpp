@@ -64,6 +64,125 @@ struct fetch_at {
     int64_t step;
 };
 
+/* The unsigned pass loops as asm text. A step: the pair's weights of one group of 4
+ * input channels (W0 and W1, a register or memory), each pixel's 4 bytes broadcast from
+ * PIX (pixel x at x * 4 * S bytes: X1, X2, X3) and multiplied by both. */
+#define CVML_BC_PIXEL(AT, PIX, W1, A0, A1)                                                \
+    "vpbroadcastd " AT PIX                                                                \
+    ", %[b]\n\t"                                                                          \
+    "vpmaddubsw %[w0], %[b], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[" A0  \
+    "], %[" A0                                                                            \
+    "]\n\t"                                                                               \
+    "vpmaddubsw " W1 ", %[b], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[" A1 \
+    "], %[" A1 "]\n\t"
+/* Pixel x's offset, X: S1 or S2 (the column stride). */
+#define CVML_BC_S1_1 "4"
+#define CVML_BC_S1_2 "8"
+#define CVML_BC_S1_3 "12"
+#define CVML_BC_S2_1 "8"
+#define CVML_BC_S2_2 "16"
+#define CVML_BC_S2_3 "24"
+#define CVML_BC_PIXELS3(PIX, W1, X)                       \
+    CVML_BC_PIXEL("", PIX, W1, "a00", "a01")              \
+    CVML_BC_PIXEL(CVML_BC_##X##_1, PIX, W1, "a10", "a11") \
+    CVML_BC_PIXEL(CVML_BC_##X##_2, PIX, W1, "a20", "a21")
+#define CVML_BC_PIXELS4(PIX, W1, X) \
+    CVML_BC_PIXELS3(PIX, W1, X) CVML_BC_PIXEL(CVML_BC_##X##_3, PIX, W1, "a30", "a31")
+#define CVML_BC_FETCH "prefetcht1 (%[pf])\n\tadd %[pf_step], %[pf]\n\t"
+/* Pass B's step (3 pixels): both weight vectors in registers. */
+#define CVML_BC_STEP3(W, PIX, X)               \
+    "vmovdqu " W "(%[w]), %[w0]\n\tvmovdqu " W \
+    "+32(%[w]), %[w1]\n\t" CVML_BC_PIXELS3(PIX, "%[w1]", X)
+/* Pass A's step (4 pixels, a fetch ahead where FETCH): the second weight vector read by
+ * each product from L1, for want of asm operands (30 at most) to hold it. */
+#define CVML_BC_STEP4(W, PIX, X, FETCH) \
+    "vmovdqu " W "(%[w]), %[w0]\n\t" FETCH CVML_BC_PIXELS4(PIX, W "+32(%[w])", X)
+/* %[n] steps, unrolled twice (the second step's pixels one plane4 further, its weights
+ * 128 bytes), an odd first step alone. */
+#define CVML_BC_LOOP(STEP1, STEP2)                                                 \
+    "test $1, %[n]\n\tjz 2f\n\t" STEP1                                             \
+    "add $128, %[w]\n\tadd %[plane4], %[pix]\n\t"                                  \
+    "2:\n\tshr $1, %[n]\n\tjz 3f\n\t"                                              \
+    "1:\n\t" STEP1 STEP2                                                           \
+    "add $256, %[w]\n\tlea (%[pix],%[plane4],2), %[pix]\n\tdec %[n]\n\tjnz 1b\n\t" \
+    "3:"
+#define CVML_BC_LOOP4(X, FETCH)                            \
+    CVML_BC_LOOP(CVML_BC_STEP4("0", "(%[pix])", X, FETCH), \
+                 CVML_BC_STEP4("128", "(%[pix],%[plane4])", X, FETCH))
+#define CVML_BC_LOOP3(X) \
+    CVML_BC_LOOP(CVML_BC_STEP3("0", "(%[pix])", X), CVML_BC_STEP3("128", "(%[pix],%[plane4])", X))
+
+/* A pass's steps on an image without negative values where no pixel is skipped (all
+ * but the border segments' two edge taps), as one asm block per form: written with
+ * madd_acc steps, GCC's register allocator kept accumulators outside the registers the
+ * asm operands want and added copies (unrolled, copies and spills); these loops run the
+ * 3 instructions a product, a broadcast a pixel, the weights' loads and a half of the
+ * loop's bookkeeping. Pass A (4 pixels) fetches ahead where pf.step. */
+template <int S>
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void steps_4px(
+    __m256i (&acc)[4][2], const uint8_t* pix, int64_t plane4, const int8_t* w, int64_t groups4,
+    fetch_at pf) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    int64_t n = groups4;
+    __m256i w0, b, t;
+#define CVML_BC_ASM4(X, FETCH)                                                            \
+    __asm__(CVML_BC_LOOP4(X, FETCH)                                                       \
+            : [a00] "+x"(acc[0][0]), [a01] "+x"(acc[0][1]), [a10] "+x"(acc[1][0]),        \
+              [a11] "+x"(acc[1][1]), [a20] "+x"(acc[2][0]), [a21] "+x"(acc[2][1]),        \
+              [a30] "+x"(acc[3][0]), [a31] "+x"(acc[3][1]), [w0] "=&x"(w0), [b] "=&x"(b), \
+              [t] "=&x"(t), [w] "+r"(w), [pix] "+r"(pix), [n] "+r"(n), [pf] "+r"(pf.at)   \
+            : [ones] "x"(ones), [plane4] "r"(plane4), [pf_step] "r"(pf.step)              \
+            : "cc", "memory")
+    if constexpr (S == 1) {
+        if (pf.step)
+            CVML_BC_ASM4(S1, CVML_BC_FETCH);
+        else
+            CVML_BC_ASM4(S1, "");
+    } else {
+        if (pf.step)
+            CVML_BC_ASM4(S2, CVML_BC_FETCH);
+        else
+            CVML_BC_ASM4(S2, "");
+    }
+#undef CVML_BC_ASM4
+}
+
+template <int S>
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void steps_3px(
+    __m256i (&acc)[3][2], const uint8_t* pix, int64_t plane4, const int8_t* w, int64_t groups4) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    int64_t n = groups4;
+    __m256i w0, w1, b, t;
+#define CVML_BC_ASM3(X)                                                                         \
+    __asm__(                                                                                    \
+        CVML_BC_LOOP3(X)                                                                        \
+        : [a00] "+x"(acc[0][0]), [a01] "+x"(acc[0][1]), [a10] "+x"(acc[1][0]),                  \
+          [a11] "+x"(acc[1][1]), [a20] "+x"(acc[2][0]), [a21] "+x"(acc[2][1]), [w0] "=&x"(w0),  \
+          [w1] "=&x"(w1), [b] "=&x"(b), [t] "=&x"(t), [w] "+r"(w), [pix] "+r"(pix), [n] "+r"(n) \
+        : [ones] "x"(ones), [plane4] "r"(plane4)                                                \
+        : "cc", "memory")
+    if constexpr (S == 1)
+        CVML_BC_ASM3(S1);
+    else
+        CVML_BC_ASM3(S2);
+#undef CVML_BC_ASM3
+}
+#undef CVML_BC_S2_3
+#undef CVML_BC_S2_2
+#undef CVML_BC_S2_1
+#undef CVML_BC_S1_3
+#undef CVML_BC_S1_2
+#undef CVML_BC_S1_1
+#undef CVML_BC_LOOP3
+#undef CVML_BC_LOOP4
+#undef CVML_BC_LOOP
+#undef CVML_BC_STEP4
+#undef CVML_BC_STEP3
+#undef CVML_BC_FETCH
+#undef CVML_BC_PIXELS4
+#undef CVML_BC_PIXELS3
+#undef CVML_BC_PIXEL
+
 /* One tap over every group of 4 input channels for one pass (pixels X0 .. X0 + P - 1 of
  * the segment) and one pair of vectors: pixel x's bytes of group g4 at row + 4 * Tap +
  * g4 * plane4 + 4 * S * x (S: the column stride), the pair's weights of that group at w
@@ -75,6 +194,15 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_steps(
     fetch_at pf) {
     const __m256i ones = _mm256_set1_epi16(1);
     const uint8_t* pix = row + 4 * Tap + 4 * S * X0;
+    constexpr bool skips =
+        tap_skips<Tap, Left, Right>(X0) || tap_skips<Tap, Left, Right>(X0 + P - 1);
+    if constexpr (!Signed && !skips && P == 4) {
+        steps_4px<S>(acc, pix, plane4, w, groups4, X0 == 0 ? pf : fetch_at{nullptr, 0});
+        return;
+    } else if constexpr (!Signed && !skips && P == 3) {
+        steps_3px<S>(acc, pix, plane4, w, groups4);
+        return;
+    }
     for (int64_t g4 = 0; g4 < groups4; ++g4, w += kGroupBytes, pix += plane4) {
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
         const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
