@@ -64,53 +64,72 @@ struct fetch_at {
     int64_t step;
 };
 
-/* The unsigned pass loops as asm text. A step: the pair's weights of one group of 4
- * input channels (W0 and W1, a register or memory), each pixel's 4 bytes broadcast from
- * PIX (pixel x at x * 4 * S bytes: X1, X2, X3) and multiplied by both. */
-#define CVML_BC_PIXEL(AT, PIX, W1, A0, A1)                                                \
-    "vpbroadcastd " AT PIX                                                                \
-    ", %[b]\n\t"                                                                          \
-    "vpmaddubsw %[w0], %[b], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[" A0  \
-    "], %[" A0                                                                            \
-    "]\n\t"                                                                               \
-    "vpmaddubsw " W1 ", %[b], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[" A1 \
-    "], %[" A1 "]\n\t"
-/* Pixel x's offset, X: S1 or S2 (the column stride). */
+/* The unsigned passes' loops as asm text. A step: the pair's weights of one group of 4
+ * input channels (%[w0] and W1, a register or memory), each pixel's 4 bytes broadcast
+ * from AT PIX and multiplied by both into the pixel's accumulators A0, A1. */
+// clang-format off
+#define CVML_BC_PIXEL(AT, PIX, W1, A0, A1)                           \
+    "vpbroadcastd " AT PIX ", %[b]\n\t"                              \
+    "vpmaddubsw %[w0], %[b], %[t]\n\t"                               \
+    "vpmaddwd %[ones], %[t], %[t]\n\t"                               \
+    "vpaddd %[t], %[" A0 "], %[" A0 "]\n\t"                          \
+    "vpmaddubsw " W1 ", %[b], %[t]\n\t"                              \
+    "vpmaddwd %[ones], %[t], %[t]\n\t"                               \
+    "vpaddd %[t], %[" A1 "], %[" A1 "]\n\t"
+/* Pixel x's offset (4 * S * x bytes) for X = S1 or S2, the column stride. */
 #define CVML_BC_S1_1 "4"
 #define CVML_BC_S1_2 "8"
 #define CVML_BC_S1_3 "12"
 #define CVML_BC_S2_1 "8"
 #define CVML_BC_S2_2 "16"
 #define CVML_BC_S2_3 "24"
-#define CVML_BC_PIXELS3(PIX, W1, X)                       \
-    CVML_BC_PIXEL("", PIX, W1, "a00", "a01")              \
-    CVML_BC_PIXEL(CVML_BC_##X##_1, PIX, W1, "a10", "a11") \
+#define CVML_BC_PIXELS3(PIX, W1, X)                                  \
+    CVML_BC_PIXEL("", PIX, W1, "a00", "a01")                         \
+    CVML_BC_PIXEL(CVML_BC_##X##_1, PIX, W1, "a10", "a11")            \
     CVML_BC_PIXEL(CVML_BC_##X##_2, PIX, W1, "a20", "a21")
-#define CVML_BC_PIXELS4(PIX, W1, X) \
-    CVML_BC_PIXELS3(PIX, W1, X) CVML_BC_PIXEL(CVML_BC_##X##_3, PIX, W1, "a30", "a31")
-#define CVML_BC_FETCH "prefetcht1 (%[pf])\n\tadd %[pf_step], %[pf]\n\t"
+#define CVML_BC_PIXELS4(PIX, W1, X)                                  \
+    CVML_BC_PIXELS3(PIX, W1, X)                                      \
+    CVML_BC_PIXEL(CVML_BC_##X##_3, PIX, W1, "a30", "a31")
+#define CVML_BC_FETCH                                                \
+    "prefetcht1 (%[pf])\n\t"                                         \
+    "add %[pf_step], %[pf]\n\t"
 /* Pass B's step (3 pixels): both weight vectors in registers. */
-#define CVML_BC_STEP3(W, PIX, X)               \
-    "vmovdqu " W "(%[w]), %[w0]\n\tvmovdqu " W \
-    "+32(%[w]), %[w1]\n\t" CVML_BC_PIXELS3(PIX, "%[w1]", X)
+#define CVML_BC_STEP3(W, PIX, X)                                     \
+    "vmovdqu " W "(%[w]), %[w0]\n\t"                                 \
+    "vmovdqu " W "+32(%[w]), %[w1]\n\t"                              \
+    CVML_BC_PIXELS3(PIX, "%[w1]", X)
 /* Pass A's step (4 pixels, a fetch ahead where FETCH): the second weight vector read by
  * each product from L1, for want of asm operands (30 at most) to hold it. */
-#define CVML_BC_STEP4(W, PIX, X, FETCH) \
-    "vmovdqu " W "(%[w]), %[w0]\n\t" FETCH CVML_BC_PIXELS4(PIX, W "+32(%[w])", X)
+#define CVML_BC_STEP4(W, PIX, X, FETCH)                              \
+    "vmovdqu " W "(%[w]), %[w0]\n\t"                                 \
+    FETCH                                                            \
+    CVML_BC_PIXELS4(PIX, W "+32(%[w])", X)
 /* %[n] steps, unrolled twice (the second step's pixels one plane4 further, its weights
  * 128 bytes), an odd first step alone. */
-#define CVML_BC_LOOP(STEP1, STEP2)                                                 \
-    "test $1, %[n]\n\tjz 2f\n\t" STEP1                                             \
-    "add $128, %[w]\n\tadd %[plane4], %[pix]\n\t"                                  \
-    "2:\n\tshr $1, %[n]\n\tjz 3f\n\t"                                              \
-    "1:\n\t" STEP1 STEP2                                                           \
-    "add $256, %[w]\n\tlea (%[pix],%[plane4],2), %[pix]\n\tdec %[n]\n\tjnz 1b\n\t" \
+#define CVML_BC_LOOP(STEP1, STEP2)                                   \
+    "test $1, %[n]\n\t"                                              \
+    "jz 2f\n\t"                                                      \
+    STEP1                                                            \
+    "add $128, %[w]\n\t"                                             \
+    "add %[plane4], %[pix]\n\t"                                      \
+    "2:\n\t"                                                         \
+    "shr $1, %[n]\n\t"                                               \
+    "jz 3f\n\t"                                                      \
+    "1:\n\t"                                                         \
+    STEP1                                                            \
+    STEP2                                                            \
+    "add $256, %[w]\n\t"                                             \
+    "lea (%[pix],%[plane4],2), %[pix]\n\t"                           \
+    "dec %[n]\n\t"                                                   \
+    "jnz 1b\n\t"                                                     \
     "3:"
-#define CVML_BC_LOOP4(X, FETCH)                            \
-    CVML_BC_LOOP(CVML_BC_STEP4("0", "(%[pix])", X, FETCH), \
+#define CVML_BC_LOOP4(X, FETCH)                                      \
+    CVML_BC_LOOP(CVML_BC_STEP4("0", "(%[pix])", X, FETCH),           \
                  CVML_BC_STEP4("128", "(%[pix],%[plane4])", X, FETCH))
-#define CVML_BC_LOOP3(X) \
-    CVML_BC_LOOP(CVML_BC_STEP3("0", "(%[pix])", X), CVML_BC_STEP3("128", "(%[pix],%[plane4])", X))
+#define CVML_BC_LOOP3(X)                                             \
+    CVML_BC_LOOP(CVML_BC_STEP3("0", "(%[pix])", X),                  \
+                 CVML_BC_STEP3("128", "(%[pix],%[plane4])", X))
+// clang-format on
 
 /* A pass's steps on an image without negative values where no pixel is skipped (all
  * but the border segments' two edge taps), as one asm block per form: written with

@@ -133,25 +133,25 @@ struct tail_sink {
 };
 
 /* One k4 step of the 4 x 16 kernel on unsigned B, as asm text: B's two panels at
- * B_AT(%[b]) and B_AT(%[b],%[pb]), the 4 rows' weights at A_AT(%[a]) lda apart. */
-#define CVML_AVX2_ROW_PAIR(C0, C1)                                                       \
-    "vpmaddubsw %[w], %[u0], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[" C0 \
-    "], %[" C0                                                                           \
-    "]\n\t"                                                                              \
-    "vpmaddubsw %[w], %[u1], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[" C1 \
-    "], %[" C1 "]\n\t"
-#define CVML_AVX2_U16_STEP(B_AT, A_AT)                                                            \
-    "vmovdqu " B_AT "(%[b]), %[u0]\n\tvmovdqu " B_AT                                              \
-    "(%[b],%[pb]), %[u1]\n\t"                                                                     \
-    "vpbroadcastd " A_AT "(%[a]), %[w]\n\t" CVML_AVX2_ROW_PAIR(                                   \
-        "c00", "c01") "vpbroadcastd " A_AT                                                        \
-                      "(%[a],%[lda]), %[w]\n\t" CVML_AVX2_ROW_PAIR(                               \
-                          "c10", "c11") "vpbroadcastd " A_AT                                      \
-                                        "(%[a],%[lda],2), %[w]\n\t" CVML_AVX2_ROW_PAIR(           \
-                                            "c20",                                                \
-                                            "c21") "vpbroadcastd " A_AT                           \
-                                                   "(%[a],%[lda3]), %[w]\n\t" CVML_AVX2_ROW_PAIR( \
-                                                       "c30", "c31")
+ * B_AT(%[b]) and B_AT(%[b],%[pb]), the 4 rows' weights at A_AT(%[a]) lda apart; a row's
+ * 4 bytes broadcast to %[w] and multiplied by both panels into its accumulators C0, C1. */
+// clang-format off
+#define CVML_AVX2_ROW(W_AT, C0, C1)                                \
+    "vpbroadcastd " W_AT ", %[w]\n\t"                              \
+    "vpmaddubsw %[w], %[u0], %[t]\n\t"                             \
+    "vpmaddwd %[ones], %[t], %[t]\n\t"                             \
+    "vpaddd %[t], %[" C0 "], %[" C0 "]\n\t"                        \
+    "vpmaddubsw %[w], %[u1], %[t]\n\t"                             \
+    "vpmaddwd %[ones], %[t], %[t]\n\t"                             \
+    "vpaddd %[t], %[" C1 "], %[" C1 "]\n\t"
+#define CVML_AVX2_U16_STEP(B_AT, A_AT)                             \
+    "vmovdqu " B_AT "(%[b]), %[u0]\n\t"                            \
+    "vmovdqu " B_AT "(%[b],%[pb]), %[u1]\n\t"                      \
+    CVML_AVX2_ROW(A_AT "(%[a])", "c00", "c01")                     \
+    CVML_AVX2_ROW(A_AT "(%[a],%[lda])", "c10", "c11")              \
+    CVML_AVX2_ROW(A_AT "(%[a],%[lda],2)", "c20", "c21")            \
+    CVML_AVX2_ROW(A_AT "(%[a],%[lda3])", "c30", "c31")
+// clang-format on
 
 /* The k4 loop of the 4 x 16 kernel on unsigned B (nearly every layer's), as one asm
  * block: c[r][p] += row r of a times panel p of b over k4n steps. Written as madd_acc
@@ -167,14 +167,23 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void k_loop_unsigned_4x16
     const size_t lda3 = 3 * lda;
     const int64_t odd = k4n & 1;
     __m256i u0, u1, w, t;
+    // clang-format off
     __asm__(
         "test %[odd], %[odd]\n\t"
-        "jz 2f\n\t" CVML_AVX2_U16_STEP("0", "0") "add $32, %[b]\n\tadd $4, %[a]\n\t"
+        "jz 2f\n\t"
+        CVML_AVX2_U16_STEP("0", "0")
+        "add $32, %[b]\n\t"
+        "add $4, %[a]\n\t"
         "2:\n\t"
         "cmp %[b], %[b_end]\n\t"
         "je 3f\n\t"
-        "1:\n\t" CVML_AVX2_U16_STEP("0", "0") CVML_AVX2_U16_STEP("32", "4")
-        "add $64, %[b]\n\tadd $8, %[a]\n\tcmp %[b], %[b_end]\n\tjne 1b\n\t"
+        "1:\n\t"
+        CVML_AVX2_U16_STEP("0", "0")
+        CVML_AVX2_U16_STEP("32", "4")
+        "add $64, %[b]\n\t"
+        "add $8, %[a]\n\t"
+        "cmp %[b], %[b_end]\n\t"
+        "jne 1b\n\t"
         "3:"
         : [c00] "+x"(c00), [c01] "+x"(c01), [c10] "+x"(c10), [c11] "+x"(c11),
           [c20] "+x"(c20), [c21] "+x"(c21), [c30] "+x"(c30), [c31] "+x"(c31), [u0] "=&x"(u0),
@@ -182,9 +191,10 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void k_loop_unsigned_4x16
         : [b_end] "r"(b_end), [pb] "r"(panel_bytes), [lda] "r"(lda), [lda3] "r"(lda3),
           [ones] "x"(ones), [odd] "r"(odd)
         : "cc", "memory");
+    // clang-format on
 }
 #undef CVML_AVX2_U16_STEP
-#undef CVML_AVX2_ROW_PAIR
+#undef CVML_AVX2_ROW
 
 /* Rows a, a + lda, .. (AVX2_ROWS of them) times NC panels of B (panel_bytes apart),
  * over k4n steps of K, into the sink; UNSIGNED_B: B holds no negative value. Named
