@@ -3,7 +3,7 @@
  * pixel's 4 image bytes broadcast, only the taps that read the input multiplied. The
  * avx512 kernel's design (simd/x86/avx512/conv2d_bcast.cpp) at half the width and with
  * half the registers: a segment is 7 pixels of one output row, and a block's 32 channels
- * are two pairs of vectors, each pair's pixels in two passes (below).
+ * are 4 vectors, the segment's pixels in three passes over all 4 (below).
  *
  * The image holds x itself (this level's gemm_taps_zero is 0), and vpmaddubsw takes the
  * broadcast bytes as its unsigned operand. Where the image has no negative value (the
@@ -24,16 +24,16 @@
 namespace cpu_conv2d {
 namespace {
 
-/* Pixels per segment; a block's channels in pairs of vectors (16 channels), each pair's
- * pixels in two passes (kPassA and kPassB pixels) so that a pass's accumulators, the pair's
- * two weight vectors and a broadcast fit the 16 registers: per step of K a pass loads two
- * weight vectors and broadcasts 4 (3) pixels for 8 (6) products, as the GEMM's 4 x 16
- * micro-kernel does. One vector of 7 pixels (7 broadcasts for 7 products) ran at 70% of
- * the multiplier's peak. */
+/* Pixels per segment, and a block's 32 channels as 4 vectors; a segment's pixels in
+ * passes of 3, 3 and 1 (tap_passes) over all 4 vectors, so that a pass's 12 (4) accumulators,
+ * a broadcast, a product and the ones fit the 16 registers: each product reads its
+ * weights from L1 as vpmaddubsw's memory operand, and a step of K broadcasts a pixel for
+ * 4 products (3 instructions each). The passes over pairs of vectors they replaced (4 and
+ * 3 pixels, a broadcast for 2 products) ran 4.1 instructions a product against 3.6. One
+ * vector of 7 pixels (7 broadcasts for 7 products) ran at 70% of the multiplier's peak. */
 constexpr int kPixels = 7;
-constexpr int kPassA = 4;
-constexpr int kPassB = kPixels - kPassA;
-constexpr int kPairs = GEMM_BCAST_BLOCK / 16;
+constexpr int kVecs = GEMM_BCAST_BLOCK / 8;
+static_assert(kVecs == 4, "the asm passes below name 4 accumulators a pixel");
 /* A group of 4 input channels' weights for the whole block: 32 channels x 4 bytes. */
 constexpr int64_t kGroupBytes = 4 * GEMM_BCAST_BLOCK;
 
@@ -64,186 +64,188 @@ struct fetch_at {
     int64_t step;
 };
 
-/* The unsigned passes' loops as asm text. A step: the pair's weights of one group of 4
- * input channels (%[w0] and W1, a register or memory), each pixel's 4 bytes broadcast
- * from AT PIX and multiplied by both into the pixel's accumulators A0, A1. */
+/* The unsigned passes as asm text, each a whole pass: its accumulators loaded from the
+ * segment's sums (ymm4 .. ymm15: pixel x's 4 vectors in ymm(4 + 4x) ..), its steps, and
+ * the sums stored back. Named registers rather than operands: a 3-pixel pass's 12
+ * accumulators as "+x" operands would be 24 of an asm statement's 30. A step: one group
+ * of 4 input channels, each pixel's 4 bytes broadcast from AT PIX (ymm0) and multiplied
+ * by the group's 4 weight vectors, read by vpmaddubsw from memory W bytes past %[w]
+ * (ymm1 the product, ymm2 the ones). */
 // clang-format off
-#define CVML_BC_PIXEL(AT, PIX, W1, A0, A1)                           \
-    "vpbroadcastd " AT PIX ", %[b]\n\t"                              \
-    "vpmaddubsw %[w0], %[b], %[t]\n\t"                               \
-    "vpmaddwd %[ones], %[t], %[t]\n\t"                               \
-    "vpaddd %[t], %[" A0 "], %[" A0 "]\n\t"                          \
-    "vpmaddubsw " W1 ", %[b], %[t]\n\t"                              \
-    "vpmaddwd %[ones], %[t], %[t]\n\t"                               \
-    "vpaddd %[t], %[" A1 "], %[" A1 "]\n\t"
+#define CVML_BC_PRODUCT(W, A)                                        \
+    "vpmaddubsw " W "(%[w]), %%ymm0, %%ymm1\n\t"                     \
+    "vpmaddwd %%ymm2, %%ymm1, %%ymm1\n\t"                            \
+    "vpaddd %%ymm1, %%" A ", %%" A "\n\t"
+#define CVML_BC_PIXEL(AT, PIX, W, A0, A1, A2, A3)                    \
+    "vpbroadcastd " AT PIX ", %%ymm0\n\t"                            \
+    CVML_BC_PRODUCT(W, A0)                                           \
+    CVML_BC_PRODUCT(W "+32", A1)                                     \
+    CVML_BC_PRODUCT(W "+64", A2)                                     \
+    CVML_BC_PRODUCT(W "+96", A3)
 /* Pixel x's offset (4 * S * x bytes) for X = S1 or S2, the column stride. */
 #define CVML_BC_S1_1 "4"
 #define CVML_BC_S1_2 "8"
-#define CVML_BC_S1_3 "12"
 #define CVML_BC_S2_1 "8"
 #define CVML_BC_S2_2 "16"
-#define CVML_BC_S2_3 "24"
-#define CVML_BC_PIXELS3(PIX, W1, X)                                  \
-    CVML_BC_PIXEL("", PIX, W1, "a00", "a01")                         \
-    CVML_BC_PIXEL(CVML_BC_##X##_1, PIX, W1, "a10", "a11")            \
-    CVML_BC_PIXEL(CVML_BC_##X##_2, PIX, W1, "a20", "a21")
-#define CVML_BC_PIXELS4(PIX, W1, X)                                  \
-    CVML_BC_PIXELS3(PIX, W1, X)                                      \
-    CVML_BC_PIXEL(CVML_BC_##X##_3, PIX, W1, "a30", "a31")
+#define CVML_BC_PIXELS3(W, PIX, X)                                   \
+    CVML_BC_PIXEL("", PIX, W, "ymm4", "ymm5", "ymm6", "ymm7")        \
+    CVML_BC_PIXEL(CVML_BC_##X##_1, PIX, W, "ymm8", "ymm9", "ymm10", "ymm11") \
+    CVML_BC_PIXEL(CVML_BC_##X##_2, PIX, W, "ymm12", "ymm13", "ymm14", "ymm15")
+#define CVML_BC_PIXELS1(W, PIX, X)                                   \
+    CVML_BC_PIXEL("", PIX, W, "ymm4", "ymm5", "ymm6", "ymm7")
 #define CVML_BC_FETCH                                                \
     "prefetcht1 (%[pf])\n\t"                                         \
     "add %[pf_step], %[pf]\n\t"
-/* Pass B's step (3 pixels): both weight vectors in registers. */
-#define CVML_BC_STEP3(W, PIX, X)                                     \
-    "vmovdqu " W "(%[w]), %[w0]\n\t"                                 \
-    "vmovdqu " W "+32(%[w]), %[w1]\n\t"                              \
-    CVML_BC_PIXELS3(PIX, "%[w1]", X)
-/* Pass A's step (4 pixels, a fetch ahead where FETCH): the second weight vector read by
- * each product from L1, for want of asm operands (30 at most) to hold it. */
-#define CVML_BC_STEP4(W, PIX, X, FETCH)                              \
-    "vmovdqu " W "(%[w]), %[w0]\n\t"                                 \
-    FETCH                                                            \
-    CVML_BC_PIXELS4(PIX, W "+32(%[w])", X)
-/* %[n] steps, unrolled twice (the second step's pixels one plane4 further, its weights
- * 128 bytes), an odd first step alone. */
-#define CVML_BC_LOOP(STEP1, STEP2)                                   \
+/* The ones (16-bit) in ymm2. */
+#define CVML_BC_ONES                                                 \
+    "vpcmpeqw %%ymm2, %%ymm2, %%ymm2\n\t"                            \
+    "vpsrlw $15, %%ymm2, %%ymm2\n\t"
+/* MOVE(offset, register) for each of a pass's accumulators. */
+#define CVML_BC_EACH1(MOVE)                                          \
+    MOVE("0", "ymm4") MOVE("32", "ymm5") MOVE("64", "ymm6") MOVE("96", "ymm7")
+#define CVML_BC_EACH3(MOVE)                                          \
+    CVML_BC_EACH1(MOVE)                                              \
+    MOVE("128", "ymm8") MOVE("160", "ymm9") MOVE("192", "ymm10") MOVE("224", "ymm11") \
+    MOVE("256", "ymm12") MOVE("288", "ymm13") MOVE("320", "ymm14") MOVE("352", "ymm15")
+#define CVML_BC_LOAD(OFF, R) "vmovdqu " OFF "(%[s]), %%" R "\n\t"
+#define CVML_BC_STORE(OFF, R) "vmovdqu %%" R ", " OFF "(%[s])\n\t"
+/* A pass of %[n] steps over PIXELS, unrolled twice (the second step's pixels one plane4
+ * further, its weights kGroupBytes), an odd first step alone. */
+#define CVML_BC_PASS(EACH, PIXELS, X, FETCH)                         \
+    EACH(CVML_BC_LOAD)                                               \
+    CVML_BC_ONES                                                     \
     "test $1, %[n]\n\t"                                              \
     "jz 2f\n\t"                                                      \
-    STEP1                                                            \
+    FETCH                                                            \
+    PIXELS("0", "(%[pix])", X)                                       \
     "add $128, %[w]\n\t"                                             \
     "add %[plane4], %[pix]\n\t"                                      \
     "2:\n\t"                                                         \
     "shr $1, %[n]\n\t"                                               \
     "jz 3f\n\t"                                                      \
     "1:\n\t"                                                         \
-    STEP1                                                            \
-    STEP2                                                            \
+    FETCH                                                            \
+    PIXELS("0", "(%[pix])", X)                                       \
+    FETCH                                                            \
+    PIXELS("128", "(%[pix],%[plane4])", X)                           \
     "add $256, %[w]\n\t"                                             \
     "lea (%[pix],%[plane4],2), %[pix]\n\t"                           \
     "dec %[n]\n\t"                                                   \
     "jnz 1b\n\t"                                                     \
-    "3:"
-#define CVML_BC_LOOP4(X, FETCH)                                      \
-    CVML_BC_LOOP(CVML_BC_STEP4("0", "(%[pix])", X, FETCH),           \
-                 CVML_BC_STEP4("128", "(%[pix],%[plane4])", X, FETCH))
-#define CVML_BC_LOOP3(X)                                             \
-    CVML_BC_LOOP(CVML_BC_STEP3("0", "(%[pix])", X),                  \
-                 CVML_BC_STEP3("128", "(%[pix],%[plane4])", X))
+    "3:\n\t"                                                         \
+    EACH(CVML_BC_STORE)
+#define CVML_BC_CLOBBERS                                             \
+    "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
+    "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
 // clang-format on
+static_assert(kGroupBytes == 128, "CVML_BC_PASS's weight offsets");
 
 /* A pass's steps on an image without negative values where no pixel is skipped (all
- * but the border segments' two edge taps), as one asm block per form: written with
- * madd_acc steps, GCC's register allocator kept accumulators outside the registers the
- * asm operands want and added copies (unrolled, copies and spills); these loops run the
- * 3 instructions a product, a broadcast a pixel, the weights' loads and a half of the
- * loop's bookkeeping. Pass A (4 pixels) fetches ahead where pf.step. */
+ * but the border segments' two edge taps), as one asm block per form, sums[x * kVecs + v]
+ * pixel x's vector v: written with madd_acc steps, GCC's register allocator kept
+ * accumulators outside the registers the asm operands want and added copies (unrolled,
+ * copies and spills); these run the 3 instructions a product, a broadcast a pixel and
+ * a half of the loop's bookkeeping. The first pass (3 pixels) fetches ahead where
+ * pf.step. */
 template <int S>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void steps_4px(
-    __m256i (&acc)[4][2], const uint8_t* pix, int64_t plane4, const int8_t* w, int64_t groups4,
-    fetch_at pf) {
-    const __m256i ones = _mm256_set1_epi16(1);
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pass_3px(__m256i* sums,
+                                                                     const uint8_t* pix,
+                                                                     int64_t plane4,
+                                                                     const int8_t* w,
+                                                                     int64_t groups4, fetch_at pf) {
     int64_t n = groups4;
-    __m256i w0, b, t;
-#define CVML_BC_ASM4(X, FETCH)                                                            \
-    __asm__(CVML_BC_LOOP4(X, FETCH)                                                       \
-            : [a00] "+x"(acc[0][0]), [a01] "+x"(acc[0][1]), [a10] "+x"(acc[1][0]),        \
-              [a11] "+x"(acc[1][1]), [a20] "+x"(acc[2][0]), [a21] "+x"(acc[2][1]),        \
-              [a30] "+x"(acc[3][0]), [a31] "+x"(acc[3][1]), [w0] "=&x"(w0), [b] "=&x"(b), \
-              [t] "=&x"(t), [w] "+r"(w), [pix] "+r"(pix), [n] "+r"(n), [pf] "+r"(pf.at)   \
-            : [ones] "x"(ones), [plane4] "r"(plane4), [pf_step] "r"(pf.step)              \
-            : "cc", "memory")
+#define CVML_BC_ASM3(X, FETCH)                                                     \
+    __asm__ volatile(CVML_BC_PASS(CVML_BC_EACH3, CVML_BC_PIXELS3, X, FETCH)        \
+                     : [w] "+r"(w), [pix] "+r"(pix), [n] "+r"(n), [pf] "+r"(pf.at) \
+                     : [s] "r"(sums), [plane4] "r"(plane4), [pf_step] "r"(pf.step) \
+                     : CVML_BC_CLOBBERS)
     if constexpr (S == 1) {
         if (pf.step)
-            CVML_BC_ASM4(S1, CVML_BC_FETCH);
+            CVML_BC_ASM3(S1, CVML_BC_FETCH);
         else
-            CVML_BC_ASM4(S1, "");
+            CVML_BC_ASM3(S1, "");
     } else {
         if (pf.step)
-            CVML_BC_ASM4(S2, CVML_BC_FETCH);
+            CVML_BC_ASM3(S2, CVML_BC_FETCH);
         else
-            CVML_BC_ASM4(S2, "");
+            CVML_BC_ASM3(S2, "");
     }
-#undef CVML_BC_ASM4
-}
-
-template <int S>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void steps_3px(
-    __m256i (&acc)[3][2], const uint8_t* pix, int64_t plane4, const int8_t* w, int64_t groups4) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    int64_t n = groups4;
-    __m256i w0, w1, b, t;
-#define CVML_BC_ASM3(X)                                                                         \
-    __asm__(                                                                                    \
-        CVML_BC_LOOP3(X)                                                                        \
-        : [a00] "+x"(acc[0][0]), [a01] "+x"(acc[0][1]), [a10] "+x"(acc[1][0]),                  \
-          [a11] "+x"(acc[1][1]), [a20] "+x"(acc[2][0]), [a21] "+x"(acc[2][1]), [w0] "=&x"(w0),  \
-          [w1] "=&x"(w1), [b] "=&x"(b), [t] "=&x"(t), [w] "+r"(w), [pix] "+r"(pix), [n] "+r"(n) \
-        : [ones] "x"(ones), [plane4] "r"(plane4)                                                \
-        : "cc", "memory")
-    if constexpr (S == 1)
-        CVML_BC_ASM3(S1);
-    else
-        CVML_BC_ASM3(S2);
 #undef CVML_BC_ASM3
 }
-#undef CVML_BC_S2_3
+
+/* The segment's last pixel over all 4 vectors (its column stride plays no part). */
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void pass_1px(
+    __m256i* sums, const uint8_t* pix, int64_t plane4, const int8_t* w, int64_t groups4) {
+    int64_t n = groups4;
+    __asm__ volatile(CVML_BC_PASS(CVML_BC_EACH1, CVML_BC_PIXELS1, S1, "")
+                     : [w] "+r"(w), [pix] "+r"(pix), [n] "+r"(n)
+                     : [s] "r"(sums), [plane4] "r"(plane4)
+                     : CVML_BC_CLOBBERS);
+}
+#undef CVML_BC_CLOBBERS
+#undef CVML_BC_PASS
+#undef CVML_BC_STORE
+#undef CVML_BC_LOAD
+#undef CVML_BC_EACH3
+#undef CVML_BC_EACH1
+#undef CVML_BC_ONES
+#undef CVML_BC_FETCH
+#undef CVML_BC_PIXELS1
+#undef CVML_BC_PIXELS3
 #undef CVML_BC_S2_2
 #undef CVML_BC_S2_1
-#undef CVML_BC_S1_3
 #undef CVML_BC_S1_2
 #undef CVML_BC_S1_1
-#undef CVML_BC_LOOP3
-#undef CVML_BC_LOOP4
-#undef CVML_BC_LOOP
-#undef CVML_BC_STEP4
-#undef CVML_BC_STEP3
-#undef CVML_BC_FETCH
-#undef CVML_BC_PIXELS4
-#undef CVML_BC_PIXELS3
 #undef CVML_BC_PIXEL
+#undef CVML_BC_PRODUCT
+
+/* Whether pass X0 .. X0 + P - 1 of tap Tap skips a pixel, and whether it skips them all. */
+template <int X0, int P, int Tap, bool Left, bool Right>
+constexpr bool pass_skips() {
+    for (int x = X0; x < X0 + P; ++x)
+        if (tap_skips<Tap, Left, Right>(x)) return true;
+    return false;
+}
+template <int X0, int P, int Tap, bool Left, bool Right>
+constexpr bool pass_skips_all() {
+    for (int x = X0; x < X0 + P; ++x)
+        if (!tap_skips<Tap, Left, Right>(x)) return false;
+    return true;
+}
 
 /* One tap over every group of 4 input channels for one pass (pixels X0 .. X0 + P - 1 of
- * the segment) and one pair of vectors: pixel x's bytes of group g4 at row + 4 * Tap +
- * g4 * plane4 + 4 * S * x (S: the column stride), the pair's weights of that group at w
+ * the segment) and the block's 4 vectors, the intrinsic form: the passes that skip a
+ * pixel and those on images with negative values. Pixel x's bytes of group g4 at pix +
+ * g4 * plane4 + 4 * S * x (S: the column stride), the block's weights of that group at w
  * + g4 * kGroupBytes. The accumulators are an array indexed by constants only, every
  * loop over them unrolled, so they live in registers. */
 template <int S, int X0, int P, int Tap, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_steps(
-    __m256i (&acc)[P][2], const uint8_t* row, int64_t plane4, const int8_t* w, int64_t groups4,
+    __m256i (&acc)[P][kVecs], const uint8_t* pix, int64_t plane4, const int8_t* w, int64_t groups4,
     fetch_at pf) {
     const __m256i ones = _mm256_set1_epi16(1);
-    const uint8_t* pix = row + 4 * Tap + 4 * S * X0;
-    constexpr bool skips =
-        tap_skips<Tap, Left, Right>(X0) || tap_skips<Tap, Left, Right>(X0 + P - 1);
-    if constexpr (!Signed && !skips && P == 4) {
-        steps_4px<S>(acc, pix, plane4, w, groups4, X0 == 0 ? pf : fetch_at{nullptr, 0});
-        return;
-    } else if constexpr (!Signed && !skips && P == 3) {
-        steps_3px<S>(acc, pix, plane4, w, groups4);
-        return;
-    }
     for (int64_t g4 = 0; g4 < groups4; ++g4, w += kGroupBytes, pix += plane4) {
-        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
-        if (X0 == 0 && pf.step) {
+        if (pf.step) {
             _mm_prefetch(reinterpret_cast<const char*>(pf.at), _MM_HINT_T1);
             pf.at += pf.step;
         }
-#pragma GCC unroll 4
+#pragma GCC unroll 3
         for (int x = 0; x < P; ++x) {
             if (tap_skips<Tap, Left, Right>(X0 + x)) continue;
             int32_t bytes;
             memcpy(&bytes, pix + 4 * S * x, 4);
             const __m256i b = _mm256_set1_epi32(bytes);
-            // In a fixed order (madd_acc.h): GCC's own order kept an accumulator in
-            // the stack.
+            // In a fixed order (madd_acc.h): GCC's own order kept an accumulator in the
+            // stack. The weights stay in L1 (no register is left for them).
+            const __m256i_u* wv = reinterpret_cast<const __m256i_u*>(w);
             if (Signed) {
                 const __m256i u = _mm256_abs_epi8(b);
-                cpu_avx2::madd_acc_signed(acc[x][0], u, b, w0, ones);
-                cpu_avx2::madd_acc_signed(acc[x][1], u, b, w1, ones);
+#pragma GCC unroll 4
+                for (int v = 0; v < kVecs; ++v)
+                    cpu_avx2::madd_acc_signed(acc[x][v], u, b, wv[v], ones);
             } else {
-                cpu_avx2::madd_acc(acc[x][0], b, w0, ones);
-                cpu_avx2::madd_acc(acc[x][1], b, w1, ones);
+#pragma GCC unroll 4
+                for (int v = 0; v < kVecs; ++v) cpu_avx2::madd_acc(acc[x][v], b, wv[v], ones);
             }
         }
     }
@@ -371,7 +373,7 @@ CVML_TARGET_AVX2 inline __m256i add_clip_words(const segment_out& o, __m256i q,
  * channel-major ones), then transposed as bytes: no 8 x 8 int32 transpose. Then, where
  * the chain has one and o.add_bytes, the residual add and its clip on those bytes. */
 CVML_TARGET_AVX2 inline void tail_shift_clip(const segment_out& o,
-                                             const __m256i (&sums)[kPixels][2], int v, int c0) {
+                                             const __m256i (&sums)[kPixels][kVecs], int v, int c0) {
     const __m256i bias =
         _mm256_add_epi32(o.bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(o.bias + c0))
                                 : _mm256_setzero_si256(),
@@ -418,14 +420,14 @@ CVML_TARGET_AVX2 inline void tail_channels(const segment_out& o, __m256i (&lanes
     store_channels(o, lanes, c0);
 }
 
-/* A pair's sums (pixel x's 16 channels in sums[x][0], sums[x][1]) through the tail into
- * the output, or made one vector of 7 pixels per channel into the tile; the pair's first
- * channel is 16 * pair. Out of line: the segments have 16 copies (stride, edges, signs),
- * and each copy of the tail's three forms made the wide layers slower. */
-CVML_TARGET_AVX2 __attribute__((noinline)) void store_pair(const __m256i (&sums)[kPixels][2],
-                                                           int pair, const segment_out& o) {
-    for (int v = 0; v < 2; ++v) {
-        const int c0 = 16 * pair + 8 * v;
+/* A segment's sums (pixel x's channels 8 * v .. 8 * v + 7 in sums[x][v]) through the tail
+ * into the output, or made one vector of 7 pixels per channel into the tile. Out of
+ * line: the segments have 16 copies (stride, edges, signs), and each copy of the tail's
+ * three forms made the wide layers slower. */
+CVML_TARGET_AVX2 __attribute__((noinline)) void store_block(const __m256i (&sums)[kPixels][kVecs],
+                                                            const segment_out& o) {
+    for (int v = 0; v < kVecs; ++v) {
+        const int c0 = 8 * v;
         if (o.kind && (o.shape == cpu_ep::rc_shape::shift_clip || o.add_bytes)) {
             tail_shift_clip(o, sums, v, c0);
             continue;
@@ -447,65 +449,74 @@ CVML_TARGET_AVX2 __attribute__((noinline)) void store_pair(const __m256i (&sums)
     }
 }
 
-/* Where a pass reads: the image, the pair's weights and starts, the segment (7 pixels
- * from x0 of output row y). */
+/* Where a segment reads: the image, the block's weights and starts, the segment (7
+ * pixels from x0 of output row y). */
 struct pass_at {
     const conv_gemm* f;
     const uint8_t* img;
     const int8_t* w;
-    const int32_t* starts; /* the pair's first channel's, class 0 */
+    const int32_t* starts; /* the block's first channel's, class 0 */
     int64_t y, x0;
-    int pair;
-    /* Where pass A fetches the next block's weights into L2: the segment's slice
+    /* Where the first pass fetches the next block's weights into L2: the segment's slice
      * (fetch_slices), or nothing (step 0). */
     fetch_at slice;
 };
 
 /* One pass (pixels X0 .. X0 + P - 1 of the segment) over one tap (its weights at w), its
- * accumulators taken from sums and put back. A segment alternates its two passes tap by
- * tap, so the tap's weights (8 KB for 512 input channels) are read from L1 by the
- * second: passes over all taps each read a 512-channel pair's 73 KB from L2. */
+ * accumulators taken from sums and put back. A segment runs its three passes tap by tap,
+ * so the tap's weights (16 KB for 512 input channels) are read from L1 by the second and
+ * third: passes over all taps would each read a 512-channel block's 147 KB from L2. */
 template <int S, int X0, int P, int Tap, bool Left, bool Right, bool Signed>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(__m256i (&sums)[kPixels][2],
-                                                                     const uint8_t* row,
-                                                                     int64_t plane4,
-                                                                     const int8_t* w,
-                                                                     int64_t groups4, fetch_at pf) {
-    __m256i acc[P][2];
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_pass(
+    __m256i (&sums)[kPixels][kVecs], const uint8_t* row, int64_t plane4, const int8_t* w,
+    int64_t groups4, fetch_at pf) {
+    const uint8_t* pix = row + 4 * Tap + 4 * S * X0;
+    if (X0 != 0) pf = {nullptr, 0};
+    // Only the last pass (1 pixel) can skip all: the first, which fetches, never does.
+    static_assert(X0 != 0 || !pass_skips_all<X0, P, Tap, Left, Right>(), "a fetch lost");
+    if constexpr (pass_skips_all<X0, P, Tap, Left, Right>()) {
+        return;
+    } else if constexpr (!Signed && !pass_skips<X0, P, Tap, Left, Right>()) {
+        static_assert(P == 3 || P == 1, "the asm passes' sizes");
+        if constexpr (P == 3)
+            pass_3px<S>(sums[X0], pix, plane4, w, groups4, pf);
+        else
+            pass_1px(sums[X0], pix, plane4, w, groups4);
+    } else {
+        __m256i acc[P][kVecs];
+#pragma GCC unroll 3
+        for (int x = 0; x < P; ++x)
 #pragma GCC unroll 4
-    for (int x = 0; x < P; ++x) {
-        acc[x][0] = sums[X0 + x][0];
-        acc[x][1] = sums[X0 + x][1];
-    }
-    tap_steps<S, X0, P, Tap, Left, Right, Signed>(acc, row, plane4, w, groups4, pf);
+            for (int v = 0; v < kVecs; ++v) acc[x][v] = sums[X0 + x][v];
+        tap_steps<S, X0, P, Tap, Left, Right, Signed>(acc, pix, plane4, w, groups4, pf);
+#pragma GCC unroll 3
+        for (int x = 0; x < P; ++x)
 #pragma GCC unroll 4
-    for (int x = 0; x < P; ++x) {
-        sums[X0 + x][0] = acc[x][0];
-        sums[X0 + x][1] = acc[x][1];
+            for (int v = 0; v < kVecs; ++v) sums[X0 + x][v] = acc[x][v];
     }
 }
 
-/* Both passes of one tap. */
+/* The three passes of one tap: pixels 0-2, 3-5 and 6. */
 template <int S, int Tap, bool Left, bool Right, bool Signed>
-CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_both(__m256i (&sums)[kPixels][2],
-                                                                     const uint8_t* row,
-                                                                     int64_t plane4,
-                                                                     const int8_t* w,
-                                                                     int64_t groups4, fetch_at pf) {
-    tap_pass<S, 0, kPassA, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
-    tap_pass<S, kPassA, kPassB, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) void tap_passes(
+    __m256i (&sums)[kPixels][kVecs], const uint8_t* row, int64_t plane4, const int8_t* w,
+    int64_t groups4, fetch_at pf) {
+    static_assert(kPixels == 7, "the passes below cover 7 pixels");
+    tap_pass<S, 0, 3, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
+    tap_pass<S, 3, 3, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
+    tap_pass<S, 6, 1, Tap, Left, Right, Signed>(sums, row, plane4, w, groups4, pf);
 }
 
-/* Tap t's pass A fetch for the pass at at: the segment's slice walked through its
- * 2 x 9 x groups4 steps, pair by pair. */
+/* Tap t's fetch for the segment at at: the segment's slice walked through its
+ * 9 x groups4 steps. */
 inline fetch_at fetch_of(const pass_at& at, int64_t t) {
     if (!at.slice.step) return at.slice;
     const int64_t groups4 = at.f->taps4.groups4;
-    return {at.slice.at + (at.pair * 9 + t) * groups4 * at.slice.step, at.slice.step};
+    return {at.slice.at + t * groups4 * at.slice.step, at.slice.step};
 }
 
-/* A pair's sums over a segment (a 3x3 kernel: this level takes no 1x1 ones,
- * simd_config.h's bcast_1x1), from its starts (the pixels' border classes).
+/* A segment's sums (a 3x3 kernel: this level takes no 1x1 ones, simd_config.h's
+ * bcast_1x1), from its starts (the pixels' border classes).
  * Left / Right: the segment's first / last pixel's taps of the left / right kernel
  * column read padding (the segment starts / ends the row). Only those two taps skip a
  * pixel; every other tap is the same loop at another column (tap t of a kernel row reads
@@ -515,15 +526,16 @@ inline fetch_at fetch_of(const pass_at& at, int64_t t) {
  * slower than with this form's few hundred (the two forms alternated inference by
  * inference; docs/perf-log.md). */
 template <int S, bool Left, bool Right, bool Signed>
-CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
+CVML_TARGET_AVX2 void block_3x3(const pass_at& at, __m256i (&sums)[kPixels][kVecs]) {
     const conv_geom& g = at.f->g;
     const int64_t rc = 3 * row_class(g, at.y);
 #pragma GCC unroll 7
     for (int x = 0; x < kPixels; ++x) {
         const int64_t col = Left && x == 0 ? 0 : Right && x == kPixels - 1 ? 2 : 1;
         const int32_t* s = at.starts + (rc + col) * g.o;
-        sums[x][0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-        sums[x][1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 8));
+#pragma GCC unroll 4
+        for (int v = 0; v < kVecs; ++v)
+            sums[x][v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 8 * v));
     }
     const int64_t groups4 = at.f->taps4.groups4, plane4 = at.f->bcast.plane4;
     const size_t tap_bytes = static_cast<size_t>(groups4 * kGroupBytes);
@@ -538,32 +550,30 @@ CVML_TARGET_AVX2 void pair_3x3(const pass_at& at, __m256i (&sums)[kPixels][2]) {
             const int8_t* w = at.w + (3 * r + t) * tap_bytes;
             const fetch_at pf = fetch_of(at, 3 * r + t);
             if (Left && t == 0)
-                tap_both<S, 0, true, false, Signed>(sums, row, plane4, w, groups4, pf);
+                tap_passes<S, 0, true, false, Signed>(sums, row, plane4, w, groups4, pf);
             else if (Right && t == 2)
-                tap_both<S, 2, false, true, Signed>(sums, row, plane4, w, groups4, pf);
+                tap_passes<S, 2, false, true, Signed>(sums, row, plane4, w, groups4, pf);
             else
-                tap_both<S, 0, false, false, Signed>(sums, row + 4 * t, plane4, w, groups4, pf);
+                tap_passes<S, 0, false, false, Signed>(sums, row + 4 * t, plane4, w, groups4, pf);
         }
     }
 }
 
-/* A segment's sums, pair by pair. */
+/* A segment's sums, then its tail. */
 template <int S, bool Left, bool Right, bool Signed>
 CVML_TARGET_AVX2 void segment(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
                               fetch_at slice, const int32_t* starts, int64_t y, int64_t x0,
                               const segment_out& o) {
-    for (int pair = 0; pair < kPairs; ++pair) {
-        const pass_at at = {f, img, wblock + 64 * pair, starts + 16 * pair, y, x0, pair, slice};
-        __m256i sums[kPixels][2];
-        pair_3x3<S, Left, Right, Signed>(at, sums);
-        store_pair(sums, pair, o);
-    }
+    const pass_at at = {f, img, wblock, starts, y, x0, slice};
+    __m256i sums[kPixels][kVecs];
+    block_3x3<S, Left, Right, Signed>(at, sums);
+    store_block(sums, o);
 }
 
 /* A block's weights come from memory for its first row and from L2 for the others (147
  * KB for 512 channels): rows 1 .. kFetchRows fetch the next block's, each segment of them
- * a slice, its pass A steps a slice's line every 64 / slices of them (the same line fetched
- * again in between costs a load slot, no traffic). Fetched by one row, the 7x7 layers'
+ * a slice, walked by its first pass's steps, kGroupBytes / slices bytes a step (the same
+ * line fetched again in between costs a load slot, no traffic). Fetched by one row, the 7x7 layers'
  * next block arrived late and stalled that row (Zen 3 keeps some two dozen misses in
  * flight: the stream asked for a line every 8 cycles). Slices: a power of two, so that a
  * step's share of a line is whole bytes. */
@@ -593,7 +603,7 @@ CVML_TARGET_AVX2 void row_segments(const conv_gemm* f, const uint8_t* img, const
         const int64_t unit = (y - 1) * (g.ow / kPixels) + x0 / kPixels;
         if (has_next && unit >= 0 && unit < slices)
             slice = {wblock + block_bytes + unit * (static_cast<int64_t>(block_bytes) / slices),
-                     64 / slices};
+                     kGroupBytes / slices};
         const int64_t first = b->out_base + o0 * f->N + y * g.ow + x0;
         o->at = first;
         o->room = x0 + kPixels < g.ow;
