@@ -925,10 +925,11 @@ TEST(Conv2d, BroadcastModeOneNegativeRow) {
     }
 }
 
-/* Broadcast mode for 1x1 kernels (avx512: stride 1, no padding, outputs 7 or 14 wide,
- * output channels a multiple of 32): planes of one row and many, 7-wide planes of odd and
- * even heights (two rows a segment), channel counts off a multiple of 4, int8-stored
- * inputs and int32-stored ones (a graph input), a bias that is a graph input (added by the
+/* Broadcast mode for 1x1 kernels (avx512 and avx2: stride 1, no padding, outputs 7 or 14
+ * wide, output channels a multiple of 32): planes of one row and many, 7-wide planes of
+ * odd and even heights (two rows a segment at avx512), channel counts off a multiple of
+ * 4, int8-stored inputs and int32-stored ones (a graph input), inputs with and without
+ * negative values (avx2's two forms), a bias that is a graph input (added by the
  * tile function), 1 to 3 threads (always split by blocks of channels); and the mode taken
  * exactly where it applies (not on wider outputs, widths that are not a multiple of 7, or
  * channels off whole blocks). */
@@ -956,6 +957,9 @@ TEST(Conv2d, BroadcastMode1x1AgainstReference) {
         c.bias = pick(6, 0, 1) == 1;
         const bool clipped = iter % 3 != 2;  // else the graph's input itself, stored as int32
         auto x = cvml_test::random_values(c.n * c.c * c.h * c.w, 127, seed++);
+        // Half the inputs without negative values (a relu's output): avx2's unsigned form.
+        if (iter % 2 == 0)
+            for (int32_t& v : x) v = abs(v);
         auto w = cvml_test::random_values(c.o * c.c, 127, seed++);
         auto b = cvml_test::random_values(c.o, 100000, seed++);
         expect_bcast_case(c, x, w, b, clipped, c.bias && iter % 2 == 1, iter);

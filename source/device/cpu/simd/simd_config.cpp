@@ -163,7 +163,7 @@ const cpu_simd_config kAvx2 = {
     /* dense_strips_min_saving */ 0,
     /* bcast_items */ cpu_conv2d::bcast_items_avx2,
     /* bcast_max_pixels */ 7,
-    /* bcast_1x1 */ false,
+    /* bcast_1x1 */ true,
     /* acc_row */ cpu_conv2d::acc_row_avx2,
     /* dw_image */ nullptr,
     /* dw_image_max_sw */ 0,

@@ -99,9 +99,10 @@ struct cpu_simd_config {
     /* The widest segment its kernel takes: 14 (segments of 14 or 7 pixels, and two 7-wide
      * rows as one) or 7 (7 pixels of one row). */
     int32_t bcast_max_pixels;
-    /* Whether 1x1 kernels take it too (avx512). At avx2 a segment of 7 pixels reads all
-     * the weights of a 1x1 conv (1 MB for 1024 channels) for 7 outputs each: MobileNet-v1's
-     * 7x7 pointwise layers ran 1.06-1.11x the GEMM's time. */
+    /* Whether 1x1 kernels (outputs 7 or 14 wide) take it too: avx512 and avx2. The GEMM
+     * runs those widths' last columns in a half-empty tile; at avx2 its 4 x 16 kernel takes
+     * 4.1 instructions a product where broadcast mode's passes take 3.4 (MobileNet-v1's 7x7
+     * and 14x14 pointwise layers 0.81-0.92x the GEMM's time, per-node minima). */
     bool bcast_1x1;
 
     /* ---- conv2d, groups > 1 (op/conv2d_grouped.cpp) */

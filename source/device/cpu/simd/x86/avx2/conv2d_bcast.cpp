@@ -515,8 +515,7 @@ inline fetch_at fetch_of(const pass_at& at, int64_t t) {
     return {at.slice.at + t * groups4 * at.slice.step, at.slice.step};
 }
 
-/* A segment's sums (a 3x3 kernel: this level takes no 1x1 ones, simd_config.h's
- * bcast_1x1), from its starts (the pixels' border classes).
+/* A segment's sums for a 3x3 kernel, from its starts (the pixels' border classes).
  * Left / Right: the segment's first / last pixel's taps of the left / right kernel
  * column read padding (the segment starts / ends the row). Only those two taps skip a
  * pixel; every other tap is the same loop at another column (tap t of a kernel row reads
@@ -570,6 +569,25 @@ CVML_TARGET_AVX2 void segment(const conv_gemm* f, const uint8_t* img, const int8
     store_block(sums, o);
 }
 
+/* The same for a 1x1 kernel of stride 1 without padding (simd_config.h's bcast_1x1): its
+ * one tap reads every pixel, so each channel has one start (the GEMM's) and pixel x reads
+ * input column x0 + x of input row y. */
+template <bool Signed>
+CVML_TARGET_AVX2 void segment_1x1(const conv_gemm* f, const uint8_t* img, const int8_t* wblock,
+                                  fetch_at slice, const int32_t* starts, int64_t y, int64_t x0,
+                                  const segment_out& o) {
+    __m256i sums[kPixels][kVecs];
+#pragma GCC unroll 7
+    for (int x = 0; x < kPixels; ++x)
+#pragma GCC unroll 4
+        for (int v = 0; v < kVecs; ++v)
+            sums[x][v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(starts + 8 * v));
+    const uint8_t* row = img + (y * f->g.w + x0) * 4;
+    tap_passes<1, 0, false, false, Signed>(sums, row, f->bcast.plane4, wblock, f->taps4.groups4,
+                                           slice);
+    store_block(sums, o);
+}
+
 /* A block's weights come from memory for its first row and from L2 for the others (147
  * KB for 512 channels): rows 1 .. kFetchRows fetch the next block's, each segment of them
  * a slice, walked by its first pass's steps, kGroupBytes / slices bytes a step (the same
@@ -608,7 +626,9 @@ CVML_TARGET_AVX2 void row_segments(const conv_gemm* f, const uint8_t* img, const
         o->at = first;
         o->room = x0 + kPixels < g.ow;
         const bool left = x0 == 0, right = (x0 + kPixels - 1) * S + 1 >= g.w;
-        if (left && right)
+        if (f->bcast.taps == 1)
+            segment_1x1<Signed>(f, img, wblock, slice, starts, y, x0, *o);
+        else if (left && right)
             segment<S, true, true, Signed>(f, img, wblock, slice, starts, y, x0, *o);
         else if (left)
             segment<S, true, false, Signed>(f, img, wblock, slice, starts, y, x0, *o);
@@ -652,9 +672,10 @@ bool reads_negative(const conv_gemm* f, const uint8_t* img, int64_t begin, int64
         y0 = begin % rows;
         y1 = (end - 1) % rows;
     }
-    // A 3x3 kernel with a padding of 1 (bcast_fits).
-    const int64_t lo = y0 * g.sh - 1 < 0 ? 0 : y0 * g.sh - 1;
-    const int64_t hi = y1 * g.sh + 1 >= g.h ? g.h - 1 : y1 * g.sh + 1;
+    // A 3x3 kernel with a padding of 1, or a 1x1 one without (bcast_fits).
+    const int64_t pad = f->bcast.taps == 9 ? 1 : 0;
+    const int64_t lo = y0 * g.sh - pad < 0 ? 0 : y0 * g.sh - pad;
+    const int64_t hi = y1 * g.sh + pad >= g.h ? g.h - 1 : y1 * g.sh + pad;
     const int64_t plane4 = f->bcast.plane4, row4 = g.w * 4;
     for (int64_t grp = 0; grp < f->taps4.groups4; ++grp)
         if (image_has_negative(img + grp * plane4 + lo * row4, (hi - lo + 1) * row4)) return true;
