@@ -79,6 +79,8 @@ CVML_TARGET_AVX2 inline __m256i panel_start(const int8_t* panel, int32_t k4n) {
  * and column. */
 struct tile_sink {
     int32_t* tile;
+    /* Where row r's sums start (before panel_start's): the tile takes sums alone. */
+    CVML_TARGET_AVX2 __m256i start(int) const { return _mm256_setzero_si256(); }
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(tile + r * GEMM_NT + p * AVX2_PANEL), v);
     }
@@ -102,17 +104,22 @@ struct tail_sink {
     int32_t addend;      /* added to each row's bias (gemm_tail::addend) */
     int32_t cols;
     bool packs; /* the chain's outputs lie within int8 (rc_saturates_to_i8) */
-    /* Row r's sums v of outputs i .. i + c - 1 plus the row's bias, through the chain. */
-    CVML_TARGET_AVX2 __m256i chain(int r, __m256i v, int64_t i, int32_t c) const {
-        if (bias || addend)
-            v = _mm256_add_epi32(v, _mm256_set1_epi32(cpu_ep::rc_bias_plus(bias, r, addend)));
+    /* Where row r's sums start: its bias (plus the addend), so that the kernel's sums
+     * end with it added (the same int32 values: addition mod 2^32 in any order) and the
+     * tail adds none, two vector adds and a broadcast a row fewer. */
+    CVML_TARGET_AVX2 __m256i start(int r) const {
+        if (!bias && !addend) return _mm256_setzero_si256();
+        return _mm256_set1_epi32(cpu_ep::rc_bias_plus(bias, r, addend));
+    }
+    /* Sums v (their row's bias in them) of outputs i .. i + c - 1 through the chain. */
+    CVML_TARGET_AVX2 __m256i chain(__m256i v, int64_t i, int32_t c) const {
         return cpu_ep::rc_apply8_as<S>(*rc, *k, v, i, c);
     }
     CVML_TARGET_AVX2 void put(int r, int p, __m256i v) const {
         const int32_t c = cols - p * AVX2_PANEL < AVX2_PANEL ? cols - p * AVX2_PANEL : AVX2_PANEL;
         if (c <= 0) return;
         const int64_t i = at + r * stride + p * AVX2_PANEL;
-        v = chain(r, v, i, c);
+        v = chain(v, i, c);
         if (c == AVX2_PANEL)
             cpu_ep::store8_256(out, STORAGE_INT8, i, v);
         else
@@ -127,8 +134,7 @@ struct tail_sink {
             return;
         }
         const int64_t i = at + r * stride;
-        cpu_ep::store16_i8(out, i, chain(r, v0, i, AVX2_PANEL),
-                           chain(r, v1, i + AVX2_PANEL, AVX2_PANEL));
+        cpu_ep::store16_i8(out, i, chain(v0, i, AVX2_PANEL), chain(v1, i + AVX2_PANEL, AVX2_PANEL));
     }
 };
 
@@ -196,6 +202,14 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void k_loop_unsigned_4x16
 #undef CVML_AVX2_U16_STEP
 #undef CVML_AVX2_ROW
 
+/* Where row r's sums of a panel start: the sink's start for the row (its bias, where it
+ * adds one) plus the panel's (panel_start). */
+template <bool UNSIGNED_B, typename Sink>
+CVML_TARGET_AVX2 inline __attribute__((always_inline)) __m256i row_start(const Sink& sink, int r,
+                                                                         __m256i panel) {
+    return UNSIGNED_B ? sink.start(r) : _mm256_add_epi32(panel, sink.start(r));
+}
+
 /* Rows a, a + lda, .. (AVX2_ROWS of them) times NC panels of B (panel_bytes apart),
  * over k4n steps of K, into the sink; UNSIGNED_B: B holds no negative value. Named
  * accumulators (GCC spills an array of vectors to the stack). Inlined into tile_halves,
@@ -209,9 +223,12 @@ CVML_TARGET_AVX2 inline __attribute__((always_inline)) void ukr_avx2(const int8_
                                                                      size_t masks_at, int32_t k4n,
                                                                      const Sink& sink) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256i c00 = panel_start<UNSIGNED_B>(b, k4n), c10 = c00, c20 = c00, c30 = c00;
-    __m256i c01 = NC > 1 ? panel_start<UNSIGNED_B>(b + panel_bytes, k4n) : c00;
-    __m256i c11 = c01, c21 = c01, c31 = c01;
+    const __m256i p0 = panel_start<UNSIGNED_B>(b, k4n);
+    const __m256i p1 = NC > 1 ? panel_start<UNSIGNED_B>(b + panel_bytes, k4n) : p0;
+    __m256i c00 = row_start<UNSIGNED_B>(sink, 0, p0), c10 = row_start<UNSIGNED_B>(sink, 1, p0);
+    __m256i c20 = row_start<UNSIGNED_B>(sink, 2, p0), c30 = row_start<UNSIGNED_B>(sink, 3, p0);
+    __m256i c01 = row_start<UNSIGNED_B>(sink, 0, p1), c11 = row_start<UNSIGNED_B>(sink, 1, p1);
+    __m256i c21 = row_start<UNSIGNED_B>(sink, 2, p1), c31 = row_start<UNSIGNED_B>(sink, 3, p1);
     if (NC == 2 && UNSIGNED_B)
         k_loop_unsigned_4x16(a, lda, b, panel_bytes, k4n, ones, c00, c01, c10, c11, c20, c21, c30,
                              c31);
