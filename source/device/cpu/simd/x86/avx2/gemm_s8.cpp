@@ -163,7 +163,7 @@ struct tail_sink {
  * block: c[r][p] += row r of a times panel p of b over k4n steps. Written as madd_acc
  * steps, GCC kept two of the eight accumulators outside the registers their asm
  * operands want and copied each in and out every step: 38 instructions a step where 33
- * do (counted under qemu; the loop is 3/4 of MobileNet-v1's instructions at avx2).
+ * do (counted under qemu; the loop is a quarter of MobileNet-v1's instructions at avx2).
  * Unrolled twice, an odd first step alone. */
 CVML_TARGET_AVX2 inline __attribute__((always_inline)) void k_loop_unsigned_4x16(
     const int8_t* a, size_t lda, const int8_t* b, size_t panel_bytes, int32_t k4n, __m256i ones,
